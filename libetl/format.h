@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: MIT */
+/* The ETL format's bytes: layouts, constants, GUIDs and little-endian decoding. Private to libetl. */
+#ifndef LIBETL_FORMAT_H
+#define LIBETL_FORMAT_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "etl.h"
+
+/* Little-endian loads and stores at any alignment (etl-format.md: all integers little-endian). */
+static inline uint16_t etl_le16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static inline uint32_t etl_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+static inline uint64_t etl_le64(const uint8_t *p) { return etl_le32(p) | ((uint64_t)etl_le32(p + 4) << 32); }
+static inline int64_t etl_le64s(const uint8_t *p) { return (int64_t)etl_le64(p); }
+static inline void etl_put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static inline void etl_put32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24);
+}
+static inline void etl_put64(uint8_t *p, uint64_t v) { etl_put32(p, (uint32_t)v); etl_put32(p + 4, (uint32_t)(v >> 32)); }
+
+/* GUID in the Windows layout (16 bytes). */
+void etl_guid_read(const uint8_t *p, etl_guid *g);
+void etl_guid_write(uint8_t *p, const etl_guid *g);
+
+/* ---- WMI_BUFFER_HEADER (0x48 bytes), etl-format.md section 2 ---- */
+#define ETL_BUFFER_HEADER_SIZE 0x48
+#define ETL_BH_BUFFER_SIZE     0x00 /* u32: bytes the buffer occupies in the file */
+#define ETL_BH_SAVED_OFFSET    0x04 /* u32 */
+#define ETL_BH_CURRENT_OFFSET  0x08 /* u32 */
+#define ETL_BH_REFERENCE_COUNT 0x0C /* i32 */
+#define ETL_BH_TIMESTAMP       0x10 /* i64: flush time */
+#define ETL_BH_SEQUENCE_NUMBER 0x18 /* i64 */
+#define ETL_BH_CLOCK           0x20 /* u64: stale pointers in files; not interpreted */
+#define ETL_BH_CLIENT_CONTEXT  0x28 /* u8 ProcessorNumber, u8 Alignment | u16 ProcessorIndex; u16 LoggerId */
+#define ETL_BH_LOGGER_ID       0x2A /* u16 */
+#define ETL_BH_STATE           0x2C /* u32 ETW_BUFFER_STATE */
+#define ETL_BH_OFFSET          0x30 /* u32: used bytes, header included */
+#define ETL_BH_BUFFER_FLAG     0x34 /* u16 */
+#define ETL_BH_BUFFER_TYPE     0x36 /* u16 */
+#define ETL_BH_REFERENCE_TIME  0x38 /* 16 bytes, not interpreted */
+
+#define ETL_BUFFER_FLAG_FLUSH_MARKER 0x0001
+#define ETL_BUFFER_FLAG_EVENTS_LOST  0x0002
+#define ETL_BUFFER_FLAG_BUFFER_LOST  0x0004
+#define ETL_BUFFER_FLAG_PROC_INDEX   0x0020
+#define ETL_BUFFER_FLAG_COMPRESSED   0x0040
+
+#define ETL_BUFFER_TYPE_GENERIC 0
+#define ETL_BUFFER_TYPE_HEADER  4
+#define ETL_BUFFER_TYPE_MAXIMUM 8
+
+#define ETL_BUFFER_STATE_FLUSH 3
+
+/* Limits of the logical buffer size (MIN/MAX_ETW_BUFFER_SIZE, etl-format.md section 1.1). */
+#define ETL_MIN_BUFFER_SIZE 512u /* relogger header buffers are 512 bytes */
+#define ETL_MAX_BUFFER_SIZE (16u * 1024 * 1024)
+
+/* Decoded WMI_BUFFER_HEADER fields the reader uses. */
+typedef struct etl_buffer_header {
+    uint32_t buffer_size;
+    uint32_t saved_offset;
+    uint32_t offset;
+    int64_t timestamp;
+    int64_t sequence_number;
+    uint16_t processor;    /* ProcessorIndex with PROC_INDEX, else ProcessorNumber */
+    uint16_t logger_id;
+    uint32_t state;
+    uint16_t buffer_flag;
+    uint16_t buffer_type;
+} etl_buffer_header;
+
+void etl_buffer_header_read(const uint8_t *p, etl_buffer_header *bh);
+
+/* ---- Trace headers, etl-format.md section 4 ---- */
+#define ETL_TRACE_HEADER_FLAG   0x80u /* bit 31 of the first dword */
+#define ETL_HT_SYSTEM32     0x01
+#define ETL_HT_SYSTEM64     0x02
+#define ETL_HT_COMPACT32    0x03
+#define ETL_HT_COMPACT64    0x04
+#define ETL_HT_FULL32       0x0A
+#define ETL_HT_INSTANCE32   0x0B
+#define ETL_HT_TIMED        0x0C
+#define ETL_HT_ERROR        0x0D
+#define ETL_HT_WNODE        0x0E
+#define ETL_HT_MESSAGE      0x0F
+#define ETL_HT_PERFINFO32   0x10
+#define ETL_HT_PERFINFO64   0x11
+#define ETL_HT_EVENT32      0x12
+#define ETL_HT_EVENT64      0x13
+#define ETL_HT_FULL64       0x14
+#define ETL_HT_INSTANCE64   0x15
+
+#define ETL_SYSTEM_HEADER_SIZE   0x20
+#define ETL_COMPACT_HEADER_SIZE  0x18
+#define ETL_PERFINFO_HEADER_SIZE 0x10
+#define ETL_CLASSIC_HEADER_SIZE  0x30
+#define ETL_INSTANCE_HEADER_SIZE 0x48 /* EVENT_INSTANCE_GUID_HEADER */
+#define ETL_OLD_INSTANCE_HEADER_SIZE 0x38 /* EVENT_INSTANCE_HEADER, layout version < 1.1 */
+#define ETL_EVENT_HEADER_SIZE    0x50
+#define ETL_MESSAGE_HEADER_SIZE  8
+
+/* PERFINFO/SYSTEM Version word flags (section 4.3). */
+#define ETL_TRACE_HEADER_PEBS_INDEX_FLAG 0x8000u
+#define ETL_TRACE_HEADER_PMC_MASK        0x0700u
+#define ETL_TRACE_HEADER_PMC_SHIFT       8
+
+/* EVENT_HEADER flags. */
+#define ETL_EVENT_HEADER_FLAG_EXTENDED_INFO 0x0001u
+
+/* MESSAGE_TRACE_HEADER OptionFlags (section 4.7). */
+#define ETL_MSG_SEQUENCE        0x0001u
+#define ETL_MSG_GUID            0x0002u
+#define ETL_MSG_COMPONENTID     0x0004u
+#define ETL_MSG_TIMESTAMP       0x0008u
+#define ETL_MSG_PERF_TIMESTAMP  0x0010u
+#define ETL_MSG_SYSTEMINFO      0x0020u
+
+/* The record alignment (DEFAULT_TRACE_ALIGNMENT). */
+#define ETL_RECORD_ALIGN 8u
+static inline uint32_t etl_align8(uint32_t n) { return (n + 7u) & ~7u; }
+
+/* ---- Kernel groups and well-known GUIDs, section 4.10 ---- */
+#define ETL_GROUP_HEADER   0x00
+#define ETL_GROUP_PROCESS  0x03
+#define ETL_GROUP_THREAD   0x05
+#define ETL_GROUP_CONFIG   0x0B
+#define ETL_GROUP_LBR      0x0C
+#define ETL_GROUP_PERFINFO 0x0F
+#define ETL_GROUP_IMAGE    0x14
+#define ETL_GROUP_STACKWALK 0x18
+#define ETL_GROUP_COUNT    0x1F
+#define ETL_HOOK_PROCESS_LOAD_IMAGE 0x030A /* presented under the ImageLoad GUID */
+
+/* GUID of a kernel group (NULL for groups >= 0x1F). */
+const etl_guid *etl_group_guid(unsigned group);
+extern const etl_guid etl_guid_event_trace; /* 68fdd900-4a3e-11d1-84f4-0000f80464e3 */
+
+/* ---- TRACE_LOGFILE_HEADER, section 3.2 (offsets for the 32-bit / 64-bit forms) ---- */
+#define ETL_TLH_BUFFER_SIZE        0x00
+#define ETL_TLH_VERSION            0x04
+#define ETL_TLH_PROVIDER_VERSION   0x08
+#define ETL_TLH_NUMBER_OF_PROCESSORS 0x0C
+#define ETL_TLH_END_TIME           0x10
+#define ETL_TLH_TIMER_RESOLUTION   0x18
+#define ETL_TLH_MAXIMUM_FILE_SIZE  0x1C
+#define ETL_TLH_LOG_FILE_MODE      0x20
+#define ETL_TLH_BUFFERS_WRITTEN    0x24
+#define ETL_TLH_START_BUFFERS      0x28
+#define ETL_TLH_POINTER_SIZE       0x2C
+#define ETL_TLH_EVENTS_LOST        0x30
+#define ETL_TLH_CPU_SPEED          0x34
+#define ETL_TLH_LOGGER_NAME        0x38
+#define ETL_TLH_TIME_ZONE(p)       ((p) == 8 ? 0x48 : 0x40)
+#define ETL_TLH_BOOT_TIME(p)       ((p) == 8 ? 0xF8 : 0xF0)
+#define ETL_TLH_PERF_FREQ(p)       ((p) == 8 ? 0x100 : 0xF8)
+#define ETL_TLH_START_TIME(p)      ((p) == 8 ? 0x108 : 0x100)
+#define ETL_TLH_RESERVED_FLAGS(p)  ((p) == 8 ? 0x110 : 0x108)
+#define ETL_TLH_BUFFERS_LOST(p)    ((p) == 8 ? 0x114 : 0x10C)
+#define ETL_TLH_SIZE(p)            ((p) == 8 ? 0x118u : 0x110u)
+#define ETL_TIME_ZONE_INFORMATION_SIZE 0xAC
+
+/* ---- Record decoding ---- */
+
+/* What decoding one record found. */
+enum etl_record_result {
+    ETL_RECORD_OK = 0,
+    ETL_RECORD_END = 1,      /* 0xFFFFFFFF fill: no more records in this buffer */
+    ETL_RECORD_BAD = -1      /* damaged: the rest of the buffer cannot be walked */
+};
+
+/* Context a record needs from its file. */
+typedef struct etl_record_context {
+    int old_instance_header; /* layout version < 1.1: type 0x0B is EVENT_INSTANCE_HEADER */
+} etl_record_context;
+
+/*
+ * Decode the record at p, with avail bytes left before the buffer's used size, into ev
+ * (header fields, payload and extended item views; not cpu, buffer_* or record_offset).
+ * Returns ETL_RECORD_OK and *step = bytes to the next record (size rounded up to 8),
+ * ETL_RECORD_END, or ETL_RECORD_BAD with *why set to a static explanation.
+ * Checks every size against avail; never reads beyond it.
+ */
+int etl_record_decode(const etl_record_context *ctx, const uint8_t *p, uint32_t avail,
+                      etl_event *ev, uint32_t *step, const char **why);
+
+/*
+ * The timestamp of the record at p (which etl_record_decode accepted or will examine), cheaply,
+ * for ordering. Returns 1 and *ts when the record carries one, 0 when it has none (a WPP
+ * message without a timestamp) or cannot be examined (decoding will report why).
+ */
+int etl_record_peek_timestamp(const uint8_t *p, uint32_t avail, int64_t *ts);
+
+/* UTF-16LE (n code units at most, stops at NUL) to UTF-8 in out (size bytes, always
+   NUL-terminated). Invalid surrogates become U+FFFD. Returns the number of code units read,
+   including the terminator if one was found. */
+size_t etl_utf16_to_utf8(const uint8_t *p, size_t n, char *out, size_t size);
+
+#endif /* LIBETL_FORMAT_H */

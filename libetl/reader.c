@@ -1,0 +1,848 @@
+/* SPDX-License-Identifier: MIT */
+/* The ETL reader: indexes the buffers, decompresses them, and delivers events in time or file order. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "format.h"
+#include "source.h"
+#include "xpress.h"
+
+/* One buffer of the file, as found by the index walk. */
+struct buffer_entry {
+    uint64_t offset;   /* file offset of the buffer header */
+    int64_t sequence;  /* SequenceNumber (the header buffer sorts first) */
+    uint32_t stored;   /* bytes of the buffer present in the file */
+    uint32_t used;     /* logical used size (Offset), header included */
+    uint32_t index;    /* position in the file, 0 = header buffer */
+    uint16_t cpu;
+    uint16_t flags;    /* BufferFlag */
+};
+
+/* A run of buffers read one after the other: one processor's (time order) or all (file order). */
+struct stream {
+    uint32_t *entries;   /* indexes into reader.buffers, in reading order */
+    uint32_t count;
+    uint32_t next;       /* next entry to load */
+    uint32_t cap;        /* size of data */
+    uint8_t *data;       /* the current buffer, decompressed, header included */
+    const struct buffer_entry *cur;
+    uint32_t used;       /* valid bytes in data */
+    uint32_t pos;        /* offset of the next record */
+    uint32_t step;       /* size of the record last delivered, rounded */
+    int64_t ts;          /* timestamp of the record at pos, for ordering */
+    int64_t last_ts;     /* timestamp of the last record with one */
+    uint32_t ordinal;    /* tie-break between streams */
+};
+
+struct etl_reader {
+    etl_source src;
+    char *name;
+    etl_open_options opt;
+    etl_trace_info info;
+    char *logger_name;
+    char *log_file_name;
+    etl_record_context rctx;
+    struct buffer_entry *buffers;
+    uint32_t nbuffers;
+    uint32_t buffers_cap;
+    struct stream *streams;
+    uint32_t nstreams;
+    uint32_t *entry_order;   /* storage for the streams' entries */
+    struct stream **heap;    /* min-heap of streams by (ts, ordinal) */
+    uint32_t heap_n;
+    struct stream *last;     /* stream of the event last delivered */
+    uint8_t *scratch;        /* compressed bytes of one buffer */
+    uint32_t scratch_cap;
+    uint64_t file_size;
+    int compressed_file;
+    int pending_warn;
+    int fatal;
+    unsigned warnings;
+    int64_t err_offset;
+    char err[1024];
+};
+
+/* ---------------------------------------------------------------- errors */
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static void set_error(etl_reader *r, int64_t offset, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    n = snprintf(r->err, sizeof r->err, "%s: ", r->name ? r->name : "<etl>");
+    if (n < 0 || (size_t)n >= sizeof r->err) n = 0;
+    va_start(ap, fmt);
+    vsnprintf(r->err + n, sizeof r->err - (size_t)n, fmt, ap);
+    va_end(ap);
+    r->err_offset = offset;
+}
+
+/* Damage found: recorded, counted and reported; reading goes on. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static void damage(etl_reader *r, int64_t offset, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    set_error(r, offset, "%s", msg);
+    r->warnings++;
+    r->pending_warn = 1;
+    if (r->opt.on_damage) r->opt.on_damage(r->opt.on_damage_arg, offset, r->err);
+}
+
+const char *etl_reader_error(const etl_reader *r) { return r ? r->err : "out of memory"; }
+int64_t etl_reader_error_offset(const etl_reader *r) { return r ? r->err_offset : -1; }
+unsigned etl_reader_warnings(const etl_reader *r) { return r ? r->warnings : 0; }
+const etl_trace_info *etl_reader_info(const etl_reader *r) { return &r->info; }
+int64_t etl_reader_time_ns(const etl_reader *r, int64_t ts) { return etl_clock_time_ns(&r->info.clock, ts); }
+
+/* ---------------------------------------------------------------- I/O */
+
+static int read_exact(etl_reader *r, void *buf, size_t n, uint64_t offset)
+{
+    ssize_t k = r->src.read_at(r->src.ctx, buf, n, offset);
+
+    if (k < 0) {
+        set_error(r, (int64_t)offset, "read error at offset %llu: %s", (unsigned long long)offset, strerror(errno));
+        r->fatal = 1;
+        return -1;
+    }
+    if ((size_t)k != n) {
+        set_error(r, (int64_t)offset, "file shrank while reading: %zu of %zu bytes at offset %llu",
+                  (size_t)k, n, (unsigned long long)offset);
+        r->fatal = 1;
+        return -1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- logfile header */
+
+static char *dup_utf16(const uint8_t *p, size_t units, size_t *consumed)
+{
+    size_t cap = units * 3 + 1;
+    char *s = malloc(cap);
+
+    if (!s) return NULL;
+    *consumed = etl_utf16_to_utf8(p, units, s, cap);
+    return s;
+}
+
+/* Parse the logfile header event at the start of buffer 0 (etl-format.md section 3). */
+static int parse_logfile_header(etl_reader *r, const uint8_t *b, uint32_t n)
+{
+    etl_trace_info *in = &r->info;
+    uint32_t m, size, psize, tlh;
+    const uint8_t *t;
+    unsigned type;
+    size_t consumed, units;
+
+    if (n < ETL_BUFFER_HEADER_SIZE + ETL_SYSTEM_HEADER_SIZE) {
+        set_error(r, ETL_BUFFER_HEADER_SIZE, "not an ETL file: no logfile header event at offset 72");
+        return -1;
+    }
+    m = etl_le32(b + ETL_BUFFER_HEADER_SIZE);
+    type = (m >> 16) & 0xFF;
+    if ((m >> 24) != 0xC0 || (type != ETL_HT_SYSTEM32 && type != ETL_HT_SYSTEM64) ||
+        etl_le16(b + ETL_BUFFER_HEADER_SIZE + 6) != 0) {
+        set_error(r, ETL_BUFFER_HEADER_SIZE,
+                  "not an ETL file: the record at offset 72 is not a logfile header event (first dword 0x%08x)",
+                  (unsigned)m);
+        return -1;
+    }
+    psize = type == ETL_HT_SYSTEM64 ? 8 : 4;
+    tlh = ETL_TLH_SIZE(psize);
+    size = etl_le16(b + ETL_BUFFER_HEADER_SIZE + 4);
+    if (size < ETL_SYSTEM_HEADER_SIZE + tlh || ETL_BUFFER_HEADER_SIZE + size > n) {
+        set_error(r, ETL_BUFFER_HEADER_SIZE,
+                  "logfile header event at offset 72 has size %u; a %u-bit TRACE_LOGFILE_HEADER needs %u bytes "
+                  "and the buffer holds %u",
+                  size, psize * 8, ETL_SYSTEM_HEADER_SIZE + tlh, n - ETL_BUFFER_HEADER_SIZE);
+        return -1;
+    }
+    t = b + ETL_BUFFER_HEADER_SIZE + ETL_SYSTEM_HEADER_SIZE;
+    in->buffer_size = etl_le32(t + ETL_TLH_BUFFER_SIZE);
+    in->os_major = t[ETL_TLH_VERSION];
+    in->os_minor = t[ETL_TLH_VERSION + 1];
+    in->layout_major = t[ETL_TLH_VERSION + 2];
+    in->layout_minor = t[ETL_TLH_VERSION + 3];
+    in->os_build = etl_le32(t + ETL_TLH_PROVIDER_VERSION);
+    in->number_of_processors = etl_le32(t + ETL_TLH_NUMBER_OF_PROCESSORS);
+    in->end_time = etl_le64s(t + ETL_TLH_END_TIME);
+    in->timer_resolution = etl_le32(t + ETL_TLH_TIMER_RESOLUTION);
+    in->maximum_file_size = etl_le32(t + ETL_TLH_MAXIMUM_FILE_SIZE);
+    in->log_file_mode = etl_le32(t + ETL_TLH_LOG_FILE_MODE);
+    in->buffers_written = etl_le32(t + ETL_TLH_BUFFERS_WRITTEN);
+    in->start_buffers = etl_le32(t + ETL_TLH_START_BUFFERS);
+    in->pointer_size = etl_le32(t + ETL_TLH_POINTER_SIZE);
+    in->events_lost = etl_le32(t + ETL_TLH_EVENTS_LOST);
+    in->clock.cpu_speed_mhz = etl_le32(t + ETL_TLH_CPU_SPEED);
+    in->timezone_bias = (int32_t)etl_le32(t + ETL_TLH_TIME_ZONE(psize));
+    in->boot_time = etl_le64s(t + ETL_TLH_BOOT_TIME(psize));
+    in->clock.perf_freq = etl_le64s(t + ETL_TLH_PERF_FREQ(psize));
+    in->clock.start_time = etl_le64s(t + ETL_TLH_START_TIME(psize));
+    in->clock.type = (int)etl_le32(t + ETL_TLH_RESERVED_FLAGS(psize));
+    in->buffers_lost = etl_le32(t + ETL_TLH_BUFFERS_LOST(psize));
+    in->clock.start_timestamp = etl_le64s(b + ETL_BUFFER_HEADER_SIZE + 0x10);
+    if (in->pointer_size != 4 && in->pointer_size != 8) in->pointer_size = psize;
+
+    /* The session name and the log file name follow, each NUL-terminated UTF-16. */
+    units = (size - ETL_SYSTEM_HEADER_SIZE - tlh) / 2;
+    r->logger_name = dup_utf16(t + tlh, units, &consumed);
+    if (!r->logger_name) return -1;
+    r->log_file_name = dup_utf16(t + tlh + 2 * consumed, units - consumed, &consumed);
+    if (!r->log_file_name) return -1;
+    in->logger_name = r->logger_name;
+    in->log_file_name = r->log_file_name;
+
+    r->rctx.old_instance_header = in->layout_major < 1 || (in->layout_major == 1 && in->layout_minor < 1);
+    r->compressed_file = (in->log_file_mode & ETL_MODE_COMPRESSED) != 0;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- index walk */
+
+/* Why a buffer header cannot be a buffer of this file, or NULL if it can. */
+static const char *buffer_header_problem(const etl_reader *r, const etl_buffer_header *bh, int first)
+{
+    uint32_t logical = r->info.buffer_size;
+
+    if (bh->buffer_size < ETL_BUFFER_HEADER_SIZE) return "BufferSize is smaller than a buffer header";
+    if (bh->buffer_type >= ETL_BUFFER_TYPE_MAXIMUM) return "BufferType is out of range";
+    if (bh->offset < ETL_BUFFER_HEADER_SIZE) return "Offset (used size) is smaller than a buffer header";
+    if (bh->buffer_flag & ETL_BUFFER_FLAG_COMPRESSED) {
+        if (first) return "the header buffer is compressed";
+        if (bh->offset > logical) return "Offset (used size) exceeds the logfile header's BufferSize";
+        if (bh->buffer_size - ETL_BUFFER_HEADER_SIZE > etl_xpress_compress_bound(logical - ETL_BUFFER_HEADER_SIZE))
+            return "BufferSize is larger than any compressed buffer can be";
+        return NULL;
+    }
+    if (bh->offset > bh->buffer_size) return "Offset (used size) exceeds BufferSize";
+    if (first) return bh->buffer_size > logical ? "BufferSize exceeds the logfile header's BufferSize" : NULL;
+    if (bh->buffer_size != logical) return "BufferSize differs from the logfile header's BufferSize";
+    return NULL;
+}
+
+static int add_buffer(etl_reader *r, const struct buffer_entry *e)
+{
+    if (r->nbuffers == r->buffers_cap) {
+        uint32_t cap = r->buffers_cap ? r->buffers_cap * 2 : 64;
+        struct buffer_entry *b = realloc(r->buffers, cap * sizeof *b);
+        if (!b) {
+            set_error(r, -1, "out of memory");
+            return -1;
+        }
+        r->buffers = b;
+        r->buffers_cap = cap;
+    }
+    r->buffers[r->nbuffers++] = *e;
+    return 0;
+}
+
+/*
+ * After a damaged buffer header at off, find where the next good buffer starts: uncompressed
+ * buffers sit at multiples of BufferSize; compressed ones anywhere, so every byte is tried.
+ * Returns the offset, or the file size when no buffer follows.
+ */
+static uint64_t resync(etl_reader *r, uint64_t off, int *io_error)
+{
+    enum { WINDOW = 1 << 20 };
+    uint8_t hdr[ETL_BUFFER_HEADER_SIZE];
+    etl_buffer_header bh;
+    uint64_t size = r->file_size;
+
+    if (!r->compressed_file) {
+        uint64_t bs = r->info.buffer_size;
+        for (uint64_t c = (off / bs + 1) * bs; c + ETL_BUFFER_HEADER_SIZE <= size; c += bs) {
+            if (read_exact(r, hdr, sizeof hdr, c) != 0) { *io_error = 1; return size; }
+            etl_buffer_header_read(hdr, &bh);
+            if (!buffer_header_problem(r, &bh, 0)) return c;
+        }
+        return size;
+    }
+    uint8_t *win = malloc(WINDOW + ETL_BUFFER_HEADER_SIZE);
+    if (!win) { set_error(r, -1, "out of memory"); r->fatal = 1; *io_error = 1; return size; }
+    for (uint64_t base = off + 1; base + ETL_BUFFER_HEADER_SIZE <= size; base += WINDOW) {
+        size_t n = (size_t)(size - base < WINDOW + ETL_BUFFER_HEADER_SIZE ? size - base : WINDOW + ETL_BUFFER_HEADER_SIZE);
+        if (read_exact(r, win, n, base) != 0) { free(win); *io_error = 1; return size; }
+        for (size_t i = 0; i + ETL_BUFFER_HEADER_SIZE <= n && i < WINDOW; i++) {
+            const uint8_t *h = win + i;
+            /* Cheap filter first: a compressed data buffer of type GENERIC. */
+            if (!(etl_le16(h + ETL_BH_BUFFER_FLAG) & ETL_BUFFER_FLAG_COMPRESSED) || h[ETL_BH_BUFFER_TYPE] != 0 ||
+                h[ETL_BH_BUFFER_TYPE + 1] != 0)
+                continue;
+            etl_buffer_header_read(h, &bh);
+            if (!buffer_header_problem(r, &bh, 0) && bh.sequence_number > 0) {
+                free(win);
+                return base + i;
+            }
+        }
+    }
+    free(win);
+    return size;
+}
+
+static int is_fill(const uint8_t *p, size_t n, uint8_t v)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != v) return 0;
+    return 1;
+}
+
+/* Walk the file buffer by buffer, recording where each one is and what it holds. */
+static int index_buffers(etl_reader *r, uint32_t first_size)
+{
+    uint8_t hdr[ETL_BUFFER_HEADER_SIZE];
+    uint64_t off = 0, size = r->file_size;
+    int io_error = 0;
+
+    while (off < size) {
+        etl_buffer_header bh;
+        struct buffer_entry e;
+        const char *why;
+
+        if (size - off < ETL_BUFFER_HEADER_SIZE) {
+            size_t n = (size_t)(size - off);
+            if (read_exact(r, hdr, n, off) != 0) return -1;
+            if (!is_fill(hdr, n, 0) && !is_fill(hdr, n, 0xFF))
+                damage(r, (int64_t)off, "%zu bytes at offset %llu after the last buffer are not a buffer (ignored)",
+                       n, (unsigned long long)off);
+            break;
+        }
+        if (read_exact(r, hdr, sizeof hdr, off) != 0) return -1;
+        etl_buffer_header_read(hdr, &bh);
+        if (off == 0 && first_size) bh.buffer_size = first_size;
+        why = buffer_header_problem(r, &bh, off == 0);
+        if (why) {
+            uint64_t next = resync(r, off, &io_error);
+            if (io_error) return -1;
+            if (is_fill(hdr, sizeof hdr, 0) || is_fill(hdr, sizeof hdr, 0xFF))
+                damage(r, (int64_t)off, "no buffer header at offset %llu (%s-filled); skipped %llu bytes to %s",
+                       (unsigned long long)off, hdr[0] ? "0xFF" : "zero", (unsigned long long)(next - off),
+                       next < size ? "the next buffer" : "the end of the file");
+            else
+                damage(r, (int64_t)off, "damaged buffer header at offset %llu: %s (BufferSize %u, Offset %u); "
+                       "skipped %llu bytes to %s", (unsigned long long)off, why, bh.buffer_size, bh.offset,
+                       (unsigned long long)(next - off), next < size ? "the next buffer" : "the end of the file");
+            r->info.damaged_buffers++;
+            off = next;
+            continue;
+        }
+        memset(&e, 0, sizeof e);
+        e.offset = off;
+        e.sequence = off == 0 ? INT64_MIN : bh.sequence_number;
+        e.stored = bh.buffer_size;
+        e.used = bh.offset;
+        e.index = r->nbuffers;
+        e.cpu = off == 0 ? 0 : bh.processor;
+        e.flags = bh.buffer_flag;
+        if (bh.buffer_size > size - off) {
+            e.stored = (uint32_t)(size - off);
+            damage(r, (int64_t)off, "buffer %u at offset %llu is truncated: %u of its %u bytes are in the file",
+                   e.index, (unsigned long long)off, e.stored, bh.buffer_size);
+            r->info.damaged_buffers++;
+            if (!(e.flags & ETL_BUFFER_FLAG_COMPRESSED) && e.used > e.stored) e.used = e.stored;
+        }
+        if (e.flags & ETL_BUFFER_FLAG_COMPRESSED) r->info.compressed_buffers++;
+        if (add_buffer(r, &e) != 0) return -1;
+        off += bh.buffer_size;
+    }
+    r->info.buffers = r->nbuffers;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- streams */
+
+/* Sort key of a buffer in time order: its processor's run, then SequenceNumber, then position. */
+struct order_key {
+    int64_t sequence;
+    uint32_t index;
+    uint16_t cpu;
+};
+
+static int cmp_order_key(const void *a, const void *b)
+{
+    const struct order_key *x = a, *y = b;
+
+    if (x->cpu != y->cpu) return x->cpu < y->cpu ? -1 : 1;
+    if (x->sequence != y->sequence) return x->sequence < y->sequence ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int add_stream(etl_reader *r, uint32_t first, uint32_t count)
+{
+    struct stream *s = &r->streams[r->nstreams];
+
+    memset(s, 0, sizeof *s);
+    s->entries = r->entry_order + first;
+    s->count = count;
+    s->ordinal = r->nstreams++;
+    for (uint32_t i = 0; i < count; i++) {
+        const struct buffer_entry *e = &r->buffers[s->entries[i]];
+        if (e->used > s->cap) s->cap = e->used;
+    }
+    return 0;
+}
+
+/* Group the buffers into streams: one per processor in time order, one in file order. */
+static int build_streams(etl_reader *r)
+{
+    uint32_t n = r->nbuffers, start = 0;
+    struct order_key *keys;
+
+    r->entry_order = malloc((n ? n : 1) * sizeof *r->entry_order);
+    r->streams = malloc((n ? n : 1) * sizeof *r->streams);
+    r->heap = malloc((n ? n : 1) * sizeof *r->heap);
+    keys = malloc((n ? n : 1) * sizeof *keys);
+    if (!r->entry_order || !r->streams || !r->heap || !keys) {
+        free(keys);
+        set_error(r, -1, "out of memory");
+        return -1;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        keys[i].sequence = r->buffers[i].sequence;
+        keys[i].index = i;
+        keys[i].cpu = r->opt.order == ETL_ORDER_FILE ? 0 : r->buffers[i].cpu;
+        if (r->opt.order == ETL_ORDER_FILE) keys[i].sequence = 0;
+    }
+    qsort(keys, n, sizeof *keys, cmp_order_key);
+    for (uint32_t i = 0; i < n; i++) r->entry_order[i] = keys[i].index;
+    for (uint32_t i = 1; i <= n; i++) {
+        if (i == n || keys[i].cpu != keys[start].cpu) {
+            add_stream(r, start, i - start);
+            start = i;
+        }
+    }
+    free(keys);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- buffer loading */
+
+/* Read (and decompress) the buffer e into s. Damage is reported; what is readable is kept. */
+static int load_buffer(etl_reader *r, struct stream *s, const struct buffer_entry *e)
+{
+    if (!s->data) {
+        s->data = malloc(s->cap);
+        if (!s->data) {
+            set_error(r, -1, "out of memory");
+            r->fatal = 1;
+            return -1;
+        }
+    }
+    s->cur = e;
+    s->pos = ETL_BUFFER_HEADER_SIZE;
+    if (!(e->flags & ETL_BUFFER_FLAG_COMPRESSED)) {
+        if (read_exact(r, s->data, e->used, e->offset) != 0) return -1;
+        s->used = e->used;
+        return 0;
+    }
+
+    uint32_t in_len = e->stored - ETL_BUFFER_HEADER_SIZE;
+    size_t out_len = 0, err_pos = 0;
+    int rc;
+
+    if (in_len > r->scratch_cap) {
+        uint8_t *p = realloc(r->scratch, in_len);
+        if (!p) {
+            set_error(r, -1, "out of memory");
+            r->fatal = 1;
+            return -1;
+        }
+        r->scratch = p;
+        r->scratch_cap = in_len;
+    }
+    if (read_exact(r, s->data, ETL_BUFFER_HEADER_SIZE, e->offset) != 0 ||
+        read_exact(r, r->scratch, in_len, e->offset + ETL_BUFFER_HEADER_SIZE) != 0)
+        return -1;
+    rc = etl_xpress_decompress(r->scratch, in_len, s->data + ETL_BUFFER_HEADER_SIZE,
+                               e->used - ETL_BUFFER_HEADER_SIZE, &out_len, &err_pos);
+    s->used = ETL_BUFFER_HEADER_SIZE + (uint32_t)out_len;
+    if (rc != ETL_XPRESS_OK) {
+        uint64_t at = e->offset + ETL_BUFFER_HEADER_SIZE + err_pos;
+        damage(r, (int64_t)at, "compressed buffer %u at offset %llu: %s at offset %llu; %zu of %u bytes recovered",
+               e->index, (unsigned long long)e->offset,
+               etl_xpress_strerror(rc),
+               (unsigned long long)at, out_len, e->used - ETL_BUFFER_HEADER_SIZE);
+        r->info.damaged_buffers++;
+    } else if (s->used != e->used) {
+        damage(r, (int64_t)e->offset, "compressed buffer %u at offset %llu decompresses to %zu bytes; its header says %u",
+               e->index, (unsigned long long)e->offset, out_len, e->used - ETL_BUFFER_HEADER_SIZE);
+        r->info.damaged_buffers++;
+    }
+    return 0;
+}
+
+/*
+ * Make the stream's next record ready: load buffers until one has a record left, and take
+ * its timestamp for ordering. Returns 1 if a record is ready, 0 when the stream is done,
+ * -1 on a fatal error.
+ */
+static int stream_prepare(etl_reader *r, struct stream *s)
+{
+    for (;;) {
+        if (s->cur && s->pos < s->used) {
+            const uint8_t *p = s->data + s->pos;
+            uint32_t avail = s->used - s->pos;
+            if (avail >= 4 && etl_le32(p) == 0xFFFFFFFFu) {
+                s->pos = s->used; /* fill before the used size: the buffer ends here */
+                continue;
+            }
+            if (!etl_record_peek_timestamp(p, avail, &s->ts)) s->ts = s->last_ts;
+            return 1;
+        }
+        if (s->next >= s->count) {
+            free(s->data);
+            s->data = NULL;
+            s->cur = NULL;
+            return 0;
+        }
+        if (load_buffer(r, s, &r->buffers[s->entries[s->next++]]) != 0) return -1;
+    }
+}
+
+static inline int stream_before(const struct stream *a, const struct stream *b)
+{
+    return a->ts < b->ts || (a->ts == b->ts && a->ordinal < b->ordinal);
+}
+
+static void heap_sift_down(struct stream **h, uint32_t n, uint32_t i)
+{
+    struct stream *x = h[i];
+
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && stream_before(h[c + 1], h[c])) c++;
+        if (!stream_before(h[c], x)) break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = x;
+}
+
+static void heap_push(etl_reader *r, struct stream *s)
+{
+    struct stream **h = r->heap;
+    uint32_t i = r->heap_n++;
+
+    while (i > 0) {
+        uint32_t parent = (i - 1) / 2;
+        if (!stream_before(s, h[parent])) break;
+        h[i] = h[parent];
+        i = parent;
+    }
+    h[i] = s;
+}
+
+/* Position every stream on its first record. */
+static int streams_start(etl_reader *r)
+{
+    r->heap_n = 0;
+    r->last = NULL;
+    for (uint32_t i = 0; i < r->nstreams; i++) {
+        struct stream *s = &r->streams[i];
+        int rc;
+        free(s->data);
+        s->data = NULL;
+        s->cur = NULL;
+        s->next = 0;
+        s->pos = s->used = 0;
+        s->last_ts = INT64_MIN;
+        rc = stream_prepare(r, s);
+        if (rc < 0) return -1;
+        if (rc > 0) heap_push(r, s);
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- iteration */
+
+int etl_reader_next(etl_reader *r, etl_event *ev)
+{
+    if (r->fatal) return ETL_FATAL;
+    if (r->last) {
+        struct stream *s = r->last;
+        int rc;
+        r->last = NULL;
+        s->pos += s->step;
+        rc = stream_prepare(r, s);
+        if (rc < 0) return ETL_FATAL;
+        if (rc > 0) heap_sift_down(r->heap, r->heap_n, 0);
+        else {
+            r->heap[0] = r->heap[--r->heap_n];
+            if (r->heap_n) heap_sift_down(r->heap, r->heap_n, 0);
+        }
+    }
+    while (r->heap_n > 0) {
+        struct stream *s = r->heap[0];
+        const uint8_t *p = s->data + s->pos;
+        uint32_t avail = s->used - s->pos, step = 0;
+        const char *why = NULL;
+        int rc = etl_record_decode(&r->rctx, p, avail, ev, &step, &why);
+
+        if (rc == ETL_RECORD_OK) {
+            const struct buffer_entry *e = s->cur;
+            if (ev->has & ETL_HAS_TIMESTAMP)
+                s->last_ts = ev->timestamp;
+            else
+                ev->timestamp = s->last_ts == INT64_MIN ? 0 : s->last_ts;
+            ev->cpu = e->cpu;
+            ev->buffer_index = e->index;
+            ev->buffer_offset = e->offset;
+            ev->record_offset = s->pos;
+            s->step = step;
+            r->last = s;
+            if (r->pending_warn) {
+                r->pending_warn = 0;
+                return ETL_WARN;
+            }
+            return ETL_OK;
+        }
+        if (rc == ETL_RECORD_BAD) {
+            const struct buffer_entry *e = s->cur;
+            uint64_t at = (e->flags & ETL_BUFFER_FLAG_COMPRESSED) ? e->offset : e->offset + s->pos;
+            uint32_t left = s->used - s->pos;
+            if (e->flags & ETL_BUFFER_FLAG_COMPRESSED)
+                damage(r, (int64_t)at, "buffer %u at offset %llu (compressed): %s at offset %u of the decompressed "
+                       "buffer (first dword 0x%08x); %u bytes of this buffer skipped", e->index,
+                       (unsigned long long)e->offset, why, s->pos, avail >= 4 ? (unsigned)etl_le32(p) : 0u, left);
+            else
+                damage(r, (int64_t)at, "buffer %u at offset %llu: %s at offset %llu (first dword 0x%08x); "
+                       "%u bytes of this buffer skipped", e->index, (unsigned long long)e->offset, why,
+                       (unsigned long long)at, avail >= 4 ? (unsigned)etl_le32(p) : 0u, left);
+        }
+        /* Bad record or fill: the rest of this buffer cannot be walked. */
+        s->pos = s->used;
+        rc = stream_prepare(r, s);
+        if (rc < 0) return ETL_FATAL;
+        if (rc > 0) heap_sift_down(r->heap, r->heap_n, 0);
+        else {
+            r->heap[0] = r->heap[--r->heap_n];
+            if (r->heap_n) heap_sift_down(r->heap, r->heap_n, 0);
+        }
+    }
+    return ETL_EOF;
+}
+
+int etl_reader_rewind(etl_reader *r)
+{
+    if (r->fatal) return ETL_FATAL;
+    r->pending_warn = 0;
+    return streams_start(r) == 0 ? ETL_OK : ETL_FATAL;
+}
+
+/* ---------------------------------------------------------------- open / close */
+
+static etl_reader *reader_new(const etl_source *src, const etl_open_options *opt, const char *default_name)
+{
+    etl_reader *r = calloc(1, sizeof *r);
+
+    if (!r) return NULL;
+    r->src = *src;
+    if (opt) r->opt = *opt;
+    r->name = strdup(opt && opt->name ? opt->name : default_name);
+    r->err_offset = -1;
+    r->info.logger_name = "";
+    r->info.log_file_name = "";
+    if (!r->name) {
+        free(r);
+        return NULL;
+    }
+    return r;
+}
+
+static int open_reader(etl_reader *r)
+{
+    uint8_t magic[4];
+    uint8_t *first = NULL;
+    int64_t size;
+    ssize_t k;
+    uint32_t first_size = 0, n;
+    etl_buffer_header bh;
+
+    k = r->src.read_at(r->src.ctx, magic, sizeof magic, 0);
+    if (k < 0) {
+        set_error(r, 0, "cannot read: %s", strerror(errno));
+        return -1;
+    }
+    if (etl_source_is_gzip(magic, (size_t)k)) {
+        char msg[512];
+        int rc = etl_source_gunzip(&r->src, msg, sizeof msg);
+        if (rc < 0) {
+            set_error(r, -1, "%s", msg);
+            return -1;
+        }
+        if (rc > 0) damage(r, -1, "%s; the data before the damage is read", msg);
+    }
+    size = r->src.size(r->src.ctx);
+    if (size < 0) {
+        set_error(r, -1, "cannot tell the size (not a regular file?)");
+        return -1;
+    }
+    r->file_size = (uint64_t)size;
+    r->info.file_size = r->file_size;
+    if (size == 0) {
+        set_error(r, 0, "not an ETL file: the file is empty");
+        return -1;
+    }
+    if (size < ETL_BUFFER_HEADER_SIZE + ETL_SYSTEM_HEADER_SIZE) {
+        set_error(r, 0, "not an ETL file: %lld bytes is too small for a header buffer", (long long)size);
+        return -1;
+    }
+
+    /* Buffer 0: the header buffer, whose first record is the logfile header event. */
+    n = (uint32_t)(size < ETL_BUFFER_HEADER_SIZE + 0x10000 ? size : ETL_BUFFER_HEADER_SIZE + 0x10000);
+    first = malloc(n);
+    if (!first) {
+        set_error(r, -1, "out of memory");
+        return -1;
+    }
+    if (read_exact(r, first, n, 0) != 0) goto fail;
+    etl_buffer_header_read(first, &bh);
+    if (bh.buffer_type != ETL_BUFFER_TYPE_HEADER || (bh.buffer_flag & ETL_BUFFER_FLAG_COMPRESSED)) {
+        set_error(r, 0, "not an ETL file: the buffer at offset 0 is not a header buffer (BufferType %u, BufferFlag 0x%04x)",
+                  bh.buffer_type, bh.buffer_flag);
+        goto fail;
+    }
+    if (parse_logfile_header(r, first, n) != 0) goto fail;
+
+    /* The logical buffer size: the logfile header's, or the header buffer's if that is damaged. */
+    if (r->info.buffer_size < ETL_MIN_BUFFER_SIZE || r->info.buffer_size > ETL_MAX_BUFFER_SIZE) {
+        uint32_t fallback = bh.buffer_size;
+        if (r->compressed_file || fallback < ETL_MIN_BUFFER_SIZE || fallback > ETL_MAX_BUFFER_SIZE) {
+            set_error(r, ETL_BUFFER_HEADER_SIZE + ETL_SYSTEM_HEADER_SIZE,
+                      "the logfile header's BufferSize %u (offset 104) is out of range and the header buffer's "
+                      "BufferSize %u cannot replace it", r->info.buffer_size, fallback);
+            goto fail;
+        }
+        damage(r, ETL_BUFFER_HEADER_SIZE + ETL_SYSTEM_HEADER_SIZE,
+               "the logfile header's BufferSize %u (offset 104) is out of range; using the header buffer's %u",
+               r->info.buffer_size, fallback);
+        r->info.buffer_size = fallback;
+    }
+    /* A damaged BufferSize in the header buffer itself: the events after the logfile header
+       still tell how much of it is used, and uncompressed files have one buffer size. */
+    if (bh.buffer_size < ETL_BUFFER_HEADER_SIZE || bh.buffer_size > r->info.buffer_size) {
+        first_size = r->compressed_file ? (uint32_t)((bh.offset + 511u) & ~511u) : r->info.buffer_size;
+        if (first_size < ETL_BUFFER_HEADER_SIZE || first_size > r->info.buffer_size) first_size = r->info.buffer_size;
+        damage(r, 0, "the header buffer's BufferSize %u (offset 0) is invalid; taking %u", bh.buffer_size, first_size);
+    }
+    free(first);
+    first = NULL;
+
+    if (index_buffers(r, first_size) != 0) return -1;
+    if (build_streams(r) != 0) return -1;
+    if (streams_start(r) != 0) return -1;
+    return 0;
+fail:
+    free(first);
+    return -1;
+}
+
+int etl_reader_open(etl_reader **out, const etl_source *src, const etl_open_options *opt)
+{
+    etl_reader *r = reader_new(src, opt, "<etl>");
+
+    *out = r;
+    if (!r) {
+        if (src->close) src->close(src->ctx);
+        return ETL_FATAL;
+    }
+    if (open_reader(r) != 0) {
+        r->fatal = 1;
+        return ETL_FATAL;
+    }
+    if (r->warnings) {
+        r->pending_warn = 0;
+        return ETL_WARN;
+    }
+    return ETL_OK;
+}
+
+int etl_reader_open_path(etl_reader **out, const char *path, const etl_open_options *opt)
+{
+    etl_open_options o;
+    etl_source src;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+    if (opt) o = *opt; else memset(&o, 0, sizeof o);
+    if (!o.name) o.name = path;
+    if (fd < 0) {
+        int e = errno;
+        etl_source none;
+        memset(&none, 0, sizeof none);
+        etl_reader *r = reader_new(&none, &o, path);
+        *out = r;
+        if (r) {
+            set_error(r, -1, "cannot open: %s", strerror(e));
+            r->fatal = 1;
+        }
+        return ETL_FATAL;
+    }
+    if (etl_source_fd(&src, fd, 1) != 0) {
+        close(fd);
+        *out = NULL;
+        return ETL_FATAL;
+    }
+    return etl_reader_open(out, &src, &o);
+}
+
+int etl_reader_open_fd(etl_reader **out, int fd, const etl_open_options *opt)
+{
+    char name[32];
+    etl_open_options o;
+    etl_source src;
+
+    if (opt) o = *opt; else memset(&o, 0, sizeof o);
+    snprintf(name, sizeof name, "<fd %d>", fd);
+    if (!o.name) o.name = name;
+    if (etl_source_fd(&src, fd, 0) != 0) {
+        *out = NULL;
+        return ETL_FATAL;
+    }
+    return etl_reader_open(out, &src, &o);
+}
+
+int etl_reader_open_memory(etl_reader **out, const void *data, size_t size, const etl_open_options *opt)
+{
+    etl_open_options o;
+    etl_source src;
+
+    if (opt) o = *opt; else memset(&o, 0, sizeof o);
+    if (!o.name) o.name = "<memory>";
+    if (etl_source_memory(&src, data, size) != 0) {
+        *out = NULL;
+        return ETL_FATAL;
+    }
+    return etl_reader_open(out, &src, &o);
+}
+
+void etl_reader_close(etl_reader *r)
+{
+    if (!r) return;
+    if (r->src.close) r->src.close(r->src.ctx);
+    for (uint32_t i = 0; i < r->nstreams; i++) free(r->streams[i].data);
+    free(r->streams);
+    free(r->heap);
+    free(r->entry_order);
+    free(r->buffers);
+    free(r->scratch);
+    free(r->logger_name);
+    free(r->log_file_name);
+    free(r->name);
+    free(r);
+}

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers shared by the unit tests: test data paths, whole-file reads, expected event tables. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "testutil.h"
+
+const char *testdata_path(const char *rel)
+{
+    static char buf[4096];
+    const char *base = getenv("ETL_TESTDATA");
+
+    snprintf(buf, sizeof buf, "%s/%s", base && *base ? base : "testdata", rel);
+    return buf;
+}
+
+uint8_t *test_read_file(const char *path, size_t *size)
+{
+    gzFile g = gzopen(path, "rb");
+    size_t cap = 1 << 16, n = 0;
+    uint8_t *buf;
+
+    if (!g) return NULL;
+    buf = malloc(cap);
+    for (;;) {
+        int k;
+        if (n == cap) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+        }
+        k = gzread(g, buf + n, (unsigned)(cap - n));
+        if (k < 0) {
+            free(buf);
+            gzclose(g);
+            return NULL;
+        }
+        if (k == 0) break;
+        n += (size_t)k;
+    }
+    gzclose(g);
+    *size = n;
+    return buf;
+}
+
+/* The next tab-separated column of *p (NULL after the last). */
+static char *next_col(char **p)
+{
+    char *s = *p, *t;
+
+    if (!s) return NULL;
+    t = strchr(s, '\t');
+    if (t) {
+        *t = '\0';
+        *p = t + 1;
+    } else {
+        *p = NULL;
+    }
+    return s;
+}
+
+static int64_t col(char **p)
+{
+    char *s = next_col(p);
+    if (!s || !*s) return -1;
+    return strtoll(s, NULL, 10);
+}
+
+static void col_text(char **p, char *out, size_t size)
+{
+    char *s = next_col(p);
+    snprintf(out, size, "%s", s ? s : "");
+}
+
+long test_read_expected(const char *path, struct expected_event **out)
+{
+    size_t size;
+    uint8_t *text = test_read_file(path, &size);
+    long n = 0, cap = 1024;
+    char *line, *save = NULL;
+    struct expected_event *rows;
+
+    if (!text) return -1;
+    text = realloc(text, size + 1);
+    text[size] = 0;
+    rows = malloc((size_t)cap * sizeof *rows);
+    line = strtok_r((char *)text, "\n", &save); /* header */
+    while ((line = strtok_r(NULL, "\n", &save)) != NULL) {
+        char *p = line;
+        struct expected_event *e;
+        if (n == cap) {
+            cap *= 2;
+            rows = realloc(rows, (size_t)cap * sizeof *rows);
+        }
+        e = &rows[n++];
+        e->buf = col(&p);
+        e->ts = col(&p);
+        e->cpu = col(&p);
+        col_text(&p, e->kind, sizeof e->kind);
+        col_text(&p, e->provider, sizeof e->provider);
+        e->id = col(&p);
+        e->version = col(&p);
+        e->opcode = col(&p);
+        e->level = col(&p);
+        e->pid = col(&p);
+        e->tid = col(&p);
+        e->payload_len = col(&p);
+    }
+    free(text);
+    *out = rows;
+    return n;
+}
+
+void test_event_row(const etl_event *ev, struct expected_event *row)
+{
+    memset(row, 0, sizeof *row);
+    row->buf = ev->buffer_index;
+    row->ts = ev->timestamp;
+    row->cpu = ev->cpu;
+    snprintf(row->kind, sizeof row->kind, "%s", etl_event_kind_name(ev->kind));
+    if (ev->has & ETL_HAS_PROVIDER) etl_guid_format(&ev->provider, row->provider);
+    row->id = (ev->has & ETL_HAS_ID) ? ev->id : -1;
+    row->version = ev->version;
+    row->opcode = ev->opcode;
+    row->level = (ev->has & ETL_HAS_LEVEL) ? ev->level : -1;
+    row->pid = (ev->has & ETL_HAS_PID_TID) ? (int64_t)ev->pid : -1;
+    row->tid = (ev->has & ETL_HAS_PID_TID) ? (int64_t)ev->tid : -1;
+    row->payload_len = ev->payload_len;
+}
+
+void test_row_format(const struct expected_event *r, char *out, size_t size)
+{
+    snprintf(out, size, "buf=%lld ts=%lld cpu=%lld %s %s id=%lld v=%lld op=%lld level=%lld pid=%lld tid=%lld len=%lld",
+             (long long)r->buf, (long long)r->ts, (long long)r->cpu, r->kind, r->provider, (long long)r->id,
+             (long long)r->version, (long long)r->opcode, (long long)r->level, (long long)r->pid,
+             (long long)r->tid, (long long)r->payload_len);
+}
+
+int test_row_cmp(const void *a, const void *b)
+{
+    const struct expected_event *x = a, *y = b;
+    int c;
+#define CMP(f) if (x->f != y->f) return x->f < y->f ? -1 : 1
+    CMP(ts); CMP(cpu);
+    if ((c = strcmp(x->kind, y->kind)) != 0) return c;
+    if ((c = strcmp(x->provider, y->provider)) != 0) return c;
+    CMP(id); CMP(version); CMP(opcode); CMP(level); CMP(pid); CMP(tid); CMP(payload_len);
+#undef CMP
+    return 0;
+}
+
+long test_count_events(etl_reader *r, unsigned *warns)
+{
+    etl_event ev;
+    long n = 0;
+    int rc;
+
+    *warns = 0;
+    while ((rc = etl_reader_next(r, &ev)) == ETL_OK || rc == ETL_WARN) {
+        if (rc == ETL_WARN) (*warns)++;
+        n++;
+    }
+    return rc == ETL_EOF ? n : -1;
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers shared by the unit tests: test data paths, whole-file reads, expected event tables. */
+#ifndef ETL_TESTUTIL_H
+#define ETL_TESTUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "etl.h"
+
+/* $ETL_TESTDATA/rel (static buffer, overwritten by the next call). */
+const char *testdata_path(const char *rel);
+/* Reads a whole file (gunzipped if it is .gz); NULL on failure. Free with free(). */
+uint8_t *test_read_file(const char *path, size_t *size);
+
+/* One line of expected/NAME.events.tsv.gz; -1 for an empty column. */
+struct expected_event {
+    int64_t buf, ts, cpu;
+    char kind[16];
+    char provider[40];
+    int64_t id, version, opcode, level, pid, tid, payload_len;
+};
+/* Parses the table; returns the number of events, or -1. *out is malloc'ed. */
+long test_read_expected(const char *path, struct expected_event **out);
+/* The same columns for an event the reader delivered. */
+void test_event_row(const etl_event *ev, struct expected_event *row);
+/* Formats a row as the table's line (for messages). */
+void test_row_format(const struct expected_event *row, char *out, size_t size);
+int test_row_cmp(const void *a, const void *b);
+
+/* Reads every event of a reader; returns how many, counts WARN results in *warns. */
+long test_count_events(etl_reader *r, unsigned *warns);
+
+#endif
