@@ -19,9 +19,25 @@ const char *etl_clock_type_name(int clock_type)
     }
 }
 
+static int64_t saturate(__int128 v)
+{
+    if (v > INT64_MAX) return INT64_MAX;
+    if (v < INT64_MIN) return INT64_MIN;
+    return (int64_t)v;
+}
+
+/* floor(a / b) for b > 0. */
+static __int128 floor_div(__int128 a, int64_t b)
+{
+    __int128 q = a / b;
+    if (a % b != 0 && a < 0) q--;
+    return q;
+}
+
 int64_t etl_filetime_to_ns(int64_t filetime)
 {
-    return (filetime - FILETIME_UNIX_EPOCH) * 100;
+    /* Nanoseconds since 1970 in 64 bits cover 1677..2262; beyond, the result saturates. */
+    return saturate(((__int128)filetime - FILETIME_UNIX_EPOCH) * 100);
 }
 
 int64_t etl_ns_to_filetime(int64_t ns)
@@ -51,37 +67,26 @@ static int64_t usable_frequency(const etl_clock *c)
     return f > 0 ? f : 10000000;
 }
 
-static int64_t floor_div128(__int128 a, int64_t b)
-{
-    __int128 q = a / b;
-    if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
-    if (q > INT64_MAX) return INT64_MAX;
-    if (q < INT64_MIN) return INT64_MIN;
-    return (int64_t)q;
-}
-
 int64_t etl_clock_time_ns(const etl_clock *c, int64_t ts)
 {
-    int64_t f = usable_frequency(c);
     __int128 delta = (__int128)ts - c->start_timestamp;
-    __int128 base = (__int128)etl_filetime_to_ns(c->start_time);
-    int64_t off = floor_div128(delta * 1000000000, f);
-    __int128 r = base + off;
-    if (r > INT64_MAX) return INT64_MAX;
-    if (r < INT64_MIN) return INT64_MIN;
-    return (int64_t)r;
+    __int128 base = ((__int128)c->start_time - FILETIME_UNIX_EPOCH) * 100;
+
+    return saturate(base + floor_div(delta * 1000000000, usable_frequency(c)));
 }
 
 int64_t etl_clock_timestamp(const etl_clock *c, int64_t ns)
 {
-    int64_t f = usable_frequency(c);
-    __int128 delta = (__int128)ns - etl_filetime_to_ns(c->start_time);
-    /* Round to nearest: floor((delta * f + 5e8) / 1e9). */
-    int64_t ticks = floor_div128(delta * f + 500000000, 1000000000);
-    __int128 r = (__int128)c->start_timestamp + ticks;
-    if (r > INT64_MAX) return INT64_MAX;
-    if (r < INT64_MIN) return INT64_MIN;
-    return (int64_t)r;
+    __int128 base = ((__int128)c->start_time - FILETIME_UNIX_EPOCH) * 100;
+    __int128 delta = (__int128)ns - base;
+
+    /* The tick whose time is ns or the last before it, computed as the exact inverse of
+       etl_clock_time_ns: the smallest ticks with floor(ticks * 1e9 / f) >= delta. */
+    __int128 f = usable_frequency(c);
+    __int128 ticks = floor_div(delta * f + 999999999, 1000000000);
+    while (floor_div((ticks - 1) * 1000000000, (int64_t)f) >= delta) ticks--;
+    while (floor_div(ticks * 1000000000, (int64_t)f) < delta) ticks++;
+    return saturate((__int128)c->start_timestamp + ticks);
 }
 
 char *etl_format_time_ns(int64_t ns, char *out, size_t size)

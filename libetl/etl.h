@@ -176,7 +176,8 @@ typedef struct etl_clock {
 /* Nanoseconds since 1970-01-01 UTC of raw timestamp ts, exact in integer arithmetic
    (no floating point; rounding toward minus infinity). */
 ETL_API int64_t etl_clock_time_ns(const etl_clock *c, int64_t ts);
-/* The raw timestamp nearest to absolute time ns (inverse of etl_clock_time_ns). */
+/* The first raw timestamp whose time is at or after ns: the inverse of etl_clock_time_ns
+   (etl_clock_timestamp(c, etl_clock_time_ns(c, ts)) == ts for clocks up to 1 GHz). */
 ETL_API int64_t etl_clock_timestamp(const etl_clock *c, int64_t ns);
 /* Ticks per second of the raw clock (perf_freq, 10 000 000, or MHz * 1e6); 0 if unknown. */
 ETL_API int64_t etl_clock_frequency(const etl_clock *c);

@@ -440,6 +440,7 @@ int etl_record_decode(const etl_record_context *ctx, const uint8_t *p, uint32_t 
         }
         ev->kind = ETL_KIND_MESSAGE;
         ev->header_type = 0x90;
+        ev->has = 0; /* the timestamp is optional in messages */
         rc = decode_message(p, size, ev, why);
         goto done;
     }

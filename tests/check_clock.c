@@ -1,4 +1,123 @@
 /* SPDX-License-Identifier: MIT */
-/* placeholder, being written */
+/* Unit tests of clock conversion: PerfCounter, SystemTime and CPU-cycle timestamps to absolute time. */
 #include <check.h>
-int main(void) { return 0; }
+#include <string.h>
+
+#include "etl.h"
+
+#define FT_2024 133485408000000000LL /* 2024-01-01T00:00:00Z as FILETIME */
+#define NS_2024 1704067200000000000LL
+
+static etl_clock qpc(int64_t freq)
+{
+    etl_clock c = { ETL_CLOCK_PERFCOUNTER, freq, 0, FT_2024, 5000 };
+    return c;
+}
+
+START_TEST(filetime_conversion)
+{
+    char s[40];
+
+    ck_assert_int_eq(etl_filetime_to_ns(FT_2024), NS_2024);
+    ck_assert_int_eq(etl_ns_to_filetime(NS_2024), FT_2024);
+    ck_assert_int_eq(etl_ns_to_filetime(NS_2024 + 99), FT_2024);
+    ck_assert_int_eq(etl_ns_to_filetime(-1), 116444736000000000LL - 1);
+    ck_assert_str_eq(etl_format_time_ns(NS_2024 + 123456789, s, sizeof s), "2024-01-01T00:00:00.123456789Z");
+    ck_assert_str_eq(etl_format_time_ns(-1, s, sizeof s), "1969-12-31T23:59:59.999999999Z");
+    /* 64-bit nanoseconds reach back to 1677; FILETIME 0 (1601) saturates. */
+    ck_assert_int_eq(etl_filetime_to_ns(0), INT64_MIN);
+    ck_assert_str_eq(etl_format_time_ns(etl_filetime_to_ns(25000000000000000LL), s, sizeof s),
+                     "1680-03-22T04:26:40.000000000Z");
+}
+END_TEST
+
+START_TEST(perfcounter)
+{
+    etl_clock c = qpc(10000000);
+
+    ck_assert_int_eq(etl_clock_frequency(&c), 10000000);
+    ck_assert_int_eq(etl_clock_time_ns(&c, 5000), NS_2024);
+    ck_assert_int_eq(etl_clock_time_ns(&c, 5001), NS_2024 + 100);
+    ck_assert_int_eq(etl_clock_time_ns(&c, 4999), NS_2024 - 100);
+    /* One day of ticks, exactly. */
+    ck_assert_int_eq(etl_clock_time_ns(&c, 5000 + 864000000000LL), NS_2024 + 86400000000000LL);
+
+    /* 3 MHz: a tick is 333.33 ns; floor, exact over long spans (no float drift). */
+    c = qpc(3000000);
+    ck_assert_int_eq(etl_clock_time_ns(&c, 5001), NS_2024 + 333);
+    ck_assert_int_eq(etl_clock_time_ns(&c, 5003), NS_2024 + 1000);
+    ck_assert_int_eq(etl_clock_time_ns(&c, 4999), NS_2024 - 334);
+    ck_assert_int_eq(etl_clock_time_ns(&c, 5000 + 3000000LL * 3600 * 24 * 365), NS_2024 + 31536000000000000LL);
+
+    /* A frequency of 0 (damaged header) is taken as 100 ns ticks rather than dividing by 0. */
+    c = qpc(0);
+    ck_assert_int_eq(etl_clock_frequency(&c), 0);
+    ck_assert_int_eq(etl_clock_time_ns(&c, 5010), NS_2024 + 1000);
+}
+END_TEST
+
+START_TEST(systemtime_and_cycles)
+{
+    etl_clock st = { ETL_CLOCK_SYSTEMTIME, 0, 0, FT_2024, FT_2024 };
+    etl_clock cy = { ETL_CLOCK_CPUCYCLE, 0, 2500, FT_2024, 1000000 };
+
+    ck_assert_int_eq(etl_clock_frequency(&st), 10000000);
+    ck_assert_int_eq(etl_clock_time_ns(&st, FT_2024 + 7), NS_2024 + 700);
+    ck_assert_int_eq(etl_clock_frequency(&cy), 2500000000LL);
+    ck_assert_int_eq(etl_clock_time_ns(&cy, 1000000 + 2500), NS_2024 + 1000);
+    ck_assert_int_eq(etl_clock_time_ns(&cy, 1000000 + 2501), NS_2024 + 1000);
+    ck_assert_int_eq(etl_clock_time_ns(&cy, 1000000 + 2503), NS_2024 + 1001);
+    ck_assert_str_eq(etl_clock_type_name(ETL_CLOCK_CPUCYCLE), "cpucycle");
+    ck_assert_str_eq(etl_clock_type_name(7), "unknown");
+}
+END_TEST
+
+/* etl_clock_timestamp inverts etl_clock_time_ns for every clock slower than 1 GHz. */
+START_TEST(round_trip)
+{
+    static const int64_t freqs[] = { 1, 1000, 3000000, 10000000, 14318180, 1000000000 };
+    for (size_t i = 0; i < sizeof freqs / sizeof freqs[0]; i++) {
+        etl_clock c = qpc(freqs[i]);
+        /* Spans of up to 100 000 000 s (3 years) either side of the start. */
+        for (int64_t a = 0; a < freqs[i] * 100000000LL; a = a * 3 + 7919) {
+            for (int sign = -1; sign <= 1; sign += 2) {
+                int64_t ts = 5000 + sign * a;
+                int64_t ns = etl_clock_time_ns(&c, ts);
+                ck_assert_msg(etl_clock_timestamp(&c, ns) == ts, "freq %lld ts %lld", (long long)freqs[i], (long long)ts);
+                /* A time between two ticks maps to the later one. */
+                if (freqs[i] < 1000000000)
+                    ck_assert_int_eq(etl_clock_timestamp(&c, ns + 1), ts + 1);
+            }
+        }
+    }
+}
+END_TEST
+
+START_TEST(extremes_saturate)
+{
+    etl_clock c = qpc(1);
+
+    ck_assert_int_eq(etl_clock_time_ns(&c, INT64_MAX), INT64_MAX);
+    ck_assert_int_eq(etl_clock_time_ns(&c, INT64_MIN), INT64_MIN);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("clock");
+    TCase *tc = tcase_create("conversion");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_test(tc, filetime_conversion);
+    tcase_add_test(tc, perfcounter);
+    tcase_add_test(tc, systemtime_and_cycles);
+    tcase_add_test(tc, round_trip);
+    tcase_add_test(tc, extremes_saturate);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}

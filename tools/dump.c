@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Event and trace formatting shared by the tools (text, JSON lines, CSV, summary). */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dump.h"
@@ -125,27 +126,38 @@ void dump_counts_init(struct dump_counts *c)
     c->max_ts = INT64_MIN;
 }
 
-void dump_counts_add(struct dump_counts *c, const etl_event *ev)
+void dump_counts_free(struct dump_counts *c)
+{
+    free(c->providers);
+    c->providers = NULL;
+    c->nproviders = c->providers_cap = 0;
+}
+
+int dump_counts_add(struct dump_counts *c, const etl_event *ev)
 {
     c->events++;
     if (ev->kind >= 0 && ev->kind < 8) c->by_kind[ev->kind]++;
     c->payload_bytes += ev->payload_len;
     if (ev->timestamp < c->min_ts) c->min_ts = ev->timestamp;
     if (ev->timestamp > c->max_ts) c->max_ts = ev->timestamp;
-    if (!(ev->has & ETL_HAS_PROVIDER)) return;
+    if (!(ev->has & ETL_HAS_PROVIDER)) return 0;
     for (unsigned i = 0; i < c->nproviders; i++) {
         if (etl_guid_equal(&c->providers[i].guid, &ev->provider)) {
             c->providers[i].events++;
-            return;
+            return 0;
         }
     }
-    if (c->nproviders < sizeof c->providers / sizeof c->providers[0]) {
-        c->providers[c->nproviders].guid = ev->provider;
-        c->providers[c->nproviders].events = 1;
-        c->nproviders++;
-    } else {
-        c->other_providers++;
+    if (c->nproviders == c->providers_cap) {
+        unsigned cap = c->providers_cap ? 2 * c->providers_cap : 16;
+        struct dump_provider_count *p = realloc(c->providers, cap * sizeof *p);
+        if (!p) return -1;
+        c->providers = p;
+        c->providers_cap = cap;
     }
+    c->providers[c->nproviders].guid = ev->provider;
+    c->providers[c->nproviders].events = 1;
+    c->nproviders++;
+    return 0;
 }
 
 static void time_field(FILE *f, const char *key, int64_t filetime)

@@ -25,13 +25,14 @@ struct dump_counts {
     uint64_t by_kind[8];      /* indexed by enum etl_event_kind */
     uint64_t payload_bytes;
     int64_t min_ts, max_ts;
-    unsigned nproviders;
-    struct { etl_guid guid; uint64_t events; } providers[256];
-    uint64_t other_providers; /* events of providers beyond the table */
+    unsigned nproviders, providers_cap;
+    struct dump_provider_count { etl_guid guid; uint64_t events; } *providers;
 };
 
 void dump_counts_init(struct dump_counts *c);
-void dump_counts_add(struct dump_counts *c, const etl_event *ev);
+/* Counts ev; returns 0, or -1 when out of memory. */
+int dump_counts_add(struct dump_counts *c, const etl_event *ev);
+void dump_counts_free(struct dump_counts *c);
 
 /* The --summary JSON object (one line) for a file. */
 void dump_summary(FILE *f, const char *path, const etl_reader *r, const struct dump_counts *c);

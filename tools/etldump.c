@@ -74,14 +74,20 @@ static int dump_file(const char *path, const struct options *o)
     }
     while ((o->max_events < 0 || n < o->max_events) && ((rc = etl_reader_next(r, &ev)) == ETL_OK || rc == ETL_WARN)) {
         n++;
-        if (counts) dump_counts_add(counts, &ev);
-        else dump_event(stdout, o->format, r, &ev);
+        if (counts && dump_counts_add(counts, &ev) != 0) {
+            fprintf(stderr, "etldump: out of memory\n");
+            status = EXIT_ERROR;
+            break;
+        }
+        if (!counts)
+            dump_event(stdout, o->format, r, &ev);
     }
     if (rc == ETL_FATAL) {
         fprintf(stderr, "etldump: %s\n", etl_reader_error(r));
         status = EXIT_ERROR;
     }
-    if (counts) dump_summary(stdout, path, r, counts);
+    if (counts && !status) dump_summary(stdout, path, r, counts);
+    if (counts) dump_counts_free(counts);
     if (!status && etl_reader_warnings(r)) status = EXIT_DAMAGED;
     free(counts);
     etl_reader_close(r);
