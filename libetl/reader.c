@@ -571,21 +571,27 @@ static int streams_start(etl_reader *r)
 
 /* ---------------------------------------------------------------- iteration */
 
+/* Move the stream at the top of the heap to pos and restore the heap order (dropping the
+   stream when it is done). Returns -1 on a fatal error. */
+static int heap_top_advance(etl_reader *r, struct stream *s, uint32_t pos)
+{
+    int rc;
+
+    s->pos = pos;
+    rc = stream_prepare(r, s);
+    if (rc < 0) return -1;
+    if (rc == 0) r->heap[0] = r->heap[--r->heap_n];
+    if (r->heap_n) heap_sift_down(r->heap, r->heap_n, 0);
+    return 0;
+}
+
 int etl_reader_next(etl_reader *r, etl_event *ev)
 {
     if (r->fatal) return ETL_FATAL;
     if (r->last) {
         struct stream *s = r->last;
-        int rc;
         r->last = NULL;
-        s->pos += s->step;
-        rc = stream_prepare(r, s);
-        if (rc < 0) return ETL_FATAL;
-        if (rc > 0) heap_sift_down(r->heap, r->heap_n, 0);
-        else {
-            r->heap[0] = r->heap[--r->heap_n];
-            if (r->heap_n) heap_sift_down(r->heap, r->heap_n, 0);
-        }
+        if (heap_top_advance(r, s, s->pos + s->step) < 0) return ETL_FATAL;
     }
     while (r->heap_n > 0) {
         struct stream *s = r->heap[0];
@@ -626,14 +632,7 @@ int etl_reader_next(etl_reader *r, etl_event *ev)
                        (unsigned long long)at, avail >= 4 ? (unsigned)etl_le32(p) : 0u, left);
         }
         /* Bad record or fill: the rest of this buffer cannot be walked. */
-        s->pos = s->used;
-        rc = stream_prepare(r, s);
-        if (rc < 0) return ETL_FATAL;
-        if (rc > 0) heap_sift_down(r->heap, r->heap_n, 0);
-        else {
-            r->heap[0] = r->heap[--r->heap_n];
-            if (r->heap_n) heap_sift_down(r->heap, r->heap_n, 0);
-        }
+        if (heap_top_advance(r, s, s->used) < 0) return ETL_FATAL;
     }
     return ETL_EOF;
 }

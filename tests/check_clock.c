@@ -3,6 +3,7 @@
 #include <check.h>
 #include <string.h>
 
+#include "check_run.h"
 #include "etl.h"
 
 #define FT_2024 133485408000000000LL /* 2024-01-01T00:00:00Z as FILETIME */
@@ -106,8 +107,6 @@ int main(void)
 {
     Suite *s = suite_create("clock");
     TCase *tc = tcase_create("conversion");
-    SRunner *sr;
-    int failed;
 
     tcase_add_test(tc, filetime_conversion);
     tcase_add_test(tc, perfcounter);
@@ -115,9 +114,5 @@ int main(void)
     tcase_add_test(tc, round_trip);
     tcase_add_test(tc, extremes_saturate);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return check_run(s);
 }

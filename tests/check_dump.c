@@ -7,6 +7,7 @@
 
 #include "dump.h"
 #include "synth.h"
+#include "check_run.h"
 #include "testutil.h"
 
 /* The output of fn for the first matching event of a sample, as a string (caller frees). */
@@ -157,8 +158,6 @@ int main(void)
 {
     Suite *s = suite_create("dump");
     TCase *tc = tcase_create("formats");
-    SRunner *sr;
-    int failed;
 
     tcase_add_test(tc, json_event_header);
     tcase_add_test(tc, json_perfinfo_has_nulls);
@@ -169,9 +168,5 @@ int main(void)
     tcase_add_test(tc, summary_counts);
     tcase_add_test(tc, format_names);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return check_run(s);
 }

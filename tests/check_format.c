@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "format.h"
+#include "check_run.h"
 #include "synth.h"
 
 static const etl_guid prov = { 0xe13c0d23, 0xccbc, 0x4e12, { 0x93, 0x1b, 0xd9, 0xcc, 0x2e, 0xee, 0x27, 0xe4 } };
@@ -394,8 +395,6 @@ int main(void)
 {
     Suite *s = suite_create("format");
     TCase *tc = tcase_create("records");
-    SRunner *sr;
-    int failed;
 
     tcase_add_test(tc, event_header_with_extended_items);
     tcase_add_test(tc, event_header_32_bit);
@@ -409,9 +408,5 @@ int main(void)
     tcase_add_test(tc, utf16_strings);
     tcase_add_test(tc, buffer_headers);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return check_run(s);
 }

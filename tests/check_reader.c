@@ -7,6 +7,7 @@
 
 #include "format.h"
 #include "synth.h"
+#include "check_run.h"
 #include "testutil.h"
 
 static const etl_guid prov = { 0x11223344, 0x5566, 0x7788, { 1, 2, 3, 4, 5, 6, 7, 8 } };
@@ -358,8 +359,6 @@ int main(void)
 {
     Suite *s = suite_create("reader");
     TCase *tc = tcase_create("synthetic");
-    SRunner *sr;
-    int failed;
 
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, time_order_merges_processors);
@@ -373,9 +372,5 @@ int main(void)
     tcase_add_test(tc, open_errors_name_the_file);
     tcase_add_test(tc, versions);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return check_run(s);
 }

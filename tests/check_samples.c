@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "check_run.h"
 #include "testutil.h"
 
 /* The samples and what MANIFEST.tsv says of their logfile headers. */
@@ -253,8 +254,6 @@ int main(void)
 {
     Suite *s = suite_create("samples");
     TCase *tc = tcase_create("exactness");
-    SRunner *sr;
-    int failed;
 
     load_manifest();
     tcase_add_unchecked_fixture(tc, setup, NULL);
@@ -264,9 +263,5 @@ int main(void)
     tcase_add_loop_test(tc, trace_info_matches_manifest, 0, nsamples);
     tcase_add_loop_test(tc, open_paths_agree, 0, nsamples);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return check_run(s);
 }

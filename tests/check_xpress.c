@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_run.h"
 #include "xpress.h"
 
 /* ------------------------------------------------------------------------------------------ */
@@ -780,10 +781,5 @@ static Suite *xpress_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(xpress_suite());
-    int failed;
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return check_run(xpress_suite());
 }

@@ -41,48 +41,54 @@ static void provider_text(const etl_event *ev, char *out)
     else out[0] = '\0';
 }
 
-static void dump_json(FILE *f, const etl_reader *r, const etl_event *ev)
+/* One column's value: a number, a string, or null (absent from the header kind). */
+struct field {
+    enum { F_NULL, F_INT, F_UINT, F_STR } type;
+    int64_t i;
+    uint64_t u;
+    const char *s;
+};
+
+static struct field fnull(void) { struct field v = { F_NULL, 0, 0, NULL }; return v; }
+static struct field fint(int64_t i) { struct field v = { F_INT, i, 0, NULL }; return v; }
+static struct field fuint(uint64_t u) { struct field v = { F_UINT, 0, u, NULL }; return v; }
+static struct field fstr(const char *s) { struct field v = { F_STR, 0, 0, s }; return v; }
+
+/* The row of an event, in the order of columns[]: the same for JSON and CSV. */
+static void dump_row(FILE *f, int format, const etl_reader *r, const etl_event *ev)
 {
     char t[40], g[ETL_GUID_STRING_SIZE];
-    int has_id = (ev->has & ETL_HAS_ID) != 0;
+    int has_id = (ev->has & ETL_HAS_ID) != 0, pt = (ev->has & ETL_HAS_PID_TID) != 0;
+    struct field v[sizeof columns / sizeof columns[0]];
 
     etl_format_time_ns(etl_reader_time_ns(r, ev->timestamp), t, sizeof t);
     provider_text(ev, g);
-    fprintf(f, "{\"ts\":%" PRId64 ",\"time\":\"%s\",\"cpu\":%u,", ev->timestamp, t, ev->cpu);
-    if (ev->has & ETL_HAS_PID_TID) fprintf(f, "\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",", ev->pid, ev->tid);
-    else fputs("\"pid\":null,\"tid\":null,", f);
-    if (g[0]) fprintf(f, "\"provider\":\"%s\",", g);
-    else fputs("\"provider\":null,", f);
-    fprintf(f, "\"kind\":\"%s\",", etl_event_kind_name(ev->kind));
-    if (has_id) fprintf(f, "\"id\":%u,", ev->id);
-    else fputs("\"id\":null,", f);
-    fprintf(f, "\"version\":%u,\"opcode\":%u,", ev->version, ev->opcode);
-    if (ev->has & ETL_HAS_LEVEL) fprintf(f, "\"level\":%u,", ev->level);
-    else fputs("\"level\":null,", f);
-    if (has_id) fprintf(f, "\"task\":%u,\"keywords\":%" PRIu64 ",", ev->task, ev->keywords);
-    else fputs("\"task\":null,\"keywords\":null,", f);
-    fprintf(f, "\"payload_len\":%" PRIu32 ",\"ext\":%u}\n", ev->payload_len, ev->ext_count);
-}
-
-static void dump_csv(FILE *f, const etl_reader *r, const etl_event *ev)
-{
-    char t[40], g[ETL_GUID_STRING_SIZE];
-    int has_id = (ev->has & ETL_HAS_ID) != 0;
-
-    etl_format_time_ns(etl_reader_time_ns(r, ev->timestamp), t, sizeof t);
-    provider_text(ev, g);
-    fprintf(f, "%" PRId64 ",%s,%u,", ev->timestamp, t, ev->cpu);
-    if (ev->has & ETL_HAS_PID_TID) fprintf(f, "%" PRIu32 ",%" PRIu32 ",", ev->pid, ev->tid);
-    else fputs(",,", f);
-    fprintf(f, "%s,%s,", g, etl_event_kind_name(ev->kind));
-    if (has_id) fprintf(f, "%u,", ev->id);
-    else fputc(',', f);
-    fprintf(f, "%u,%u,", ev->version, ev->opcode);
-    if (ev->has & ETL_HAS_LEVEL) fprintf(f, "%u,", ev->level);
-    else fputc(',', f);
-    if (has_id) fprintf(f, "%u,%" PRIu64 ",", ev->task, ev->keywords);
-    else fputs(",,", f);
-    fprintf(f, "%" PRIu32 ",%u\n", ev->payload_len, ev->ext_count);
+    v[0] = fint(ev->timestamp);
+    v[1] = fstr(t);
+    v[2] = fuint(ev->cpu);
+    v[3] = pt ? fuint(ev->pid) : fnull();
+    v[4] = pt ? fuint(ev->tid) : fnull();
+    v[5] = g[0] ? fstr(g) : fnull();
+    v[6] = fstr(etl_event_kind_name(ev->kind));
+    v[7] = has_id ? fuint(ev->id) : fnull();
+    v[8] = fuint(ev->version);
+    v[9] = fuint(ev->opcode);
+    v[10] = (ev->has & ETL_HAS_LEVEL) ? fuint(ev->level) : fnull();
+    v[11] = has_id ? fuint(ev->task) : fnull();
+    v[12] = has_id ? fuint(ev->keywords) : fnull();
+    v[13] = fuint(ev->payload_len);
+    v[14] = fuint(ev->ext_count);
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        if (format == DUMP_JSONL) fprintf(f, "%s\"%s\":", i ? "," : "{", columns[i]);
+        else if (i) fputc(',', f);
+        switch (v[i].type) {
+        case F_NULL: if (format == DUMP_JSONL) fputs("null", f); break;
+        case F_INT: fprintf(f, "%" PRId64, v[i].i); break;
+        case F_UINT: fprintf(f, "%" PRIu64, v[i].u); break;
+        case F_STR: fprintf(f, format == DUMP_JSONL ? "\"%s\"" : "%s", v[i].s); break;
+        }
+    }
+    fputs(format == DUMP_JSONL ? "}\n" : "\n", f);
 }
 
 static void dump_text(FILE *f, const etl_reader *r, const etl_event *ev)
@@ -112,11 +118,8 @@ static void dump_text(FILE *f, const etl_reader *r, const etl_event *ev)
 
 void dump_event(FILE *f, int format, const etl_reader *r, const etl_event *ev)
 {
-    switch (format) {
-    case DUMP_JSONL: dump_json(f, r, ev); break;
-    case DUMP_CSV: dump_csv(f, r, ev); break;
-    default: dump_text(f, r, ev); break;
-    }
+    if (format == DUMP_JSONL || format == DUMP_CSV) dump_row(f, format, r, ev);
+    else dump_text(f, r, ev);
 }
 
 void dump_counts_init(struct dump_counts *c)
