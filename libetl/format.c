@@ -477,12 +477,15 @@ int etl_record_decode(const etl_record_context *ctx, const uint8_t *p, uint32_t 
     default:
         ev->pointer_size = 8; break;
     }
+    if (avail < hsize) { /* before the Size field at +4 is read */
+        *why = "record overruns the buffer's used size";
+        return ETL_RECORD_BAD;
+    }
     /* System, compact and perfinfo headers keep the size at +4; the others in the low word. */
     size = (ev->kind == ETL_KIND_SYSTEM || ev->kind == ETL_KIND_COMPACT || ev->kind == ETL_KIND_PERFINFO)
                ? etl_le16(p + 4) : (m & 0xFFFF);
-    if (avail < hsize || size < hsize || size > avail) {
-        *why = size > avail || avail < hsize ? "record overruns the buffer's used size"
-                                             : "record smaller than its header";
+    if (size < hsize || size > avail) {
+        *why = size > avail ? "record overruns the buffer's used size" : "record smaller than its header";
         return ETL_RECORD_BAD;
     }
 

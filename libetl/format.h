@@ -59,6 +59,9 @@ void etl_guid_write(uint8_t *p, const etl_guid *g);
 /* Limits of the logical buffer size (MIN/MAX_ETW_BUFFER_SIZE, etl-format.md section 1.1). */
 #define ETL_MIN_BUFFER_SIZE 512u /* relogger header buffers are 512 bytes */
 #define ETL_MAX_BUFFER_SIZE (16u * 1024 * 1024)
+/* Most memory the reader spends on buffers to read in time order (one per processor); a file
+   that needs more (a damaged one, claiming thousands of processors) is read in file order. */
+#define ETL_TIME_ORDER_MEMORY_LIMIT (1024ull * 1024 * 1024)
 
 /* Decoded WMI_BUFFER_HEADER fields the reader uses. */
 typedef struct etl_buffer_header {

@@ -56,6 +56,7 @@ struct etl_reader {
     struct stream **heap;    /* min-heap of streams by (ts, ordinal) */
     uint32_t heap_n;
     struct stream *last;     /* stream of the event last delivered */
+    uint8_t *stream_memory;  /* one block holding every stream's buffer */
     uint8_t *scratch;        /* compressed bytes of one buffer */
     uint32_t scratch_cap;
     uint64_t file_size;
@@ -228,6 +229,10 @@ static const char *buffer_header_problem(const etl_reader *r, const etl_buffer_h
         if (bh->offset > logical) return "Offset (used size) exceeds the logfile header's BufferSize";
         if (bh->buffer_size - ETL_BUFFER_HEADER_SIZE > etl_xpress_compress_bound(logical - ETL_BUFFER_HEADER_SIZE))
             return "BufferSize is larger than any compressed buffer can be";
+        /* Without COMPRESSED_MODE every buffer has the logical size (etl-format.md section
+           1.1), so that a damaged header cannot lead the walk off the buffers' grid. */
+        if (!r->compressed_file && bh->buffer_size != logical)
+            return "BufferSize differs from the logfile header's BufferSize (the file is not in compressed mode)";
         return NULL;
     }
     if (bh->offset > bh->buffer_size) return "Offset (used size) exceeds BufferSize";
@@ -273,23 +278,36 @@ static uint64_t resync(etl_reader *r, uint64_t off, int *io_error)
         }
         return size;
     }
-    uint8_t *win = malloc(WINDOW + ETL_BUFFER_HEADER_SIZE);
-    if (!win) { set_error(r, -1, "out of memory"); r->fatal = 1; *io_error = 1; return size; }
-    for (uint64_t base = off + 1; base + ETL_BUFFER_HEADER_SIZE <= size; base += WINDOW) {
-        size_t n = (size_t)(size - base < WINDOW + ETL_BUFFER_HEADER_SIZE ? size - base : WINDOW + ETL_BUFFER_HEADER_SIZE);
+    /* The next buffer is usually near: the window grows from 4 KiB, so that a file with many
+       damaged buffers is not read a megabyte per damage. */
+    uint8_t *win = NULL;
+    size_t step = 4096, cap = 0;
+    uint64_t base = off + 1;
+    while (base + ETL_BUFFER_HEADER_SIZE <= size) {
+        size_t n = (size_t)(size - base < step + ETL_BUFFER_HEADER_SIZE ? size - base : step + ETL_BUFFER_HEADER_SIZE);
+        if (n > cap) {
+            uint8_t *w = realloc(win, n);
+            if (!w) { free(win); set_error(r, -1, "out of memory"); r->fatal = 1; *io_error = 1; return size; }
+            win = w;
+            cap = n;
+        }
         if (read_exact(r, win, n, base) != 0) { free(win); *io_error = 1; return size; }
-        for (size_t i = 0; i + ETL_BUFFER_HEADER_SIZE <= n && i < WINDOW; i++) {
+        for (size_t i = 0; i + ETL_BUFFER_HEADER_SIZE <= n && i < step; i++) {
             const uint8_t *h = win + i;
             /* Cheap filter first: a compressed data buffer of type GENERIC. */
             if (!(etl_le16(h + ETL_BH_BUFFER_FLAG) & ETL_BUFFER_FLAG_COMPRESSED) || h[ETL_BH_BUFFER_TYPE] != 0 ||
                 h[ETL_BH_BUFFER_TYPE + 1] != 0)
                 continue;
             etl_buffer_header_read(h, &bh);
-            if (!buffer_header_problem(r, &bh, 0) && bh.sequence_number > 0) {
+            /* SavedOffset = Offset in compressed buffers (etl-format.md section 7): a check
+               that a header seen at a shifted position, across a damaged one, fails. */
+            if (!buffer_header_problem(r, &bh, 0) && bh.sequence_number > 0 && bh.saved_offset == bh.offset) {
                 free(win);
                 return base + i;
             }
         }
+        base += step;
+        if (step < WINDOW) step *= 2;
     }
     free(win);
     return size;
@@ -300,6 +318,91 @@ static int is_fill(const uint8_t *p, size_t n, uint8_t v)
     for (size_t i = 0; i < n; i++)
         if (p[i] != v) return 0;
     return 1;
+}
+
+/* 1 if every byte from off to the end of the file is 0xFF fill, 0 if not, -1 on a read error. */
+static int tail_is_fill(etl_reader *r, uint64_t off)
+{
+    uint8_t chunk[4096];
+
+    while (off < r->file_size) {
+        size_t n = r->file_size - off < sizeof chunk ? (size_t)(r->file_size - off) : sizeof chunk;
+        if (read_exact(r, chunk, n, off) != 0) return -1;
+        if (!is_fill(chunk, n, 0xFF)) return 0;
+        off += n;
+    }
+    return 1;
+}
+
+/* 1 if a buffer header that can belong to this file starts at pos (read into *bh), else 0. */
+static int buffer_header_at(etl_reader *r, uint64_t pos, etl_buffer_header *bh, int *io_error)
+{
+    uint8_t hdr[ETL_BUFFER_HEADER_SIZE];
+
+    if (pos + ETL_BUFFER_HEADER_SIZE > r->file_size) return 0;
+    if (read_exact(r, hdr, sizeof hdr, pos) != 0) {
+        *io_error = 1;
+        return 0;
+    }
+    etl_buffer_header_read(hdr, bh);
+    return buffer_header_problem(r, bh, 0) == NULL;
+}
+
+/* 1 if the compressed bytes of the buffer at off, taken to end at end, decompress to exactly its
+   used size; 0 if not; -1 on a read error or without memory. */
+static int stream_ends_at(etl_reader *r, uint64_t off, uint32_t used, uint64_t end)
+{
+    size_t in_len = (size_t)(end - off - ETL_BUFFER_HEADER_SIZE), out_len = 0, err_pos = 0;
+    uint8_t *in = malloc(in_len ? in_len : 1), *out = malloc(used - ETL_BUFFER_HEADER_SIZE + 1u);
+    int rc = -1;
+
+    if (!in || !out) set_error(r, -1, "out of memory");
+    else if (read_exact(r, in, in_len, off + ETL_BUFFER_HEADER_SIZE) == 0)
+        rc = etl_xpress_decompress(in, in_len, out, used - ETL_BUFFER_HEADER_SIZE, &out_len, &err_pos) ==
+                 ETL_XPRESS_OK && out_len == used - ETL_BUFFER_HEADER_SIZE;
+    free(in);
+    free(out);
+    return rc;
+}
+
+/*
+ * In a compressed file BufferSize is all that leads from one buffer to the next. When it leads
+ * to bytes that are no buffer header, or to the end of the file or beyond (so that a damaged
+ * BufferSize can swallow every buffer after it), the first buffer found among this one's bytes
+ * ends it. Compressed bytes, or a header seen a byte off across a damaged one, can look like a
+ * header by chance: only one is taken where this buffer's stream decompresses to exactly its
+ * Offset, or that leads exactly to another buffer or to the end of the file. Returns the size
+ * to take.
+ */
+static uint32_t compressed_extent(etl_reader *r, uint64_t off, const etl_buffer_header *this_bh, int *io_error)
+{
+    enum { MAX_TRIES = 8 }; /* decompressions: a hostile file may hold many look-alikes */
+    uint64_t next = off + this_bh->buffer_size, size = r->file_size, end = next < size ? next : size, found;
+    etl_buffer_header bh;
+    int tries = 0;
+
+    if (next < size && (buffer_header_at(r, next, &bh, io_error) || *io_error)) return this_bh->buffer_size;
+    /* a buffer holds at least its header */
+    for (found = resync(r, off + ETL_BUFFER_HEADER_SIZE - 1, io_error); !*io_error && found < end;
+         found = resync(r, found, io_error)) {
+        uint64_t after;
+        if (!buffer_header_at(r, found, &bh, io_error)) continue;
+        if ((this_bh->buffer_flag & ETL_BUFFER_FLAG_COMPRESSED) && tries < MAX_TRIES) {
+            int fits = stream_ends_at(r, off, this_bh->offset, found);
+            tries++;
+            if (fits < 0) {
+                *io_error = 1;
+                break;
+            }
+            if (fits) return (uint32_t)(found - off);
+        }
+        /* to the end of the file, into a header cut short there, or to another buffer */
+        after = found + bh.buffer_size;
+        if (after == size || (after < size && after + ETL_BUFFER_HEADER_SIZE > size) ||
+            buffer_header_at(r, after, &bh, io_error))
+            return *io_error ? this_bh->buffer_size : (uint32_t)(found - off);
+    }
+    return this_bh->buffer_size;
 }
 
 /* Walk the file buffer by buffer, recording where each one is and what it holds. */
@@ -317,7 +420,9 @@ static int index_buffers(etl_reader *r, uint32_t first_size)
         if (size - off < ETL_BUFFER_HEADER_SIZE) {
             size_t n = (size_t)(size - off);
             if (read_exact(r, hdr, n, off) != 0) return -1;
-            if (!is_fill(hdr, n, 0) && !is_fill(hdr, n, 0xFF))
+            /* Only 0xFF is fill: zeros are as likely the start of a buffer header cut short
+               (a BufferSize of 65536 begins with two zero bytes). */
+            if (!is_fill(hdr, n, 0xFF))
                 damage(r, (int64_t)off, "%zu bytes at offset %llu after the last buffer are not a buffer (ignored)",
                        n, (unsigned long long)off);
             break;
@@ -326,6 +431,11 @@ static int index_buffers(etl_reader *r, uint32_t first_size)
         etl_buffer_header_read(hdr, &bh);
         if (off == 0 && first_size) bh.buffer_size = first_size;
         why = buffer_header_problem(r, &bh, off == 0);
+        if (why && is_fill(hdr, sizeof hdr, 0xFF)) {
+            int fill = tail_is_fill(r, off);
+            if (fill < 0) return -1;
+            if (fill) break; /* 0xFF fill up to the end of the file: nothing is lost */
+        }
         if (why) {
             uint64_t next = resync(r, off, &io_error);
             if (io_error) return -1;
@@ -340,6 +450,17 @@ static int index_buffers(etl_reader *r, uint32_t first_size)
             r->info.damaged_buffers++;
             off = next;
             continue;
+        }
+        if (r->compressed_file) {
+            uint32_t extent = compressed_extent(r, off, &bh, &io_error);
+            if (io_error) return -1;
+            if (extent != bh.buffer_size) {
+                damage(r, (int64_t)off, "buffer %u at offset %llu: its BufferSize %u leads to no buffer; the next "
+                       "buffer starts at offset %llu", r->nbuffers, (unsigned long long)off, bh.buffer_size,
+                       (unsigned long long)(off + extent));
+                r->info.damaged_buffers++;
+                bh.buffer_size = extent;
+            }
         }
         memset(&e, 0, sizeof e);
         e.offset = off;
@@ -430,19 +551,59 @@ static int build_streams(etl_reader *r)
     return 0;
 }
 
+/* Bytes of one buffer per stream. */
+static uint64_t streams_memory(const etl_reader *r)
+{
+    uint64_t total = 0;
+
+    for (uint32_t i = 0; i < r->nstreams; i++) total += r->streams[i].cap;
+    return total;
+}
+
+/*
+ * Build the streams and give each its buffer, all in one block (opening many small files
+ * one after another then costs no heap growth and shrinking per file). Time order holds one
+ * buffer per processor; a damaged file can claim so many processors that this exceeds
+ * ETL_TIME_ORDER_MEMORY_LIMIT, and is then read in file order, with a warning.
+ */
+static int prepare_streams(etl_reader *r)
+{
+    uint64_t total;
+    uint8_t *p;
+
+    if (build_streams(r) != 0) return -1;
+    total = streams_memory(r);
+    if (r->opt.order != ETL_ORDER_FILE && total > ETL_TIME_ORDER_MEMORY_LIMIT) {
+        damage(r, -1, "%u processors' buffers would need %llu MiB to be read in time order; "
+               "the events are delivered in file order", r->nstreams, (unsigned long long)(total >> 20));
+        free(r->entry_order);
+        free(r->streams);
+        free(r->heap);
+        r->entry_order = NULL;
+        r->streams = NULL;
+        r->heap = NULL;
+        r->nstreams = 0;
+        r->opt.order = ETL_ORDER_FILE;
+        if (build_streams(r) != 0) return -1;
+        total = streams_memory(r);
+    }
+    r->stream_memory = p = malloc(total ? (size_t)total : 1);
+    if (!p) {
+        set_error(r, -1, "out of memory (%llu bytes for the buffers being read)", (unsigned long long)total);
+        return -1;
+    }
+    for (uint32_t i = 0; i < r->nstreams; i++) {
+        r->streams[i].data = p;
+        p += r->streams[i].cap;
+    }
+    return 0;
+}
+
 /* ---------------------------------------------------------------- buffer loading */
 
 /* Read (and decompress) the buffer e into s. Damage is reported; what is readable is kept. */
 static int load_buffer(etl_reader *r, struct stream *s, const struct buffer_entry *e)
 {
-    if (!s->data) {
-        s->data = malloc(s->cap);
-        if (!s->data) {
-            set_error(r, -1, "out of memory");
-            r->fatal = 1;
-            return -1;
-        }
-    }
     s->cur = e;
     s->pos = ETL_BUFFER_HEADER_SIZE;
     if (!(e->flags & ETL_BUFFER_FLAG_COMPRESSED)) {
@@ -501,12 +662,11 @@ static int stream_prepare(etl_reader *r, struct stream *s)
                 s->pos = s->used; /* fill before the used size: the buffer ends here */
                 continue;
             }
-            if (!etl_record_peek_timestamp(p, avail, &s->ts)) s->ts = s->last_ts;
+            /* Only a merge needs the next timestamp. */
+            if (r->nstreams > 1 && !etl_record_peek_timestamp(p, avail, &s->ts)) s->ts = s->last_ts;
             return 1;
         }
         if (s->next >= s->count) {
-            free(s->data);
-            s->data = NULL;
             s->cur = NULL;
             return 0;
         }
@@ -556,8 +716,6 @@ static int streams_start(etl_reader *r)
     for (uint32_t i = 0; i < r->nstreams; i++) {
         struct stream *s = &r->streams[i];
         int rc;
-        free(s->data);
-        s->data = NULL;
         s->cur = NULL;
         s->next = 0;
         s->pos = s->used = 0;
@@ -719,18 +877,20 @@ static int open_reader(etl_reader *r)
     }
     if (parse_logfile_header(r, first, n) != 0) goto fail;
 
-    /* The logical buffer size: the logfile header's, or the header buffer's if that is damaged. */
+    /* The logical buffer size: the logfile header's; if that is damaged, the header buffer's
+       (uncompressed buffers all have one size) or, for compressed buffers, whose header buffer
+       is short, the largest size allowed (each buffer's Offset then says how much it holds). */
     if (r->info.buffer_size < ETL_MIN_BUFFER_SIZE || r->info.buffer_size > ETL_MAX_BUFFER_SIZE) {
-        uint32_t fallback = bh.buffer_size;
-        if (r->compressed_file || fallback < ETL_MIN_BUFFER_SIZE || fallback > ETL_MAX_BUFFER_SIZE) {
+        uint32_t fallback = r->compressed_file ? ETL_MAX_BUFFER_SIZE : bh.buffer_size;
+        if (fallback < ETL_MIN_BUFFER_SIZE || fallback > ETL_MAX_BUFFER_SIZE) {
             set_error(r, ETL_BUFFER_HEADER_SIZE + ETL_SYSTEM_HEADER_SIZE,
                       "the logfile header's BufferSize %u (offset 104) is out of range and the header buffer's "
                       "BufferSize %u cannot replace it", r->info.buffer_size, fallback);
             goto fail;
         }
         damage(r, ETL_BUFFER_HEADER_SIZE + ETL_SYSTEM_HEADER_SIZE,
-               "the logfile header's BufferSize %u (offset 104) is out of range; using the header buffer's %u",
-               r->info.buffer_size, fallback);
+               "the logfile header's BufferSize %u (offset 104) is out of range; using %s %u",
+               r->info.buffer_size, r->compressed_file ? "the largest allowed," : "the header buffer's", fallback);
         r->info.buffer_size = fallback;
     }
     /* A damaged BufferSize in the header buffer itself: the events after the logfile header
@@ -744,7 +904,7 @@ static int open_reader(etl_reader *r)
     first = NULL;
 
     if (index_buffers(r, first_size) != 0) return -1;
-    if (build_streams(r) != 0) return -1;
+    if (prepare_streams(r) != 0) return -1;
     if (streams_start(r) != 0) return -1;
     return 0;
 fail:
@@ -834,7 +994,7 @@ void etl_reader_close(etl_reader *r)
 {
     if (!r) return;
     if (r->src.close) r->src.close(r->src.ctx);
-    for (uint32_t i = 0; i < r->nstreams; i++) free(r->streams[i].data);
+    free(r->stream_memory);
     free(r->streams);
     free(r->heap);
     free(r->entry_order);

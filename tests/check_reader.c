@@ -332,6 +332,47 @@ START_TEST(source_reads_each_buffer_once)
 }
 END_TEST
 
+static void count_damage(void *arg, int64_t offset, const char *message)
+{
+    (void)offset;
+    if (strstr(message, "file order")) ++*(int *)arg;
+}
+
+/* A damaged file whose buffers claim many processors with 16 MiB of data each would need
+   more than the memory limit in time order: it is read in file order, with a warning. */
+START_TEST(too_many_processors_for_time_order)
+{
+    struct synth_options o = { .buffer_size = 16u << 20, .cpus = 65, .compressed = 1 };
+    struct synth *s = synth_new(&o);
+    uint8_t rec[256];
+    size_t size, off;
+    uint8_t *data;
+    etl_reader *r = NULL;
+    etl_open_options oo = { .order = ETL_ORDER_TIME, .on_damage = count_damage };
+    int notes = 0;
+    unsigned w;
+
+    oo.on_damage_arg = &notes;
+    for (unsigned cpu = 0; cpu < 65; cpu++) {
+        uint32_t n = synth_event_header(rec, 1, 2000000 + cpu, &prov, 1, 0, 4, 0, 0, 0, 1, 2, NULL, 0, "abc", 3);
+        ck_assert_int_eq(synth_add(s, cpu, rec, n), 0);
+    }
+    data = synth_finish(s, &size);
+    /* Every data buffer claims to hold 16 MiB. */
+    off = etl_le32(data);
+    for (int i = 0; i < 65; i++) {
+        etl_put32(data + off + ETL_BH_OFFSET, 16u << 20);
+        off += etl_le32(data + off);
+    }
+    ck_assert_uint_eq(off, size);
+    ck_assert_int_eq(etl_reader_open_memory(&r, data, size, &oo), ETL_WARN);
+    ck_assert_int_eq(notes, 1);
+    ck_assert_int_eq(test_count_events(r, &w), 67);
+    etl_reader_close(r);
+    free(data);
+}
+END_TEST
+
 START_TEST(open_errors_name_the_file)
 {
     etl_reader *r = NULL;
@@ -369,6 +410,7 @@ int main(void)
     tcase_add_test(tc, rewind_repeats);
     tcase_add_test(tc, every_kind_in_a_file);
     tcase_add_test(tc, source_reads_each_buffer_once);
+    tcase_add_test(tc, too_many_processors_for_time_order);
     tcase_add_test(tc, open_errors_name_the_file);
     tcase_add_test(tc, versions);
     suite_add_tcase(s, tc);
