@@ -307,6 +307,163 @@ ETL_API int etl_reader_rewind(etl_reader *r);
 
 ETL_API void etl_reader_close(etl_reader *r);
 
+
+/* ======================================================================== writing */
+
+/* What describes an EVENT_HEADER event (EVENT_DESCRIPTOR). */
+typedef struct etl_event_descriptor {
+    uint16_t id;
+    uint8_t version;
+    uint8_t channel;
+    uint8_t level;
+    uint8_t opcode;
+    uint16_t task;
+    uint64_t keywords;
+} etl_event_descriptor;
+
+/* One piece of an event's user data (EVENT_DATA_DESCRIPTOR). */
+typedef struct etl_data {
+    const void *ptr;
+    uint32_t size;
+} etl_data;
+
+/* Largest record: records have a 16-bit Size (ETW's limit of just under 64 KB). */
+#define ETL_MAX_RECORD_SIZE 0xFFF8u
+/* Records start 8-byte aligned: the space a record of size n takes in a buffer. */
+#define ETL_RECORD_SPACE(n) (((uint32_t)(n) + 7u) & ~7u)
+
+/* The optional parts of an EVENT_HEADER record. */
+typedef struct etl_event_extras {
+    const etl_guid *activity_id;          /* ActivityId, or NULL for zero */
+    const etl_guid *related_activity_id;  /* RELATED_ACTIVITYID item, or NULL */
+    const uint64_t *stack;                /* STACK_TRACE64 item: frames, or NULL */
+    unsigned stack_frames;
+    uint64_t stack_match_id;
+} etl_event_extras;
+
+/*
+ * Record encoders: each returns the size of the record it would write (its Size field, not
+ * rounded) and writes it to dst only when dst is not NULL and cap is large enough; 0 when
+ * the record cannot exist (larger than ETL_MAX_RECORD_SIZE). The caller reserves
+ * ETL_RECORD_SPACE(size) bytes; the padding is zeroed by the encoder.
+ */
+/* EVENT_HEADER (64-bit) with extended data items. */
+ETL_API uint32_t etl_encode_event(uint8_t *dst, uint32_t cap, int64_t ts, uint32_t pid, uint32_t tid,
+                                  const etl_guid *provider, const etl_event_descriptor *d,
+                                  const etl_event_extras *x, const etl_data *data, unsigned ndata);
+/* SYSTEM_TRACE_HEADER (64-bit) event of a kernel event class: hook = Group << 8 | Type. */
+ETL_API uint32_t etl_encode_system(uint8_t *dst, uint32_t cap, int64_t ts, uint16_t hook, uint16_t version,
+                                   uint32_t pid, uint32_t tid, const etl_data *data, unsigned ndata);
+/* PERFINFO_TRACE_HEADER (64-bit) event of a kernel event class. */
+ETL_API uint32_t etl_encode_perfinfo(uint8_t *dst, uint32_t cap, int64_t ts, uint16_t hook, uint16_t version,
+                                     const etl_data *data, unsigned ndata);
+
+/* ---- LBR (last branch record) events, etl-format.md section 8.8 ---- */
+
+/* The LBR sample event: group 0x0C (GUID 99134383-5248-43fc-834b-529454e75df3), type 0x20. */
+#define ETL_HOOK_LBR_SAMPLE 0x0C20
+/* LbrFilterFlags (EVNTRACE_LBR_FILTER_*), as TraceConfigureLastBranchRecord takes them. */
+#define ETL_LBR_FILTER_KERNEL         0x001u
+#define ETL_LBR_FILTER_USER           0x002u
+#define ETL_LBR_FILTER_JCC            0x004u
+#define ETL_LBR_FILTER_NEAR_REL_CALL  0x008u
+#define ETL_LBR_FILTER_NEAR_IND_CALL  0x010u
+#define ETL_LBR_FILTER_NEAR_RET       0x020u
+#define ETL_LBR_FILTER_NEAR_IND_JMP   0x040u
+#define ETL_LBR_FILTER_NEAR_REL_JMP   0x080u
+#define ETL_LBR_FILTER_FAR_BRANCH     0x100u
+#define ETL_LBR_CALLSTACK             0x200u
+
+/* One branch (ETW_LBR_ENTRY). */
+typedef struct etl_lbr_entry {
+    uint64_t from;
+    uint64_t to;
+    uint64_t reserved;
+} etl_lbr_entry;
+
+/* A decoded LBR event (LBR_TRACE_EVENT_DATA); the entries stay in the record. */
+typedef struct etl_lbr {
+    int64_t timestamp;   /* of the event that triggered it (raw clock) */
+    uint32_t pid, tid;
+    uint32_t filters;    /* ETL_LBR_FILTER_* and ETL_LBR_CALLSTACK */
+    unsigned count;      /* entries, most recent branch first */
+    unsigned pointer_size;
+    const uint8_t *entries;
+} etl_lbr;
+
+/* Encodes an LBR event (PERFINFO64 header, version 2) whose payload is LBR_TRACE_EVENT_DATA
+   followed by the entries; ts is the triggering event's timestamp. Same contract as the
+   other encoders. */
+ETL_API uint32_t etl_encode_lbr(uint8_t *dst, uint32_t cap, int64_t ts, uint32_t pid, uint32_t tid,
+                                uint32_t filters, const etl_lbr_entry *entries, unsigned count);
+/* Decodes an LBR event into *out: 1 when ev is one, 0 when it is not an LBR event, and
+   ETL_FAILED when it is one whose payload is malformed (not header + whole entries). */
+ETL_API int etl_lbr_decode(const etl_event *ev, etl_lbr *out);
+/* The index-th entry of a decoded LBR event. */
+ETL_API etl_lbr_entry etl_lbr_entry_at(const etl_lbr *lbr, unsigned index);
+
+/* ---- The file writer: buffers in, an ETL file out (etl-format.md section 10) ---- */
+
+typedef struct etl_writer etl_writer;
+
+/* Log file mode bits the writer acts on, beside those above. */
+#define ETL_MODE_FILE_PREALLOCATE 0x00000020u
+
+typedef struct etl_writer_options {
+    uint32_t buffer_size;        /* bytes, 4096 .. 16 MiB (default 65536) */
+    uint32_t log_file_mode;      /* ETL_MODE_FILE_SEQUENTIAL (default), _CIRCULAR or _NEWFILE,
+                                    with _PREALLOCATE, ETL_MODE_COMPRESSED; stored in the header */
+    uint64_t maximum_file_size;  /* bytes; 0 for none (sequential only). A sequential file that
+                                    reaches it takes no more buffers; a circular one wraps; a
+                                    NEWFILE session goes on in the next file */
+    uint32_t number_of_processors; /* default: the processors online */
+    etl_clock clock;             /* type (default PerfCounter), perf_freq, cpu_speed_mhz,
+                                    start_time (FILETIME), start_timestamp (raw clock then) */
+    int64_t boot_time;           /* FILETIME */
+    uint32_t timer_resolution;   /* 100 ns units (default 156250) */
+    uint8_t os_major, os_minor;  /* Version bytes 0 and 1 (default 10.0) */
+    uint32_t os_build;           /* ProviderVersion (default 19041) */
+    const char *logger_name;     /* UTF-8 (default "libetl") */
+    uint32_t header_pid, header_tid; /* of the logfile header event */
+    uint16_t logger_id;
+} etl_writer_options;
+
+/* Statistics of a writer (the file part of EVENT_TRACE_PROPERTIES). */
+typedef struct etl_writer_stats {
+    uint32_t buffers_written;    /* data buffers written, in all files */
+    uint32_t log_buffers_lost;   /* buffers refused because the file was full */
+    uint32_t files;              /* files created (NEWFILE: how many) */
+    uint64_t bytes_written;
+} etl_writer_stats;
+
+/*
+ * Create path and write its header buffer. For NEWFILE, path holds one "%d", replaced by
+ * 1, 2, ... Returns ETL_OK, or ETL_FATAL with *out holding only the message (read it with
+ * etl_writer_error, then etl_writer_close), or NULL without memory.
+ */
+ETL_API int etl_writer_open(etl_writer **out, const char *path, const etl_writer_options *opt);
+/*
+ * Write one data buffer of processor cpu: buffer holds buffer_size bytes whose records fill
+ * [0x48, used); the writer fills the WMI_BUFFER_HEADER (SequenceNumber in call order) and the
+ * 0xFF tail, so buffer is modified. flush_timestamp is the raw clock at the flush;
+ * flush_marker marks the last buffer of a flush. ETL_OK; ETL_FAILED when a sequential file
+ * with a maximum size is full (the buffer is counted in log_buffers_lost); ETL_FATAL on an I/O
+ * error.
+ */
+ETL_API int etl_writer_write_buffer(etl_writer *w, uint8_t *buffer, uint32_t used, uint16_t cpu,
+                                    int64_t flush_timestamp, int flush_marker);
+/* Events lost by the session, recorded in the header at close (and in every NEWFILE file). */
+ETL_API void etl_writer_set_events_lost(etl_writer *w, uint32_t events_lost);
+ETL_API void etl_writer_stats_get(const etl_writer *w, etl_writer_stats *out);
+ETL_API const char *etl_writer_error(const etl_writer *w);
+/* The name of the file being written (NEWFILE: the current one). */
+ETL_API const char *etl_writer_path(const etl_writer *w);
+/*
+ * Finalise the header (EndTime = end_time, a FILETIME; BuffersWritten, EventsLost,
+ * BuffersLost), truncate a preallocated file, close. ETL_OK or ETL_FATAL; w is freed.
+ */
+ETL_API int etl_writer_close(etl_writer *w, int64_t end_time);
+
 #ifdef __cplusplus
 }
 #endif

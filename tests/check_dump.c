@@ -144,6 +144,41 @@ START_TEST(summary_counts)
 }
 END_TEST
 
+/* LBR events show their branches in text and JSON. */
+START_TEST(lbr_events_show_branches)
+{
+    uint8_t rec[512];
+    etl_lbr_entry e[2] = { { 0x401000, 0x402000, 0 }, { 0x403000, 0x404000, 0 } };
+    struct synth_options o = { .cpus = 1 };
+    struct synth *s = synth_new(&o);
+    uint32_t n = etl_encode_lbr(rec, sizeof rec, 2000000, 7, 8, ETL_LBR_FILTER_USER, e, 2);
+    size_t size;
+    uint8_t *data;
+    etl_reader *r = NULL;
+    etl_event ev;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f;
+
+    ck_assert_int_eq(synth_add(s, 0, rec, n), 0);
+    data = synth_finish(s, &size);
+    ck_assert_int_eq(etl_reader_open_memory(&r, data, size, NULL), ETL_OK);
+    while (etl_reader_next(r, &ev) == ETL_OK)
+        if (ev.hook_id == ETL_HOOK_LBR_SAMPLE && ev.kind == ETL_KIND_PERFINFO) break;
+    ck_assert_uint_eq(ev.hook_id, ETL_HOOK_LBR_SAMPLE);
+    f = open_memstream(&text, &len);
+    dump_event(f, DUMP_JSONL, r, &ev);
+    dump_event(f, DUMP_TEXT, r, &ev);
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(text, "\"provider\":\"99134383-5248-43fc-834b-529454e75df3\""));
+    ck_assert_ptr_nonnull(strstr(text, ",\"lbr\":{\"pid\":7,\"tid\":8,\"filters\":2,\"entries\":[[4198400,4202496],[4206592,4210688]]}}\n"));
+    ck_assert_ptr_nonnull(strstr(text, "LastBranchRecord perfinfo v=2 op=32 len=72 lbr pid=7 tid=8 filters=0x2 branches=2 401000->402000 403000->404000\n"));
+    free(text);
+    etl_reader_close(r);
+    free(data);
+}
+END_TEST
+
 START_TEST(format_names)
 {
     ck_assert_int_eq(dump_format_parse("text"), DUMP_TEXT);
@@ -166,6 +201,7 @@ int main(void)
     tcase_add_test(tc, text_line);
     tcase_add_test(tc, json_strings_escaped);
     tcase_add_test(tc, summary_counts);
+    tcase_add_test(tc, lbr_events_show_branches);
     tcase_add_test(tc, format_names);
     suite_add_tcase(s, tc);
     return check_run(s);

@@ -54,6 +54,21 @@ static struct field fint(int64_t i) { struct field v = { F_INT, i, 0, NULL }; re
 static struct field fuint(uint64_t u) { struct field v = { F_UINT, 0, u, NULL }; return v; }
 static struct field fstr(const char *s) { struct field v = { F_STR, 0, 0, s }; return v; }
 
+/* LBR events carry their branches: "lbr":{"pid":..,"tid":..,"filters":..,"entries":[[from,to],...]}. */
+static void dump_lbr_json(FILE *f, const etl_event *ev)
+{
+    etl_lbr lbr;
+
+    if (etl_lbr_decode(ev, &lbr) != 1) return;
+    fprintf(f, ",\"lbr\":{\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"filters\":%" PRIu32 ",\"entries\":[",
+            lbr.pid, lbr.tid, lbr.filters);
+    for (unsigned i = 0; i < lbr.count; i++) {
+        etl_lbr_entry e = etl_lbr_entry_at(&lbr, i);
+        fprintf(f, "%s[%" PRIu64 ",%" PRIu64 "]", i ? "," : "", e.from, e.to);
+    }
+    fputs("]}", f);
+}
+
 /* The row of an event, in the order of columns[]: the same for JSON and CSV. */
 static void dump_row(FILE *f, int format, const etl_reader *r, const etl_event *ev)
 {
@@ -88,6 +103,7 @@ static void dump_row(FILE *f, int format, const etl_reader *r, const etl_event *
         case F_STR: fprintf(f, format == DUMP_JSONL ? "\"%s\"" : "%s", v[i].s); break;
         }
     }
+    if (format == DUMP_JSONL) dump_lbr_json(f, ev);
     fputs(format == DUMP_JSONL ? "}\n" : "\n", f);
 }
 
@@ -96,6 +112,7 @@ static void dump_text(FILE *f, const etl_reader *r, const etl_event *ev)
     char t[40], g[ETL_GUID_STRING_SIZE];
     const char *name = (ev->has & ETL_HAS_PROVIDER) ? etl_guid_name(&ev->provider) : NULL;
     uint32_t preview = ev->payload_len < 16 ? ev->payload_len : 16;
+    etl_lbr lbr;
 
     etl_format_time_ns(etl_reader_time_ns(r, ev->timestamp), t, sizeof t);
     provider_text(ev, g);
@@ -108,6 +125,16 @@ static void dump_text(FILE *f, const etl_reader *r, const etl_event *ev)
     if (ev->has & ETL_HAS_LEVEL) fprintf(f, "level=%u ", ev->level);
     fprintf(f, "len=%" PRIu32, ev->payload_len);
     if (ev->ext_count) fprintf(f, " ext=%u", ev->ext_count);
+    if (etl_lbr_decode(ev, &lbr) == 1) {
+        fprintf(f, " lbr pid=%" PRIu32 " tid=%" PRIu32 " filters=0x%" PRIx32 " branches=%u", lbr.pid, lbr.tid,
+                lbr.filters, lbr.count);
+        for (unsigned i = 0; i < lbr.count; i++) {
+            etl_lbr_entry e = etl_lbr_entry_at(&lbr, i);
+            fprintf(f, " %" PRIx64 "->%" PRIx64, e.from, e.to);
+        }
+        fputc('\n', f);
+        return;
+    }
     if (preview) {
         fputs(" [", f);
         for (uint32_t i = 0; i < preview; i++) fprintf(f, "%s%02x", i ? " " : "", ev->payload[i]);

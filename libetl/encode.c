@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/* Encoding of event records (EVENT_HEADER, system, perfinfo, LBR) and decoding of LBR payloads. */
+#include <string.h>
+
+#include "format.h"
+
+static uint32_t data_size(const etl_data *data, unsigned ndata)
+{
+    uint64_t n = 0;
+
+    for (unsigned i = 0; i < ndata; i++) n += data[i].size;
+    return n > ETL_MAX_RECORD_SIZE ? ETL_MAX_RECORD_SIZE + 1 : (uint32_t)n;
+}
+
+/* Copies the user data after the header and zeroes the padding up to the next record. */
+static void put_data(uint8_t *p, const etl_data *data, unsigned ndata, uint32_t size_so_far)
+{
+    uint32_t pos = 0;
+
+    for (unsigned i = 0; i < ndata; i++) {
+        if (data[i].size) memcpy(p + pos, data[i].ptr, data[i].size);
+        pos += data[i].size;
+    }
+    memset(p + pos, 0, ETL_RECORD_SPACE(size_so_far + pos) - (size_so_far + pos));
+}
+
+static uint32_t ext_item_size(uint32_t data_size) { return 8 + ETL_RECORD_SPACE(data_size); }
+
+static uint8_t *put_ext_item(uint8_t *p, uint16_t type, uint16_t size, int more)
+{
+    etl_put16(p, (uint16_t)ext_item_size(size));
+    etl_put16(p + 2, type);
+    etl_put16(p + 4, more ? 1 : 0);
+    etl_put16(p + 6, size);
+    memset(p + 8 + size, 0, ext_item_size(size) - 8 - size);
+    return p + 8;
+}
+
+uint32_t etl_encode_event(uint8_t *dst, uint32_t cap, int64_t ts, uint32_t pid, uint32_t tid,
+                          const etl_guid *provider, const etl_event_descriptor *d,
+                          const etl_event_extras *x, const etl_data *data, unsigned ndata)
+{
+    uint32_t ext = 0, size;
+    int has_related = x && x->related_activity_id, has_stack = x && x->stack && x->stack_frames;
+    uint8_t *p;
+
+    if (has_related) ext += ext_item_size(16);
+    if (has_stack) {
+        if (x->stack_frames > (ETL_MAX_RECORD_SIZE - 8) / 8) return 0;
+        ext += ext_item_size(8 + 8 * x->stack_frames);
+    }
+    size = ETL_EVENT_HEADER_SIZE + ext + data_size(data, ndata);
+    if (size > ETL_MAX_RECORD_SIZE) return 0;
+    if (!dst || cap < ETL_RECORD_SPACE(size)) return size;
+
+    memset(dst, 0, ETL_EVENT_HEADER_SIZE);
+    etl_put16(dst, (uint16_t)size);
+    dst[2] = ETL_HT_EVENT64;
+    dst[3] = 0xC0;
+    etl_put16(dst + 4, ext ? ETL_EVENT_HEADER_FLAG_EXTENDED_INFO : 0);
+    etl_put32(dst + 8, tid);
+    etl_put32(dst + 12, pid);
+    etl_put64(dst + 16, (uint64_t)ts);
+    etl_guid_write(dst + 0x18, provider);
+    etl_put16(dst + 0x28, d->id);
+    dst[0x2A] = d->version;
+    dst[0x2B] = d->channel;
+    dst[0x2C] = d->level;
+    dst[0x2D] = d->opcode;
+    etl_put16(dst + 0x2E, d->task);
+    etl_put64(dst + 0x30, d->keywords);
+    if (x && x->activity_id) etl_guid_write(dst + 0x40, x->activity_id);
+    p = dst + ETL_EVENT_HEADER_SIZE;
+    if (has_related) {
+        etl_guid_write(put_ext_item(p, ETL_EXT_RELATED_ACTIVITYID, 16, has_stack), x->related_activity_id);
+        p += ext_item_size(16);
+    }
+    if (has_stack) {
+        uint16_t n = (uint16_t)(8 + 8 * x->stack_frames);
+        uint8_t *q = put_ext_item(p, ETL_EXT_STACK_TRACE64, n, 0);
+        etl_put64(q, x->stack_match_id);
+        for (unsigned i = 0; i < x->stack_frames; i++) etl_put64(q + 8 + 8 * i, x->stack[i]);
+        p += ext_item_size(n);
+    }
+    put_data(p, data, ndata, ETL_EVENT_HEADER_SIZE + ext);
+    return size;
+}
+
+uint32_t etl_encode_system(uint8_t *dst, uint32_t cap, int64_t ts, uint16_t hook, uint16_t version,
+                           uint32_t pid, uint32_t tid, const etl_data *data, unsigned ndata)
+{
+    uint32_t size = ETL_SYSTEM_HEADER_SIZE + data_size(data, ndata);
+
+    if (size > ETL_MAX_RECORD_SIZE) return 0;
+    if (!dst || cap < ETL_RECORD_SPACE(size)) return size;
+    etl_put16(dst, version);
+    dst[2] = ETL_HT_SYSTEM64;
+    dst[3] = 0xC0;
+    etl_put16(dst + 4, (uint16_t)size);
+    etl_put16(dst + 6, hook); /* Type, then Group */
+    etl_put32(dst + 8, tid);
+    etl_put32(dst + 12, pid);
+    etl_put64(dst + 16, (uint64_t)ts);
+    etl_put32(dst + 0x18, 0); /* KernelTime */
+    etl_put32(dst + 0x1C, 0); /* UserTime */
+    put_data(dst + ETL_SYSTEM_HEADER_SIZE, data, ndata, ETL_SYSTEM_HEADER_SIZE);
+    return size;
+}
+
+uint32_t etl_encode_perfinfo(uint8_t *dst, uint32_t cap, int64_t ts, uint16_t hook, uint16_t version,
+                             const etl_data *data, unsigned ndata)
+{
+    uint32_t size = ETL_PERFINFO_HEADER_SIZE + data_size(data, ndata);
+
+    if (size > ETL_MAX_RECORD_SIZE) return 0;
+    if (!dst || cap < ETL_RECORD_SPACE(size)) return size;
+    etl_put16(dst, (uint16_t)(version & ~(ETL_TRACE_HEADER_PEBS_INDEX_FLAG | ETL_TRACE_HEADER_PMC_MASK)));
+    dst[2] = ETL_HT_PERFINFO64;
+    dst[3] = 0xC0;
+    etl_put16(dst + 4, (uint16_t)size);
+    etl_put16(dst + 6, hook);
+    etl_put64(dst + 8, (uint64_t)ts);
+    put_data(dst + ETL_PERFINFO_HEADER_SIZE, data, ndata, ETL_PERFINFO_HEADER_SIZE);
+    return size;
+}
+
+/* LBR_TRACE_EVENT_DATA: 24 bytes with 64-bit pointers (a pad after Options), 20 with 32-bit. */
+static unsigned lbr_header_size(unsigned p) { return p == 8 ? 24 : 20; }
+
+uint32_t etl_encode_lbr(uint8_t *dst, uint32_t cap, int64_t ts, uint32_t pid, uint32_t tid,
+                        uint32_t filters, const etl_lbr_entry *entries, unsigned count)
+{
+    uint8_t head[24];
+    etl_data data[2];
+    uint32_t size;
+
+    if (count > (ETL_MAX_RECORD_SIZE - ETL_PERFINFO_HEADER_SIZE - 24) / 24) return 0;
+    size = ETL_PERFINFO_HEADER_SIZE + 24 + 24 * count;
+    if (!dst || cap < ETL_RECORD_SPACE(size)) return size;
+    etl_put64(head, (uint64_t)ts);
+    etl_put32(head + 8, pid);
+    etl_put32(head + 12, tid);
+    etl_put32(head + 16, filters);
+    etl_put32(head + 20, 0);
+    data[0].ptr = head;
+    data[0].size = 24;
+    data[1].ptr = NULL;
+    data[1].size = 0;
+    etl_encode_perfinfo(dst, cap, ts, ETL_HOOK_LBR_SAMPLE, 2, data, 1);
+    etl_put16(dst + 4, (uint16_t)size);
+    for (unsigned i = 0; i < count; i++) {
+        uint8_t *e = dst + ETL_PERFINFO_HEADER_SIZE + 24 + 24 * i;
+        etl_put64(e, entries[i].from);
+        etl_put64(e + 8, entries[i].to);
+        etl_put64(e + 16, entries[i].reserved);
+    }
+    memset(dst + size, 0, ETL_RECORD_SPACE(size) - size);
+    return size;
+}
+
+int etl_lbr_decode(const etl_event *ev, etl_lbr *out)
+{
+    unsigned p = ev->pointer_size == 4 ? 4 : 8, h = lbr_header_size(p);
+
+    if ((ev->kind != ETL_KIND_PERFINFO && ev->kind != ETL_KIND_SYSTEM && ev->kind != ETL_KIND_COMPACT) ||
+        ev->hook_id != ETL_HOOK_LBR_SAMPLE)
+        return 0;
+    if (ev->payload_len < h || (ev->payload_len - h) % (3 * p) != 0) return ETL_FAILED;
+    out->timestamp = etl_le64s(ev->payload);
+    out->pid = etl_le32(ev->payload + 8);
+    out->tid = etl_le32(ev->payload + 12);
+    out->filters = etl_le32(ev->payload + 16);
+    out->pointer_size = p;
+    out->count = (ev->payload_len - h) / (3 * p);
+    out->entries = ev->payload + h;
+    return 1;
+}
+
+etl_lbr_entry etl_lbr_entry_at(const etl_lbr *lbr, unsigned index)
+{
+    etl_lbr_entry e = { 0, 0, 0 };
+    const uint8_t *p;
+
+    if (index >= lbr->count) return e;
+    p = lbr->entries + (size_t)index * 3 * lbr->pointer_size;
+    if (lbr->pointer_size == 8) {
+        e.from = etl_le64(p);
+        e.to = etl_le64(p + 8);
+        e.reserved = etl_le64(p + 16);
+    } else {
+        e.from = etl_le32(p);
+        e.to = etl_le32(p + 4);
+        e.reserved = etl_le32(p + 8);
+    }
+    return e;
+}

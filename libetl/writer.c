@@ -1,0 +1,443 @@
+/* SPDX-License-Identifier: MIT */
+/* The ETL file writer: header buffer, per-processor data buffers, and the sequential, circular, NEWFILE and preallocated file modes. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "format.h"
+#include "writer.h"
+#include "xpress.h"
+
+#define DEFAULT_BUFFER_SIZE 65536u
+#define MIN_WRITER_BUFFER_SIZE 4096u
+#define LAYOUT_2_0_BUFFER_SIZE (1024u * 1024) /* larger buffers need log layout 2.0 */
+
+struct etl_writer {
+    etl_writer_options o;
+    char *pattern;          /* path as given (NEWFILE: with %d) */
+    char *path;             /* the file being written */
+    char *logger_name;
+    int fd;
+    uint32_t header_size;   /* bytes of the header buffer on disk */
+    uint64_t end;           /* end of the data written so far in this file */
+    uint64_t high;          /* largest end of data (circular files wrap below it) */
+    uint32_t slots;         /* circular: data buffers the file holds */
+    uint32_t file_buffers;  /* data buffers written to this file */
+    int64_t sequence;       /* SequenceNumber of the next buffer in this file */
+    uint32_t file_index;    /* NEWFILE: number of the current file */
+    uint32_t events_lost;
+    etl_writer_stats stats;
+    uint8_t *header;        /* the header buffer */
+    uint8_t *zbuf;          /* a compressed buffer */
+    int fatal;
+    char err[512];
+};
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void werror(etl_writer *w, const char *fmt, ...)
+{
+    va_list ap;
+    int n = snprintf(w->err, sizeof w->err, "%s: ", w->path ? w->path : w->pattern ? w->pattern : "<writer>");
+
+    if (n < 0 || (size_t)n >= sizeof w->err) n = 0;
+    va_start(ap, fmt);
+    vsnprintf(w->err + n, sizeof w->err - (size_t)n, fmt, ap);
+    va_end(ap);
+}
+
+const char *etl_writer_error(const etl_writer *w) { return w ? w->err : "out of memory"; }
+const char *etl_writer_path(const etl_writer *w) { return w->path; }
+void etl_writer_set_events_lost(etl_writer *w, uint32_t events_lost) { w->events_lost = events_lost; }
+void etl_writer_stats_get(const etl_writer *w, etl_writer_stats *out) { *out = w->stats; }
+
+void etl_writer_options_defaults(etl_writer_options *o)
+{
+    if (!o->buffer_size) o->buffer_size = DEFAULT_BUFFER_SIZE;
+    if (!(o->log_file_mode & (ETL_MODE_FILE_SEQUENTIAL | ETL_MODE_FILE_CIRCULAR | ETL_MODE_FILE_NEWFILE |
+                              ETL_MODE_BUFFERING)))
+        o->log_file_mode |= ETL_MODE_FILE_SEQUENTIAL;
+    if (!o->number_of_processors) {
+        long n = sysconf(_SC_NPROCESSORS_CONF);
+        o->number_of_processors = n > 0 ? (uint32_t)n : 1;
+    }
+    if (!o->clock.type) o->clock.type = ETL_CLOCK_PERFCOUNTER;
+    if (!o->clock.perf_freq) o->clock.perf_freq = o->clock.type == ETL_CLOCK_PERFCOUNTER ? 1000000000 : 10000000;
+    if (!o->timer_resolution) o->timer_resolution = 156250;
+    if (!o->os_major && !o->os_minor) {
+        o->os_major = 10;
+        o->os_minor = 0;
+    }
+    if (!o->os_build) o->os_build = 19041;
+    if (!o->logger_name) o->logger_name = "libetl";
+}
+
+/* UTF-8 to UTF-16LE at p (NUL-terminated); returns bytes written. Invalid bytes become U+FFFD. */
+static uint32_t put_utf16(uint8_t *p, const char *s, uint32_t max_units)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    uint32_t n = 0;
+
+    while (*u && n + 3 < max_units) {
+        uint32_t c = *u++;
+        int more = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC0 ? 1 : 0;
+        if (c >= 0x80 && c < 0xC0) c = 0xFFFD;
+        else if (more) {
+            c &= 0x3Fu >> more;
+            for (int i = 0; i < more; i++) {
+                if ((*u & 0xC0) != 0x80) { c = 0xFFFD; break; }
+                c = c << 6 | (*u++ & 0x3F);
+            }
+        }
+        if (c >= 0x10000 && c <= 0x10FFFF) {
+            c -= 0x10000;
+            etl_put16(p + 2 * n++, (uint16_t)(0xD800 + (c >> 10)));
+            etl_put16(p + 2 * n++, (uint16_t)(0xDC00 + (c & 0x3FF)));
+        } else {
+            etl_put16(p + 2 * n++, (uint16_t)(c > 0xFFFF ? 0xFFFD : c));
+        }
+    }
+    etl_put16(p + 2 * n++, 0);
+    return 2 * n;
+}
+
+uint32_t etl_header_buffer_build(const etl_writer_options *o, const char *file_name,
+                                 const etl_header_counts *c, uint8_t *b)
+{
+    const unsigned p = 8;
+    int compressed = (o->log_file_mode & ETL_MODE_COMPRESSED) != 0;
+    uint8_t *e = b + ETL_BUFFER_HEADER_SIZE, *t = e + ETL_SYSTEM_HEADER_SIZE;
+    uint32_t strings, size, used, on_disk, room;
+    uint8_t partition[48] = { 0 };
+    etl_data part = { partition, sizeof partition };
+
+    memset(b, 0, ETL_BUFFER_HEADER_SIZE + ETL_SYSTEM_HEADER_SIZE + ETL_TLH_SIZE(p));
+    etl_put32(t + ETL_TLH_BUFFER_SIZE, o->buffer_size);
+    t[ETL_TLH_VERSION] = o->os_major;
+    t[ETL_TLH_VERSION + 1] = o->os_minor;
+    if (compressed || o->buffer_size > LAYOUT_2_0_BUFFER_SIZE || o->number_of_processors > 256) {
+        t[ETL_TLH_VERSION + 2] = 2;
+        t[ETL_TLH_VERSION + 3] = 0;
+    } else {
+        t[ETL_TLH_VERSION + 2] = 1;
+        t[ETL_TLH_VERSION + 3] = 5;
+    }
+    etl_put32(t + ETL_TLH_PROVIDER_VERSION, o->os_build);
+    etl_put32(t + ETL_TLH_NUMBER_OF_PROCESSORS, o->number_of_processors);
+    etl_put64(t + ETL_TLH_END_TIME, (uint64_t)c->end_time);
+    etl_put32(t + ETL_TLH_TIMER_RESOLUTION, o->timer_resolution);
+    etl_put32(t + ETL_TLH_MAXIMUM_FILE_SIZE, (uint32_t)(o->maximum_file_size >> 20));
+    etl_put32(t + ETL_TLH_LOG_FILE_MODE, o->log_file_mode & ~ETL_MODE_REAL_TIME);
+    etl_put32(t + ETL_TLH_BUFFERS_WRITTEN, c->buffers_written);
+    etl_put32(t + ETL_TLH_START_BUFFERS, 1);
+    etl_put32(t + ETL_TLH_POINTER_SIZE, p);
+    etl_put32(t + ETL_TLH_EVENTS_LOST, c->events_lost);
+    etl_put32(t + ETL_TLH_CPU_SPEED, o->clock.cpu_speed_mhz);
+    etl_put32(t + ETL_TLH_TIME_ZONE(p), 0); /* UTC */
+    etl_put64(t + ETL_TLH_BOOT_TIME(p), (uint64_t)o->boot_time);
+    etl_put64(t + ETL_TLH_PERF_FREQ(p), (uint64_t)o->clock.perf_freq);
+    etl_put64(t + ETL_TLH_START_TIME(p), (uint64_t)o->clock.start_time);
+    etl_put32(t + ETL_TLH_RESERVED_FLAGS(p), (uint32_t)o->clock.type);
+    etl_put32(t + ETL_TLH_BUFFERS_LOST(p), c->buffers_lost);
+    /* The two names, within what is left of a 64 KiB record and of the buffer. */
+    room = (o->buffer_size - ETL_BUFFER_HEADER_SIZE - ETL_SYSTEM_HEADER_SIZE - ETL_TLH_SIZE(p) - 64) / 2;
+    if (room > 0x7000) room = 0x7000;
+    strings = put_utf16(t + ETL_TLH_SIZE(p), o->logger_name, room / 2);
+    strings += put_utf16(t + ETL_TLH_SIZE(p) + strings, file_name ? file_name : "", room / 2);
+    size = ETL_SYSTEM_HEADER_SIZE + ETL_TLH_SIZE(p) + strings;
+    etl_put16(e, 2);
+    e[2] = ETL_HT_SYSTEM64;
+    e[3] = 0xC0;
+    etl_put16(e + 4, (uint16_t)size);
+    etl_put16(e + 6, 0); /* HookId 0: WMI_LOG_TYPE_HEADER */
+    etl_put32(e + 8, o->header_tid);
+    etl_put32(e + 12, o->header_pid);
+    etl_put64(e + 16, (uint64_t)o->clock.start_timestamp);
+    used = ETL_BUFFER_HEADER_SIZE + ETL_RECORD_SPACE(size);
+    memset(b + ETL_BUFFER_HEADER_SIZE + size, 0, used - ETL_BUFFER_HEADER_SIZE - size);
+    used += ETL_RECORD_SPACE(etl_encode_system(b + used, o->buffer_size - used, o->clock.start_timestamp, 0x0050, 2,
+                                               o->header_pid, o->header_tid, &part, 1));
+
+    on_disk = compressed ? (used + 511u) & ~511u : o->buffer_size;
+    etl_put32(b + ETL_BH_BUFFER_SIZE, on_disk);
+    etl_put32(b + ETL_BH_SAVED_OFFSET, used);
+    etl_put32(b + ETL_BH_CURRENT_OFFSET, used);
+    etl_put16(b + ETL_BH_LOGGER_ID, o->logger_id);
+    etl_put32(b + ETL_BH_STATE, ETL_BUFFER_STATE_FLUSH);
+    etl_put32(b + ETL_BH_OFFSET, used);
+    etl_put16(b + ETL_BH_BUFFER_FLAG, compressed ? ETL_BUFFER_FLAG_FLUSH_MARKER
+                                                 : ETL_BUFFER_FLAG_FLUSH_MARKER | ETL_BUFFER_FLAG_PROC_INDEX);
+    etl_put16(b + ETL_BH_BUFFER_TYPE, ETL_BUFFER_TYPE_HEADER);
+    memset(b + used, 0xFF, on_disk - used);
+    return on_disk;
+}
+
+static int pwrite_all(etl_writer *w, const void *buf, size_t n, uint64_t off)
+{
+    size_t done = 0;
+
+    while (done < n) {
+        ssize_t k = pwrite(w->fd, (const char *)buf + done, n - done, (off_t)(off + done));
+        if (k < 0) {
+            if (errno == EINTR) continue;
+            werror(w, "write error at offset %llu: %s", (unsigned long long)(off + done), strerror(errno));
+            w->fatal = 1;
+            return -1;
+        }
+        done += (size_t)k;
+    }
+    w->stats.bytes_written += n;
+    return 0;
+}
+
+static char *file_path(const etl_writer *w, uint32_t index)
+{
+    size_t n = strlen(w->pattern) + 16;
+    char *p = malloc(n);
+
+    if (!p) return NULL;
+    /* The pattern holds exactly one %d (check_options); replace it by hand rather than
+       handing a caller's string to printf as a format. */
+    const char *d = (w->o.log_file_mode & ETL_MODE_FILE_NEWFILE) ? strstr(w->pattern, "%d") : NULL;
+    if (d) snprintf(p, n, "%.*s%u%s", (int)(d - w->pattern), w->pattern, (unsigned)index, d + 2);
+    else snprintf(p, n, "%s", w->pattern);
+    return p;
+}
+
+/* The header buffer as it stands now, written at offset 0. */
+static int write_header(etl_writer *w, int64_t end_time)
+{
+    etl_header_counts c;
+
+    c.end_time = end_time;
+    c.buffers_written = 1 + (w->slots && w->file_buffers > w->slots ? w->slots : w->file_buffers);
+    c.events_lost = w->events_lost;
+    c.buffers_lost = w->stats.log_buffers_lost;
+    etl_header_buffer_build(&w->o, w->path, &c, w->header);
+    return pwrite_all(w, w->header, w->header_size, 0);
+}
+
+static int open_file(etl_writer *w)
+{
+    etl_header_counts c = { 0, 1, 0, 0 };
+
+    free(w->path);
+    w->path = file_path(w, w->file_index);
+    if (!w->path) {
+        werror(w, "out of memory");
+        return -1;
+    }
+    w->fd = open(w->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (w->fd < 0) {
+        werror(w, "cannot create: %s", strerror(errno));
+        return -1;
+    }
+    if ((w->o.log_file_mode & ETL_MODE_FILE_PREALLOCATE) && w->o.maximum_file_size) {
+        int rc = posix_fallocate(w->fd, 0, (off_t)w->o.maximum_file_size);
+        if (rc != 0 && rc != EOPNOTSUPP && rc != EINVAL) {
+            werror(w, "cannot preallocate %llu bytes: %s", (unsigned long long)w->o.maximum_file_size, strerror(rc));
+            return -1;
+        }
+    }
+    w->header_size = etl_header_buffer_build(&w->o, w->path, &c, w->header);
+    w->end = w->high = w->header_size;
+    w->file_buffers = 0;
+    w->sequence = 1;
+    w->stats.files++;
+    return write_header(w, 0);
+}
+
+/* Finish the current file: final header, truncate a preallocated tail, close. */
+static int close_file(etl_writer *w, int64_t end_time)
+{
+    int rc = 0;
+
+    if (w->fd < 0) return 0;
+    if (!w->fatal) {
+        rc = write_header(w, end_time);
+        if (rc == 0 && (w->o.log_file_mode & ETL_MODE_FILE_PREALLOCATE) && ftruncate(w->fd, (off_t)w->high) != 0) {
+            werror(w, "cannot truncate to %llu bytes: %s", (unsigned long long)w->high, strerror(errno));
+            rc = -1;
+        }
+    }
+    if (close(w->fd) != 0 && rc == 0) {
+        werror(w, "close: %s", strerror(errno));
+        rc = -1;
+    }
+    w->fd = -1;
+    return rc;
+}
+
+static int check_options(etl_writer *w)
+{
+    etl_writer_options *o = &w->o;
+    uint32_t files = o->log_file_mode & (ETL_MODE_FILE_SEQUENTIAL | ETL_MODE_FILE_CIRCULAR | ETL_MODE_FILE_NEWFILE);
+
+    if (o->buffer_size < MIN_WRITER_BUFFER_SIZE || o->buffer_size > ETL_MAX_BUFFER_SIZE) {
+        werror(w, "buffer size %u is out of range (4 KiB to 16 MiB)", o->buffer_size);
+        return -1;
+    }
+    if (files & (files - 1)) {
+        werror(w, "sequential, circular and NEWFILE modes exclude each other");
+        return -1;
+    }
+    if ((o->log_file_mode & (ETL_MODE_FILE_CIRCULAR | ETL_MODE_FILE_NEWFILE | ETL_MODE_FILE_PREALLOCATE)) &&
+        o->maximum_file_size == 0) {
+        werror(w, "circular, NEWFILE and preallocated files need a maximum file size");
+        return -1;
+    }
+    if ((o->log_file_mode & ETL_MODE_FILE_CIRCULAR) && (o->log_file_mode & ETL_MODE_COMPRESSED)) {
+        werror(w, "a circular file cannot be compressed (its buffers wrap in fixed slots)");
+        return -1;
+    }
+    if (o->log_file_mode & ETL_MODE_FILE_NEWFILE) {
+        const char *d = strstr(w->pattern, "%d");
+        for (const char *q = strchr(w->pattern, '%'); q; q = strchr(q + 2, '%'))
+            if (q != d) {
+                werror(w, "a NEWFILE name holds exactly one %%d and no other %%");
+                return -1;
+            }
+        if (!d) {
+            werror(w, "a NEWFILE name needs a %%d for the file number");
+            return -1;
+        }
+    }
+    if (o->maximum_file_size && o->maximum_file_size < 3ull * o->buffer_size) {
+        werror(w, "maximum file size %llu is less than three buffers", (unsigned long long)o->maximum_file_size);
+        return -1;
+    }
+    return 0;
+}
+
+int etl_writer_open(etl_writer **out, const char *path, const etl_writer_options *opt)
+{
+    etl_writer *w = calloc(1, sizeof *w);
+
+    *out = w;
+    if (!w) return ETL_FATAL;
+    w->fd = -1;
+    if (opt) w->o = *opt;
+    etl_writer_options_defaults(&w->o);
+    w->pattern = strdup(path);
+    w->logger_name = strdup(w->o.logger_name);
+    if (!w->pattern || !w->logger_name) {
+        werror(w, "out of memory");
+        w->fatal = 1;
+        return ETL_FATAL;
+    }
+    w->o.logger_name = w->logger_name;
+    w->file_index = 1;
+    if (check_options(w) != 0) {
+        w->fatal = 1;
+        return ETL_FATAL;
+    }
+    w->header = malloc(w->o.buffer_size);
+    if (w->o.log_file_mode & ETL_MODE_COMPRESSED)
+        w->zbuf = malloc(ETL_BUFFER_HEADER_SIZE + etl_xpress_compress_bound(w->o.buffer_size));
+    if (!w->header || ((w->o.log_file_mode & ETL_MODE_COMPRESSED) && !w->zbuf)) {
+        werror(w, "out of memory");
+        w->fatal = 1;
+        return ETL_FATAL;
+    }
+    if (open_file(w) != 0) {
+        w->fatal = 1;
+        return ETL_FATAL;
+    }
+    if (w->o.log_file_mode & ETL_MODE_FILE_CIRCULAR) w->slots = (uint32_t)((w->o.maximum_file_size - w->header_size) / w->o.buffer_size);
+    return ETL_OK;
+}
+
+/* Fill the WMI_BUFFER_HEADER of a data buffer (etl-format.md section 10, item 4). */
+static void fill_buffer_header(etl_writer *w, uint8_t *b, uint32_t used, uint16_t cpu, int64_t ts, int marker)
+{
+    memset(b, 0, ETL_BUFFER_HEADER_SIZE);
+    etl_put32(b + ETL_BH_BUFFER_SIZE, w->o.buffer_size);
+    etl_put32(b + ETL_BH_SAVED_OFFSET, used);
+    etl_put32(b + ETL_BH_CURRENT_OFFSET, w->o.buffer_size + used);
+    etl_put64(b + ETL_BH_TIMESTAMP, (uint64_t)ts);
+    etl_put64(b + ETL_BH_SEQUENCE_NUMBER, (uint64_t)w->sequence);
+    etl_put16(b + ETL_BH_CLIENT_CONTEXT, cpu);
+    etl_put16(b + ETL_BH_LOGGER_ID, w->o.logger_id);
+    etl_put32(b + ETL_BH_STATE, ETL_BUFFER_STATE_FLUSH);
+    etl_put32(b + ETL_BH_OFFSET, used);
+    etl_put16(b + ETL_BH_BUFFER_FLAG, (uint16_t)(ETL_BUFFER_FLAG_PROC_INDEX | (marker ? ETL_BUFFER_FLAG_FLUSH_MARKER : 0)));
+    etl_put16(b + ETL_BH_BUFFER_TYPE, ETL_BUFFER_TYPE_GENERIC);
+}
+
+int etl_writer_write_buffer(etl_writer *w, uint8_t *buffer, uint32_t used, uint16_t cpu,
+                            int64_t flush_timestamp, int flush_marker)
+{
+    const uint8_t *out = buffer;
+    uint32_t n = w->o.buffer_size;
+    uint64_t at;
+
+    if (w->fatal) return ETL_FATAL;
+    if (used < ETL_BUFFER_HEADER_SIZE || used > w->o.buffer_size) {
+        werror(w, "buffer used size %u is out of range", used);
+        return ETL_FAILED;
+    }
+    fill_buffer_header(w, buffer, used, cpu, flush_timestamp, flush_marker);
+    if (w->o.log_file_mode & ETL_MODE_COMPRESSED) {
+        size_t z = etl_xpress_compress(buffer + ETL_BUFFER_HEADER_SIZE, used - ETL_BUFFER_HEADER_SIZE,
+                                       w->zbuf + ETL_BUFFER_HEADER_SIZE,
+                                       etl_xpress_compress_bound(w->o.buffer_size));
+        memcpy(w->zbuf, buffer, ETL_BUFFER_HEADER_SIZE);
+        n = (uint32_t)(ETL_BUFFER_HEADER_SIZE + z);
+        etl_put32(w->zbuf + ETL_BH_BUFFER_SIZE, n);
+        etl_put32(w->zbuf + ETL_BH_CURRENT_OFFSET, used);
+        etl_put16(w->zbuf + ETL_BH_BUFFER_FLAG,
+                  (uint16_t)(etl_le16(buffer + ETL_BH_BUFFER_FLAG) | ETL_BUFFER_FLAG_COMPRESSED));
+        out = w->zbuf;
+    } else {
+        memset(buffer + used, 0xFF, w->o.buffer_size - used);
+    }
+
+    if (w->o.log_file_mode & ETL_MODE_FILE_CIRCULAR) {
+        at = w->header_size + (uint64_t)(w->file_buffers % w->slots) * w->o.buffer_size;
+    } else {
+        at = w->end;
+        if (w->o.maximum_file_size && at + n > w->o.maximum_file_size) {
+            if (!(w->o.log_file_mode & ETL_MODE_FILE_NEWFILE)) {
+                w->stats.log_buffers_lost++;
+                return ETL_FAILED; /* sequential: the file is full, logging stops */
+            }
+            w->file_index++;
+            if (close_file(w, etl_ns_to_filetime(etl_clock_time_ns(&w->o.clock, flush_timestamp))) != 0 ||
+                open_file(w) != 0) {
+                w->fatal = 1;
+                return ETL_FATAL;
+            }
+            at = w->end;
+            fill_buffer_header(w, buffer, used, cpu, flush_timestamp, flush_marker);
+            if (out == w->zbuf) etl_put64(w->zbuf + ETL_BH_SEQUENCE_NUMBER, (uint64_t)w->sequence);
+        }
+    }
+    if (pwrite_all(w, out, n, at) != 0) return ETL_FATAL;
+    w->sequence++;
+    w->file_buffers++;
+    w->stats.buffers_written++;
+    if (at + n > w->end) w->end = at + n;
+    if (w->end > w->high) w->high = w->end;
+    return ETL_OK;
+}
+
+int etl_writer_close(etl_writer *w, int64_t end_time)
+{
+    int rc;
+
+    if (!w) return ETL_FATAL;
+    rc = w->fatal ? -1 : close_file(w, end_time);
+    if (w->fd >= 0) close(w->fd);
+    free(w->header);
+    free(w->zbuf);
+    free(w->path);
+    free(w->pattern);
+    free(w->logger_name);
+    free(w);
+    return rc == 0 ? ETL_OK : ETL_FATAL;
+}
