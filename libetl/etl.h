@@ -464,6 +464,75 @@ ETL_API const char *etl_writer_path(const etl_writer *w);
  */
 ETL_API int etl_writer_close(etl_writer *w, int64_t end_time);
 
+/* ---- Sessions: the capture engine (per-processor buffers, logging modes, flush thread) ---- */
+
+typedef struct etl_session etl_session;
+
+/* What starts a session, as EVENT_TRACE_PROPERTIES describes it. */
+typedef struct etl_session_properties {
+    const char *logger_name;       /* the session name (default "libetl") */
+    const char *log_file_name;     /* the file; NULL in buffering mode. NEWFILE: holds %d */
+    uint32_t buffer_size_kb;       /* BufferSize in KB, 4 .. 16384 (default 64) */
+    uint32_t minimum_buffers;      /* raised to at least 2 per processor */
+    uint32_t maximum_buffers;      /* raised to at least minimum_buffers (default: minimum + 64);
+                                      ignored in buffering mode */
+    uint32_t maximum_file_size_mb; /* 0: none; required for circular, NEWFILE, preallocate */
+    uint32_t log_file_mode;        /* ETL_MODE_FILE_SEQUENTIAL (default), _CIRCULAR, _NEWFILE
+                                      (| ETL_MODE_FILE_PREALLOCATE), or ETL_MODE_BUFFERING;
+                                      | ETL_MODE_COMPRESSED */
+    uint32_t flush_timer_s;        /* flush non-empty buffers this often; 0: only when full,
+                                      at stop, or on etl_session_flush (not in buffering mode) */
+    int clock_type;                /* ETL_CLOCK_PERFCOUNTER (default: CLOCK_MONOTONIC_RAW in ns),
+                                      ETL_CLOCK_SYSTEMTIME (FILETIME) or ETL_CLOCK_CPUCYCLE (TSC) */
+    uint32_t number_of_processors; /* default: the processors configured */
+} etl_session_properties;
+
+/* A session's statistics, as EVENT_TRACE_PROPERTIES reports them. */
+typedef struct etl_session_stats {
+    uint32_t number_of_buffers;    /* NumberOfBuffers: allocated to the pool */
+    uint32_t free_buffers;         /* FreeBuffers */
+    uint64_t events_lost;          /* EventsLost */
+    uint32_t buffers_written;      /* BuffersWritten */
+    uint32_t log_buffers_lost;     /* LogBuffersLost: buffers the file did not take */
+    uint32_t real_time_buffers_lost; /* RealTimeBuffersLost (no real-time mode yet: 0) */
+    char error[256];               /* the last error (file I/O), "" if none */
+} etl_session_stats;
+
+/* Start a session: allocate its buffers, create its file, start its flush thread.
+   ETL_OK, or ETL_FATAL with *out holding only the message (etl_session_error, then
+   etl_session_stop), or NULL without memory. */
+ETL_API int etl_session_start(etl_session **out, const etl_session_properties *p);
+/* The session clock now (the raw timestamp events get). */
+ETL_API int64_t etl_session_timestamp(const etl_session *s);
+/*
+ * Log one event into the current buffer of the calling thread's processor: no lock, no
+ * system call, never blocks. ETL_OK, or ETL_FAILED when the event is lost and counted in
+ * EventsLost, with errno E2BIG (larger than a buffer can hold: ETW's limit of just under
+ * 64 KB), ENOBUFS (no free buffer) or ENOSPC (a sequential file reached its maximum size).
+ * The event's process and thread ids are the caller's; its timestamp is taken now.
+ */
+ETL_API int etl_session_write_event(etl_session *s, const etl_guid *provider, const etl_event_descriptor *d,
+                                    const etl_event_extras *x, const etl_data *data, unsigned ndata);
+/* The same for a kernel event class with a SYSTEM_TRACE_HEADER (ts: its timestamp, or 0 for now). */
+ETL_API int etl_session_write_system(etl_session *s, int64_t ts, uint16_t hook, uint16_t version, uint32_t pid,
+                                     uint32_t tid, const etl_data *data, unsigned ndata);
+/* The same with a PERFINFO_TRACE_HEADER. */
+ETL_API int etl_session_write_perfinfo(etl_session *s, int64_t ts, uint16_t hook, uint16_t version,
+                                       const etl_data *data, unsigned ndata);
+/* An LBR event for the event with timestamp trigger_ts (the same timestamp, as Windows writes it). */
+ETL_API int etl_session_write_lbr(etl_session *s, int64_t trigger_ts, uint32_t pid, uint32_t tid, uint32_t filters,
+                                  const etl_lbr_entry *entries, unsigned count);
+/* Flush every non-empty buffer to the file now and wait until it is written (file modes). */
+ETL_API int etl_session_flush(etl_session *s);
+/* Buffering mode: write what the buffers hold to path, in time order, without clearing them. */
+ETL_API int etl_session_snapshot(etl_session *s, const char *path);
+ETL_API void etl_session_query(const etl_session *s, etl_session_stats *out);
+ETL_API const char *etl_session_error(const etl_session *s);
+/* Stop: flush, finalise the file (EndTime, BuffersWritten, EventsLost, BuffersLost), free.
+   Fills *out (if not NULL) with the final statistics. ETL_OK, or ETL_FATAL when the file
+   could not be written (out->error says why). */
+ETL_API int etl_session_stop(etl_session *s, etl_session_stats *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,735 @@
+/* SPDX-License-Identifier: MIT */
+/* The capture engine: a session's per-processor buffer pool with lock-free reservation, its flush thread and logging modes. */
+/* sched_getcpu, gettid through syscall, MAP_ANONYMOUS: Linux interfaces of the engine. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
+#include "format.h"
+#include "writer.h"
+
+/*
+ * One buffer of the pool. Its state word holds a generation (high half: how many times the
+ * buffer was taken into use) and the end of its reservations (low half), with SEALED set once
+ * the buffer takes no more. Writers reserve with compare-and-swap on the state word, so a
+ * writer that held on to a buffer that was since written and reused sees another generation
+ * and never writes into it. The one that finds no room seals the buffer; the flush thread
+ * writes it once `committed` says every reservation below the end is written.
+ */
+#define STATE_SEALED 0x80000000u
+#define STATE(gen, off) ((uint64_t)(gen) << 32 | (off))
+
+struct ebuf {
+    _Atomic uint64_t state;     /* generation << 32 | SEALED | end of the reservations */
+    _Atomic uint32_t committed; /* bytes of the records fully written */
+    _Atomic uint32_t next;      /* stack link: index + 1 */
+    uint32_t used;              /* end of the records, set by the sealer */
+    uint16_t cpu;
+    uint64_t seal;              /* sealing order */
+    uint8_t *data;
+};
+
+struct etl_session {
+    etl_session_properties p;
+    char *logger_name, *log_file_name;
+    uint32_t bsize, ncpu, nmin, nmax;
+    int buffering;
+    uint8_t *memory;
+    size_t memory_size;
+    struct ebuf *bufs;
+    _Atomic uint64_t free_head;    /* (tag << 32) | index + 1 */
+    _Atomic uint32_t free_count;
+    _Atomic uint64_t full_head;    /* sealed buffers waiting for the flush thread */
+    _Atomic uint32_t allocated;    /* buffers taken into the pool */
+    _Atomic uint64_t *current;     /* per processor: generation << 32 | index + 1, 0 for none */
+    _Atomic uint64_t seal_counter;
+    _Atomic uint64_t events_lost;
+    _Atomic int file_full;
+    _Atomic int stopping;
+    etl_clock clock;
+    etl_writer *writer;
+    /* The flush thread and the requests it serves. */
+    pthread_t flusher;
+    int flusher_started;
+    sem_t wake;
+    pthread_mutex_t lock;          /* the retained ring and the requests, never the write path */
+    pthread_cond_t done;
+    uint64_t flush_requested, flush_completed;
+    /* Buffering mode: sealed buffers kept, oldest first. */
+    uint32_t *ring;
+    uint32_t ring_head, ring_n;
+    _Atomic uint32_t buffers_written, log_buffers_lost;
+    char err[256];
+};
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void serror(etl_session *s, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(s->err, sizeof s->err, fmt, ap);
+    va_end(ap);
+}
+
+const char *etl_session_error(const etl_session *s) { return s ? s->err : "out of memory"; }
+
+/* ------------------------------------------------------------------ clock */
+
+static int64_t clock_ns(clockid_t id)
+{
+    struct timespec t;
+    clock_gettime(id, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static int64_t cycles(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return (int64_t)__rdtsc();
+#else
+    return clock_ns(CLOCK_MONOTONIC_RAW);
+#endif
+}
+
+static inline int64_t session_now(const etl_session *s)
+{
+    switch (s->clock.type) {
+    case ETL_CLOCK_SYSTEMTIME: return etl_ns_to_filetime(clock_ns(CLOCK_REALTIME));
+    case ETL_CLOCK_CPUCYCLE: return cycles();
+    default: return clock_ns(CLOCK_MONOTONIC_RAW);
+    }
+}
+
+int64_t etl_session_timestamp(const etl_session *s) { return session_now(s); }
+
+/* Ticks of the cycle counter per microsecond, measured against the monotonic clock. */
+static uint32_t measure_cpu_mhz(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    int64_t t0 = clock_ns(CLOCK_MONOTONIC_RAW), c0 = cycles(), t1, c1;
+    struct timespec pause = { 0, 20000000 };
+    nanosleep(&pause, NULL);
+    t1 = clock_ns(CLOCK_MONOTONIC_RAW);
+    c1 = cycles();
+    return t1 > t0 ? (uint32_t)((c1 - c0) * 1000 / (t1 - t0)) : 1000;
+#else
+    return 1000;
+#endif
+}
+
+/* The clock of the file: StartTime and the raw clock then, taken together. */
+static void session_clock(etl_session *s)
+{
+    s->clock.type = s->p.clock_type ? s->p.clock_type : ETL_CLOCK_PERFCOUNTER;
+    s->clock.cpu_speed_mhz = measure_cpu_mhz(); /* recorded whatever the clock, as Windows does */
+    s->clock.perf_freq = s->clock.type == ETL_CLOCK_SYSTEMTIME ? 10000000 : 1000000000;
+    s->clock.start_timestamp = session_now(s);
+    s->clock.start_time = etl_ns_to_filetime(clock_ns(CLOCK_REALTIME));
+}
+
+/* ------------------------------------------------------------------ buffer stacks */
+
+static void stack_push(_Atomic uint64_t *head, struct ebuf *bufs, uint32_t index)
+{
+    uint64_t old = atomic_load_explicit(head, memory_order_relaxed), nw;
+
+    do {
+        atomic_store_explicit(&bufs[index].next, (uint32_t)old, memory_order_relaxed);
+        nw = ((old >> 32) + 1) << 32 | (index + 1);
+    } while (!atomic_compare_exchange_weak_explicit(head, &old, nw, memory_order_release, memory_order_relaxed));
+}
+
+/* Index + 1 of a buffer taken from the stack, or 0 if it is empty. The tag in the high half
+   makes a head that was popped and pushed back in between fail the exchange (ABA). */
+static uint32_t stack_pop(_Atomic uint64_t *head, struct ebuf *bufs)
+{
+    uint64_t old = atomic_load_explicit(head, memory_order_acquire), nw;
+
+    for (;;) {
+        uint32_t top = (uint32_t)old;
+        if (!top) return 0;
+        nw = ((old >> 32) + 1) << 32 | atomic_load_explicit(&bufs[top - 1].next, memory_order_relaxed);
+        if (atomic_compare_exchange_weak_explicit(head, &old, nw, memory_order_acquire, memory_order_acquire))
+            return top;
+    }
+}
+
+static void free_push(etl_session *s, uint32_t index)
+{
+    stack_push(&s->free_head, s->bufs, index);
+    atomic_fetch_add_explicit(&s->free_count, 1, memory_order_relaxed);
+}
+
+/* A buffer ready for cpu: from the free list, else a new one while the pool may grow. */
+static uint64_t take_buffer(etl_session *s, uint16_t cpu)
+{
+    uint32_t top = stack_pop(&s->free_head, s->bufs);
+    struct ebuf *b;
+
+    if (top) {
+        atomic_fetch_sub_explicit(&s->free_count, 1, memory_order_relaxed);
+    } else {
+        uint32_t n = atomic_load_explicit(&s->allocated, memory_order_relaxed);
+        do {
+            if (n >= s->nmax) return 0;
+        } while (!atomic_compare_exchange_weak_explicit(&s->allocated, &n, n + 1, memory_order_relaxed,
+                                                         memory_order_relaxed));
+        top = n + 1;
+    }
+    b = &s->bufs[top - 1];
+    b->cpu = cpu;
+    b->used = 0;
+    atomic_store_explicit(&b->committed, 0, memory_order_relaxed);
+    {
+        uint32_t gen = (uint32_t)(atomic_load_explicit(&b->state, memory_order_relaxed) >> 32) + 1;
+        atomic_store_explicit(&b->state, STATE(gen, ETL_BUFFER_HEADER_SIZE), memory_order_release);
+        return STATE(gen, top);
+    }
+}
+
+/* The buffer ends at `end`: hand it to the flush thread. Only the one reservation that
+   crossed the end (or the flush that closed the buffer) calls this. */
+static void seal(etl_session *s, uint32_t top, uint32_t end)
+{
+    struct ebuf *b = &s->bufs[top - 1];
+
+    b->used = end;
+    b->seal = atomic_fetch_add_explicit(&s->seal_counter, 1, memory_order_relaxed);
+    stack_push(&s->full_head, s->bufs, top - 1);
+    sem_post(&s->wake);
+}
+
+/* Replace cpu's buffer `old` (generation << 32 | index + 1, or 0) by a fresh one; returns the
+   current buffer afterwards, or 0 when no buffer is free. */
+static uint64_t switch_buffer(etl_session *s, uint16_t cpu, uint64_t old)
+{
+    uint64_t fresh = take_buffer(s, cpu), expected = old;
+
+    if (!fresh) return 0;
+    if (atomic_compare_exchange_strong_explicit(&s->current[cpu], &expected, fresh, memory_order_acq_rel,
+                                                memory_order_acquire))
+        return fresh;
+    free_push(s, (uint32_t)fresh - 1); /* another writer switched first */
+    return expected ? expected : switch_buffer(s, cpu, 0);
+}
+
+static _Thread_local uint32_t cached_tid;
+static _Thread_local uint32_t cached_pid;
+
+static void forget_ids(void)
+{
+    cached_tid = 0;
+    cached_pid = 0;
+}
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static void install_atfork(void) { pthread_atfork(NULL, NULL, forget_ids); }
+
+static inline void caller_ids(uint32_t *pid, uint32_t *tid)
+{
+    if (!cached_tid) {
+        cached_tid = (uint32_t)syscall(SYS_gettid);
+        cached_pid = (uint32_t)getpid();
+    }
+    *pid = cached_pid;
+    *tid = cached_tid;
+}
+
+/*
+ * Reserve space bytes in the current buffer of the caller's processor. Returns where to
+ * write and the buffer (for the commit), or NULL with errno set when the event is lost.
+ */
+static uint8_t *reserve(etl_session *s, uint32_t space, struct ebuf **out)
+{
+    int c = sched_getcpu();
+    uint16_t cpu = (uint16_t)((c < 0 ? 0 : (unsigned)c) % s->ncpu);
+    uint64_t cur = atomic_load_explicit(&s->current[cpu], memory_order_acquire);
+
+    if (atomic_load_explicit(&s->file_full, memory_order_relaxed)) {
+        errno = ENOSPC;
+        return NULL;
+    }
+    for (;;) {
+        struct ebuf *b;
+        uint64_t st;
+        uint32_t gen = (uint32_t)(cur >> 32), top = (uint32_t)cur;
+
+        if (!top) {
+            cur = switch_buffer(s, cpu, 0);
+            if (!cur) {
+                errno = ENOBUFS;
+                return NULL;
+            }
+            continue;
+        }
+        b = &s->bufs[top - 1];
+        st = atomic_load_explicit(&b->state, memory_order_acquire);
+        for (;;) {
+            uint32_t off = (uint32_t)st;
+            if ((uint32_t)(st >> 32) != gen || (off & STATE_SEALED)) break; /* reused or closed */
+            if (off + space <= s->bsize) {
+                if (atomic_compare_exchange_weak_explicit(&b->state, &st, STATE(gen, off + space),
+                                                          memory_order_acquire, memory_order_acquire)) {
+                    *out = b;
+                    return b->data + off;
+                }
+                continue;
+            }
+            /* No room: close the buffer where its records end, and hand it on. */
+            if (atomic_compare_exchange_weak_explicit(&b->state, &st, STATE(gen, off | STATE_SEALED),
+                                                      memory_order_acq_rel, memory_order_acquire)) {
+                seal(s, top, off);
+                break;
+            }
+        }
+        /* Not (or no longer) this buffer: move cpu on from it if it is still current. */
+        if (atomic_load_explicit(&s->current[cpu], memory_order_acquire) == cur) {
+            cur = switch_buffer(s, cpu, cur);
+            if (!cur) {
+                errno = ENOBUFS;
+                return NULL;
+            }
+        } else {
+            cur = atomic_load_explicit(&s->current[cpu], memory_order_acquire);
+        }
+    }
+}
+
+static inline void commit(struct ebuf *b, uint32_t space)
+{
+    atomic_fetch_add_explicit(&b->committed, space, memory_order_release);
+}
+
+static int lost(etl_session *s)
+{
+    atomic_fetch_add_explicit(&s->events_lost, 1, memory_order_relaxed);
+    return ETL_FAILED;
+}
+
+/* Reserve ETL_RECORD_SPACE(size), or count the event lost. */
+static uint8_t *reserve_record(etl_session *s, uint32_t size, struct ebuf **b)
+{
+    uint8_t *p;
+
+    if (!size || ETL_RECORD_SPACE(size) > s->bsize - ETL_BUFFER_HEADER_SIZE) {
+        errno = E2BIG;
+        lost(s);
+        return NULL;
+    }
+    p = reserve(s, ETL_RECORD_SPACE(size), b);
+    if (!p) lost(s);
+    return p;
+}
+
+int etl_session_write_event(etl_session *s, const etl_guid *provider, const etl_event_descriptor *d,
+                            const etl_event_extras *x, const etl_data *data, unsigned ndata)
+{
+    uint32_t size = etl_encode_event(NULL, 0, 0, 0, 0, provider, d, x, data, ndata), pid, tid;
+    struct ebuf *b;
+    uint8_t *p = reserve_record(s, size, &b);
+    int64_t ts;
+
+    if (!p) return ETL_FAILED;
+    ts = session_now(s);
+    caller_ids(&pid, &tid);
+    etl_encode_event(p, ETL_RECORD_SPACE(size), ts, pid, tid, provider, d, x, data, ndata);
+    commit(b, ETL_RECORD_SPACE(size));
+    return ETL_OK;
+}
+
+int etl_session_write_system(etl_session *s, int64_t ts, uint16_t hook, uint16_t version, uint32_t pid,
+                             uint32_t tid, const etl_data *data, unsigned ndata)
+{
+    uint32_t size = etl_encode_system(NULL, 0, 0, hook, version, pid, tid, data, ndata);
+    struct ebuf *b;
+    uint8_t *p = reserve_record(s, size, &b);
+
+    if (!p) return ETL_FAILED;
+    etl_encode_system(p, ETL_RECORD_SPACE(size), ts ? ts : session_now(s), hook, version, pid, tid, data, ndata);
+    commit(b, ETL_RECORD_SPACE(size));
+    return ETL_OK;
+}
+
+int etl_session_write_perfinfo(etl_session *s, int64_t ts, uint16_t hook, uint16_t version,
+                               const etl_data *data, unsigned ndata)
+{
+    uint32_t size = etl_encode_perfinfo(NULL, 0, 0, hook, version, data, ndata);
+    struct ebuf *b;
+    uint8_t *p = reserve_record(s, size, &b);
+
+    if (!p) return ETL_FAILED;
+    etl_encode_perfinfo(p, ETL_RECORD_SPACE(size), ts ? ts : session_now(s), hook, version, data, ndata);
+    commit(b, ETL_RECORD_SPACE(size));
+    return ETL_OK;
+}
+
+int etl_session_write_lbr(etl_session *s, int64_t trigger_ts, uint32_t pid, uint32_t tid, uint32_t filters,
+                          const etl_lbr_entry *entries, unsigned count)
+{
+    uint32_t size = etl_encode_lbr(NULL, 0, trigger_ts, pid, tid, filters, entries, count);
+    struct ebuf *b;
+    uint8_t *p = reserve_record(s, size, &b);
+
+    if (!p) return ETL_FAILED;
+    etl_encode_lbr(p, ETL_RECORD_SPACE(size), trigger_ts, pid, tid, filters, entries, count);
+    commit(b, ETL_RECORD_SPACE(size));
+    return ETL_OK;
+}
+
+/* ------------------------------------------------------------------ flushing */
+
+/* Close every processor's non-empty buffer so that the flush thread takes it. */
+static void seal_current(etl_session *s)
+{
+    for (uint32_t cpu = 0; cpu < s->ncpu; cpu++) {
+        uint64_t cur = atomic_load_explicit(&s->current[cpu], memory_order_acquire), st;
+        uint32_t top = (uint32_t)cur, gen = (uint32_t)(cur >> 32);
+        struct ebuf *b;
+
+        if (!top) continue;
+        b = &s->bufs[top - 1];
+        st = atomic_load_explicit(&b->state, memory_order_acquire);
+        if ((uint32_t)st == ETL_BUFFER_HEADER_SIZE) continue; /* empty: leave it */
+        if (!atomic_compare_exchange_strong_explicit(&s->current[cpu], &cur, 0, memory_order_acq_rel,
+                                                     memory_order_relaxed))
+            continue; /* a writer moved on from it: it is sealed already */
+        /* Close it where its reservations end, unless a writer closed it first. */
+        for (;;) {
+            if ((uint32_t)(st >> 32) != gen || ((uint32_t)st & STATE_SEALED)) break;
+            if (atomic_compare_exchange_weak_explicit(&b->state, &st, STATE(gen, (uint32_t)st | STATE_SEALED),
+                                                      memory_order_acq_rel, memory_order_acquire)) {
+                seal(s, top, (uint32_t)st);
+                break;
+            }
+        }
+    }
+}
+
+/* Wait until every reservation below the buffer's end is written. */
+static void wait_committed(const struct ebuf *b)
+{
+    unsigned spins = 0;
+
+    while (atomic_load_explicit(&b->committed, memory_order_acquire) < b->used - ETL_BUFFER_HEADER_SIZE) {
+        if (++spins > 64) sched_yield();
+    }
+}
+
+/* Records in [0x48, used): what a refused buffer held, for EventsLost. */
+static uint32_t count_records(const struct ebuf *b)
+{
+    uint32_t n = 0, pos = ETL_BUFFER_HEADER_SIZE;
+
+    while (pos + 8 <= b->used) {
+        uint32_t m = etl_le32(b->data + pos), size = ((m >> 16) & 0xFF) <= ETL_HT_COMPACT64 ||
+                                                             ((m >> 16) & 0xFF) == ETL_HT_PERFINFO64
+                                                         ? etl_le16(b->data + pos + 4)
+                                                         : (m & 0xFFFF);
+        if (size < 8) break;
+        n++;
+        pos += ETL_RECORD_SPACE(size);
+    }
+    return n;
+}
+
+/* Take the sealed buffers, oldest first: write them (file modes) or keep them (buffering). */
+static void drain(etl_session *s)
+{
+    uint32_t batch[1024], n = 0, top = (uint32_t)atomic_exchange_explicit(&s->full_head, 0, memory_order_acquire);
+
+    while (top) {
+        uint32_t next = atomic_load_explicit(&s->bufs[top - 1].next, memory_order_relaxed);
+        if (n == sizeof batch / sizeof batch[0]) break;
+        batch[n++] = top - 1;
+        top = next;
+    }
+    while (top) { /* more than a batch: the rest goes back */
+        uint32_t next = atomic_load_explicit(&s->bufs[top - 1].next, memory_order_relaxed);
+        stack_push(&s->full_head, s->bufs, top - 1);
+        top = next;
+    }
+    /* Sealing order (insertion sort: batches are small and nearly reversed). */
+    for (uint32_t i = 1; i < n; i++) {
+        uint32_t x = batch[i], j = i;
+        while (j > 0 && s->bufs[batch[j - 1]].seal > s->bufs[x].seal) {
+            batch[j] = batch[j - 1];
+            j--;
+        }
+        batch[j] = x;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        struct ebuf *b = &s->bufs[batch[i]];
+        wait_committed(b);
+        if (s->buffering) {
+            pthread_mutex_lock(&s->lock);
+            s->ring[(s->ring_head + s->ring_n++) % s->nmax] = batch[i];
+            pthread_mutex_unlock(&s->lock);
+            continue;
+        }
+        if (s->writer) {
+            int rc = etl_writer_write_buffer(s->writer, b->data, b->used, b->cpu, session_now(s), i + 1 == n);
+            if (rc == ETL_OK) {
+                atomic_fetch_add_explicit(&s->buffers_written, 1, memory_order_relaxed);
+            } else {
+                /* The file takes no more: what this buffer held is lost, and so is what comes. */
+                atomic_fetch_add_explicit(&s->events_lost, count_records(b), memory_order_relaxed);
+                atomic_store_explicit(&s->file_full, 1, memory_order_relaxed);
+                if (rc == ETL_FATAL && !s->err[0]) serror(s, "%s", etl_writer_error(s->writer));
+                atomic_fetch_add_explicit(&s->log_buffers_lost, 1, memory_order_relaxed);
+            }
+        }
+        free_push(s, batch[i]);
+    }
+    /* Buffering mode: keep enough buffers free for every processor by reusing the oldest. */
+    if (s->buffering) {
+        pthread_mutex_lock(&s->lock);
+        while (s->ring_n > 0 && atomic_load_explicit(&s->free_count, memory_order_relaxed) < s->ncpu + 1) {
+            free_push(s, s->ring[s->ring_head]);
+            s->ring_head = (s->ring_head + 1) % s->nmax;
+            s->ring_n--;
+        }
+        pthread_mutex_unlock(&s->lock);
+    }
+}
+
+static void *flush_thread(void *arg)
+{
+    etl_session *s = arg;
+    int64_t next_timer = s->p.flush_timer_s && !s->buffering
+                             ? clock_ns(CLOCK_MONOTONIC) + (int64_t)s->p.flush_timer_s * 1000000000 : INT64_MAX;
+
+    for (;;) {
+        struct timespec until;
+        int64_t now = clock_ns(CLOCK_REALTIME), wait = 100000000;
+        uint64_t requested;
+        int stopping;
+
+        until.tv_sec = (now + wait) / 1000000000;
+        until.tv_nsec = (now + wait) % 1000000000;
+        sem_timedwait(&s->wake, &until);
+        stopping = atomic_load(&s->stopping);
+        pthread_mutex_lock(&s->lock);
+        requested = s->flush_requested;
+        pthread_mutex_unlock(&s->lock);
+        if (clock_ns(CLOCK_MONOTONIC) >= next_timer || requested != s->flush_completed || stopping) {
+            seal_current(s);
+            if (next_timer != INT64_MAX) next_timer = clock_ns(CLOCK_MONOTONIC) + (int64_t)s->p.flush_timer_s * 1000000000;
+        }
+        drain(s);
+        if (requested != s->flush_completed) {
+            pthread_mutex_lock(&s->lock);
+            s->flush_completed = requested;
+            pthread_cond_broadcast(&s->done);
+            pthread_mutex_unlock(&s->lock);
+        }
+        if (stopping) {
+            seal_current(s);
+            drain(s);
+            if (!atomic_load_explicit(&s->full_head, memory_order_acquire)) break;
+        }
+    }
+    return NULL;
+}
+
+int etl_session_flush(etl_session *s)
+{
+    uint64_t want;
+
+    if (s->buffering) return ETL_OK;
+    pthread_mutex_lock(&s->lock);
+    want = ++s->flush_requested;
+    sem_post(&s->wake);
+    while (s->flush_completed < want) pthread_cond_wait(&s->done, &s->lock);
+    pthread_mutex_unlock(&s->lock);
+    return s->err[0] ? ETL_FAILED : ETL_OK;
+}
+
+/* ------------------------------------------------------------------ snapshots */
+
+static void writer_options(const etl_session *s, etl_writer_options *o, uint32_t mode)
+{
+    memset(o, 0, sizeof *o);
+    o->buffer_size = s->bsize;
+    o->log_file_mode = mode;
+    o->maximum_file_size = (uint64_t)s->p.maximum_file_size_mb << 20;
+    o->number_of_processors = s->ncpu;
+    o->clock = s->clock;
+    o->logger_name = s->logger_name;
+    o->header_pid = (uint32_t)getpid();
+    o->header_tid = (uint32_t)syscall(SYS_gettid);
+}
+
+int etl_session_snapshot(etl_session *s, const char *path)
+{
+    etl_writer_options o;
+    etl_writer *w = NULL;
+    int rc = ETL_OK;
+
+    if (!s->buffering) {
+        serror(s, "snapshots are for buffering mode; flush a file session instead");
+        return ETL_FAILED;
+    }
+    seal_current(s);
+    drain(s);
+    writer_options(s, &o, ETL_MODE_FILE_SEQUENTIAL | ETL_MODE_BUFFERING | (s->p.log_file_mode & ETL_MODE_COMPRESSED));
+    o.maximum_file_size = 0;
+    if (etl_writer_open(&w, path, &o) != ETL_OK) {
+        serror(s, "%s", etl_writer_error(w));
+        etl_writer_close(w, 0);
+        return ETL_FAILED;
+    }
+    pthread_mutex_lock(&s->lock);
+    for (uint32_t i = 0; i < s->ring_n && rc == ETL_OK; i++) {
+        struct ebuf *b = &s->bufs[s->ring[(s->ring_head + i) % s->nmax]];
+        if (etl_writer_write_buffer(w, b->data, b->used, b->cpu, session_now(s), i + 1 == s->ring_n) != ETL_OK)
+            rc = ETL_FAILED;
+    }
+    pthread_mutex_unlock(&s->lock);
+    etl_writer_set_events_lost(w, (uint32_t)atomic_load(&s->events_lost));
+    if (rc != ETL_OK) serror(s, "%s", etl_writer_error(w));
+    if (etl_writer_close(w, etl_ns_to_filetime(clock_ns(CLOCK_REALTIME))) != ETL_OK) rc = ETL_FAILED;
+    return rc;
+}
+
+/* ------------------------------------------------------------------ start, query, stop */
+
+void etl_session_query(const etl_session *s, etl_session_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    out->number_of_buffers = atomic_load(&s->allocated);
+    out->free_buffers = atomic_load(&s->free_count);
+    out->events_lost = atomic_load(&s->events_lost);
+    out->buffers_written = atomic_load(&s->buffers_written);
+    out->log_buffers_lost = atomic_load(&s->log_buffers_lost);
+    snprintf(out->error, sizeof out->error, "%s", s->err);
+}
+
+static int start(etl_session *s)
+{
+    etl_session_properties *p = &s->p;
+    uint32_t kb = p->buffer_size_kb ? p->buffer_size_kb : 64;
+    long conf = sysconf(_SC_NPROCESSORS_CONF);
+
+    if (kb < 4 || kb > 16384) {
+        serror(s, "buffer size %u KB is out of range (4 to 16384)", kb);
+        return -1;
+    }
+    s->bsize = kb * 1024;
+    s->ncpu = p->number_of_processors ? p->number_of_processors : conf > 0 ? (uint32_t)conf : 1;
+    s->buffering = (p->log_file_mode & ETL_MODE_BUFFERING) != 0;
+    s->nmin = p->minimum_buffers > 2 * s->ncpu ? p->minimum_buffers : 2 * s->ncpu;
+    /* Unless told, the pool may grow to the minimum plus 64 buffers under pressure. */
+    s->nmax = s->buffering ? s->nmin
+              : p->maximum_buffers ? (p->maximum_buffers > s->nmin ? p->maximum_buffers : s->nmin)
+                                   : s->nmin + 64;
+    if (!s->buffering && !(s->log_file_name && *s->log_file_name)) {
+        serror(s, "a session needs a log file name unless it is in buffering mode");
+        return -1;
+    }
+    s->memory_size = (size_t)s->nmax * s->bsize;
+    s->memory = mmap(NULL, s->memory_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (s->memory == MAP_FAILED) {
+        s->memory = NULL;
+        serror(s, "cannot reserve %zu bytes for %u buffers: %s", s->memory_size, s->nmax, strerror(errno));
+        return -1;
+    }
+    s->bufs = calloc(s->nmax, sizeof *s->bufs);
+    s->current = calloc(s->ncpu, sizeof *s->current);
+    s->ring = calloc(s->nmax, sizeof *s->ring);
+    if (!s->bufs || !s->current || !s->ring) {
+        serror(s, "out of memory");
+        return -1;
+    }
+    for (uint32_t i = 0; i < s->nmax; i++) s->bufs[i].data = s->memory + (size_t)i * s->bsize;
+    /* The minimum is in the pool from the start, touched so that no page fault waits later. */
+    for (uint32_t i = 0; i < s->nmin; i++) {
+        memset(s->bufs[i].data, 0, s->bsize);
+        free_push(s, i);
+    }
+    atomic_store(&s->allocated, s->nmin);
+    session_clock(s);
+    if (!s->buffering) {
+        etl_writer_options o;
+        writer_options(s, &o, p->log_file_mode & ~ETL_MODE_BUFFERING);
+        if (etl_writer_open(&s->writer, s->log_file_name, &o) != ETL_OK) {
+            serror(s, "%s", etl_writer_error(s->writer));
+            etl_writer_close(s->writer, 0);
+            s->writer = NULL;
+            return -1;
+        }
+    }
+    if (sem_init(&s->wake, 0, 0) != 0 || pthread_create(&s->flusher, NULL, flush_thread, s) != 0) {
+        serror(s, "cannot start the flush thread: %s", strerror(errno));
+        return -1;
+    }
+    s->flusher_started = 1;
+    return 0;
+}
+
+int etl_session_start(etl_session **out, const etl_session_properties *p)
+{
+    etl_session *s = calloc(1, sizeof *s);
+
+    *out = s;
+    if (!s) return ETL_FATAL;
+    pthread_once(&atfork_once, install_atfork);
+    s->p = *p;
+    s->logger_name = strdup(p->logger_name ? p->logger_name : "libetl");
+    s->log_file_name = p->log_file_name ? strdup(p->log_file_name) : NULL;
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->done, NULL);
+    if (!s->logger_name || (p->log_file_name && !s->log_file_name)) {
+        serror(s, "out of memory");
+        return ETL_FATAL;
+    }
+    return start(s) == 0 ? ETL_OK : ETL_FATAL;
+}
+
+int etl_session_stop(etl_session *s, etl_session_stats *out)
+{
+    int rc = ETL_OK;
+
+    if (!s) return ETL_FATAL;
+    if (s->flusher_started) {
+        atomic_store(&s->stopping, 1);
+        sem_post(&s->wake);
+        pthread_join(s->flusher, NULL);
+        sem_destroy(&s->wake);
+    }
+    if (s->writer) {
+        etl_writer_set_events_lost(s->writer, (uint32_t)atomic_load(&s->events_lost));
+        if (etl_writer_close(s->writer, etl_ns_to_filetime(clock_ns(CLOCK_REALTIME))) != ETL_OK) {
+            if (!s->err[0]) serror(s, "cannot finalise the log file");
+            rc = ETL_FATAL;
+        }
+    }
+    if (s->err[0]) rc = ETL_FATAL;
+    if (out) etl_session_query(s, out);
+    if (s->memory) munmap(s->memory, s->memory_size);
+    pthread_mutex_destroy(&s->lock);
+    pthread_cond_destroy(&s->done);
+    free(s->bufs);
+    free((void *)s->current);
+    free(s->ring);
+    free(s->logger_name);
+    free(s->log_file_name);
+    free(s);
+    return rc;
+}

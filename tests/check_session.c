@@ -1,0 +1,549 @@
+/* SPDX-License-Identifier: MIT */
+/* Capture engine tests: every logging mode and clock through the reader, exact EventsLost, snapshots, crashes. */
+#define _GNU_SOURCE /* usleep, kill */
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check_run.h"
+#include "format.h"
+#include "testutil.h"
+
+static const etl_guid prov = { 0x5eed0001, 0xabcd, 0x4ef0, { 1, 2, 3, 4, 5, 6, 7, 8 } };
+static char dir[256];
+
+static void make_dir(void)
+{
+    const char *t = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/etl-session-XXXXXX", t && *t ? t : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void remove_dir(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static const char *in_dir(const char *name)
+{
+    static char p[4][512];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(p[k], sizeof p[k], "%s/%s", dir, name);
+    return p[k];
+}
+
+static etl_session *start(etl_session_properties *p)
+{
+    etl_session *s = NULL;
+    int rc = etl_session_start(&s, p);
+    ck_assert_msg(rc == ETL_OK, "start: %s", etl_session_error(s));
+    return s;
+}
+
+/* Event `value` of `thread`: id = thread, payload = the 64-bit value then `pad` bytes. */
+static int write_one(etl_session *s, uint16_t thread, uint64_t value, uint32_t pad)
+{
+    static const uint8_t zeros[65536];
+    etl_event_descriptor d = { thread, 0, 0, 4, 0, 0, 0 };
+    etl_data data[2] = { { &value, 8 }, { zeros, pad } };
+    return etl_session_write_event(s, &prov, &d, NULL, data, 2);
+}
+
+/* Reads a file's EVENT_HEADER events of our provider: values[thread][...] in time order. */
+struct readback {
+    long n;
+    uint64_t *value;
+    uint16_t *thread;
+    etl_trace_info info;
+    char logger[128];
+    unsigned warnings;
+};
+
+static void read_back(const char *path, struct readback *rb)
+{
+    etl_reader *r = NULL;
+    etl_event ev;
+    long cap = 1024;
+    int rc = etl_reader_open_path(&r, path, NULL);
+
+    ck_assert_msg(rc == ETL_OK, "%s: %s", path, etl_reader_error(r));
+    memset(rb, 0, sizeof *rb);
+    rb->value = malloc((size_t)cap * sizeof *rb->value);
+    rb->thread = malloc((size_t)cap * sizeof *rb->thread);
+    while ((rc = etl_reader_next(r, &ev)) == ETL_OK || rc == ETL_WARN) {
+        if (ev.kind != ETL_KIND_EVENT || !etl_guid_equal(&ev.provider, &prov)) continue;
+        if (rb->n == cap) {
+            cap *= 2;
+            rb->value = realloc(rb->value, (size_t)cap * sizeof *rb->value);
+            rb->thread = realloc(rb->thread, (size_t)cap * sizeof *rb->thread);
+        }
+        rb->value[rb->n] = etl_le64(ev.payload);
+        rb->thread[rb->n++] = ev.id;
+    }
+    ck_assert_int_eq(rc, ETL_EOF);
+    rb->warnings = etl_reader_warnings(r);
+    rb->info = *etl_reader_info(r);
+    snprintf(rb->logger, sizeof rb->logger, "%s", rb->info.logger_name);
+    rb->info.logger_name = rb->logger;
+    rb->info.log_file_name = "";
+    etl_reader_close(r);
+}
+
+static void free_back(struct readback *rb)
+{
+    free(rb->value);
+    free(rb->thread);
+}
+
+/* One thread, a sequential file: every event in order, statistics and header agree. */
+START_TEST(sequential_one_thread)
+{
+    etl_session_properties p = { .logger_name = "OneThread", .buffer_size_kb = 4, .maximum_buffers = 4096 };
+    etl_session_stats st;
+    struct readback rb;
+    etl_session *s;
+
+    make_dir();
+    p.log_file_name = in_dir("one.etl");
+    s = start(&p);
+    for (uint64_t i = 0; i < 20000; i++) ck_assert_int_eq(write_one(s, 1, i, (uint32_t)(i % 50)), ETL_OK);
+    ck_assert_int_eq(etl_session_stop(s, &st), ETL_OK);
+    ck_assert_uint_eq(st.events_lost, 0);
+    read_back(in_dir("one.etl"), &rb);
+    ck_assert_int_eq(rb.n, 20000);
+    for (long i = 0; i < rb.n; i++) ck_assert_uint_eq(rb.value[i], (uint64_t)i);
+    ck_assert_uint_eq(rb.warnings, 0);
+    ck_assert_str_eq(rb.info.logger_name, "OneThread");
+    ck_assert_uint_eq(rb.info.buffers, st.buffers_written + 1);
+    ck_assert_uint_eq(rb.info.buffers_written, st.buffers_written + 1);
+    ck_assert_uint_eq(rb.info.events_lost, 0);
+    ck_assert_uint_eq(rb.info.buffer_size, 4096);
+    ck_assert_int_ne(rb.info.end_time, 0);
+    ck_assert_int_ge(rb.info.end_time, rb.info.clock.start_time);
+    free_back(&rb);
+    remove_dir();
+}
+END_TEST
+
+struct producer {
+    etl_session *s;
+    uint16_t thread;
+    uint64_t count, ok, lost;
+};
+
+static void *produce(void *arg)
+{
+    struct producer *pr = arg;
+    for (uint64_t i = 0; i < pr->count; i++) {
+        if (write_one(pr->s, pr->thread, i, (uint32_t)(i % 24)) == ETL_OK) pr->ok++;
+        else {
+            ck_assert(errno == ENOBUFS || errno == ENOSPC);
+            pr->lost++;
+        }
+    }
+    return NULL;
+}
+
+/* Runs n threads of count events each; checks written + lost = produced, exactly. */
+static void overrun(etl_session_properties *p, int threads, uint64_t count, int expect_loss)
+{
+    struct producer pr[8];
+    pthread_t t[8];
+    etl_session_stats st;
+    struct readback rb;
+    etl_session *s = start(p);
+    uint64_t ok = 0, lost = 0;
+    char *seen[8];
+
+    for (int i = 0; i < threads; i++) {
+        pr[i] = (struct producer){ s, (uint16_t)(i + 1), count, 0, 0 };
+        pthread_create(&t[i], NULL, produce, &pr[i]);
+    }
+    for (int i = 0; i < threads; i++) {
+        pthread_join(t[i], NULL);
+        ok += pr[i].ok;
+        lost += pr[i].lost;
+    }
+    ck_assert_int_eq(etl_session_stop(s, &st), ETL_OK);
+    read_back(p->log_file_name, &rb);
+    /* Written + lost = produced: what the callers were told was lost, plus what was in
+       buffers the file refused, is EventsLost. */
+    ck_assert_uint_eq(ok + lost, (uint64_t)threads * count);
+    ck_assert_uint_eq((uint64_t)rb.n + st.events_lost, (uint64_t)threads * count);
+    ck_assert_uint_eq(rb.info.events_lost, (uint32_t)st.events_lost);
+    ck_assert_uint_ge(st.events_lost, lost);
+    if (!st.log_buffers_lost) ck_assert_uint_eq((uint64_t)rb.n, ok);
+    if (expect_loss) ck_assert_uint_gt(lost, 0);
+    /* Each written event once, no event twice. */
+    for (int i = 0; i < threads; i++) seen[i] = calloc(count, 1);
+    for (long i = 0; i < rb.n; i++) {
+        ck_assert_uint_ge(rb.thread[i], 1);
+        ck_assert_uint_le(rb.thread[i], (unsigned)threads);
+        ck_assert_uint_lt(rb.value[i], count);
+        ck_assert(!seen[rb.thread[i] - 1][rb.value[i]]);
+        seen[rb.thread[i] - 1][rb.value[i]] = 1;
+    }
+    for (int i = 0; i < threads; i++) free(seen[i]);
+    ck_assert_uint_eq(rb.warnings, 0);
+    free_back(&rb);
+}
+
+/* Many threads on a pool as small as allowed: events are lost, and counted exactly. */
+START_TEST(events_lost_exact_under_overrun)
+{
+    etl_session_properties p = { .buffer_size_kb = 4, .minimum_buffers = 1, .maximum_buffers = 1,
+                                 .number_of_processors = 2 };
+    make_dir();
+    p.log_file_name = in_dir("overrun.etl");
+    overrun(&p, 4, 200000, 0);
+    remove_dir();
+}
+END_TEST
+
+/* A sequential file with a maximum size: logging stops there, and the rest is counted lost. */
+START_TEST(sequential_file_full)
+{
+    etl_session_properties p = { .buffer_size_kb = 4, .maximum_file_size_mb = 1, .minimum_buffers = 64 };
+    make_dir();
+    p.log_file_name = in_dir("full.etl");
+    overrun(&p, 3, 30000, 1);
+    remove_dir();
+}
+END_TEST
+
+/* Larger than a buffer can hold: refused, E2BIG, counted; every size below goes through. */
+START_TEST(event_sizes_up_to_the_limit)
+{
+    etl_session_properties p = { .buffer_size_kb = 64, .maximum_buffers = 1024 };
+    etl_session_stats st;
+    struct readback rb;
+    etl_session *s;
+    /* Record = 0x50 header + 8 value + pad; space rounded to 8 must fit 65536 - 0x48. */
+    uint32_t max_pad = 65536 - 0x48 - 0x50 - 8, n = 0;
+
+    make_dir();
+    p.log_file_name = in_dir("sizes.etl");
+    s = start(&p);
+    for (uint32_t pad = 0; pad <= max_pad; pad += pad < 64 ? 1 : 509, n++)
+        ck_assert_int_eq(write_one(s, 1, pad, pad), ETL_OK);
+    ck_assert_int_eq(write_one(s, 1, max_pad, max_pad), ETL_OK);
+    errno = 0;
+    ck_assert_int_eq(write_one(s, 1, 0, max_pad + 1), ETL_FAILED);
+    ck_assert_int_eq(errno, E2BIG);
+    ck_assert_int_eq(etl_session_stop(s, &st), ETL_OK);
+    ck_assert_uint_eq(st.events_lost, 1);
+    read_back(in_dir("sizes.etl"), &rb);
+    ck_assert_int_eq(rb.n, n + 1);
+    ck_assert_uint_eq(rb.value[rb.n - 1], max_pad);
+    free_back(&rb);
+    remove_dir();
+}
+END_TEST
+
+/* A circular file keeps the newest events: the last ones written are all there, in order. */
+START_TEST(circular_file_keeps_newest)
+{
+    etl_session_properties p = { .buffer_size_kb = 4, .maximum_file_size_mb = 1,
+                                 .log_file_mode = ETL_MODE_FILE_CIRCULAR, .number_of_processors = 1,
+                                 .maximum_buffers = 4096 };
+    struct readback rb;
+    etl_session *s;
+    const uint64_t total = 200000;
+
+    make_dir();
+    p.log_file_name = in_dir("circ.etl");
+    s = start(&p);
+    for (uint64_t i = 0; i < total; i++) ck_assert_int_eq(write_one(s, 1, i, 8), ETL_OK);
+    ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    read_back(in_dir("circ.etl"), &rb);
+    ck_assert_int_gt(rb.n, 10000);
+    ck_assert_int_lt(rb.n, (long)total);
+    /* Contiguous and ending with the last event: whole oldest buffers were dropped. */
+    for (long i = 0; i < rb.n; i++) ck_assert_uint_eq(rb.value[i], total - (uint64_t)rb.n + (uint64_t)i);
+    ck_assert_uint_eq(rb.info.file_size, 1 << 20);
+    free_back(&rb);
+    remove_dir();
+}
+END_TEST
+
+/* NEWFILE: consecutive files, each complete; together every event. */
+START_TEST(newfile_session)
+{
+    etl_session_properties p = { .buffer_size_kb = 4, .maximum_file_size_mb = 1,
+                                 .log_file_mode = ETL_MODE_FILE_NEWFILE, .number_of_processors = 1,
+                                 .maximum_buffers = 4096 };
+    etl_session *s;
+    uint64_t expect = 0;
+    int files = 0;
+
+    make_dir();
+    p.log_file_name = in_dir("part%d.etl");
+    s = start(&p);
+    for (uint64_t i = 0; i < 60000; i++) ck_assert_int_eq(write_one(s, 1, i, 8), ETL_OK);
+    ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    for (int f = 1; access(in_dir("part1.etl"), F_OK) == 0; f++) {
+        char name[32];
+        struct readback rb;
+        snprintf(name, sizeof name, "part%d.etl", f);
+        if (access(in_dir(name), F_OK) != 0) break;
+        read_back(in_dir(name), &rb);
+        for (long i = 0; i < rb.n; i++) ck_assert_uint_eq(rb.value[i], expect++);
+        ck_assert_uint_le(rb.info.file_size, 1 << 20);
+        free_back(&rb);
+        files++;
+    }
+    ck_assert_int_ge(files, 2);
+    ck_assert_uint_eq(expect, 60000);
+    remove_dir();
+}
+END_TEST
+
+/* Buffering mode: snapshots without clearing; the oldest buffers are reused when full. */
+START_TEST(buffering_snapshots)
+{
+    etl_session_properties p = { .buffer_size_kb = 4, .minimum_buffers = 100, .log_file_mode = ETL_MODE_BUFFERING,
+                                 .number_of_processors = 1 };
+    struct readback a, b, c;
+    etl_session *s;
+
+    make_dir();
+    s = start(&p);
+    for (uint64_t i = 0; i < 1000; i++) ck_assert_int_eq(write_one(s, 1, i, 8), ETL_OK);
+    ck_assert_int_eq(etl_session_snapshot(s, in_dir("snap1.etl")), ETL_OK);
+    for (uint64_t i = 1000; i < 2000; i++) ck_assert_int_eq(write_one(s, 1, i, 8), ETL_OK);
+    ck_assert_int_eq(etl_session_snapshot(s, in_dir("snap2.etl")), ETL_OK);
+    read_back(in_dir("snap1.etl"), &a);
+    read_back(in_dir("snap2.etl"), &b);
+    ck_assert_int_eq(a.n, 1000);
+    ck_assert_int_eq(b.n, 2000);
+    for (long i = 0; i < b.n; i++) ck_assert_uint_eq(b.value[i], (uint64_t)i);
+    ck_assert(a.info.log_file_mode & ETL_MODE_BUFFERING);
+    /* Far more than 100 buffers hold: the newest survive, contiguous up to the last. */
+    for (uint64_t i = 2000; i < 100000; i++) {
+        while (write_one(s, 1, i, 8) != ETL_OK) {
+            ck_assert_int_eq(errno, ENOBUFS);
+            usleep(100);
+        }
+    }
+    ck_assert_int_eq(etl_session_snapshot(s, in_dir("snap3.etl")), ETL_OK);
+    ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    read_back(in_dir("snap3.etl"), &c);
+    ck_assert_int_gt(c.n, 1000);
+    ck_assert_int_lt(c.n, 100 * 4096 / 96 + 1);
+    for (long i = 0; i < c.n; i++) ck_assert_uint_eq(c.value[i], 100000 - (uint64_t)c.n + (uint64_t)i);
+    free_back(&a);
+    free_back(&b);
+    free_back(&c);
+    remove_dir();
+}
+END_TEST
+
+/* Every clock: event times fall between the session's start and end. */
+START_TEST(clock_types)
+{
+    static const int clocks[] = { ETL_CLOCK_PERFCOUNTER, ETL_CLOCK_SYSTEMTIME, ETL_CLOCK_CPUCYCLE };
+    make_dir();
+    for (int c = 0; c < 3; c++) {
+        etl_session_properties p = { .clock_type = clocks[c] };
+        etl_session *s;
+        etl_reader *r = NULL;
+        etl_event ev;
+        int events = 0;
+        p.log_file_name = in_dir("clock.etl");
+        s = start(&p);
+        for (int i = 0; i < 100; i++) ck_assert_int_eq(write_one(s, 1, (uint64_t)i, 0), ETL_OK);
+        usleep(20000);
+        ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+        ck_assert_int_eq(etl_reader_open_path(&r, in_dir("clock.etl"), NULL), ETL_OK);
+        ck_assert_int_eq(etl_reader_info(r)->clock.type, clocks[c]);
+        while (etl_reader_next(r, &ev) == ETL_OK) {
+            int64_t t = etl_reader_time_ns(r, ev.timestamp);
+            /* within the session, allowing the clocks' calibration 1 ms of slack */
+            ck_assert_int_ge(t, etl_filetime_to_ns(etl_reader_info(r)->clock.start_time) - 1000000);
+            ck_assert_int_le(t, etl_filetime_to_ns(etl_reader_info(r)->end_time) + 1000000);
+            events++;
+        }
+        ck_assert_int_eq(events, 102);
+        etl_reader_close(r);
+    }
+    remove_dir();
+}
+END_TEST
+
+/* An explicit flush and the flush timer put events in the file while the session runs. */
+START_TEST(flush_and_flush_timer)
+{
+    etl_session_properties p = { .flush_timer_s = 1 };
+    etl_session *s;
+    struct readback rb;
+
+    make_dir();
+    p.log_file_name = in_dir("flush.etl");
+    s = start(&p);
+    for (uint64_t i = 0; i < 10; i++) ck_assert_int_eq(write_one(s, 1, i, 0), ETL_OK);
+    ck_assert_int_eq(etl_session_flush(s), ETL_OK);
+    read_back(in_dir("flush.etl"), &rb);
+    ck_assert_int_eq(rb.n, 10);
+    free_back(&rb);
+    for (uint64_t i = 10; i < 15; i++) ck_assert_int_eq(write_one(s, 1, i, 0), ETL_OK);
+    usleep(1600000);
+    read_back(in_dir("flush.etl"), &rb);
+    ck_assert_int_eq(rb.n, 15);
+    free_back(&rb);
+    ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    remove_dir();
+}
+END_TEST
+
+/* LBR records through a session: same timestamp as their trigger, entries intact. */
+START_TEST(lbr_through_a_session)
+{
+    etl_session_properties p = { 0 };
+    etl_session *s;
+    etl_lbr_entry e[32];
+    etl_reader *r = NULL;
+    etl_event ev;
+    int64_t trigger = 0;
+    int found = 0;
+
+    make_dir();
+    p.log_file_name = in_dir("lbr.etl");
+    s = start(&p);
+    for (unsigned i = 0; i < 32; i++) e[i] = (etl_lbr_entry){ 0x1000 + i, 0x2000 + i, 0 };
+    trigger = etl_session_timestamp(s);
+    ck_assert_int_eq(etl_session_write_perfinfo(s, trigger, 0x0F2F, 2, NULL, 0), ETL_OK);
+    ck_assert_int_eq(etl_session_write_lbr(s, trigger, 42, 43, ETL_LBR_FILTER_KERNEL, e, 32), ETL_OK);
+    ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    ck_assert_int_eq(etl_reader_open_path(&r, in_dir("lbr.etl"), NULL), ETL_OK);
+    while (etl_reader_next(r, &ev) == ETL_OK) {
+        etl_lbr lbr;
+        if (etl_lbr_decode(&ev, &lbr) != 1) continue;
+        ck_assert_int_eq(ev.timestamp, trigger);
+        ck_assert_int_eq(lbr.timestamp, trigger);
+        ck_assert_uint_eq(lbr.count, 32);
+        ck_assert_uint_eq(etl_lbr_entry_at(&lbr, 31).to, 0x2000 + 31);
+        found++;
+    }
+    ck_assert_int_eq(found, 1);
+    etl_reader_close(r);
+    remove_dir();
+}
+END_TEST
+
+/* A process killed mid-capture: every buffer it flushed reads back, without damage. */
+START_TEST(killed_mid_capture)
+{
+    pid_t child;
+    int status;
+    struct readback rb;
+
+    make_dir();
+    child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        etl_session_properties p = { .buffer_size_kb = 4, .maximum_buffers = 4096 };
+        etl_session *s = NULL;
+        p.log_file_name = in_dir("killed.etl");
+        if (etl_session_start(&s, &p) != ETL_OK) _exit(3);
+        for (uint64_t i = 0; i < 5000; i++) write_one(s, 1, i, 16);
+        if (etl_session_flush(s) != ETL_OK) _exit(4);
+        for (uint64_t i = 5000; i < 5100; i++) write_one(s, 1, i, 16);
+        kill(getpid(), SIGKILL);
+        _exit(5);
+    }
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    read_back(in_dir("killed.etl"), &rb);
+    ck_assert_uint_eq(rb.warnings, 0);
+    ck_assert_int_ge(rb.n, 5000);
+    for (long i = 0; i < rb.n; i++) ck_assert_uint_eq(rb.value[i], (uint64_t)i);
+    ck_assert_int_eq(rb.info.end_time, 0); /* never finalised */
+    free_back(&rb);
+    remove_dir();
+}
+END_TEST
+
+START_TEST(bad_properties)
+{
+    etl_session *s = NULL;
+    etl_session_properties small = { .buffer_size_kb = 2, .log_file_name = "/tmp/x.etl" };
+    etl_session_properties nofile = { 0 };
+    etl_session_properties circ = { .log_file_mode = ETL_MODE_FILE_CIRCULAR, .log_file_name = "/tmp/x.etl" };
+    etl_session_stats st;
+
+    ck_assert_int_eq(etl_session_start(&s, &small), ETL_FATAL);
+    ck_assert_ptr_nonnull(strstr(etl_session_error(s), "buffer size 2 KB"));
+    etl_session_stop(s, NULL);
+    ck_assert_int_eq(etl_session_start(&s, &nofile), ETL_FATAL);
+    ck_assert_ptr_nonnull(strstr(etl_session_error(s), "log file name"));
+    etl_session_stop(s, NULL);
+    ck_assert_int_eq(etl_session_start(&s, &circ), ETL_FATAL);
+    ck_assert_ptr_nonnull(strstr(etl_session_error(s), "maximum file size"));
+    ck_assert_int_eq(etl_session_stop(s, &st), ETL_FATAL);
+}
+END_TEST
+
+/* Statistics as EVENT_TRACE_PROPERTIES reports them: buffers, free buffers, growth to the maximum. */
+START_TEST(statistics)
+{
+    etl_session_properties p = { .buffer_size_kb = 4, .minimum_buffers = 2, .maximum_buffers = 64,
+                                 .number_of_processors = 2 };
+    etl_session_stats st;
+    etl_session *s;
+
+    make_dir();
+    p.log_file_name = in_dir("stats.etl");
+    s = start(&p);
+    etl_session_query(s, &st);
+    ck_assert_uint_eq(st.number_of_buffers, 4); /* raised to 2 per processor */
+    ck_assert_uint_eq(st.free_buffers, 4);
+    ck_assert_uint_eq(st.events_lost, 0);
+    for (uint64_t i = 0; i < 100000; i++) write_one(s, 1, i, 100);
+    etl_session_query(s, &st);
+    ck_assert_uint_ge(st.number_of_buffers, 4);
+    ck_assert_uint_le(st.number_of_buffers, 64);
+    ck_assert_int_eq(etl_session_stop(s, &st), ETL_OK);
+    ck_assert_uint_gt(st.buffers_written, 0);
+    ck_assert_uint_eq(st.log_buffers_lost, 0);
+    {
+        struct readback rb;
+        read_back(in_dir("stats.etl"), &rb);
+        ck_assert_uint_eq(rb.info.buffers, st.buffers_written + 1);
+        ck_assert_uint_eq((uint64_t)rb.n + st.events_lost, 100000);
+        free_back(&rb);
+    }
+    remove_dir();
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("session");
+    TCase *tc = tcase_create("engine");
+
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, sequential_one_thread);
+    tcase_add_test(tc, events_lost_exact_under_overrun);
+    tcase_add_test(tc, sequential_file_full);
+    tcase_add_test(tc, event_sizes_up_to_the_limit);
+    tcase_add_test(tc, circular_file_keeps_newest);
+    tcase_add_test(tc, newfile_session);
+    tcase_add_test(tc, buffering_snapshots);
+    tcase_add_test(tc, clock_types);
+    tcase_add_test(tc, flush_and_flush_timer);
+    tcase_add_test(tc, lbr_through_a_session);
+    tcase_add_test(tc, killed_mid_capture);
+    tcase_add_test(tc, bad_properties);
+    tcase_add_test(tc, statistics);
+    suite_add_tcase(s, tc);
+    return check_run(s);
+}
