@@ -417,6 +417,7 @@ typedef struct etl_writer_options {
                                     reaches it takes no more buffers; a circular one wraps; a
                                     NEWFILE session goes on in the next file */
     uint32_t number_of_processors; /* default: the processors online */
+    unsigned pointer_size;       /* 8 (default): 64-bit session; 4: the 32-bit logfile header */
     etl_clock clock;             /* type (default PerfCounter), perf_freq, cpu_speed_mhz,
                                     start_time (FILETIME), start_timestamp (raw clock then) */
     int64_t boot_time;           /* FILETIME */

@@ -59,6 +59,7 @@ void etl_writer_stats_get(const etl_writer *w, etl_writer_stats *out) { *out = w
 void etl_writer_options_defaults(etl_writer_options *o)
 {
     if (!o->buffer_size) o->buffer_size = DEFAULT_BUFFER_SIZE;
+    if (o->pointer_size != 4) o->pointer_size = 8;
     if (!(o->log_file_mode & (ETL_MODE_FILE_SEQUENTIAL | ETL_MODE_FILE_CIRCULAR | ETL_MODE_FILE_NEWFILE |
                               ETL_MODE_BUFFERING)))
         o->log_file_mode |= ETL_MODE_FILE_SEQUENTIAL;
@@ -109,7 +110,7 @@ static uint32_t put_utf16(uint8_t *p, const char *s, uint32_t max_units)
 uint32_t etl_header_buffer_build(const etl_writer_options *o, const char *file_name,
                                  const etl_header_counts *c, uint8_t *b)
 {
-    const unsigned p = 8;
+    const unsigned p = o->pointer_size == 4 ? 4 : 8;
     int compressed = (o->log_file_mode & ETL_MODE_COMPRESSED) != 0;
     uint8_t *e = b + ETL_BUFFER_HEADER_SIZE, *t = e + ETL_SYSTEM_HEADER_SIZE;
     uint32_t strings, size, used, on_disk, room;
@@ -151,7 +152,7 @@ uint32_t etl_header_buffer_build(const etl_writer_options *o, const char *file_n
     strings += put_utf16(t + ETL_TLH_SIZE(p) + strings, file_name ? file_name : "", room / 2);
     size = ETL_SYSTEM_HEADER_SIZE + ETL_TLH_SIZE(p) + strings;
     etl_put16(e, 2);
-    e[2] = ETL_HT_SYSTEM64;
+    e[2] = p == 8 ? ETL_HT_SYSTEM64 : ETL_HT_SYSTEM32;
     e[3] = 0xC0;
     etl_put16(e + 4, (uint16_t)size);
     etl_put16(e + 6, 0); /* HookId 0: WMI_LOG_TYPE_HEADER */
@@ -162,6 +163,7 @@ uint32_t etl_header_buffer_build(const etl_writer_options *o, const char *file_n
     memset(b + ETL_BUFFER_HEADER_SIZE + size, 0, used - ETL_BUFFER_HEADER_SIZE - size);
     used += ETL_RECORD_SPACE(etl_encode_system(b + used, o->buffer_size - used, o->clock.start_timestamp, 0x0050, 2,
                                                o->header_pid, o->header_tid, &part, 1));
+    if (p == 4) b[used - ETL_RECORD_SPACE(ETL_SYSTEM_HEADER_SIZE + 48) + 2] = ETL_HT_SYSTEM32;
 
     on_disk = compressed ? (used + 511u) & ~511u : o->buffer_size;
     etl_put32(b + ETL_BH_BUFFER_SIZE, on_disk);

@@ -336,6 +336,34 @@ START_TEST(compressed_round_trip)
 }
 END_TEST
 
+/* A 32-bit session: SYSTEM32 logfile header event and the 0x110-byte TRACE_LOGFILE_HEADER. */
+START_TEST(thirty_two_bit_header)
+{
+    etl_writer_options o = { .buffer_size = 4096, .pointer_size = 4, .logger_name = "Wow64Session" };
+    etl_writer *w;
+    uint8_t *b = malloc(4096), head[0x50];
+    uint32_t next = 0, nums[100];
+    etl_trace_info info;
+    FILE *f;
+
+    make_dir();
+    w = open_writer("x86.etl", &o);
+    uint32_t used = fill_buffer(b, 4096, 0, 0, 20, &next);
+    ck_assert_int_eq(etl_writer_write_buffer(w, b, used, 0, next, 1), ETL_OK);
+    ck_assert_int_eq(etl_writer_close(w, 0), ETL_OK);
+    f = fopen(in_dir("x86.etl"), "rb");
+    ck_assert_int_eq(fread(head, 1, sizeof head, f), sizeof head);
+    fclose(f);
+    ck_assert_uint_eq(etl_le32(head + 0x48), 0xC0010002u);
+    ck_assert_int_eq(read_numbers(in_dir("x86.etl"), nums, 100, &info), 20);
+    ck_assert_uint_eq(info.pointer_size, 4);
+    ck_assert_str_eq(info.logger_name, "Wow64Session");
+    ck_assert_str_eq(info.log_file_name, in_dir("x86.etl"));
+    free(b);
+    remove_dir();
+}
+END_TEST
+
 START_TEST(bad_options)
 {
     etl_writer *w = NULL;
@@ -483,6 +511,7 @@ int main(void)
     tcase_add_test(tc, newfile_rotates);
     tcase_add_test(tc, preallocate_truncates);
     tcase_add_test(tc, compressed_round_trip);
+    tcase_add_test(tc, thirty_two_bit_header);
     tcase_add_test(tc, bad_options);
     tcase_add_test(tc, encoders_round_trip);
     tcase_add_test(tc, lbr_round_trip);

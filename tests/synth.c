@@ -5,6 +5,7 @@
 
 #include "format.h"
 #include "synth.h"
+#include "writer.h"
 #include "xpress.h"
 
 struct synth_cpu {
@@ -117,69 +118,32 @@ int synth_add(struct synth *s, unsigned cpu, const uint8_t *record, uint32_t siz
     return 0;
 }
 
-static uint32_t put_utf16(uint8_t *p, const char *s)
-{
-    uint32_t n = 0;
-    for (; *s; s++, n++) etl_put16(p + 2 * n, (uint8_t)*s);
-    etl_put16(p + 2 * n, 0);
-    return 2 * (n + 1);
-}
-
-/* The header buffer: the logfile header event (section 3) and a PartitionInfo event. */
+/* The header buffer, as the writer builds it, with the test's own layout version. */
 static uint32_t header_buffer(struct synth *s, uint8_t *b, uint32_t total_buffers)
 {
-    unsigned p = s->o.pointer_size;
-    uint8_t *e = b + ETL_BUFFER_HEADER_SIZE, *t = e + ETL_SYSTEM_HEADER_SIZE;
-    uint32_t strings, size, used, bsize;
+    etl_writer_options w;
+    etl_header_counts c = { s->o.start_time + 600000000LL, total_buffers, s->o.events_lost, 0 };
+    uint32_t size;
 
-    memset(b, 0, s->o.buffer_size);
-    memset(t, 0, ETL_TLH_SIZE(p));
-    etl_put32(t + ETL_TLH_BUFFER_SIZE, s->o.buffer_size);
-    t[ETL_TLH_VERSION] = 10;
-    t[ETL_TLH_VERSION + 1] = 0;
-    t[ETL_TLH_VERSION + 2] = s->o.layout_major;
-    t[ETL_TLH_VERSION + 3] = s->o.layout_minor;
-    etl_put32(t + ETL_TLH_PROVIDER_VERSION, 19041);
-    etl_put32(t + ETL_TLH_NUMBER_OF_PROCESSORS, s->o.cpus);
-    etl_put64(t + ETL_TLH_END_TIME, (uint64_t)(s->o.start_time + 600000000LL));
-    etl_put32(t + ETL_TLH_TIMER_RESOLUTION, 156250);
-    etl_put32(t + ETL_TLH_LOG_FILE_MODE, s->o.log_file_mode);
-    etl_put32(t + ETL_TLH_BUFFERS_WRITTEN, total_buffers);
-    etl_put32(t + ETL_TLH_START_BUFFERS, 1);
-    etl_put32(t + ETL_TLH_POINTER_SIZE, p);
-    etl_put32(t + ETL_TLH_EVENTS_LOST, s->o.events_lost);
-    etl_put32(t + ETL_TLH_CPU_SPEED, s->o.cpu_speed_mhz);
-    etl_put64(t + ETL_TLH_BOOT_TIME(p), (uint64_t)(s->o.start_time - 36000000000LL));
-    etl_put64(t + ETL_TLH_PERF_FREQ(p), (uint64_t)s->o.perf_freq);
-    etl_put64(t + ETL_TLH_START_TIME(p), (uint64_t)s->o.start_time);
-    etl_put32(t + ETL_TLH_RESERVED_FLAGS(p), (uint32_t)s->o.clock_type);
-    strings = put_utf16(t + ETL_TLH_SIZE(p), s->o.logger_name);
-    strings += put_utf16(t + ETL_TLH_SIZE(p) + strings, s->o.log_file_name);
-    size = ETL_SYSTEM_HEADER_SIZE + ETL_TLH_SIZE(p) + strings;
-    etl_put16(e, 2);
-    e[2] = p == 8 ? ETL_HT_SYSTEM64 : ETL_HT_SYSTEM32;
-    e[3] = 0xC0;
-    etl_put16(e + 4, (uint16_t)size);
-    etl_put16(e + 6, 0);
-    etl_put32(e + 8, 100);
-    etl_put32(e + 12, 200);
-    etl_put64(e + 16, (uint64_t)s->o.start_timestamp);
-    used = ETL_BUFFER_HEADER_SIZE + etl_align8(size);
-    {
-        uint8_t zeros[48] = { 0 };
-        used += etl_align8(synth_system(b + used, p == 8, 0, s->o.start_timestamp, 0x0050, 2, 200, 100, zeros, 48));
-    }
-    bsize = s->o.compressed ? (used + 511u) & ~511u : s->o.buffer_size;
-    etl_put32(b + ETL_BH_BUFFER_SIZE, bsize);
-    etl_put32(b + ETL_BH_SAVED_OFFSET, used);
-    etl_put32(b + ETL_BH_CURRENT_OFFSET, used);
-    etl_put32(b + ETL_BH_STATE, ETL_BUFFER_STATE_FLUSH);
-    etl_put32(b + ETL_BH_OFFSET, used);
-    etl_put16(b + ETL_BH_BUFFER_FLAG, s->o.compressed ? ETL_BUFFER_FLAG_FLUSH_MARKER
-                                                      : ETL_BUFFER_FLAG_FLUSH_MARKER | ETL_BUFFER_FLAG_PROC_INDEX);
-    etl_put16(b + ETL_BH_BUFFER_TYPE, ETL_BUFFER_TYPE_HEADER);
-    memset(b + used, 0xFF, bsize - used);
-    return bsize;
+    memset(&w, 0, sizeof w);
+    w.buffer_size = s->o.buffer_size;
+    w.log_file_mode = s->o.log_file_mode;
+    w.number_of_processors = s->o.cpus;
+    w.pointer_size = s->o.pointer_size;
+    w.clock.type = s->o.clock_type;
+    w.clock.perf_freq = s->o.perf_freq;
+    w.clock.cpu_speed_mhz = s->o.cpu_speed_mhz;
+    w.clock.start_time = s->o.start_time;
+    w.clock.start_timestamp = s->o.start_timestamp;
+    w.boot_time = s->o.start_time - 36000000000LL;
+    w.logger_name = s->o.logger_name;
+    w.header_pid = 200;
+    w.header_tid = 100;
+    etl_writer_options_defaults(&w);
+    size = etl_header_buffer_build(&w, s->o.log_file_name, &c, b);
+    b[ETL_BUFFER_HEADER_SIZE + ETL_SYSTEM_HEADER_SIZE + ETL_TLH_VERSION + 2] = s->o.layout_major;
+    b[ETL_BUFFER_HEADER_SIZE + ETL_SYSTEM_HEADER_SIZE + ETL_TLH_VERSION + 3] = s->o.layout_minor;
+    return size;
 }
 
 uint8_t *synth_finish(struct synth *s, size_t *size)
