@@ -93,7 +93,8 @@ uint32_t etl_encode_system(uint8_t *dst, uint32_t cap, int64_t ts, uint16_t hook
 
     if (size > ETL_MAX_RECORD_SIZE) return 0;
     if (!dst || cap < ETL_RECORD_SPACE(size)) return size;
-    etl_put16(dst, version);
+    /* The PEBS/PMC bits of the Version word announce items this encoder does not write. */
+    etl_put16(dst, (uint16_t)(version & ~(ETL_TRACE_HEADER_PEBS_INDEX_FLAG | ETL_TRACE_HEADER_PMC_MASK)));
     dst[2] = ETL_HT_SYSTEM64;
     dst[3] = 0xC0;
     etl_put16(dst + 4, (uint16_t)size);

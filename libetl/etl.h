@@ -446,7 +446,8 @@ ETL_API int etl_writer_open(etl_writer **out, const char *path, const etl_writer
 /*
  * Write one data buffer of processor cpu: buffer holds buffer_size bytes whose records fill
  * [0x48, used); the writer fills the WMI_BUFFER_HEADER (SequenceNumber in call order) and the
- * 0xFF tail, so buffer is modified. flush_timestamp is the raw clock at the flush;
+ * 0xFF tail, so buffer is modified. A buffer with no records is not written; used is rounded
+ * up to 8 (zero padding); in compressed mode a buffer that would not shrink is stored plain. flush_timestamp is the raw clock at the flush;
  * flush_marker marks the last buffer of a flush. ETL_OK; ETL_FAILED when a sequential file
  * with a maximum size is full (the buffer is counted in log_buffers_lost); ETL_FATAL on an I/O
  * error.

@@ -56,6 +56,21 @@ const char *etl_writer_path(const etl_writer *w) { return w->path; }
 void etl_writer_set_events_lost(etl_writer *w, uint32_t events_lost) { w->events_lost = events_lost; }
 void etl_writer_stats_get(const etl_writer *w, etl_writer_stats *out) { *out = w->stats; }
 
+/* The processor's nominal speed from /proc/cpuinfo, or 1000 MHz: readers divide by it. */
+static uint32_t cpu_mhz(void)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[256];
+    double mhz = 0;
+
+    if (f) {
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "cpu MHz : %lf", &mhz) == 1 || sscanf(line, "cpu MHz\t: %lf", &mhz) == 1) break;
+        fclose(f);
+    }
+    return mhz >= 1 && mhz < 1e6 ? (uint32_t)(mhz + 0.5) : 1000;
+}
+
 void etl_writer_options_defaults(etl_writer_options *o)
 {
     if (!o->buffer_size) o->buffer_size = DEFAULT_BUFFER_SIZE;
@@ -69,6 +84,7 @@ void etl_writer_options_defaults(etl_writer_options *o)
     }
     if (!o->clock.type) o->clock.type = ETL_CLOCK_PERFCOUNTER;
     if (!o->clock.perf_freq) o->clock.perf_freq = o->clock.type == ETL_CLOCK_PERFCOUNTER ? 1000000000 : 10000000;
+    if (!o->clock.cpu_speed_mhz) o->clock.cpu_speed_mhz = cpu_mhz();
     if (!o->timer_resolution) o->timer_resolution = 156250;
     if (!o->os_major && !o->os_minor) {
         o->os_major = 10;
@@ -383,6 +399,14 @@ int etl_writer_write_buffer(etl_writer *w, uint8_t *buffer, uint32_t used, uint1
         werror(w, "buffer used size %u is out of range", used);
         return ETL_FAILED;
     }
+    if (used == ETL_BUFFER_HEADER_SIZE) return ETL_OK; /* no records: parsers expect at least one */
+    /* Records are 8-byte aligned and so is the used size; the last record's padding is zero. */
+    if (used % ETL_RECORD_ALIGN) {
+        uint32_t aligned = ETL_RECORD_SPACE(used);
+        if (aligned > w->o.buffer_size) aligned = w->o.buffer_size;
+        memset(buffer + used, 0, aligned - used);
+        used = aligned;
+    }
     fill_buffer_header(w, buffer, used, cpu, flush_timestamp, flush_marker);
     if (w->o.log_file_mode & ETL_MODE_COMPRESSED) {
         size_t z = etl_xpress_compress(buffer + ETL_BUFFER_HEADER_SIZE, used - ETL_BUFFER_HEADER_SIZE,
@@ -395,9 +419,14 @@ int etl_writer_write_buffer(etl_writer *w, uint8_t *buffer, uint32_t used, uint1
         etl_put16(w->zbuf + ETL_BH_BUFFER_FLAG,
                   (uint16_t)(etl_le16(buffer + ETL_BH_BUFFER_FLAG) | ETL_BUFFER_FLAG_COMPRESSED));
         out = w->zbuf;
-    } else {
-        memset(buffer + used, 0xFF, w->o.buffer_size - used);
+        /* A compressed buffer larger than its records confuses readers that take Offset as
+           the stream length: such a buffer is stored plain, as in an uncompressed file. */
+        if (n >= used) {
+            out = buffer;
+            n = w->o.buffer_size;
+        }
     }
+    if (out == buffer) memset(buffer + used, 0xFF, w->o.buffer_size - used);
 
     if (w->o.log_file_mode & ETL_MODE_FILE_CIRCULAR) {
         at = w->header_size + (uint64_t)(w->file_buffers % w->slots) * w->o.buffer_size;

@@ -364,6 +364,67 @@ START_TEST(thirty_two_bit_header)
 }
 END_TEST
 
+/* What independent parsers need of every file (dissect.etl, etl-parser; doc/format-notes.md):
+   a CpuSpeedInMHz they can divide by, no empty data buffer, used sizes on the 8-byte grid,
+   a compressed buffer never larger than the records it holds, clean Version words. */
+START_TEST(parser_compatibility)
+{
+    etl_writer_options o = { .buffer_size = 4096, .log_file_mode = ETL_MODE_FILE_SEQUENTIAL | ETL_MODE_COMPRESSED };
+    etl_writer *w;
+    uint8_t *b = malloc(4096), *f, rec[64];
+    uint32_t next = 0, nums[100], used;
+    etl_trace_info info;
+    size_t size, off;
+    etl_data noise = { NULL, 0 };
+    uint8_t random_bytes[3000];
+    etl_event ev;
+    uint32_t step;
+    const char *why;
+
+    make_dir();
+    w = open_writer("compat.etl", &o);
+    /* An empty buffer: nothing to write. */
+    ck_assert_int_eq(etl_writer_write_buffer(w, b, ETL_BUFFER_HEADER_SIZE, 0, 1, 0), ETL_OK);
+    /* Incompressible records: the buffer goes out uncompressed. */
+    for (size_t i = 0; i < sizeof random_bytes; i++) random_bytes[i] = (uint8_t)(i * 2654435761u >> 13);
+    noise.ptr = random_bytes;
+    noise.size = sizeof random_bytes;
+    {
+        etl_event_descriptor d = { 7, 0, 0, 4, 0, 0, 0 };
+        used = ETL_BUFFER_HEADER_SIZE;
+        used += ETL_RECORD_SPACE(etl_encode_event(b + used, 4096 - used, 5, 1, 2, &prov, &d, NULL, &noise, 1));
+    }
+    ck_assert_int_eq(etl_writer_write_buffer(w, b, used, 0, 2, 0), ETL_OK);
+    /* A used size off the 8-byte grid is rounded up (the padding is zero). */
+    used = fill_buffer(b, 4096, 0, 0, 3, &next);
+    b[used] = 0;
+    ck_assert_int_eq(etl_writer_write_buffer(w, b, used - 4, 1, 3, 1), ETL_OK);
+    ck_assert_int_eq(etl_writer_close(w, 0), ETL_OK);
+
+    f = test_read_file(in_dir("compat.etl"), &size);
+    off = etl_le32(f);
+    ck_assert_uint_eq(etl_le32(f + 0x48 + 0x20 + ETL_TLH_CPU_SPEED) > 0, 1);
+    /* First data buffer: the incompressible one, stored plain. */
+    ck_assert_uint_eq(etl_le16(f + off + ETL_BH_BUFFER_FLAG) & ETL_BUFFER_FLAG_COMPRESSED, 0);
+    ck_assert_uint_eq(etl_le32(f + off + ETL_BH_BUFFER_SIZE), 4096);
+    off += 4096;
+    /* Second: compressed, Offset on the grid. */
+    ck_assert_uint_ne(etl_le16(f + off + ETL_BH_BUFFER_FLAG) & ETL_BUFFER_FLAG_COMPRESSED, 0);
+    ck_assert_uint_eq(etl_le32(f + off + ETL_BH_OFFSET) % 8, 0);
+    ck_assert_uint_eq(off + etl_le32(f + off + ETL_BH_BUFFER_SIZE), size); /* and no third buffer */
+    free(f);
+    ck_assert_int_eq(read_numbers(in_dir("compat.etl"), nums, 100, &info), 3);
+    ck_assert_uint_eq(info.buffers, 3);
+
+    /* Version words carry no PEBS/PMC flag bits, whatever the caller passes. */
+    etl_encode_system(rec, sizeof rec, 1, 0x0501, 0x8702, 0, 0, NULL, 0);
+    ck_assert_uint_eq(etl_le16(rec), 2);
+    ck_assert_int_eq(etl_record_decode(NULL, rec, sizeof rec, &ev, &step, &why), ETL_RECORD_OK);
+    free(b);
+    remove_dir();
+}
+END_TEST
+
 START_TEST(bad_options)
 {
     etl_writer *w = NULL;
@@ -512,6 +573,7 @@ int main(void)
     tcase_add_test(tc, preallocate_truncates);
     tcase_add_test(tc, compressed_round_trip);
     tcase_add_test(tc, thirty_two_bit_header);
+    tcase_add_test(tc, parser_compatibility);
     tcase_add_test(tc, bad_options);
     tcase_add_test(tc, encoders_round_trip);
     tcase_add_test(tc, lbr_round_trip);
