@@ -203,30 +203,7 @@ static void read_memory(const uint8_t *data, size_t size, int order, const char 
     free(copy);
 }
 
-/* A source over memory that counts the bytes the reader asks for. */
-struct counting_source {
-    const uint8_t *data;
-    size_t size;
-    uint64_t bytes_read;
-};
-
-static ssize_t counting_read_at(void *ctx, void *buf, size_t n, uint64_t offset)
-{
-    struct counting_source *c = ctx;
-
-    if (offset >= c->size) return 0;
-    if (n > c->size - offset) n = (size_t)(c->size - offset);
-    memcpy(buf, c->data + offset, n);
-    c->bytes_read += n;
-    return (ssize_t)n;
-}
-
-static int64_t counting_size(void *ctx)
-{
-    return (int64_t)((struct counting_source *)ctx)->size;
-}
-
-static void read_counting(struct counting_source *c, int order, const char *name, const char *ctx,
+static void read_counting(struct test_counting_source *c, int order, const char *name, const char *ctx,
                           struct outcome *o)
 {
     etl_open_options opt;
@@ -241,10 +218,7 @@ static void read_counting(struct counting_source *c, int order, const char *name
     opt.name = name;
     opt.on_damage = on_damage;
     opt.on_damage_arg = o;
-    memset(&src, 0, sizeof src);
-    src.ctx = c;
-    src.read_at = counting_read_at;
-    src.size = counting_size;
+    test_counting_source(c, &src);
     o->open_rc = etl_reader_open(&r, &src, &opt);
     consume(r, o);
 }
@@ -1238,7 +1212,7 @@ START_TEST(many_damaged_compressed_buffers)
     struct synth_options so;
     struct synth *sy;
     struct bufmap *m = xmalloc(sizeof *m);
-    struct counting_source c;
+    struct test_counting_source c;
     struct outcome g, o;
     uint8_t rec[256], payload[64];
     uint8_t *file;
@@ -1265,12 +1239,12 @@ START_TEST(many_damaged_compressed_buffers)
     for (int k = 1; k < m->n; k++) etl_put32(file + m->off[k], m->size[k] + 8);
     c.data = file;
     c.size = size;
-    c.bytes_read = 0;
+    c.bytes = 0;
     read_counting(&c, ETL_ORDER_FILE, "damaged.etl", ctx, &o);
     REQUIRE(o.warnings == (unsigned)m->n - 1, "%s: %u warnings, want %d", ctx, o.warnings, m->n - 1);
     expect_events(ctx, o.ev, o.n, g.ev, g.n, 1);
-    REQUIRE(c.bytes_read <= 32 * (uint64_t)size, "%s: %llu bytes read for a file of %zu", ctx,
-            (unsigned long long)c.bytes_read, size);
+    REQUIRE(c.bytes <= 32 * (uint64_t)size, "%s: %llu bytes read for a file of %zu", ctx,
+            (unsigned long long)c.bytes, size);
     outcome_free(&o);
     outcome_free(&g);
     free(file);

@@ -286,40 +286,18 @@ START_TEST(every_kind_in_a_file)
 }
 END_TEST
 
-/* A counting source: every buffer is read once, and no read is larger than a buffer. */
-struct counting {
-    const uint8_t *data;
-    size_t size;
-    uint64_t bytes, calls;
-    size_t largest;
-    int closed;
-};
-
-static ssize_t counting_read(void *ctx, void *buf, size_t n, uint64_t off)
-{
-    struct counting *c = ctx;
-    if (off >= c->size) return 0;
-    if (n > c->size - off) n = (size_t)(c->size - off);
-    memcpy(buf, c->data + off, n);
-    c->bytes += n;
-    c->calls++;
-    if (n > c->largest) c->largest = n;
-    return (ssize_t)n;
-}
-
-static int64_t counting_size(void *ctx) { return (int64_t)((struct counting *)ctx)->size; }
-static void counting_close(void *ctx) { ((struct counting *)ctx)->closed = 1; }
-
+/* Every buffer is read once, and no read is larger than a buffer. */
 START_TEST(source_reads_each_buffer_once)
 {
     struct synth_options o = { .buffer_size = 8192, .cpus = 8 };
     size_t size;
     uint8_t *data = build(&o, 20000, &size);
-    struct counting c = { data, size, 0, 0, 0, 0 };
-    etl_source src = { &c, counting_read, counting_size, counting_close };
+    struct test_counting_source c = { data, size, 0, 0, 0, 0 };
+    etl_source src;
     etl_reader *r = NULL;
     unsigned w;
 
+    test_counting_source(&c, &src);
     ck_assert_int_eq(etl_reader_open(&r, &src, NULL), ETL_OK);
     ck_assert_int_eq(test_count_events(r, &w), 20002);
     /* Index walk: one buffer header per buffer (plus the first 64 KiB once); reading: each

@@ -16,30 +16,9 @@
 #include "testutil.h"
 
 static const etl_guid prov = { 0x5eed0001, 0xabcd, 0x4ef0, { 1, 2, 3, 4, 5, 6, 7, 8 } };
-static char dir[256];
-
-static void make_dir(void)
-{
-    const char *t = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/etl-session-XXXXXX", t && *t ? t : "/tmp");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void remove_dir(void)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-static const char *in_dir(const char *name)
-{
-    static char p[4][512];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(p[k], sizeof p[k], "%s/%s", dir, name);
-    return p[k];
-}
+static void make_dir(void) { ck_assert_ptr_nonnull(test_dir_create()); }
+static void remove_dir(void) { ck_assert_int_eq(test_dir_remove(), 0); }
+static const char *in_dir(const char *name) { return test_dir_path(name); }
 
 static etl_session *start(etl_session_properties *p)
 {

@@ -12,28 +12,9 @@
 #include "testutil.h"
 
 static const etl_guid prov = { 0x0a0b0c0d, 0x1111, 0x2222, { 1, 2, 3, 4, 5, 6, 7, 8 } };
-static char dir[256];
-
-static void make_dir(void)
-{
-    const char *t = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/etl-writer-XXXXXX", t && *t ? t : "/tmp");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void remove_dir(void)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-static const char *in_dir(const char *name)
-{
-    static char p[512];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    return p;
-}
+static void make_dir(void) { ck_assert_ptr_nonnull(test_dir_create()); }
+static void remove_dir(void) { ck_assert_int_eq(test_dir_remove(), 0); }
+static const char *in_dir(const char *name) { return test_dir_path(name); }
 
 /* A buffer of bs bytes filled with EVENT_HEADER events n0.. (id = number, payload = number);
    returns the used size, *next = the first number that did not fit. */

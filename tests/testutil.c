@@ -163,3 +163,58 @@ long test_count_events(etl_reader *r, unsigned *warns)
     }
     return rc == ETL_EOF ? n : -1;
 }
+
+static ssize_t counting_read_at(void *ctx, void *buf, size_t n, uint64_t offset)
+{
+    struct test_counting_source *c = ctx;
+
+    if (offset >= c->size) return 0;
+    if (n > c->size - offset) n = (size_t)(c->size - offset);
+    memcpy(buf, c->data + offset, n);
+    c->bytes += n;
+    c->calls++;
+    if (n > c->largest) c->largest = n;
+    return (ssize_t)n;
+}
+
+static int64_t counting_size(void *ctx) { return (int64_t)((struct test_counting_source *)ctx)->size; }
+static void counting_close(void *ctx) { ((struct test_counting_source *)ctx)->closed = 1; }
+
+void test_counting_source(struct test_counting_source *c, etl_source *src)
+{
+    c->bytes = c->calls = 0;
+    c->largest = 0;
+    c->closed = 0;
+    src->ctx = c;
+    src->read_at = counting_read_at;
+    src->size = counting_size;
+    src->close = counting_close;
+}
+
+static char test_dir[256];
+
+const char *test_dir_create(void)
+{
+    const char *t = getenv("TMPDIR");
+
+    snprintf(test_dir, sizeof test_dir, "%s/libetl-test-XXXXXX", t && *t ? t : "/tmp");
+    return mkdtemp(test_dir);
+}
+
+const char *test_dir_path(const char *name)
+{
+    static char p[4][512];
+    static int k;
+
+    k = (k + 1) % 4;
+    snprintf(p[k], sizeof p[k], "%s/%s", test_dir, name);
+    return p[k];
+}
+
+int test_dir_remove(void)
+{
+    char cmd[300];
+
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", test_dir);
+    return system(cmd);
+}

@@ -31,4 +31,21 @@ int test_row_cmp(const void *a, const void *b);
 /* Reads every event of a reader; returns how many, counts WARN results in *warns. */
 long test_count_events(etl_reader *r, unsigned *warns);
 
+/* A source over memory that counts what the reader asks of it. */
+struct test_counting_source {
+    const uint8_t *data;
+    size_t size;
+    uint64_t bytes, calls;
+    size_t largest;
+    int closed;
+};
+/* Fills src to read c (whose data and size are set; the counters are zeroed). */
+void test_counting_source(struct test_counting_source *c, etl_source *src);
+
+/* A fresh directory under $TMPDIR (or /tmp) for one test; test_dir_path names a file in it
+   (four rotating static buffers); test_dir_remove deletes it and what it holds. */
+const char *test_dir_create(void);
+const char *test_dir_path(const char *name);
+int test_dir_remove(void);
+
 #endif
