@@ -34,7 +34,8 @@
 #define STATE(gen, off) ((uint64_t)(gen) << 32 | (off))
 
 struct ebuf {
-    _Atomic uint64_t state;     /* generation << 32 | SEALED | end of the reservations */
+    /* One cache line per buffer: neighbouring buffers are other processors' current ones. */
+    _Alignas(64) _Atomic uint64_t state; /* generation << 32 | SEALED | end of the reservations */
     _Atomic uint32_t committed; /* bytes of the records fully written */
     _Atomic uint32_t next;      /* stack link: index + 1 */
     uint32_t used;              /* end of the records, set by the sealer */
@@ -60,6 +61,8 @@ struct etl_session {
     _Atomic uint64_t events_lost;
     _Atomic int file_full;
     _Atomic int stopping;
+    _Atomic int wake_pending;      /* the flush thread was woken and has not run yet */
+    uint32_t low_water;            /* wake it when fewer buffers than this are available */
     etl_clock clock;
     etl_writer *writer;
     /* The flush thread and the requests it serves. */
@@ -72,6 +75,7 @@ struct etl_session {
     /* Buffering mode: sealed buffers kept, oldest first. */
     uint32_t *ring;
     uint32_t ring_head, ring_n;
+    uint32_t *batch;               /* sealed buffers being collected */
     _Atomic uint32_t buffers_written, log_buffers_lost;
     char err[256];
 };
@@ -177,6 +181,8 @@ static void free_push(etl_session *s, uint32_t index)
     atomic_fetch_add_explicit(&s->free_count, 1, memory_order_relaxed);
 }
 
+static uint32_t reclaim_oldest(etl_session *s);
+
 /* A buffer ready for cpu: from the free list, else a new one while the pool may grow. */
 static uint64_t take_buffer(etl_session *s, uint16_t cpu)
 {
@@ -188,10 +194,15 @@ static uint64_t take_buffer(etl_session *s, uint16_t cpu)
     } else {
         uint32_t n = atomic_load_explicit(&s->allocated, memory_order_relaxed);
         do {
-            if (n >= s->nmax) return 0;
+            if (n >= s->nmax) {
+                /* Buffering mode reuses its oldest buffer; a file session has none to give. */
+                top = s->buffering ? reclaim_oldest(s) : 0;
+                if (!top) return 0;
+                break;
+            }
         } while (!atomic_compare_exchange_weak_explicit(&s->allocated, &n, n + 1, memory_order_relaxed,
                                                          memory_order_relaxed));
-        top = n + 1;
+        if (!top) top = n + 1;
     }
     b = &s->bufs[top - 1];
     b->cpu = cpu;
@@ -213,7 +224,13 @@ static void seal(etl_session *s, uint32_t top, uint32_t end)
     b->used = end;
     b->seal = atomic_fetch_add_explicit(&s->seal_counter, 1, memory_order_relaxed);
     stack_push(&s->full_head, s->bufs, top - 1);
-    sem_post(&s->wake);
+    /* Waking the flush thread is a system call, and the thread then takes the producer's
+       processor: only when the pool runs low (it also wakes every 100 ms by itself). */
+    if (!s->buffering &&
+        atomic_load_explicit(&s->free_count, memory_order_relaxed) +
+                (s->nmax - atomic_load_explicit(&s->allocated, memory_order_relaxed)) <= s->low_water &&
+        !atomic_exchange_explicit(&s->wake_pending, 1, memory_order_relaxed))
+        sem_post(&s->wake);
 }
 
 /* Replace cpu's buffer `old` (generation << 32 | index + 1, or 0) by a fresh one; returns the
@@ -341,11 +358,19 @@ static uint8_t *reserve_record(etl_session *s, uint32_t size, struct ebuf **b)
 int etl_session_write_event(etl_session *s, const etl_guid *provider, const etl_event_descriptor *d,
                             const etl_event_extras *x, const etl_data *data, unsigned ndata)
 {
-    uint32_t size = etl_encode_event(NULL, 0, 0, 0, 0, provider, d, x, data, ndata), pid, tid;
+    uint32_t size, pid, tid;
     struct ebuf *b;
-    uint8_t *p = reserve_record(s, size, &b);
+    uint8_t *p;
     int64_t ts;
 
+    if (!x) { /* the common case, without calling the encoder twice */
+        uint64_t n = ETL_EVENT_HEADER_SIZE;
+        for (unsigned i = 0; i < ndata; i++) n += data[i].size;
+        size = n > ETL_MAX_RECORD_SIZE ? 0 : (uint32_t)n;
+    } else {
+        size = etl_encode_event(NULL, 0, 0, 0, 0, provider, d, x, data, ndata);
+    }
+    p = reserve_record(s, size, &b);
     if (!p) return ETL_FAILED;
     ts = session_now(s);
     caller_ids(&pid, &tid);
@@ -449,24 +474,23 @@ static uint32_t count_records(const struct ebuf *b)
     return n;
 }
 
-/* Take the sealed buffers, oldest first: write them (file modes) or keep them (buffering). */
-static void drain(etl_session *s)
+/* Takes every sealed buffer into s->batch, oldest first; returns how many. Called by the
+   flush thread (file modes) or under s->lock (buffering mode), never both. */
+static uint32_t collect_sealed(etl_session *s)
 {
-    uint32_t batch[1024], n = 0, top = (uint32_t)atomic_exchange_explicit(&s->full_head, 0, memory_order_acquire);
+    uint32_t *batch = s->batch, n = 0, top = (uint32_t)atomic_exchange_explicit(&s->full_head, 0, memory_order_acquire);
 
-    while (top) {
-        uint32_t next = atomic_load_explicit(&s->bufs[top - 1].next, memory_order_relaxed);
-        if (n == sizeof batch / sizeof batch[0]) break;
+    while (top && n < s->nmax) { /* a buffer is sealed once at a time: at most nmax */
         batch[n++] = top - 1;
-        top = next;
+        top = atomic_load_explicit(&s->bufs[top - 1].next, memory_order_relaxed);
     }
-    while (top) { /* more than a batch: the rest goes back */
-        uint32_t next = atomic_load_explicit(&s->bufs[top - 1].next, memory_order_relaxed);
-        stack_push(&s->full_head, s->bufs, top - 1);
-        top = next;
+    /* The stack gives newest first; sealing order is nearly its reverse. */
+    for (uint32_t i = 0; i < n / 2; i++) {
+        uint32_t t = batch[i];
+        batch[i] = batch[n - 1 - i];
+        batch[n - 1 - i] = t;
     }
-    /* Sealing order (insertion sort: batches are small and nearly reversed). */
-    for (uint32_t i = 1; i < n; i++) {
+    for (uint32_t i = 1; i < n; i++) { /* insertion sort: what is left out of order is little */
         uint32_t x = batch[i], j = i;
         while (j > 0 && s->bufs[batch[j - 1]].seal > s->bufs[x].seal) {
             batch[j] = batch[j - 1];
@@ -474,15 +498,53 @@ static void drain(etl_session *s)
         }
         batch[j] = x;
     }
+    return n;
+}
+
+/* Buffering mode, under s->lock: the sealed buffers join the ring, oldest first. */
+static void ring_collect_locked(etl_session *s)
+{
+    uint32_t n = collect_sealed(s);
+
+    for (uint32_t i = 0; i < n; i++) s->ring[(s->ring_head + s->ring_n++) % s->nmax] = s->batch[i];
+}
+
+/* Buffering mode, for a writer that finds no free buffer: the oldest kept buffer, if every
+   record in it is written and nobody else holds the ring (try-lock: a writer never waits).
+   Returns index + 1, or 0. */
+static uint32_t reclaim_oldest(etl_session *s)
+{
+    uint32_t top = 0;
+
+    if (pthread_mutex_trylock(&s->lock) != 0) return 0;
+    ring_collect_locked(s);
+    if (s->ring_n > 0) {
+        struct ebuf *b = &s->bufs[s->ring[s->ring_head]];
+        if (atomic_load_explicit(&b->committed, memory_order_acquire) >= b->used - ETL_BUFFER_HEADER_SIZE) {
+            top = s->ring[s->ring_head] + 1;
+            s->ring_head = (s->ring_head + 1) % s->nmax;
+            s->ring_n--;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    return top;
+}
+
+/* Take the sealed buffers, oldest first: write them (file modes) or keep them (buffering). */
+static void drain(etl_session *s)
+{
+    uint32_t *batch = s->batch, n;
+
+    if (s->buffering) {
+        pthread_mutex_lock(&s->lock);
+        ring_collect_locked(s);
+        pthread_mutex_unlock(&s->lock);
+        return;
+    }
+    n = collect_sealed(s);
     for (uint32_t i = 0; i < n; i++) {
         struct ebuf *b = &s->bufs[batch[i]];
         wait_committed(b);
-        if (s->buffering) {
-            pthread_mutex_lock(&s->lock);
-            s->ring[(s->ring_head + s->ring_n++) % s->nmax] = batch[i];
-            pthread_mutex_unlock(&s->lock);
-            continue;
-        }
         if (s->writer) {
             int rc = etl_writer_write_buffer(s->writer, b->data, b->used, b->cpu, session_now(s), i + 1 == n);
             if (rc == ETL_OK) {
@@ -496,16 +558,6 @@ static void drain(etl_session *s)
             }
         }
         free_push(s, batch[i]);
-    }
-    /* Buffering mode: keep enough buffers free for every processor by reusing the oldest. */
-    if (s->buffering) {
-        pthread_mutex_lock(&s->lock);
-        while (s->ring_n > 0 && atomic_load_explicit(&s->free_count, memory_order_relaxed) < s->ncpu + 1) {
-            free_push(s, s->ring[s->ring_head]);
-            s->ring_head = (s->ring_head + 1) % s->nmax;
-            s->ring_n--;
-        }
-        pthread_mutex_unlock(&s->lock);
     }
 }
 
@@ -524,6 +576,7 @@ static void *flush_thread(void *arg)
         until.tv_sec = (now + wait) / 1000000000;
         until.tv_nsec = (now + wait) % 1000000000;
         sem_timedwait(&s->wake, &until);
+        atomic_store_explicit(&s->wake_pending, 0, memory_order_relaxed);
         stopping = atomic_load(&s->stopping);
         pthread_mutex_lock(&s->lock);
         requested = s->flush_requested;
@@ -596,8 +649,10 @@ int etl_session_snapshot(etl_session *s, const char *path)
         return ETL_FAILED;
     }
     pthread_mutex_lock(&s->lock);
+    ring_collect_locked(s);
     for (uint32_t i = 0; i < s->ring_n && rc == ETL_OK; i++) {
         struct ebuf *b = &s->bufs[s->ring[(s->ring_head + i) % s->nmax]];
+        wait_committed(b);
         if (etl_writer_write_buffer(w, b->data, b->used, b->cpu, session_now(s), i + 1 == s->ring_n) != ETL_OK)
             rc = ETL_FAILED;
     }
@@ -634,7 +689,9 @@ static int start(etl_session *s)
     s->bsize = kb * 1024;
     s->ncpu = p->number_of_processors ? p->number_of_processors : conf > 0 ? (uint32_t)conf : 1;
     s->buffering = (p->log_file_mode & ETL_MODE_BUFFERING) != 0;
-    s->nmin = p->minimum_buffers > 2 * s->ncpu ? p->minimum_buffers : 2 * s->ncpu;
+    /* Buffering mode keeps what its buffers hold: unless told, 16 per processor. */
+    s->nmin = p->minimum_buffers ? p->minimum_buffers : s->buffering ? 16 * s->ncpu : 0;
+    if (s->nmin < 2 * s->ncpu) s->nmin = 2 * s->ncpu;
     /* Unless told, the pool may grow to the minimum plus 64 buffers under pressure. */
     s->nmax = s->buffering ? s->nmin
               : p->maximum_buffers ? (p->maximum_buffers > s->nmin ? p->maximum_buffers : s->nmin)
@@ -650,10 +707,13 @@ static int start(etl_session *s)
         serror(s, "cannot reserve %zu bytes for %u buffers: %s", s->memory_size, s->nmax, strerror(errno));
         return -1;
     }
-    s->bufs = calloc(s->nmax, sizeof *s->bufs);
+    s->low_water = s->nmax / 2 > 2 * s->ncpu ? s->nmax / 2 : 2 * s->ncpu;
+    s->bufs = aligned_alloc(64, (size_t)s->nmax * sizeof *s->bufs);
+    if (s->bufs) memset(s->bufs, 0, (size_t)s->nmax * sizeof *s->bufs);
     s->current = calloc(s->ncpu, sizeof *s->current);
     s->ring = calloc(s->nmax, sizeof *s->ring);
-    if (!s->bufs || !s->current || !s->ring) {
+    s->batch = calloc(s->nmax, sizeof *s->batch);
+    if (!s->bufs || !s->current || !s->ring || !s->batch) {
         serror(s, "out of memory");
         return -1;
     }
@@ -728,6 +788,7 @@ int etl_session_stop(etl_session *s, etl_session_stats *out)
     free(s->bufs);
     free((void *)s->current);
     free(s->ring);
+    free(s->batch);
     free(s->logger_name);
     free(s->log_file_name);
     free(s);

@@ -1,0 +1,1126 @@
+/* SPDX-License-Identifier: MIT */
+/* Measures the cost of etl_session_write_event per event, against LTTng-UST in the same run, and checks for loss at a paced rate. */
+/* pthread_setaffinity_np, CPU_SET, sched_getcpu: Linux interfaces the benchmark pins threads with. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
+#include "etl.h"
+#ifdef HAVE_LTTNG_UST
+#include "lttng_tp.h"
+#endif
+
+#define MAX_RUNS 25
+#define MAX_THREADS 2
+#define PAYLOAD_SIZE 32
+#define GOAL_NS 50.0          /* per event, per thread */
+#define GOAL_LTTNG_RATIO 3.0  /* LTTng-UST ns per event / libetl ns per event */
+#define GOAL_RATE 2000000     /* events per second without loss, sequential file, default buffers */
+#define TMPDIR_SIZE 1024      /* $TMPDIR, and the paths made in it */
+#define PATH_SIZE 1280
+#define MSG_SIZE 2048
+
+struct config {
+    unsigned runs;       /* measured rounds after one warm-up round */
+    uint64_t events;     /* per thread and run */
+    uint64_t pool_events; /* per thread and run, when the pool holds the run (at most events) */
+    uint64_t rate;       /* no-loss check: events per second */
+    double pace_s;       /* no-loss check: seconds */
+    int lttng;           /* measure LTTng-UST (when built with it) */
+    int keep, quick;
+    char tmpdir[TMPDIR_SIZE];
+};
+
+/* The provider and event of every ETL event of the benchmark. */
+static const etl_guid bench_provider = { 0x5eb1c0de, 0x00be, 0x4c11, { 0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x32 } };
+static const etl_event_descriptor bench_descriptor = { .id = 1, .version = 0, .level = 4, .keywords = 1 };
+
+/* ------------------------------------------------------------------ clocks, statistics */
+
+static int64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static int64_t thread_cpu_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+struct stats {
+    double med, min, max;
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static struct stats stats_of(const double *v, unsigned n)
+{
+    double s[MAX_RUNS];
+    struct stats st = { 0, 0, 0 };
+
+    if (!n) return st;
+    memcpy(s, v, n * sizeof *s);
+    qsort(s, n, sizeof *s, cmp_double);
+    st.min = s[0];
+    st.max = s[n - 1];
+    st.med = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+    return st;
+}
+
+static uint64_t load64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof v); /* written natively by this process */
+    return v;
+}
+
+/* ------------------------------------------------------------------ producer threads */
+
+enum kind { KIND_ETL_BUFFERING, KIND_ETL_FILE, KIND_LTTNG };
+
+struct worker {
+    pthread_t thread;
+    unsigned index;
+    int cpu;                /* the processor it is pinned to, or -1 */
+    int kind;
+    etl_session *session;
+    uint64_t n;             /* events to log */
+    uint64_t failed;        /* calls that returned an error (events lost) */
+    int64_t start_ns, end_ns, cpu_ns;
+    int pinned;
+};
+
+static _Atomic unsigned workers_ready;
+static _Atomic int pin_failed;
+static _Atomic int workers_go;
+static int allowed_cpus[MAX_THREADS];
+static unsigned n_allowed_cpus;
+static cpu_set_t process_cpus; /* the affinity the process started with */
+static int have_process_cpus;
+
+/* The first MAX_THREADS processors this process may run on: thread i is pinned to the i-th. */
+static void find_cpus(void)
+{
+    n_allowed_cpus = 0;
+    if (sched_getaffinity(0, sizeof process_cpus, &process_cpus) != 0) return;
+    have_process_cpus = 1;
+    for (int c = 0; c < CPU_SETSIZE && n_allowed_cpus < MAX_THREADS; c++)
+        if (CPU_ISSET(c, &process_cpus)) allowed_cpus[n_allowed_cpus++] = c;
+}
+
+static int pin_self(int cpu)
+{
+    cpu_set_t set;
+
+    if (cpu < 0) return 0;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
+}
+
+/* Back to the processors the process started with (a session started now gives its flush
+   thread the caller's affinity). */
+static void unpin_self(void)
+{
+    if (have_process_cpus) pthread_setaffinity_np(pthread_self(), sizeof process_cpus, &process_cpus);
+}
+
+static void etl_loop(struct worker *w)
+{
+    uint64_t payload[4] = { 0, w->index, 0x5eb1c0de5eb1c0deULL, 0x0123456789abcdefULL };
+    etl_data data = { payload, PAYLOAD_SIZE };
+    uint64_t failed = 0;
+
+    for (uint64_t i = 0; i < w->n; i++) {
+        payload[0] = i;
+        if (etl_session_write_event(w->session, &bench_provider, &bench_descriptor, NULL, &data, 1) != ETL_OK)
+            failed++;
+    }
+    w->failed = failed;
+}
+
+#ifdef HAVE_LTTNG_UST
+static void lttng_loop(struct worker *w)
+{
+    uint64_t payload[4] = { 0, w->index, 0x5eb1c0de5eb1c0deULL, 0x0123456789abcdefULL };
+
+    for (uint64_t i = 0; i < w->n; i++) {
+        payload[0] = i;
+        lttng_ust_tracepoint(libetl_bench, event32, payload);
+    }
+    w->failed = 0;
+}
+#endif
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    int64_t cpu0;
+
+    w->pinned = pin_self(w->cpu);
+    if (!w->pinned) atomic_store(&pin_failed, 1);
+    atomic_fetch_add(&workers_ready, 1);
+    while (!atomic_load_explicit(&workers_go, memory_order_acquire)) sched_yield();
+    cpu0 = thread_cpu_ns();
+    w->start_ns = now_ns();
+    if (w->kind == KIND_LTTNG) {
+#ifdef HAVE_LTTNG_UST
+        lttng_loop(w);
+#endif
+    } else {
+        etl_loop(w);
+    }
+    w->end_ns = now_ns();
+    w->cpu_ns = thread_cpu_ns() - cpu0;
+    return NULL;
+}
+
+struct timing {
+    double wall_s;      /* first start to last end */
+    double ns_per_event; /* wall time / events per thread */
+    double cpu_share;   /* producers' CPU time / (threads * wall time) */
+    uint64_t failed;
+    int pinned;
+};
+
+/* Run threads producers of n events each, released together. 0, or -1 if a thread could not start. */
+static int run_producers(int kind, etl_session *s, unsigned threads, uint64_t n, struct timing *t)
+{
+    struct worker w[MAX_THREADS];
+    int64_t first = INT64_MAX, last = 0, cpu = 0;
+
+    memset(w, 0, sizeof w);
+    memset(t, 0, sizeof *t);
+    atomic_store(&workers_ready, 0);
+    atomic_store(&workers_go, 0);
+    for (unsigned i = 0; i < threads; i++) {
+        w[i].index = i;
+        w[i].cpu = n_allowed_cpus >= threads ? allowed_cpus[i] : -1;
+        w[i].kind = kind;
+        w[i].session = s;
+        w[i].n = n;
+        if (pthread_create(&w[i].thread, NULL, worker_main, &w[i]) != 0) {
+            atomic_store(&workers_go, 1);
+            for (unsigned j = 0; j < i; j++) pthread_join(w[j].thread, NULL);
+            return -1;
+        }
+    }
+    while (atomic_load(&workers_ready) < threads) sched_yield();
+    atomic_store_explicit(&workers_go, 1, memory_order_release);
+    t->pinned = 1;
+    for (unsigned i = 0; i < threads; i++) {
+        pthread_join(w[i].thread, NULL);
+        if (w[i].start_ns < first) first = w[i].start_ns;
+        if (w[i].end_ns > last) last = w[i].end_ns;
+        cpu += w[i].cpu_ns;
+        t->failed += w[i].failed;
+        t->pinned &= w[i].pinned;
+    }
+    t->wall_s = (double)(last - first) * 1e-9;
+    t->ns_per_event = (double)(last - first) / (double)n;
+    t->cpu_share = (double)cpu / ((double)threads * (double)(last - first));
+    return 0;
+}
+
+/* ------------------------------------------------------------------ reading back */
+
+struct readback {
+    uint64_t events;                 /* benchmark events found */
+    uint64_t per_thread[MAX_THREADS];
+    uint64_t last_seq[MAX_THREADS];  /* + 1; 0 if none */
+    uint32_t header_events_lost;
+    int ok;
+    char why[512];
+};
+
+/*
+ * Read path back with etl_reader (time order) and check every event: our provider and
+ * payload size, and each thread's sequence numbers rising.
+ */
+static void read_back(const char *path, unsigned threads, struct readback *rb)
+{
+    etl_reader *r = NULL;
+    etl_event ev;
+    int rc;
+
+    memset(rb, 0, sizeof *rb);
+    rb->ok = 1;
+    rc = etl_reader_open_path(&r, path, NULL);
+    if (rc != ETL_OK) {
+        rb->ok = 0;
+        snprintf(rb->why, sizeof rb->why, "open: %s", r ? etl_reader_error(r) : "out of memory");
+        etl_reader_close(r);
+        return;
+    }
+    rb->header_events_lost = etl_reader_info(r)->events_lost;
+    while ((rc = etl_reader_next(r, &ev)) == ETL_OK) {
+        uint64_t seq, th;
+        if (ev.kind != ETL_KIND_EVENT) continue; /* the logfile header event */
+        if (!etl_guid_equal(&ev.provider, &bench_provider) || ev.payload_len != PAYLOAD_SIZE) {
+            snprintf(rb->why, sizeof rb->why, "a foreign event at buffer %u offset %u", ev.buffer_index,
+                     ev.record_offset);
+            rb->ok = 0;
+            break;
+        }
+        seq = load64(ev.payload);
+        th = load64(ev.payload + 8);
+        if (th >= threads) {
+            snprintf(rb->why, sizeof rb->why, "an event of thread %llu, of %u", (unsigned long long)th, threads);
+            rb->ok = 0;
+            break;
+        }
+        if (rb->last_seq[th] && seq < rb->last_seq[th]) {
+            snprintf(rb->why, sizeof rb->why, "thread %llu: sequence %llu after %llu", (unsigned long long)th,
+                     (unsigned long long)seq, (unsigned long long)rb->last_seq[th] - 1);
+            rb->ok = 0;
+            break;
+        }
+        rb->last_seq[th] = seq + 1;
+        rb->per_thread[th]++;
+        rb->events++;
+    }
+    if (rb->ok && rc != ETL_EOF) {
+        snprintf(rb->why, sizeof rb->why, "read: %s", etl_reader_error(r));
+        rb->ok = 0;
+    }
+    etl_reader_close(r);
+}
+
+/* ------------------------------------------------------------------ LTTng-UST control */
+
+struct lttng_ctl {
+    int available;           /* built with it, and the lttng command and a session daemon work */
+    int started_sessiond;    /* we started the session daemon (and stop it at exit) */
+    pid_t sessiond_pid;
+    char session[64];
+    char dir[PATH_SIZE];     /* trace output of the current run */
+    char log[PATH_SIZE];     /* what the lttng commands printed */
+    char why[MSG_SIZE];      /* why LTTng-UST is not measured */
+};
+
+#ifdef HAVE_LTTNG_UST
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static int lttng_cmd(struct lttng_ctl *l, const char *fmt, ...)
+{
+    char args[4096], cmd[8192];
+    va_list ap;
+    int rc;
+
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "lttng %s >>'%s' 2>&1", args, l->log);
+    rc = system(cmd);
+    return rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/* Events the session's channels discarded (lttng --mi=xml list SESSION). */
+static int lttng_discarded(struct lttng_ctl *l, uint64_t *out)
+{
+    char cmd[256], line[4096];
+    FILE *f;
+    int found = 0;
+
+    snprintf(cmd, sizeof cmd, "lttng --mi=xml list '%s' 2>/dev/null", l->session);
+    *out = 0;
+    f = popen(cmd, "r");
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f)) {
+        for (char *p = line; (p = strstr(p, "<discarded_events>")) != NULL; p++) {
+            *out += strtoull(p + strlen("<discarded_events>"), NULL, 10);
+            found = 1;
+        }
+    }
+    return pclose(f) == 0 && found ? 0 : -1;
+}
+
+static const char *sessiond_pidfile(char *buf, size_t size)
+{
+    const char *home = getenv("LTTNG_HOME");
+
+    if (geteuid() == 0) return "/var/run/lttng/lttng-sessiond.pid";
+    if (!home || !*home) home = getenv("HOME");
+    snprintf(buf, size, "%s/.lttng/lttng-sessiond.pid", home ? home : "");
+    return buf;
+}
+
+/* Find a session daemon, or start one (without kernel tracing). */
+static int lttng_setup(const struct config *cfg, struct lttng_ctl *l)
+{
+    int fd;
+
+    snprintf(l->log, sizeof l->log, "%s/sessionbench-lttng-log-XXXXXX", cfg->tmpdir);
+    fd = mkstemp(l->log);
+    if (fd < 0) {
+        snprintf(l->why, sizeof l->why, "cannot create a log file in %s", cfg->tmpdir);
+        l->log[0] = 0;
+        return -1;
+    }
+    close(fd);
+    if (system("command -v lttng >/dev/null 2>&1") != 0) {
+        snprintf(l->why, sizeof l->why, "the lttng command (lttng-tools) is not installed");
+        return -1;
+    }
+    if (lttng_cmd(l, "--no-sessiond list") != 0) {
+        char buf[PATH_SIZE];
+        FILE *f;
+        long pid = 0;
+        if (system("lttng-sessiond --daemonize --no-kernel >/dev/null 2>&1") != 0 ||
+            lttng_cmd(l, "--no-sessiond list") != 0) {
+            snprintf(l->why, sizeof l->why, "no LTTng session daemon runs, and lttng-sessiond --daemonize failed "
+                                            "(see %s)", l->log);
+            return -1;
+        }
+        f = fopen(sessiond_pidfile(buf, sizeof buf), "r");
+        if (f) {
+            if (fscanf(f, "%ld", &pid) != 1) pid = 0;
+            fclose(f);
+        }
+        l->started_sessiond = 1;
+        l->sessiond_pid = (pid_t)pid;
+        if (pid > 0) printf("started an LTTng session daemon (pid %ld); it is stopped at the end\n", pid);
+        else printf("started an LTTng session daemon; its pid file was not found, so it is left running\n");
+    }
+    snprintf(l->session, sizeof l->session, "sessionbench-%ld", (long)getpid());
+    l->available = 1;
+    return 0;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    return remove(path);
+}
+
+static uint64_t tree_bytes;
+static int add_size(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    if (flag == FTW_F) tree_bytes += (uint64_t)st->st_size;
+    return 0;
+}
+
+static void lttng_teardown(struct lttng_ctl *l)
+{
+    if (l->started_sessiond && l->sessiond_pid > 0) {
+        kill(l->sessiond_pid, SIGTERM);
+        for (int i = 0; i < 100 && kill(l->sessiond_pid, 0) == 0; i++) usleep(50000);
+    }
+}
+
+/* Wait (up to 10 s) until the session daemon has told this process to turn the tracepoint on or off. */
+static int wait_tracepoint(int on)
+{
+    int64_t deadline = now_ns() + 10 * (int64_t)1000000000;
+
+    while ((lttng_ust_tracepoint_enabled(libetl_bench, event32) != 0) != on) {
+        if (now_ns() > deadline) return -1;
+        usleep(5000);
+    }
+    return 0;
+}
+
+/*
+ * One run with LTTng-UST: create a session (recording to disk, or in snapshot mode: in
+ * memory, overwriting), enable the tracepoint, start, log, stop (which waits until the
+ * consumer daemon has the data), count what was discarded and written, destroy.
+ */
+static int lttng_run(const struct config *cfg, struct lttng_ctl *l, int snapshot, unsigned threads, uint64_t n,
+                     struct timing *t, uint64_t *discarded, uint64_t *bytes)
+{
+    int rc = -1;
+
+    snprintf(l->dir, sizeof l->dir, "%s/sessionbench-lttng-XXXXXX", cfg->tmpdir);
+    if (!mkdtemp(l->dir)) {
+        snprintf(l->why, sizeof l->why, "cannot create a directory in %s", cfg->tmpdir);
+        return -1;
+    }
+    if (lttng_cmd(l, "create '%s' %s--output='%s/trace'", l->session, snapshot ? "--snapshot " : "", l->dir) != 0) {
+        snprintf(l->why, sizeof l->why, "lttng create failed (see %s)", l->log);
+        goto out;
+    }
+    if (lttng_cmd(l, "enable-event --userspace --session='%s' 'libetl_bench:*'", l->session) != 0 ||
+        lttng_cmd(l, "start '%s'", l->session) != 0) {
+        snprintf(l->why, sizeof l->why, "lttng enable-event / start failed (see %s)", l->log);
+        goto destroy;
+    }
+    /* The session daemon tells the process asynchronously. */
+    if (wait_tracepoint(1) != 0) {
+        snprintf(l->why, sizeof l->why, "the tracepoint was not enabled 10 s after lttng start: this process did "
+                                        "not register with the session daemon");
+        goto destroy;
+    }
+    if (run_producers(KIND_LTTNG, NULL, threads, n, t) != 0) {
+        snprintf(l->why, sizeof l->why, "cannot start the producer threads");
+        goto destroy;
+    }
+    if (lttng_cmd(l, "stop '%s'", l->session) != 0) {
+        snprintf(l->why, sizeof l->why, "lttng stop failed (see %s)", l->log);
+        goto destroy;
+    }
+    if (lttng_discarded(l, discarded) != 0) {
+        snprintf(l->why, sizeof l->why, "cannot read the discarded-events count (see %s)", l->log);
+        goto destroy;
+    }
+    rc = 0;
+destroy:
+    if (lttng_cmd(l, "destroy '%s'", l->session) != 0 || wait_tracepoint(0) != 0) {
+        snprintf(l->why, sizeof l->why, "lttng destroy failed (see %s)", l->log);
+        rc = -1;
+    }
+out:
+    tree_bytes = 0;
+    nftw(l->dir, add_size, 16, FTW_PHYS);
+    *bytes = tree_bytes;
+    if (!cfg->keep) nftw(l->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return rc;
+}
+#endif /* HAVE_LTTNG_UST */
+
+/* ------------------------------------------------------------------ cases */
+
+enum pool { POOL_DEFAULT, POOL_WHOLE_RUN };
+
+struct bench_case {
+    const char *label;
+    int kind;
+    unsigned threads;
+    int pool;                    /* libetl: enum pool */
+    int snapshot;                /* LTTng-UST: snapshot mode instead of recording to disk */
+    uint64_t events;             /* per thread and run */
+    int clock_type;              /* libetl: etl_session_properties.clock_type (0: default) */
+    unsigned n;                  /* measured runs so far */
+    double ns[MAX_RUNS];         /* wall time / events per thread */
+    double cpu_ns[MAX_RUNS];     /* producers' CPU time / events */
+    double mevps[MAX_RUNS];      /* all threads' events per wall second, millions */
+    double cpu[MAX_RUNS];        /* producers' CPU share */
+    double stop_ms[MAX_RUNS];    /* etl_session_stop (flush the rest, finalise) */
+    uint64_t lost_total, events_total, kept_total, bytes_total;
+    uint32_t max_buffers;        /* largest pool of a run */
+    int measured;
+    char note[4096];
+};
+
+static void record(struct bench_case *c, int warmup, const struct timing *t, uint64_t logged, uint64_t lost,
+                   uint64_t kept, uint64_t bytes, double stop_ms)
+{
+    if (warmup) return;
+    c->ns[c->n] = t->ns_per_event;
+    c->cpu_ns[c->n] = t->ns_per_event * t->cpu_share;
+    c->mevps[c->n] = (double)logged / t->wall_s * 1e-6;
+    c->cpu[c->n] = t->cpu_share;
+    c->stop_ms[c->n] = stop_ms;
+    c->n++;
+    c->events_total += logged;
+    c->lost_total += lost;
+    c->kept_total += kept;
+    c->bytes_total += bytes;
+}
+
+static void temp_path(const struct config *cfg, char *out, size_t size, const char *what)
+{
+    snprintf(out, size, "%s/sessionbench-%s-%ld.etl", cfg->tmpdir, what, (long)getpid());
+}
+
+/* Bytes an event of the benchmark takes in a buffer. */
+static uint32_t record_space(void)
+{
+    etl_data data = { NULL, PAYLOAD_SIZE };
+    return ETL_RECORD_SPACE(etl_encode_event(NULL, 0, 0, 0, 0, &bench_provider, &bench_descriptor, NULL, &data, 1));
+}
+
+/*
+ * A buffering-mode pool that holds every event of a run, so that the flush thread never has
+ * to recycle a buffer: what the threads fill, plus each processor's current buffer, plus the
+ * processors + 1 buffers the flush thread keeps free, plus one spare.
+ */
+static uint32_t whole_run_buffers(uint64_t events, unsigned threads)
+{
+    long conf = sysconf(_SC_NPROCESSORS_CONF);
+    uint32_t ncpu = conf > 0 ? (uint32_t)conf : 1, per_buffer = (64 * 1024 - 0x48) / record_space();
+
+    return threads * (uint32_t)((events + per_buffer - 1) / per_buffer) + 2 * ncpu + 2;
+}
+
+/* One run of a libetl case: start a session, log, stop it, read what it wrote back. */
+static int etl_run(const struct config *cfg, struct bench_case *c, int warmup)
+{
+    etl_session_properties p;
+    etl_session_stats st;
+    etl_session *s = NULL;
+    struct timing t;
+    struct readback rb;
+    struct stat sb;
+    char path[PATH_SIZE];
+    uint64_t logged = (uint64_t)c->threads * c->events, bytes;
+    int64_t t0;
+    double stop_ms;
+
+    memset(&p, 0, sizeof p);
+    temp_path(cfg, path, sizeof path, c->kind == KIND_ETL_FILE ? "file" : "snapshot");
+    if (c->kind == KIND_ETL_BUFFERING) p.log_file_mode = ETL_MODE_BUFFERING;
+    else p.log_file_name = path; /* everything else default: sequential, 64 KB buffers */
+    if (c->pool == POOL_WHOLE_RUN) p.minimum_buffers = whole_run_buffers(c->events, c->threads);
+    p.clock_type = c->clock_type;
+    if (etl_session_start(&s, &p) != ETL_OK) {
+        snprintf(c->note, sizeof c->note, "etl_session_start: %s", etl_session_error(s));
+        etl_session_stop(s, NULL);
+        return -1;
+    }
+    if (run_producers(c->kind, s, c->threads, c->events, &t) != 0) {
+        snprintf(c->note, sizeof c->note, "cannot start the producer threads");
+        etl_session_stop(s, NULL);
+        return -1;
+    }
+    if (c->kind == KIND_ETL_BUFFERING && etl_session_snapshot(s, path) != ETL_OK) {
+        snprintf(c->note, sizeof c->note, "etl_session_snapshot: %s", etl_session_error(s));
+        etl_session_stop(s, NULL);
+        unlink(path);
+        return -1;
+    }
+    t0 = now_ns();
+    if (etl_session_stop(s, &st) != ETL_OK) {
+        snprintf(c->note, sizeof c->note, "etl_session_stop: %s", st.error);
+        unlink(path);
+        return -1;
+    }
+    stop_ms = (double)(now_ns() - t0) * 1e-6;
+    if (st.number_of_buffers > c->max_buffers) c->max_buffers = st.number_of_buffers;
+    bytes = stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+    if (st.events_lost != t.failed) {
+        snprintf(c->note, sizeof c->note, "EventsLost %llu, but %llu calls failed", (unsigned long long)st.events_lost,
+                 (unsigned long long)t.failed);
+        unlink(path);
+        return -1;
+    }
+    read_back(path, c->threads, &rb);
+    if (!cfg->keep) unlink(path);
+    if (!rb.ok) {
+        snprintf(c->note, sizeof c->note, "reading %s back: %s", path, rb.why);
+        return -1;
+    }
+    if (c->kind == KIND_ETL_FILE || c->pool == POOL_WHOLE_RUN) {
+        /* Every event logged and not lost is there; a file's header says how many were lost. */
+        if (rb.events != logged - st.events_lost ||
+            (c->kind == KIND_ETL_FILE && rb.header_events_lost != st.events_lost)) {
+            snprintf(c->note, sizeof c->note, "read back %llu events (header EventsLost %u), expected %llu - %llu",
+                     (unsigned long long)rb.events, rb.header_events_lost, (unsigned long long)logged,
+                     (unsigned long long)st.events_lost);
+            return -1;
+        }
+    } else if (rb.events > logged - st.events_lost) {
+        /* A snapshot of the default pool holds only the newest few buffers. */
+        snprintf(c->note, sizeof c->note, "the snapshot holds %llu events, more than the %llu logged and not lost",
+                 (unsigned long long)rb.events, (unsigned long long)(logged - st.events_lost));
+        return -1;
+    }
+    record(c, warmup, &t, logged, st.events_lost, rb.events, bytes, stop_ms);
+    return 0;
+}
+
+#ifdef HAVE_LTTNG_UST
+static int lttng_case_run(const struct config *cfg, struct lttng_ctl *l, struct bench_case *c, int warmup)
+{
+    struct timing t;
+    uint64_t discarded = 0, bytes = 0, logged = (uint64_t)c->threads * c->events;
+
+    if (lttng_run(cfg, l, c->snapshot, c->threads, c->events, &t, &discarded, &bytes) != 0) {
+        snprintf(c->note, sizeof c->note, "%s", l->why);
+        return -1;
+    }
+    record(c, warmup, &t, logged, discarded, logged - discarded, bytes, 0);
+    return 0;
+}
+#endif
+
+/* ------------------------------------------------------------------ reference points */
+
+static volatile uint64_t sink;
+
+static uint64_t cycle_counter(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return __rdtsc();
+#else
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC_RAW, &t);
+    return (uint64_t)t.tv_nsec;
+#endif
+}
+
+/* Median ns per call of what the hot path is made of (and of a system call), 3 runs each. */
+static void reference_points(void)
+{
+    enum { RUNS = 3 };
+    static const struct { const char *name; int calls; } refs[] = {
+        { "clock_gettime(CLOCK_MONOTONIC_RAW): the default session clock", 2000000 },
+        { "clock_gettime(CLOCK_MONOTONIC): LTTng-UST's clock", 2000000 },
+        { "rdtsc: the ETL_CLOCK_CPUCYCLE session clock", 2000000 },
+        { "sched_getcpu()", 2000000 },
+        { "etl_encode_event, size only (dst NULL)", 2000000 },
+        { "etl_encode_event of a 32-byte event into a buffer", 2000000 },
+        { "a system call (getppid)", 20000 },
+    };
+    uint64_t payload[4] = { 1, 2, 3, 4 };
+    etl_data data = { payload, PAYLOAD_SIZE };
+    _Alignas(8) uint8_t rec[256];
+
+    printf("\nreference points (ns per call, median of %d runs, pinned to one processor):\n", RUNS);
+    pin_self(n_allowed_cpus ? allowed_cpus[0] : -1);
+    for (unsigned k = 0; k < sizeof refs / sizeof refs[0]; k++) {
+        double v[RUNS];
+        for (int r = 0; r < RUNS; r++) {
+            int64_t t0 = now_ns();
+            uint64_t acc = 0;
+            struct timespec ts;
+            for (int i = 0; i < refs[k].calls; i++) {
+                switch (k) {
+                case 0: clock_gettime(CLOCK_MONOTONIC_RAW, &ts); acc += (uint64_t)ts.tv_nsec; break;
+                case 1: clock_gettime(CLOCK_MONOTONIC, &ts); acc += (uint64_t)ts.tv_nsec; break;
+                case 2: acc += cycle_counter(); break;
+                case 3: acc += (uint64_t)sched_getcpu(); break;
+                case 4:
+                    acc += etl_encode_event(NULL, 0, 0, 0, 0, &bench_provider, &bench_descriptor, NULL, &data, 1);
+                    break;
+                case 5:
+                    payload[0] = (uint64_t)i;
+                    acc += etl_encode_event(rec, sizeof rec, i, 1, 2, &bench_provider, &bench_descriptor, NULL, &data, 1);
+                    break;
+                default: acc += (uint64_t)syscall(SYS_getppid); break;
+                }
+            }
+            sink = acc;
+            v[r] = (double)(now_ns() - t0) / refs[k].calls;
+        }
+        printf("  %-62s %7.1f\n", refs[k].name, stats_of(v, RUNS).med);
+    }
+    unpin_self();
+}
+
+/* ------------------------------------------------------------------ no-loss check */
+
+struct paced {
+    uint64_t logged, failed, lost, read, buffers, max_buffers;
+    double seconds, achieved, max_lag_us, file_mb;
+    int ok;
+    char why[MSG_SIZE];
+};
+
+/*
+ * One producer, pinned, logs cfg->rate events per second for cfg->pace_s seconds into a
+ * sequential file session with default buffer settings: batches of 100 events, each batch
+ * started when its deadline comes (spinning on the clock until then).
+ */
+static void paced_check(const struct config *cfg, struct paced *r)
+{
+    enum { BATCH = 100 };
+    etl_session_properties p;
+    etl_session_stats st;
+    etl_session *s = NULL;
+    struct readback rb;
+    struct stat sb;
+    char path[PATH_SIZE];
+    uint64_t payload[4] = { 0, 0, 0x5eb1c0de5eb1c0deULL, 0x0123456789abcdefULL };
+    etl_data data = { payload, PAYLOAD_SIZE };
+    uint64_t total = (uint64_t)(cfg->rate * cfg->pace_s), i = 0;
+    int64_t t0, max_lag = 0;
+
+    memset(r, 0, sizeof *r);
+    memset(&p, 0, sizeof p);
+    temp_path(cfg, path, sizeof path, "paced");
+    p.log_file_name = path;
+    if (etl_session_start(&s, &p) != ETL_OK) {
+        snprintf(r->why, sizeof r->why, "etl_session_start: %s", etl_session_error(s));
+        etl_session_stop(s, NULL);
+        return;
+    }
+    pin_self(n_allowed_cpus ? allowed_cpus[0] : -1);
+    t0 = now_ns();
+    while (i < total) {
+        int64_t due = t0 + (int64_t)((double)i * 1e9 / (double)cfg->rate), now;
+        while ((now = now_ns()) < due) {
+        }
+        if (now - due > max_lag) max_lag = now - due;
+        for (unsigned k = 0; k < BATCH && i < total; k++, i++) {
+            payload[0] = i;
+            if (etl_session_write_event(s, &bench_provider, &bench_descriptor, NULL, &data, 1) != ETL_OK) r->failed++;
+        }
+        if ((i & 0xFFFF) < BATCH) {
+            etl_session_stats q;
+            etl_session_query(s, &q);
+            if (q.number_of_buffers > r->max_buffers) r->max_buffers = q.number_of_buffers;
+        }
+    }
+    r->seconds = (double)(now_ns() - t0) * 1e-9;
+    unpin_self();
+    r->logged = total;
+    r->achieved = (double)total / r->seconds;
+    r->max_lag_us = (double)max_lag * 1e-3;
+    if (etl_session_stop(s, &st) != ETL_OK) {
+        snprintf(r->why, sizeof r->why, "etl_session_stop: %s", st.error);
+        unlink(path);
+        return;
+    }
+    r->lost = st.events_lost;
+    r->buffers = st.number_of_buffers;
+    if (st.number_of_buffers > r->max_buffers) r->max_buffers = st.number_of_buffers;
+    r->file_mb = stat(path, &sb) == 0 ? (double)sb.st_size / 1e6 : 0;
+    read_back(path, 1, &rb);
+    if (!cfg->keep) unlink(path);
+    r->read = rb.events;
+    if (!rb.ok) {
+        snprintf(r->why, sizeof r->why, "reading back: %s", rb.why);
+        return;
+    }
+    if (rb.events != total - st.events_lost || st.events_lost != r->failed) {
+        snprintf(r->why, sizeof r->why, "read back %llu events, expected %llu - %llu",
+                 (unsigned long long)rb.events, (unsigned long long)total, (unsigned long long)st.events_lost);
+        return;
+    }
+    r->ok = 1;
+}
+
+/* ------------------------------------------------------------------ options, machine */
+
+static void usage(FILE *to)
+{
+    fprintf(to,
+            "usage: sessionbench [options]\n"
+            "  --runs N         measured rounds after one warm-up round (default 5, at most %d)\n"
+            "  --events N       events per thread and run, in millions (default 5)\n"
+            "  --pool-events N  the same where the pool holds the whole run (default 2; at most --events)\n"
+            "  --rate N         no-loss check: events per second (default %d)\n"
+            "  --seconds S      no-loss check: how long (default 5)\n"
+            "  --no-lttng       do not measure LTTng-UST\n"
+            "  --keep           keep the ETL files and the LTTng trace in $TMPDIR (default /tmp)\n"
+            "  --quick          few, short runs: a smoke test\n"
+            "  -h, --help       show this help\n",
+            MAX_RUNS, GOAL_RATE);
+}
+
+static int parse_args(int argc, char **argv, struct config *cfg)
+{
+    const char *dir = getenv("TMPDIR");
+
+    memset(cfg, 0, sizeof *cfg);
+    cfg->runs = 5;
+    cfg->events = 5000000;
+    cfg->pool_events = 2000000;
+    cfg->rate = GOAL_RATE;
+    cfg->pace_s = 5;
+    cfg->lttng = 1;
+    if (dir && (strlen(dir) >= sizeof cfg->tmpdir - 64 || strchr(dir, '\''))) {
+        fprintf(stderr, "sessionbench: $TMPDIR is too long or holds a quote\n");
+        return -1;
+    }
+    snprintf(cfg->tmpdir, sizeof cfg->tmpdir, "%s", dir && *dir ? dir : "/tmp");
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--runs") == 0 && value) {
+            cfg->runs = (unsigned)strtoul(value, NULL, 10);
+            i++;
+        } else if (strcmp(a, "--events") == 0 && value) {
+            cfg->events = (uint64_t)(strtod(value, NULL) * 1e6);
+            i++;
+        } else if (strcmp(a, "--pool-events") == 0 && value) {
+            cfg->pool_events = (uint64_t)(strtod(value, NULL) * 1e6);
+            i++;
+        } else if (strcmp(a, "--rate") == 0 && value) {
+            cfg->rate = strtoull(value, NULL, 10);
+            i++;
+        } else if (strcmp(a, "--seconds") == 0 && value) {
+            cfg->pace_s = strtod(value, NULL);
+            i++;
+        } else if (strcmp(a, "--no-lttng") == 0) {
+            cfg->lttng = 0;
+        } else if (strcmp(a, "--keep") == 0) {
+            cfg->keep = 1;
+        } else if (strcmp(a, "--quick") == 0) {
+            cfg->quick = 1;
+            cfg->runs = 3;
+            cfg->events = 500000;
+            cfg->pace_s = 1;
+        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            exit(0);
+        } else {
+            fprintf(stderr, "sessionbench: unknown option or missing value: %s\n", a);
+            return -1;
+        }
+    }
+    if (cfg->runs < 1 || cfg->runs > MAX_RUNS || cfg->events < 1000 || cfg->pool_events < 1000 || cfg->rate < 1 ||
+        cfg->pace_s <= 0) {
+        fprintf(stderr, "sessionbench: --runs must be 1 to %d, --events and --pool-events at least 0.001, --rate and "
+                        "--seconds positive\n", MAX_RUNS);
+        return -1;
+    }
+    if (cfg->pool_events > cfg->events) cfg->pool_events = cfg->events;
+    return 0;
+}
+
+static void print_machine(void)
+{
+    char line[512], model[256] = "unknown";
+    struct utsname u;
+    FILE *f = fopen("/proc/cpuinfo", "r");
+
+    if (f) {
+        while (fgets(line, sizeof line, f)) {
+            char *colon = strchr(line, ':');
+            if (strncmp(line, "model name", 10) == 0 && colon) {
+                snprintf(model, sizeof model, "%s", colon + 2);
+                model[strcspn(model, "\n")] = 0;
+                break;
+            }
+        }
+        fclose(f);
+    }
+    uname(&u);
+    printf("machine: %ld processors online (%s), %s %s %s; %s\n", sysconf(_SC_NPROCESSORS_ONLN), model, u.sysname,
+           u.release, u.machine, etl_version_details());
+}
+
+/* ------------------------------------------------------------------ report */
+
+static void print_case(const struct bench_case *c)
+{
+    struct stats ns = stats_of(c->ns, c->n), mevps = stats_of(c->mevps, c->n), cpu_ns = stats_of(c->cpu_ns, c->n);
+
+    if (!c->measured) {
+        printf("  %-56s not measured: %s\n", c->label, c->note);
+        return;
+    }
+    printf("  %-56s %6.1f [%5.1f-%5.1f]  %6.1f  %6.2f [%5.2f-%5.2f]  %6.2f%%", c->label, ns.med, ns.min, ns.max,
+           cpu_ns.med, mevps.med, mevps.min, mevps.max,
+           c->events_total ? 100.0 * (double)c->lost_total / (double)c->events_total : 0.0);
+    if (c->kind == KIND_LTTNG) {
+        if (!c->snapshot && c->kept_total)
+            printf("  %.1f B/event on disk", (double)c->bytes_total / (double)c->kept_total);
+    } else if (c->kind == KIND_ETL_FILE) {
+        printf("  %.1f B/event on disk; pool up to %u buffers; stop %.0f ms", (double)c->bytes_total /
+               (double)(c->kept_total ? c->kept_total : 1), c->max_buffers, stats_of(c->stop_ms, c->n).med);
+    } else {
+        printf("  pool %u buffers; snapshot kept %.1f%% of the events", c->max_buffers,
+               100.0 * (double)c->kept_total / (double)c->events_total);
+    }
+    printf("\n");
+}
+
+int main(int argc, char **argv)
+{
+    enum { BUF1, BUF2, RUN1, RUN2, CYC1, CYC2, FILE1, FILE2, DISK1, DISK2, SNAP1, SNAP2, NCASES };
+    struct config cfg;
+    struct bench_case cases[NCASES] = {
+        [BUF1] = { .label = "libetl buffering, default pool, 1 thread", .kind = KIND_ETL_BUFFERING, .threads = 1 },
+        [BUF2] = { .label = "libetl buffering, default pool, 2 threads", .kind = KIND_ETL_BUFFERING, .threads = 2 },
+        [RUN1] = { .label = "libetl buffering, pool holds run, 1 thread", .kind = KIND_ETL_BUFFERING, .threads = 1,
+                   .pool = POOL_WHOLE_RUN },
+        [RUN2] = { .label = "libetl buffering, pool holds run, 2 threads", .kind = KIND_ETL_BUFFERING, .threads = 2,
+                   .pool = POOL_WHOLE_RUN },
+        [CYC1] = { .label = "libetl buffering, pool holds run, cycle clock, 1 thread", .kind = KIND_ETL_BUFFERING,
+                   .threads = 1, .pool = POOL_WHOLE_RUN, .clock_type = ETL_CLOCK_CPUCYCLE },
+        [CYC2] = { .label = "libetl buffering, pool holds run, cycle clock, 2 threads", .kind = KIND_ETL_BUFFERING,
+                   .threads = 2, .pool = POOL_WHOLE_RUN, .clock_type = ETL_CLOCK_CPUCYCLE },
+        [FILE1] = { .label = "libetl sequential file, default, 1 thread", .kind = KIND_ETL_FILE, .threads = 1 },
+        [FILE2] = { .label = "libetl sequential file, default, 2 threads", .kind = KIND_ETL_FILE, .threads = 2 },
+        [DISK1] = { .label = "LTTng-UST recording to disk, 1 thread", .kind = KIND_LTTNG, .threads = 1 },
+        [DISK2] = { .label = "LTTng-UST recording to disk, 2 threads", .kind = KIND_LTTNG, .threads = 2 },
+        [SNAP1] = { .label = "LTTng-UST snapshot mode, 1 thread", .kind = KIND_LTTNG, .threads = 1, .snapshot = 1 },
+        [SNAP2] = { .label = "LTTng-UST snapshot mode, 2 threads", .kind = KIND_LTTNG, .threads = 2, .snapshot = 1 },
+    };
+    /* LTTng-UST against libetl: the pairs whose ratio is reported, per round and of the medians. */
+    static const struct { int lttng, etl; const char *what; } pairs[] = {
+        { DISK1, RUN1, "to disk / libetl hot path (pool holds the run), 1 thread" },
+        { DISK2, RUN2, "to disk / libetl hot path (pool holds the run), 2 threads" },
+        { DISK1, FILE1, "to disk / libetl sequential file, both default, 1 thread" },
+        { DISK2, FILE2, "to disk / libetl sequential file, both default, 2 threads" },
+        { SNAP1, RUN1, "snapshot mode / libetl hot path (pool holds the run), 1 thread" },
+        { SNAP2, RUN2, "snapshot mode / libetl hot path (pool holds the run), 2 threads" },
+        { DISK1, CYC1, "to disk / libetl hot path, cycle clock, 1 thread" },
+        { DISK2, CYC2, "to disk / libetl hot path, cycle clock, 2 threads" },
+    };
+    enum { NPAIRS = sizeof pairs / sizeof pairs[0] };
+    double ratio[NPAIRS][MAX_RUNS];
+    unsigned nratio[NPAIRS];
+    struct lttng_ctl lt;
+    struct paced paced;
+    int status = 0, lttng_ok = 0;
+    unsigned met = 0, goals = 0;
+    int64_t t_start = now_ns();
+
+    if (parse_args(argc, argv, &cfg) != 0) {
+        usage(stderr);
+        return 2;
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    find_cpus();
+    memset(&lt, 0, sizeof lt);
+    memset(nratio, 0, sizeof nratio);
+    printf("sessionbench: etl_session_write_event with one %d-byte etl_data (a %u-byte EVENT_HEADER record)\n",
+           PAYLOAD_SIZE, record_space());
+    print_machine();
+#ifndef __OPTIMIZE__
+    printf("WARNING: sessionbench was built without optimisation; its figures mean little\n");
+#endif
+    printf("%llu events per thread and run (%llu where the pool holds the run); 1 warm-up round, then %u rounds that "
+           "each run every case once, in turn; threads pinned to processors",
+           (unsigned long long)cfg.events, (unsigned long long)cfg.pool_events, cfg.runs);
+    for (unsigned i = 0; i < n_allowed_cpus; i++) printf(i ? ",%d" : " %d", allowed_cpus[i]);
+    printf("; files in %s\n", cfg.tmpdir);
+    printf("libetl pools: default = 2 buffers per processor of 64 KB (buffering: fixed; file: may grow by 64); "
+           "\"pool holds the run\" = %u (1 thread) / %u (2 threads) buffers\n",
+           whole_run_buffers(cfg.pool_events, 1), whole_run_buffers(cfg.pool_events, 2));
+
+#ifdef HAVE_LTTNG_UST
+    if (!cfg.lttng) {
+        snprintf(lt.why, sizeof lt.why, "--no-lttng");
+    } else if (lttng_setup(&cfg, &lt) == 0) {
+        lttng_ok = 1;
+        printf("LTTng-UST %s: tracepoint libetl_bench:event32 (four 64-bit integers), a fresh session per run with "
+               "the default channel (per-user buffers, 4 x 512 KiB per processor; to disk: discard mode; snapshot "
+               "mode: overwrite, nothing written)\n",
+               LTTNG_UST_VERSION);
+    }
+#else
+    snprintf(lt.why, sizeof lt.why, "this build has no LTTng-UST (configure found no lttng-ust >= 2.13, or was given --without-lttng-ust)");
+#endif
+    if (!lttng_ok) printf("LTTng-UST NOT MEASURED: %s\n", lt.why);
+    for (unsigned i = 0; i < NCASES; i++) {
+        cases[i].events = cases[i].pool == POOL_WHOLE_RUN ? cfg.pool_events : cfg.events;
+        cases[i].measured = cases[i].kind != KIND_LTTNG || lttng_ok;
+        if (!cases[i].measured) snprintf(cases[i].note, sizeof cases[i].note, "%s", lt.why);
+    }
+
+    for (unsigned round = 0; round <= cfg.runs; round++) {
+        int warmup = round == 0;
+        if (warmup) printf("warm-up round...");
+        else printf(" round %u...", round);
+        for (unsigned i = 0; i < NCASES; i++) {
+            struct bench_case *c = &cases[i];
+            int rc = 0;
+            if (!c->measured) continue;
+            if (c->kind == KIND_LTTNG) {
+#ifdef HAVE_LTTNG_UST
+                rc = lttng_case_run(&cfg, &lt, c, warmup);
+#endif
+            } else {
+                rc = etl_run(&cfg, c, warmup);
+            }
+            if (rc != 0) {
+                printf("\n%s: FAILED: %s\n", c->label, c->note);
+                c->measured = 0;
+                if (c->kind != KIND_LTTNG) status = 1;
+            }
+        }
+        for (unsigned k = 0; k < NPAIRS && !warmup; k++) {
+            const struct bench_case *l = &cases[pairs[k].lttng], *e = &cases[pairs[k].etl];
+            if (l->measured && e->measured) ratio[k][nratio[k]++] = l->ns[l->n - 1] / e->ns[e->n - 1];
+        }
+    }
+    printf("\n");
+
+    printf("\nns per event and thread = wall time / events per thread: median [min-max] of %u runs; cpu ns = the "
+           "producers' CPU time / events; M/s = all threads' events per wall second; lost = events lost "
+           "(libetl: EventsLost; LTTng-UST: discarded)\n",
+           cfg.runs);
+    printf("  %-56s %-20s  %6s  %-20s  %7s\n", "case", "ns/event [min-max]", "cpu ns", "M events/s [min-max]",
+           "lost");
+    for (unsigned i = 0; i < NCASES; i++) print_case(&cases[i]);
+    if (atomic_load(&pin_failed)) printf("WARNING: a producer thread could not be pinned to its processor\n");
+    printf("every libetl run was read back with etl_reader, each thread's events in order: a file, and a snapshot "
+           "of a pool that holds the run, hold exactly the events logged minus EventsLost\n");
+
+    reference_points();
+
+    printf("\nno-loss check: sequential file, default buffer settings, 1 producer paced at %llu events/s for %g s\n",
+           (unsigned long long)cfg.rate, cfg.pace_s);
+    paced_check(&cfg, &paced);
+    if (paced.why[0]) {
+        printf("  FAILED: %s\n", paced.why);
+        status = 1;
+    }
+    printf("  logged %llu events in %.2f s (%.0f events/s; at most %.0f us behind schedule); EventsLost %llu; "
+           "read back %llu; file %.0f MB; pool grew to %llu buffers\n",
+           (unsigned long long)paced.logged, paced.seconds, paced.achieved, paced.max_lag_us,
+           (unsigned long long)paced.lost, (unsigned long long)paced.read, paced.file_mb,
+           (unsigned long long)paced.max_buffers);
+
+    printf("\ngoals (medians of ns per event and thread):\n");
+    for (unsigned i = BUF1; i <= FILE2; i++) {
+        const struct bench_case *c = &cases[i];
+        struct stats ns = stats_of(c->ns, c->n);
+        int ok;
+        if (!c->measured) continue;
+        ok = ns.med <= GOAL_NS;
+        goals++;
+        met += (unsigned)ok;
+        printf("  %-56s %6.1f ns   <= %.0f ns: %-7s (%.2fx the goal)%s\n", c->label, ns.med, GOAL_NS,
+               ok ? "met" : "NOT met", ns.med / GOAL_NS,
+               c->lost_total ? "  (with events lost: see above)" : "");
+    }
+    if (lttng_ok) {
+        for (unsigned k = 0; k < NPAIRS; k++) {
+            const struct bench_case *l = &cases[pairs[k].lttng], *e = &cases[pairs[k].etl];
+            struct stats pr = stats_of(ratio[k], nratio[k]);
+            double r;
+            int ok;
+            if (!l->measured || !e->measured) continue;
+            r = stats_of(l->ns, l->n).med / stats_of(e->ns, e->n).med;
+            ok = r >= GOAL_LTTNG_RATIO;
+            goals++;
+            met += (unsigned)ok;
+            printf("  LTTng-UST %-64s %5.2fx (per round %.2f [%.2f-%.2f])   >= %.0fx: %s\n", pairs[k].what, r, pr.med,
+                   pr.min, pr.max, GOAL_LTTNG_RATIO, ok ? "met" : "NOT met");
+        }
+    } else {
+        printf("  LTTng-UST comparison: NOT MEASURED (%s)\n", lt.why);
+    }
+    if (!paced.why[0]) {
+        int ok = paced.lost == 0 && paced.achieved >= 0.99 * (double)cfg.rate;
+        goals++;
+        met += (unsigned)ok;
+        printf("  no loss at %llu events/s, sequential file, default buffers: %llu lost: %s\n",
+               (unsigned long long)cfg.rate, (unsigned long long)paced.lost, ok ? "met" : "NOT met");
+    }
+    printf("%u of %u goals met%s; %.0f s in all\n", met, goals,
+           cfg.quick ? " (--quick: a smoke test, not a measurement)" : "", (double)(now_ns() - t_start) * 1e-9);
+
+#ifdef HAVE_LTTNG_UST
+    lttng_teardown(&lt);
+    if (lt.log[0]) {
+        int failed = 0;
+        for (unsigned i = 0; i < NCASES; i++) failed |= cases[i].kind == KIND_LTTNG && !cases[i].measured;
+        if (cfg.keep || failed) printf("kept the lttng commands' output in %s\n", lt.log);
+        else unlink(lt.log);
+    }
+#endif
+    return status;
+}
