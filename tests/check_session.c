@@ -326,6 +326,37 @@ START_TEST(buffering_snapshots)
 }
 END_TEST
 
+/* Buffering mode with default properties keeps what its pool holds (it once recycled every
+   buffer at once), and a backlog of more than a thousand sealed buffers keeps its order. */
+START_TEST(buffering_defaults_and_large_backlog)
+{
+    etl_session_properties dflt = { .log_file_mode = ETL_MODE_BUFFERING, .number_of_processors = 1 };
+    etl_session_properties big = { .log_file_mode = ETL_MODE_BUFFERING, .number_of_processors = 1,
+                                   .buffer_size_kb = 4, .minimum_buffers = 6000 };
+    struct readback rb;
+    etl_session *s;
+
+    make_dir();
+    s = start(&dflt);
+    for (uint64_t i = 0; i < 5000; i++) ck_assert_int_eq(write_one(s, 1, i, 8), ETL_OK);
+    ck_assert_int_eq(etl_session_snapshot(s, in_dir("dflt.etl")), ETL_OK);
+    ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    read_back(in_dir("dflt.etl"), &rb);
+    ck_assert_int_eq(rb.n, 5000);
+    free_back(&rb);
+
+    s = start(&big); /* 200 000 events: about 4 700 buffers sealed between two collections */
+    for (uint64_t i = 0; i < 200000; i++) ck_assert_int_eq(write_one(s, 1, i, 8), ETL_OK);
+    ck_assert_int_eq(etl_session_snapshot(s, in_dir("big.etl")), ETL_OK);
+    ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    read_back(in_dir("big.etl"), &rb);
+    ck_assert_int_eq(rb.n, 200000);
+    for (long i = 0; i < rb.n; i++) ck_assert_uint_eq(rb.value[i], (uint64_t)i);
+    free_back(&rb);
+    remove_dir();
+}
+END_TEST
+
 /* Every clock: event times fall between the session's start and end. */
 START_TEST(clock_types)
 {
@@ -517,6 +548,7 @@ int main(void)
     tcase_add_test(tc, circular_file_keeps_newest);
     tcase_add_test(tc, newfile_session);
     tcase_add_test(tc, buffering_snapshots);
+    tcase_add_test(tc, buffering_defaults_and_large_backlog);
     tcase_add_test(tc, clock_types);
     tcase_add_test(tc, flush_and_flush_timer);
     tcase_add_test(tc, lbr_through_a_session);
