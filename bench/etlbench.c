@@ -18,6 +18,7 @@
 #include "etl.h"
 #include "format.h" /* buffer header offsets, to sum the buffers' used sizes */
 #include "synth.h"
+#include "benchstat.h"
 
 #define MAX_RUNS 25
 #define MAX_CASES 3
@@ -77,28 +78,6 @@ static int reset_peak_rss(void)
 
 /* ------------------------------------------------------------------ statistics */
 
-struct stats {
-    double med, min, max;
-};
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static struct stats stats_of(const double *v, unsigned n)
-{
-    double s[MAX_RUNS];
-    struct stats st;
-
-    memcpy(s, v, n * sizeof *s);
-    qsort(s, n, sizeof *s, cmp_double);
-    st.min = s[0];
-    st.max = s[n - 1];
-    st.med = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-    return st;
-}
 
 /* ------------------------------------------------------------------ synthetic traces */
 

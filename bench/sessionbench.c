@@ -28,6 +28,7 @@
 #include "etl.h"
 #ifdef HAVE_LTTNG_UST
 #include "lttng_tp.h"
+#include "benchstat.h"
 #endif
 
 #define MAX_RUNS 25
@@ -71,29 +72,6 @@ static int64_t thread_cpu_ns(void)
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-struct stats {
-    double med, min, max;
-};
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static struct stats stats_of(const double *v, unsigned n)
-{
-    double s[MAX_RUNS];
-    struct stats st = { 0, 0, 0 };
-
-    if (!n) return st;
-    memcpy(s, v, n * sizeof *s);
-    qsort(s, n, sizeof *s, cmp_double);
-    st.min = s[0];
-    st.max = s[n - 1];
-    st.med = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-    return st;
-}
 
 static uint64_t load64(const uint8_t *p)
 {
