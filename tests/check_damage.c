@@ -175,6 +175,19 @@ static void consume(etl_reader *r, struct outcome *o)
     etl_reader_close(r);
 }
 
+/* A fresh outcome, and open options that report damage into it. */
+static void start_outcome(struct outcome *o, etl_open_options *opt, int order, const char *name, const char *ctx)
+{
+    memset(o, 0, sizeof *o);
+    o->name = name;
+    o->ctx = ctx;
+    memset(opt, 0, sizeof *opt);
+    opt->order = order;
+    opt->name = name;
+    opt->on_damage = on_damage;
+    opt->on_damage_arg = o;
+}
+
 /* Reads the size bytes at data, which must be a whole allocation, so that over-reads are caught. */
 static void read_allocation(const uint8_t *data, size_t size, int order, const char *name, const char *ctx,
                             struct outcome *o)
@@ -182,14 +195,7 @@ static void read_allocation(const uint8_t *data, size_t size, int order, const c
     etl_open_options opt;
     etl_reader *r = NULL;
 
-    memset(o, 0, sizeof *o);
-    o->name = name;
-    o->ctx = ctx;
-    memset(&opt, 0, sizeof opt);
-    opt.order = order;
-    opt.name = name;
-    opt.on_damage = on_damage;
-    opt.on_damage_arg = o;
+    start_outcome(o, &opt, order, name, ctx);
     o->open_rc = etl_reader_open_memory(&r, data, size, &opt);
     consume(r, o);
 }
@@ -210,14 +216,7 @@ static void read_counting(struct test_counting_source *c, int order, const char 
     etl_source src;
     etl_reader *r = NULL;
 
-    memset(o, 0, sizeof *o);
-    o->name = name;
-    o->ctx = ctx;
-    memset(&opt, 0, sizeof opt);
-    opt.order = order;
-    opt.name = name;
-    opt.on_damage = on_damage;
-    opt.on_damage_arg = o;
+    start_outcome(o, &opt, order, name, ctx);
     test_counting_source(c, &src);
     o->open_rc = etl_reader_open(&r, &src, &opt);
     consume(r, o);
