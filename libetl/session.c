@@ -460,16 +460,14 @@ static void wait_committed(const struct ebuf *b)
 /* Records in [0x48, used): what a refused buffer held, for EventsLost. */
 static uint32_t count_records(const struct ebuf *b)
 {
-    uint32_t n = 0, pos = ETL_BUFFER_HEADER_SIZE;
+    uint32_t n = 0, pos = ETL_BUFFER_HEADER_SIZE, step;
+    const char *why;
+    etl_event ev;
 
-    while (pos + 8 <= b->used) {
-        uint32_t m = etl_le32(b->data + pos), size = ((m >> 16) & 0xFF) <= ETL_HT_COMPACT64 ||
-                                                             ((m >> 16) & 0xFF) == ETL_HT_PERFINFO64
-                                                         ? etl_le16(b->data + pos + 4)
-                                                         : (m & 0xFFFF);
-        if (size < 8) break;
+    while (pos < b->used &&
+           etl_record_decode(NULL, b->data + pos, b->used - pos, &ev, &step, &why) == ETL_RECORD_OK) {
         n++;
-        pos += ETL_RECORD_SPACE(size);
+        pos += step;
     }
     return n;
 }
