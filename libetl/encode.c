@@ -24,6 +24,16 @@ static void put_data(uint8_t *p, const etl_data *data, unsigned ndata, uint32_t 
     memset(p + pos, 0, ETL_RECORD_SPACE(size_so_far + pos) - (size_so_far + pos));
 }
 
+/* A GUID in the Windows layout as two words. */
+static void put_guid(uint8_t *p, const etl_guid *g)
+{
+    uint64_t d4;
+
+    memcpy(&d4, g->data4, 8);
+    etl_put64(p, (uint64_t)g->data1 | (uint64_t)g->data2 << 32 | (uint64_t)g->data3 << 48);
+    memcpy(p + 8, &d4, 8);
+}
+
 static uint32_t ext_item_size(uint32_t data_size) { return 8 + ETL_RECORD_SPACE(data_size); }
 
 static uint8_t *put_ext_item(uint8_t *p, uint16_t type, uint16_t size, int more)
@@ -53,23 +63,22 @@ uint32_t etl_encode_event(uint8_t *dst, uint32_t cap, int64_t ts, uint32_t pid, 
     if (size > ETL_MAX_RECORD_SIZE) return 0;
     if (!dst || cap < ETL_RECORD_SPACE(size)) return size;
 
-    memset(dst, 0, ETL_EVENT_HEADER_SIZE);
-    etl_put16(dst, (uint16_t)size);
-    dst[2] = ETL_HT_EVENT64;
-    dst[3] = 0xC0;
-    etl_put16(dst + 4, ext ? ETL_EVENT_HEADER_FLAG_EXTENDED_INFO : 0);
-    etl_put32(dst + 8, tid);
-    etl_put32(dst + 12, pid);
+    /* The header as ten whole words (a staged record is copied right after: see etl_put64). */
+    etl_put64(dst, (uint64_t)(uint16_t)size | (uint64_t)ETL_HT_EVENT64 << 16 | (uint64_t)0xC0 << 24 |
+                       (uint64_t)(ext ? ETL_EVENT_HEADER_FLAG_EXTENDED_INFO : 0) << 32);
+    etl_put64(dst + 8, (uint64_t)tid | (uint64_t)pid << 32);
     etl_put64(dst + 16, (uint64_t)ts);
-    etl_guid_write(dst + 0x18, provider);
-    etl_put16(dst + 0x28, d->id);
-    dst[0x2A] = d->version;
-    dst[0x2B] = d->channel;
-    dst[0x2C] = d->level;
-    dst[0x2D] = d->opcode;
-    etl_put16(dst + 0x2E, d->task);
+    put_guid(dst + 0x18, provider);
+    etl_put64(dst + 0x28, (uint64_t)d->id | (uint64_t)d->version << 16 | (uint64_t)d->channel << 24 |
+                              (uint64_t)d->level << 32 | (uint64_t)d->opcode << 40 | (uint64_t)d->task << 48);
     etl_put64(dst + 0x30, d->keywords);
-    if (x && x->activity_id) etl_guid_write(dst + 0x40, x->activity_id);
+    etl_put64(dst + 0x38, 0); /* ProcessorTime */
+    if (x && x->activity_id) {
+        put_guid(dst + 0x40, x->activity_id);
+    } else {
+        etl_put64(dst + 0x40, 0);
+        etl_put64(dst + 0x48, 0);
+    }
     p = dst + ETL_EVENT_HEADER_SIZE;
     if (has_related) {
         etl_guid_write(put_ext_item(p, ETL_EXT_RELATED_ACTIVITYID, 16, has_stack), x->related_activity_id);

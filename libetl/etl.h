@@ -487,7 +487,18 @@ typedef struct etl_session_properties {
     int clock_type;                /* ETL_CLOCK_PERFCOUNTER (default: CLOCK_MONOTONIC_RAW in ns),
                                       ETL_CLOCK_SYSTEMTIME (FILETIME) or ETL_CLOCK_CPUCYCLE (TSC) */
     uint32_t number_of_processors; /* default: the processors configured */
+    uint32_t engine_flags;         /* ETL_ENGINE_*: how the engine works, not what it writes */
 } etl_session_properties;
+
+/*
+ * Engine flags. By default a writer appends to its processor's buffer inside a restartable
+ * sequence (Linux rseq, x86-64: no atomic instruction), where the kernel offers one and the
+ * session has a buffer for every processor; otherwise it reserves space with compare-and-swap.
+ * The PerfCounter clock is CLOCK_MONOTONIC_RAW, read through the TSC (re-fitted to the kernel's
+ * clock every 100 ms, within a few microseconds of it) where the TSC is invariant.
+ */
+#define ETL_ENGINE_ATOMIC_RESERVE 0x1u /* compare-and-swap reservation even where rseq works */
+#define ETL_ENGINE_EXACT_CLOCK    0x2u /* every PerfCounter reading from clock_gettime() */
 
 /* A session's statistics, as EVENT_TRACE_PROPERTIES reports them. */
 typedef struct etl_session_stats {
@@ -497,6 +508,8 @@ typedef struct etl_session_stats {
     uint32_t buffers_written;      /* BuffersWritten */
     uint32_t log_buffers_lost;     /* LogBuffersLost: buffers the file did not take */
     uint32_t real_time_buffers_lost; /* RealTimeBuffersLost (no real-time mode yet: 0) */
+    uint32_t engine_flags;         /* the ETL_ENGINE_* ways in effect (EXACT_CLOCK: the timestamps
+                                      come from the kernel, or the clock is not PerfCounter) */
     char error[256];               /* the last error (file I/O), "" if none */
 } etl_session_stats;
 
@@ -510,7 +523,9 @@ ETL_API int64_t etl_session_timestamp(const etl_session *s);
  * Log one event into the current buffer of the calling thread's processor: no lock, no
  * system call, never blocks. ETL_OK, or ETL_FAILED when the event is lost and counted in
  * EventsLost, with errno E2BIG (larger than a buffer can hold: ETW's limit of just under
- * 64 KB), ENOBUFS (no free buffer) or ENOSPC (a sequential file reached its maximum size).
+ * 64 KB), ENOBUFS (no free buffer), ENOSPC (a sequential file reached its maximum size) or
+ * ENOTSUP (the session writes with restartable sequences and this thread has no rseq area).
+ * Safe in signal handlers.
  * The event's process and thread ids are the caller's; its timestamp is taken now.
  */
 ETL_API int etl_session_write_event(etl_session *s, const etl_guid *provider, const etl_event_descriptor *d,

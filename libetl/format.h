@@ -8,20 +8,31 @@
 
 #include "etl.h"
 
-/* Little-endian loads and stores at any alignment (etl-format.md: all integers little-endian). */
+/* Little-endian loads and stores at any alignment (etl-format.md: all integers little-endian).
+   On a little-endian host they are single unaligned moves: the encoders' stores must be whole
+   words, or the copy of a staged record that follows stalls on store forwarding. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+static inline uint16_t etl_le16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+static inline uint32_t etl_le32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static inline uint64_t etl_le64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static inline void etl_put16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
+static inline void etl_put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+static inline void etl_put64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+#else
 static inline uint16_t etl_le16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
 static inline uint32_t etl_le32(const uint8_t *p)
 {
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
 static inline uint64_t etl_le64(const uint8_t *p) { return etl_le32(p) | ((uint64_t)etl_le32(p + 4) << 32); }
-static inline int64_t etl_le64s(const uint8_t *p) { return (int64_t)etl_le64(p); }
 static inline void etl_put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
 static inline void etl_put32(uint8_t *p, uint32_t v)
 {
     p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24);
 }
 static inline void etl_put64(uint8_t *p, uint64_t v) { etl_put32(p, (uint32_t)v); etl_put32(p + 4, (uint32_t)(v >> 32)); }
+#endif
+static inline int64_t etl_le64s(const uint8_t *p) { return (int64_t)etl_le64(p); }
 
 /* GUID in the Windows layout (16 bytes). */
 void etl_guid_read(const uint8_t *p, etl_guid *g);

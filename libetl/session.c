@@ -20,28 +20,40 @@
 #endif
 
 #include "format.h"
+#include "monoclock.h"
+#include "rseq.h"
 #include "writer.h"
 
 /*
- * One buffer of the pool. Its state word holds a generation (high half: how many times the
- * buffer was taken into use) and the end of its reservations (low half), with SEALED set once
- * the buffer takes no more. Writers reserve with compare-and-swap on the state word, so a
- * writer that held on to a buffer that was since written and reused sees another generation
- * and never writes into it. The one that finds no room seals the buffer; the flush thread
- * writes it once `committed` says every reservation below the end is written.
+ * Two ways to write into a processor's buffer; a session uses one of them throughout.
+ *
+ * Restartable sequences (x86-64 Linux, the default where the kernel offers them; rseq.h):
+ * slots[cpu] points at the processor's current buffer, and a writer copies its finished
+ * record into it and moves the buffer's offset (cursor.off) inside one sequence: no atomic
+ * instruction at all. A writer that finds no room takes a fresh buffer and swaps it in with
+ * another sequence on that processor; the flush thread does the same (moving itself onto the
+ * processor) to close a buffer for the flush timer, a flush request or the stop.
+ *
+ * Compare-and-swap (elsewhere, or with ETL_ENGINE_ATOMIC_RESERVE): the state word of a buffer
+ * holds a generation (high half: how many times the buffer was taken into use) and the end of
+ * its reservations (low half), with SEALED set once the buffer takes no more. Writers reserve
+ * with compare-and-swap on the state word, so a writer that held on to a buffer that was since
+ * written and reused sees another generation and never writes into it. The one that finds no
+ * room seals the buffer; the flush thread writes it once `committed` says every reservation
+ * below the end is written.
  */
 #define STATE_SEALED 0x80000000u
 #define STATE(gen, off) ((uint64_t)(gen) << 32 | (off))
 
 struct ebuf {
     /* One cache line per buffer: neighbouring buffers are other processors' current ones. */
-    _Alignas(64) _Atomic uint64_t state; /* generation << 32 | SEALED | end of the reservations */
+    _Alignas(64) struct etl_rseq_cursor cur; /* offset, size, data: what sequences write (first) */
+    _Atomic uint64_t state; /* generation << 32 | SEALED | end of the reservations */
     _Atomic uint32_t committed; /* bytes of the records fully written */
     _Atomic uint32_t next;      /* stack link: index + 1 */
     uint32_t used;              /* end of the records, set by the sealer */
     uint16_t cpu;
     uint64_t seal;              /* sealing order */
-    uint8_t *data;
 };
 
 struct etl_session {
@@ -49,6 +61,9 @@ struct etl_session {
     char *logger_name, *log_file_name;
     uint32_t bsize, ncpu, nmin, nmax;
     int buffering;
+    int rseq;                      /* writers use restartable sequences on slots */
+    int exact_clock;               /* PerfCounter readings from clock_gettime() each time */
+    struct etl_rseq_cursor **slots; /* rseq: per processor, its current buffer or NULL */
     uint8_t *memory;
     size_t memory_size;
     struct ebuf *bufs;
@@ -117,16 +132,19 @@ static inline int64_t session_now(const etl_session *s)
     switch (s->clock.type) {
     case ETL_CLOCK_SYSTEMTIME: return etl_ns_to_filetime(clock_ns(CLOCK_REALTIME));
     case ETL_CLOCK_CPUCYCLE: return cycles();
-    default: return clock_ns(CLOCK_MONOTONIC_RAW);
+    default: return s->exact_clock ? etl_monoclock_exact() : etl_monoclock_now();
     }
 }
 
 int64_t etl_session_timestamp(const etl_session *s) { return session_now(s); }
 
-/* Ticks of the cycle counter per microsecond, measured against the monotonic clock. */
+/* Ticks of the cycle counter per microsecond, measured against the monotonic clock (the
+   TSC line has measured it already when there is one). */
 static uint32_t measure_cpu_mhz(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
+    uint32_t known = etl_monoclock_tsc_mhz();
+    if (known) return known;
     int64_t t0 = clock_ns(CLOCK_MONOTONIC_RAW), c0 = cycles(), t1, c1;
     struct timespec pause = { 0, 20000000 };
     nanosleep(&pause, NULL);
@@ -142,6 +160,8 @@ static uint32_t measure_cpu_mhz(void)
 static void session_clock(etl_session *s)
 {
     s->clock.type = s->p.clock_type ? s->p.clock_type : ETL_CLOCK_PERFCOUNTER;
+    /* The TSC line serves every session of the process; it is fitted once, here. */
+    s->exact_clock = (s->p.engine_flags & ETL_ENGINE_EXACT_CLOCK) || !etl_monoclock_init();
     s->clock.cpu_speed_mhz = measure_cpu_mhz(); /* recorded whatever the clock, as Windows does */
     s->clock.perf_freq = s->clock.type == ETL_CLOCK_SYSTEMTIME ? 10000000 : 1000000000;
     s->clock.start_timestamp = session_now(s);
@@ -207,6 +227,10 @@ static uint64_t take_buffer(etl_session *s, uint16_t cpu)
     b = &s->bufs[top - 1];
     b->cpu = cpu;
     b->used = 0;
+    /* An rseq writer may still look at the offset of a buffer it saw in a slot before (a hint
+       that the sequence checks again): atomic, as that reader's load. */
+    __atomic_store_n(&b->cur.off, ETL_BUFFER_HEADER_SIZE, __ATOMIC_RELAXED);
+    b->cur.limit = s->bsize;
     atomic_store_explicit(&b->committed, 0, memory_order_relaxed);
     {
         uint32_t gen = (uint32_t)(atomic_load_explicit(&b->state, memory_order_relaxed) >> 32) + 1;
@@ -247,8 +271,8 @@ static uint64_t switch_buffer(etl_session *s, uint16_t cpu, uint64_t old)
     return expected ? expected : switch_buffer(s, cpu, 0);
 }
 
-static _Thread_local uint32_t cached_tid;
-static _Thread_local uint32_t cached_pid;
+static _Thread_local uint32_t cached_tid __attribute__((tls_model("initial-exec")));
+static _Thread_local uint32_t cached_pid __attribute__((tls_model("initial-exec")));
 
 static void forget_ids(void)
 {
@@ -305,7 +329,7 @@ static uint8_t *reserve(etl_session *s, uint32_t space, struct ebuf **out)
                 if (atomic_compare_exchange_weak_explicit(&b->state, &st, STATE(gen, off + space),
                                                           memory_order_acquire, memory_order_acquire)) {
                     *out = b;
-                    return b->data + off;
+                    return b->cur.data + off;
                 }
                 continue;
             }
@@ -340,28 +364,138 @@ static int lost(etl_session *s)
     return ETL_FAILED;
 }
 
-/* Reserve ETL_RECORD_SPACE(size), or count the event lost. */
-static uint8_t *reserve_record(etl_session *s, uint32_t size, struct ebuf **b)
-{
-    uint8_t *p;
+/* ------------------------------------------------------------------ restartable sequences */
 
+/* rseq: buffer b left its processor's slot, so its offset is final: hand it on. */
+static void seal_taken(etl_session *s, struct ebuf *b)
+{
+    uint32_t used = b->cur.off;
+
+    atomic_store_explicit(&b->committed, used - ETL_BUFFER_HEADER_SIZE, memory_order_relaxed);
+    seal(s, (uint32_t)(b - s->bufs) + 1, used);
+}
+
+static struct ebuf *cursor_buffer(struct etl_rseq_cursor *c) { return (struct ebuf *)(void *)c; }
+
+#if defined(ETL_HAVE_RSEQ)
+/*
+ * The slow path of an append: the processor has no current buffer, or no room for space
+ * bytes in it. Swap in a fresh buffer and close the old one. Returns 1 to try the append
+ * again, 0 when no buffer is free (the event is lost).
+ */
+static int replace_current(etl_session *s, struct etl_rseq_abi *rs, uint32_t space)
+{
+    uint32_t cpu = __atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED);
+    struct etl_rseq_cursor *old;
+    uint64_t fresh;
+
+    if (cpu >= s->ncpu) return 0; /* a processor the session was not sized for */
+    old = __atomic_load_n(&s->slots[cpu], __ATOMIC_RELAXED);
+    /* old may have been closed and reused since: this look is only a hint (an old buffer that
+       came back to the slot is closed early by the swap below, which loses nothing). */
+    if (old && __atomic_load_n(&old->off, __ATOMIC_RELAXED) + space <= s->bsize)
+        return 1; /* the thread moved, or another one swapped first: try again */
+    fresh = take_buffer(s, (uint16_t)cpu);
+    if (!fresh) return 0;
+    for (;;) {
+        int r;
+        ETL_HB_RELEASE(&s->slots[cpu]); /* what take_buffer wrote, for whoever takes it out */
+        r = etl_rseq_swap(rs, s->slots, cpu, old, &s->bufs[(uint32_t)fresh - 1].cur);
+        if (r == 0) {
+            ETL_HB_ACQUIRE(&s->slots[cpu]); /* what the one who put old in wrote */
+            if (old) seal_taken(s, cursor_buffer(old));
+            return 1;
+        }
+        if (r > 0) { /* on another processor now, or the slot changed: not ours to replace */
+            free_push(s, (uint32_t)fresh - 1);
+            return 1;
+        }
+    }
+}
+
+/* Copy a finished record into the caller's processor's buffer. */
+static int append(etl_session *s, const uint8_t *rec, uint32_t space)
+{
+    struct etl_rseq_abi *rs = etl_rseq_thread_area();
+
+    if (!rs) {
+        errno = ENOTSUP; /* a thread without an rseq area cannot write into this session */
+        return lost(s);
+    }
+    if (atomic_load_explicit(&s->file_full, memory_order_relaxed)) {
+        errno = ENOSPC;
+        return lost(s);
+    }
+    for (;;) {
+        int r = etl_rseq_append(rs, s->slots, s->ncpu, rec, space);
+        if (r == 0) return ETL_OK;
+        if (r > 0 && !replace_current(s, rs, space)) {
+            errno = ENOBUFS;
+            return lost(s);
+        }
+    }
+}
+#else
+static int append(etl_session *s, const uint8_t *rec, uint32_t space)
+{
+    (void)rec;
+    (void)space;
+    errno = ENOTSUP;
+    return lost(s);
+}
+#endif
+
+/*
+ * Writing one record: emit_begin gives where to encode it (the reserved space in the buffer,
+ * or with sequences a staging area, on the stack for the common small record), emit_end
+ * commits it. The record is refused (E2BIG) when it cannot fit in a buffer.
+ */
+struct emit {
+    struct ebuf *b;
+    uint8_t *p, *heap;
+    uint32_t space;
+    _Alignas(8) uint8_t stage[512];
+};
+
+static uint8_t *emit_begin(etl_session *s, uint32_t size, struct emit *e)
+{
     if (!size || ETL_RECORD_SPACE(size) > s->bsize - ETL_BUFFER_HEADER_SIZE) {
         errno = E2BIG;
         lost(s);
         return NULL;
     }
-    p = reserve(s, ETL_RECORD_SPACE(size), b);
-    if (!p) lost(s);
-    return p;
+    e->space = ETL_RECORD_SPACE(size);
+    e->heap = NULL;
+    if (s->rseq) {
+        if (e->space <= sizeof e->stage) return e->p = e->stage;
+        e->p = e->heap = malloc(e->space);
+        if (!e->p) lost(s);
+        return e->p;
+    }
+    e->p = reserve(s, e->space, &e->b);
+    if (!e->p) lost(s);
+    return e->p;
+}
+
+static int emit_end(etl_session *s, struct emit *e)
+{
+    int rc;
+
+    if (!s->rseq) {
+        commit(e->b, e->space);
+        return ETL_OK;
+    }
+    rc = append(s, e->p, e->space);
+    if (e->heap) free(e->heap);
+    return rc;
 }
 
 int etl_session_write_event(etl_session *s, const etl_guid *provider, const etl_event_descriptor *d,
                             const etl_event_extras *x, const etl_data *data, unsigned ndata)
 {
     uint32_t size, pid, tid;
-    struct ebuf *b;
+    struct emit e;
     uint8_t *p;
-    int64_t ts;
 
     if (!x) { /* the common case, without calling the encoder twice */
         uint64_t n = ETL_EVENT_HEADER_SIZE;
@@ -370,59 +504,105 @@ int etl_session_write_event(etl_session *s, const etl_guid *provider, const etl_
     } else {
         size = etl_encode_event(NULL, 0, 0, 0, 0, provider, d, x, data, ndata);
     }
-    p = reserve_record(s, size, &b);
+    p = emit_begin(s, size, &e);
     if (!p) return ETL_FAILED;
-    ts = session_now(s);
     caller_ids(&pid, &tid);
-    etl_encode_event(p, ETL_RECORD_SPACE(size), ts, pid, tid, provider, d, x, data, ndata);
-    commit(b, ETL_RECORD_SPACE(size));
-    return ETL_OK;
+    etl_encode_event(p, e.space, session_now(s), pid, tid, provider, d, x, data, ndata);
+    return emit_end(s, &e);
 }
 
 int etl_session_write_system(etl_session *s, int64_t ts, uint16_t hook, uint16_t version, uint32_t pid,
                              uint32_t tid, const etl_data *data, unsigned ndata)
 {
-    uint32_t size = etl_encode_system(NULL, 0, 0, hook, version, pid, tid, data, ndata);
-    struct ebuf *b;
-    uint8_t *p = reserve_record(s, size, &b);
+    struct emit e;
+    uint8_t *p = emit_begin(s, etl_encode_system(NULL, 0, 0, hook, version, pid, tid, data, ndata), &e);
 
     if (!p) return ETL_FAILED;
-    etl_encode_system(p, ETL_RECORD_SPACE(size), ts ? ts : session_now(s), hook, version, pid, tid, data, ndata);
-    commit(b, ETL_RECORD_SPACE(size));
-    return ETL_OK;
+    etl_encode_system(p, e.space, ts ? ts : session_now(s), hook, version, pid, tid, data, ndata);
+    return emit_end(s, &e);
 }
 
 int etl_session_write_perfinfo(etl_session *s, int64_t ts, uint16_t hook, uint16_t version,
                                const etl_data *data, unsigned ndata)
 {
-    uint32_t size = etl_encode_perfinfo(NULL, 0, 0, hook, version, data, ndata);
-    struct ebuf *b;
-    uint8_t *p = reserve_record(s, size, &b);
+    struct emit e;
+    uint8_t *p = emit_begin(s, etl_encode_perfinfo(NULL, 0, 0, hook, version, data, ndata), &e);
 
     if (!p) return ETL_FAILED;
-    etl_encode_perfinfo(p, ETL_RECORD_SPACE(size), ts ? ts : session_now(s), hook, version, data, ndata);
-    commit(b, ETL_RECORD_SPACE(size));
-    return ETL_OK;
+    etl_encode_perfinfo(p, e.space, ts ? ts : session_now(s), hook, version, data, ndata);
+    return emit_end(s, &e);
 }
 
 int etl_session_write_lbr(etl_session *s, int64_t trigger_ts, uint32_t pid, uint32_t tid, uint32_t filters,
                           const etl_lbr_entry *entries, unsigned count)
 {
-    uint32_t size = etl_encode_lbr(NULL, 0, trigger_ts, pid, tid, filters, entries, count);
-    struct ebuf *b;
-    uint8_t *p = reserve_record(s, size, &b);
+    struct emit e;
+    uint8_t *p = emit_begin(s, etl_encode_lbr(NULL, 0, trigger_ts, pid, tid, filters, entries, count), &e);
 
     if (!p) return ETL_FAILED;
-    etl_encode_lbr(p, ETL_RECORD_SPACE(size), trigger_ts, pid, tid, filters, entries, count);
-    commit(b, ETL_RECORD_SPACE(size));
-    return ETL_OK;
+    etl_encode_lbr(p, e.space, trigger_ts, pid, tid, filters, entries, count);
+    return emit_end(s, &e);
 }
 
 /* ------------------------------------------------------------------ flushing */
 
+#if defined(ETL_HAVE_RSEQ)
+/* rseq: close processor cpu's buffer, if it still is old, by running a swap sequence on cpu.
+   Returns 1 when this call took it out of the slot. */
+static int close_on(etl_session *s, struct etl_rseq_abi *rs, uint32_t cpu, struct etl_rseq_cursor *old)
+{
+    for (int tries = 0; tries < 100; tries++) {
+        int r = etl_rseq_swap(rs, s->slots, cpu, old, NULL);
+        if (r == 0) {
+            ETL_HB_ACQUIRE(&s->slots[cpu]);
+            return 1;
+        }
+        if (r > 0) {
+            if (__atomic_load_n(&s->slots[cpu], __ATOMIC_RELAXED) != old) return 0; /* a writer swapped it */
+            sched_yield(); /* moved off cpu for a moment (the mask still holds only cpu) */
+        }
+    }
+    return 0;
+}
+
+/*
+ * rseq: close every processor's non-empty buffer. A buffer is only ever taken out of its slot
+ * by a sequence running on its processor, so the flush thread moves itself onto each
+ * processor in turn. A processor it may not run on (a cpuset) is left alone, its buffer
+ * flushed when full, except at the stop, when no writer runs any more.
+ */
+static void seal_current_rseq(etl_session *s, int stopping)
+{
+    struct etl_rseq_abi *rs = etl_rseq_thread_area();
+    cpu_set_t saved, one;
+    int have_saved = pthread_getaffinity_np(pthread_self(), sizeof saved, &saved) == 0;
+
+    for (uint32_t cpu = 0; cpu < s->ncpu; cpu++) {
+        struct etl_rseq_cursor *old = __atomic_load_n(&s->slots[cpu], __ATOMIC_ACQUIRE);
+        int closed = 0;
+
+        if (!old || __atomic_load_n(&old->off, __ATOMIC_RELAXED) == ETL_BUFFER_HEADER_SIZE) continue;
+        CPU_ZERO(&one);
+        if (cpu < CPU_SETSIZE) CPU_SET(cpu, &one);
+        if (rs && cpu < CPU_SETSIZE && pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0)
+            closed = close_on(s, rs, cpu, old);
+        else if (stopping)
+            closed = __atomic_compare_exchange_n(&s->slots[cpu], &old, NULL, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+        if (closed) seal_taken(s, cursor_buffer(old));
+    }
+    if (have_saved) pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
+}
+#endif
+
 /* Close every processor's non-empty buffer so that the flush thread takes it. */
 static void seal_current(etl_session *s)
 {
+#if defined(ETL_HAVE_RSEQ)
+    if (s->rseq) {
+        seal_current_rseq(s, atomic_load(&s->stopping));
+        return;
+    }
+#endif
     for (uint32_t cpu = 0; cpu < s->ncpu; cpu++) {
         uint64_t cur = atomic_load_explicit(&s->current[cpu], memory_order_acquire), st;
         uint32_t top = (uint32_t)cur, gen = (uint32_t)(cur >> 32);
@@ -465,7 +645,7 @@ static uint32_t count_records(const struct ebuf *b)
     etl_event ev;
 
     while (pos < b->used &&
-           etl_record_decode(NULL, b->data + pos, b->used - pos, &ev, &step, &why) == ETL_RECORD_OK) {
+           etl_record_decode(NULL, b->cur.data + pos, b->used - pos, &ev, &step, &why) == ETL_RECORD_OK) {
         n++;
         pos += step;
     }
@@ -544,7 +724,7 @@ static void drain(etl_session *s)
         struct ebuf *b = &s->bufs[batch[i]];
         wait_committed(b);
         if (s->writer) {
-            int rc = etl_writer_write_buffer(s->writer, b->data, b->used, b->cpu, session_now(s), i + 1 == n);
+            int rc = etl_writer_write_buffer(s->writer, b->cur.data, b->used, b->cpu, session_now(s), i + 1 == n);
             if (rc == ETL_OK) {
                 atomic_fetch_add_explicit(&s->buffers_written, 1, memory_order_relaxed);
             } else {
@@ -575,6 +755,7 @@ static void *flush_thread(void *arg)
         until.tv_nsec = (now + wait) % 1000000000;
         sem_timedwait(&s->wake, &until);
         atomic_store_explicit(&s->wake_pending, 0, memory_order_relaxed);
+        etl_monoclock_tick();
         stopping = atomic_load(&s->stopping);
         pthread_mutex_lock(&s->lock);
         requested = s->flush_requested;
@@ -599,16 +780,23 @@ static void *flush_thread(void *arg)
     return NULL;
 }
 
-int etl_session_flush(etl_session *s)
+/* Have the flush thread close every processor's buffer and take the sealed ones (write them,
+   or in buffering mode add them to the ring), and wait until it has. */
+static void flush_request(etl_session *s)
 {
     uint64_t want;
 
-    if (s->buffering) return ETL_OK;
     pthread_mutex_lock(&s->lock);
     want = ++s->flush_requested;
     sem_post(&s->wake);
     while (s->flush_completed < want) pthread_cond_wait(&s->done, &s->lock);
     pthread_mutex_unlock(&s->lock);
+}
+
+int etl_session_flush(etl_session *s)
+{
+    if (s->buffering) return ETL_OK;
+    flush_request(s);
     return s->err[0] ? ETL_FAILED : ETL_OK;
 }
 
@@ -637,8 +825,7 @@ int etl_session_snapshot(etl_session *s, const char *path)
         serror(s, "snapshots are for buffering mode; flush a file session instead");
         return ETL_FAILED;
     }
-    seal_current(s);
-    drain(s);
+    flush_request(s);
     writer_options(s, &o, ETL_MODE_FILE_SEQUENTIAL | ETL_MODE_BUFFERING | (s->p.log_file_mode & ETL_MODE_COMPRESSED));
     o.maximum_file_size = 0;
     if (etl_writer_open(&w, path, &o) != ETL_OK) {
@@ -651,7 +838,7 @@ int etl_session_snapshot(etl_session *s, const char *path)
     for (uint32_t i = 0; i < s->ring_n && rc == ETL_OK; i++) {
         struct ebuf *b = &s->bufs[s->ring[(s->ring_head + i) % s->nmax]];
         wait_committed(b);
-        if (etl_writer_write_buffer(w, b->data, b->used, b->cpu, session_now(s), i + 1 == s->ring_n) != ETL_OK)
+        if (etl_writer_write_buffer(w, b->cur.data, b->used, b->cpu, session_now(s), i + 1 == s->ring_n) != ETL_OK)
             rc = ETL_FAILED;
     }
     pthread_mutex_unlock(&s->lock);
@@ -671,6 +858,8 @@ void etl_session_query(const etl_session *s, etl_session_stats *out)
     out->events_lost = atomic_load(&s->events_lost);
     out->buffers_written = atomic_load(&s->buffers_written);
     out->log_buffers_lost = atomic_load(&s->log_buffers_lost);
+    out->engine_flags = (s->rseq ? 0 : ETL_ENGINE_ATOMIC_RESERVE) |
+                        (s->exact_clock || s->clock.type != ETL_CLOCK_PERFCOUNTER ? ETL_ENGINE_EXACT_CLOCK : 0);
     snprintf(out->error, sizeof out->error, "%s", s->err);
 }
 
@@ -709,16 +898,23 @@ static int start(etl_session *s)
     s->bufs = aligned_alloc(64, (size_t)s->nmax * sizeof *s->bufs);
     if (s->bufs) memset(s->bufs, 0, (size_t)s->nmax * sizeof *s->bufs);
     s->current = calloc(s->ncpu, sizeof *s->current);
+    s->slots = calloc(s->ncpu, sizeof *s->slots);
+    /* Restartable sequences need a buffer of its own for every processor a writer may run on,
+       and an rseq area in this thread (whose kind every thread of the process shares). */
+#if defined(ETL_HAVE_RSEQ)
+    s->rseq = !(p->engine_flags & ETL_ENGINE_ATOMIC_RESERVE) && conf > 0 && s->ncpu >= (uint32_t)conf &&
+              etl_rseq_thread_area() != NULL;
+#endif
     s->ring = calloc(s->nmax, sizeof *s->ring);
     s->batch = calloc(s->nmax, sizeof *s->batch);
-    if (!s->bufs || !s->current || !s->ring || !s->batch) {
+    if (!s->bufs || !s->current || !s->slots || !s->ring || !s->batch) {
         serror(s, "out of memory");
         return -1;
     }
-    for (uint32_t i = 0; i < s->nmax; i++) s->bufs[i].data = s->memory + (size_t)i * s->bsize;
+    for (uint32_t i = 0; i < s->nmax; i++) s->bufs[i].cur.data = s->memory + (size_t)i * s->bsize;
     /* The minimum is in the pool from the start, touched so that no page fault waits later. */
     for (uint32_t i = 0; i < s->nmin; i++) {
-        memset(s->bufs[i].data, 0, s->bsize);
+        memset(s->bufs[i].cur.data, 0, s->bsize);
         free_push(s, i);
     }
     atomic_store(&s->allocated, s->nmin);
@@ -785,6 +981,7 @@ int etl_session_stop(etl_session *s, etl_session_stats *out)
     pthread_cond_destroy(&s->done);
     free(s->bufs);
     free((void *)s->current);
+    free(s->slots);
     free(s->ring);
     free(s->batch);
     free(s->logger_name);

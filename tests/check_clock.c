@@ -1,10 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of clock conversion: PerfCounter, SystemTime and CPU-cycle timestamps to absolute time. */
+#define _GNU_SOURCE /* usleep */
 #include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 #include "check_run.h"
 #include "etl.h"
+#include "monoclock.h"
 
 #define FT_2024 133485408000000000LL /* 2024-01-01T00:00:00Z as FILETIME */
 #define NS_2024 1704067200000000000LL
@@ -103,6 +111,70 @@ START_TEST(extremes_saturate)
 }
 END_TEST
 
+/* ---- the sessions' PerfCounter clock: CLOCK_MONOTONIC_RAW read through the TSC ---- */
+
+/* Readings follow the kernel's clock within 20 us over 1.5 s while the line is re-fitted
+   every 100 ms, as the flush threads do, and one thread's readings never go back. */
+START_TEST(tsc_line_tracks_the_kernel_clock)
+{
+    int64_t worst = 0, last = INT64_MIN;
+
+    etl_monoclock_init();
+    for (int round = 0; round < 15; round++) {
+        for (int i = 0; i < 100000; i++) {
+            int64_t t = etl_monoclock_now();
+            ck_assert_int_ge(t, last);
+            last = t;
+        }
+        for (int i = 0; i < 100; i++) {
+            int64_t before = etl_monoclock_exact(), t = etl_monoclock_now(), after = etl_monoclock_exact();
+            int64_t off = t < before ? before - t : t > after ? t - after : 0;
+            if (off > worst) worst = off;
+        }
+        usleep(100000);
+        etl_monoclock_tick();
+    }
+    ck_assert_msg(worst < 20000, "the TSC line strays %lld ns from CLOCK_MONOTONIC_RAW", (long long)worst);
+}
+END_TEST
+
+/* A line that nobody re-fitted, or a counter that went back, gives the kernel's clock. */
+START_TEST(stale_tsc_line_falls_back)
+{
+    struct etl_monoclock *c = &etl_monoclock_line;
+
+    if (!etl_monoclock_init()) return; /* no TSC line here: every reading is the kernel's */
+#if defined(__x86_64__)
+    {
+        uint64_t base = atomic_load(&c->base_tsc);
+        int64_t before, t, after;
+        /* The base far ahead: the counter reads as gone back. */
+        atomic_store(&c->base_tsc, __rdtsc() + (1ull << 40));
+        before = etl_monoclock_exact();
+        t = etl_monoclock_now();
+        after = etl_monoclock_exact();
+        ck_assert_int_ge(t, before);
+        ck_assert_int_le(t, after);
+        /* The base far behind: the line is stale. */
+        atomic_store(&c->base_tsc, base - (atomic_load(&c->max_ticks) + 1000));
+        before = etl_monoclock_exact();
+        t = etl_monoclock_now();
+        after = etl_monoclock_exact();
+        ck_assert_int_ge(t, before);
+        ck_assert_int_le(t, after);
+        /* A re-fit starts a new line where the kernel's clock is. */
+        etl_monoclock_refit();
+        before = etl_monoclock_exact();
+        t = etl_monoclock_now();
+        after = etl_monoclock_exact();
+        ck_assert_int_ge(t, before - 5000);
+        ck_assert_int_le(t, after + 5000);
+        ck_assert_uint_gt(etl_monoclock_tsc_mhz(), 0);
+    }
+#endif
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("clock");
@@ -113,6 +185,11 @@ int main(void)
     tcase_add_test(tc, systemtime_and_cycles);
     tcase_add_test(tc, round_trip);
     tcase_add_test(tc, extremes_saturate);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("tsc line");
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, tsc_line_tracks_the_kernel_clock);
+    tcase_add_test(tc, stale_tsc_line_falls_back);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

@@ -13,6 +13,7 @@
 
 #include "check_run.h"
 #include "format.h"
+#include "rseq.h"
 #include "testutil.h"
 
 static const etl_guid prov = { 0x5eed0001, 0xabcd, 0x4ef0, { 1, 2, 3, 4, 5, 6, 7, 8 } };
@@ -20,10 +21,18 @@ static void make_dir(void) { ck_assert_ptr_nonnull(test_dir_create()); }
 static void remove_dir(void) { ck_assert_int_eq(test_dir_remove(), 0); }
 static const char *in_dir(const char *name) { return test_dir_path(name); }
 
+/* The engine under test: each test runs once with restartable sequences (where the machine
+   has them) and once with compare-and-swap reservation (the "atomic" test case). */
+static uint32_t engine;
+static void use_atomic_engine(void) { engine = ETL_ENGINE_ATOMIC_RESERVE; }
+
 static etl_session *start(etl_session_properties *p)
 {
     etl_session *s = NULL;
-    int rc = etl_session_start(&s, p);
+    int rc;
+
+    p->engine_flags |= engine;
+    rc = etl_session_start(&s, p);
     ck_assert_msg(rc == ETL_OK, "start: %s", etl_session_error(s));
     return s;
 }
@@ -535,11 +544,128 @@ START_TEST(statistics)
 }
 END_TEST
 
-int main(void)
-{
-    Suite *s = suite_create("session");
-    TCase *tc = tcase_create("engine");
+/*
+ * Writers interrupted by signal handlers that write too: a handler that lands inside a
+ * writer's sequence restarts it, a handler that lands between reservation and commit (atomic
+ * engine) writes around it. Every event of both arrives once, nothing is damaged.
+ */
+static etl_session *signal_session;
+static volatile sig_atomic_t handled, handler_failed;
 
+static void on_signal(int sig)
+{
+    int saved = errno;
+    (void)sig;
+    if (write_one(signal_session, 2, (uint64_t)handled, 8) != ETL_OK) handler_failed = 1;
+    handled++;
+    errno = saved;
+}
+
+static void *send_signals(void *arg)
+{
+    pthread_t target = *(pthread_t *)arg;
+    for (int i = 0; i < 3000; i++) {
+        pthread_kill(target, SIGUSR1);
+        if (i % 16 == 0) sched_yield();
+    }
+    return NULL;
+}
+
+START_TEST(writers_in_signal_handlers)
+{
+    etl_session_properties p = { .buffer_size_kb = 4, .maximum_buffers = 8192 };
+    struct sigaction sa;
+    pthread_t self = pthread_self(), sender;
+    struct readback rb;
+    uint64_t main_events = 0;
+    char *seen_main, *seen_handler;
+
+    make_dir();
+    p.log_file_name = in_dir("signals.etl");
+    signal_session = start(&p);
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+    pthread_create(&sender, NULL, send_signals, &self);
+    /* Write until the sender is done and a while after, so that signals land mid-write. */
+    for (int done = 0; !done;) {
+        for (int i = 0; i < 1000; i++, main_events++)
+            ck_assert_int_eq(write_one(signal_session, 1, main_events, (uint32_t)(main_events % 40)), ETL_OK);
+        done = pthread_tryjoin_np(sender, NULL) == 0;
+    }
+    for (int i = 0; i < 1000; i++) ck_assert_int_eq(write_one(signal_session, 1, main_events++, 0), ETL_OK);
+    signal(SIGUSR1, SIG_DFL);
+    ck_assert_int_eq(etl_session_stop(signal_session, NULL), ETL_OK);
+    ck_assert_int_eq(handler_failed, 0);
+    ck_assert_int_gt(handled, 0);
+    read_back(in_dir("signals.etl"), &rb);
+    ck_assert_uint_eq(rb.warnings, 0);
+    ck_assert_int_eq(rb.n, (long)main_events + handled);
+    seen_main = calloc(main_events, 1);
+    seen_handler = calloc((size_t)handled, 1);
+    for (long i = 0; i < rb.n; i++) {
+        if (rb.thread[i] == 1) {
+            ck_assert_uint_lt(rb.value[i], main_events);
+            ck_assert(!seen_main[rb.value[i]]);
+            seen_main[rb.value[i]] = 1;
+        } else {
+            ck_assert_uint_eq(rb.thread[i], 2);
+            ck_assert_uint_lt(rb.value[i], (uint64_t)handled);
+            ck_assert(!seen_handler[rb.value[i]]);
+            seen_handler[rb.value[i]] = 1;
+        }
+    }
+    free(seen_main);
+    free(seen_handler);
+    free_back(&rb);
+    remove_dir();
+}
+END_TEST
+
+/* Eight threads on the machine's processors (more threads than processors: writers are
+   preempted and moved mid-write), no loss allowed: each event once, each thread's in order. */
+START_TEST(more_threads_than_processors)
+{
+    etl_session_properties p = { .buffer_size_kb = 4, .maximum_buffers = 16384 };
+    make_dir();
+    p.log_file_name = in_dir("threads.etl");
+    overrun(&p, 8, 50000, 0);
+    remove_dir();
+}
+END_TEST
+
+/* Which engine a session runs: sequences where this thread has an rseq area and the session a
+   buffer for every processor, compare-and-swap otherwise or when asked. */
+START_TEST(engine_choice)
+{
+    etl_session_properties p = { .log_file_mode = ETL_MODE_BUFFERING };
+    long cpus = sysconf(_SC_NPROCESSORS_CONF);
+    int have_rseq = etl_rseq_thread_area() != NULL;
+    etl_session_stats st;
+    etl_session *s;
+
+    s = start(&p);
+    etl_session_query(s, &st);
+    ck_assert_uint_eq(st.engine_flags & ETL_ENGINE_ATOMIC_RESERVE, have_rseq ? 0 : ETL_ENGINE_ATOMIC_RESERVE);
+    ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    p.engine_flags = ETL_ENGINE_ATOMIC_RESERVE | ETL_ENGINE_EXACT_CLOCK;
+    s = start(&p);
+    etl_session_query(s, &st);
+    ck_assert_uint_eq(st.engine_flags, ETL_ENGINE_ATOMIC_RESERVE | ETL_ENGINE_EXACT_CLOCK);
+    ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    if (cpus > 1) { /* fewer buffers than processors: writers of several share one */
+        etl_session_properties one = { .log_file_mode = ETL_MODE_BUFFERING, .number_of_processors = 1 };
+        s = start(&one);
+        etl_session_query(s, &st);
+        ck_assert_uint_eq(st.engine_flags & ETL_ENGINE_ATOMIC_RESERVE, ETL_ENGINE_ATOMIC_RESERVE);
+        ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    }
+}
+END_TEST
+
+static void add_engine_tests(TCase *tc)
+{
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, sequential_one_thread);
     tcase_add_test(tc, events_lost_exact_under_overrun);
@@ -555,6 +681,23 @@ int main(void)
     tcase_add_test(tc, killed_mid_capture);
     tcase_add_test(tc, bad_properties);
     tcase_add_test(tc, statistics);
+    tcase_add_test(tc, writers_in_signal_handlers);
+    tcase_add_test(tc, more_threads_than_processors);
+}
+
+int main(void)
+{
+    Suite *s = suite_create("session");
+    TCase *tc = tcase_create("engine");
+    TCase *atomic = tcase_create("atomic");
+    TCase *choice = tcase_create("choice");
+
+    add_engine_tests(tc);
+    add_engine_tests(atomic);
+    tcase_add_checked_fixture(atomic, use_atomic_engine, NULL);
+    tcase_add_test(choice, engine_choice);
     suite_add_tcase(s, tc);
+    suite_add_tcase(s, atomic);
+    suite_add_tcase(s, choice);
     return check_run(s);
 }
