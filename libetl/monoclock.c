@@ -166,6 +166,11 @@ int etl_monoclock_init(void)
             }
         }
         atomic_store_explicit(&c->usable, usable, memory_order_release);
+    } else if (usable > 0) {
+        /* A session starting after the line went stale (no session ran for a while) must not
+           spend its first 100 ms on the kernel's clock. */
+        uint64_t mult = atomic_load_explicit(&c->mult, memory_order_relaxed);
+        if (__rdtsc() - last_fit_tsc >= ticks_in(PERIOD_NS / 2, mult)) refit_locked();
     }
     pthread_mutex_unlock(&fit_lock);
     return usable > 0;

@@ -175,6 +175,22 @@ START_TEST(stale_tsc_line_falls_back)
 }
 END_TEST
 
+/* A session that starts after no session ran for a while (the line went stale) reads the TSC
+   from its first event, not the kernel's clock for its first 100 ms. */
+START_TEST(start_after_idle_refits)
+{
+    struct etl_monoclock *c = &etl_monoclock_line;
+
+    if (!etl_monoclock_init()) return;
+#if defined(__x86_64__)
+    usleep(450000); /* past max_ticks: stale */
+    ck_assert_uint_gt(__rdtsc() - atomic_load(&c->base_tsc), atomic_load(&c->max_ticks));
+    etl_monoclock_init(); /* what etl_session_start does */
+    ck_assert_uint_le(__rdtsc() - atomic_load(&c->base_tsc), atomic_load(&c->max_ticks));
+#endif
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("clock");
@@ -190,6 +206,7 @@ int main(void)
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, tsc_line_tracks_the_kernel_clock);
     tcase_add_test(tc, stale_tsc_line_falls_back);
+    tcase_add_test(tc, start_after_idle_refits);
     suite_add_tcase(s, tc);
     return check_run(s);
 }
