@@ -26,6 +26,7 @@
 #endif
 
 #include "etl.h"
+#include "monoclock.h" /* the default clock, as a reference point (libetl private) */
 #ifdef HAVE_LTTNG_UST
 #include "lttng_tp.h"
 #include "benchstat.h"
@@ -495,6 +496,8 @@ struct bench_case {
     int snapshot;                /* LTTng-UST: snapshot mode instead of recording to disk */
     uint64_t events;             /* per thread and run */
     int clock_type;              /* libetl: etl_session_properties.clock_type (0: default) */
+    uint32_t engine_flags;       /* libetl: etl_session_properties.engine_flags (0: default) */
+    uint32_t engine_used;        /* libetl: the engine flags in effect (etl_session_stats) */
     unsigned n;                  /* measured runs so far */
     double ns[MAX_RUNS];         /* wall time / events per thread */
     double cpu_ns[MAX_RUNS];     /* producers' CPU time / events */
@@ -568,6 +571,7 @@ static int etl_run(const struct config *cfg, struct bench_case *c, int warmup)
     else p.log_file_name = path; /* everything else default: sequential, 64 KB buffers */
     if (c->pool == POOL_WHOLE_RUN) p.minimum_buffers = whole_run_buffers(c->events, c->threads);
     p.clock_type = c->clock_type;
+    p.engine_flags = c->engine_flags;
     if (etl_session_start(&s, &p) != ETL_OK) {
         snprintf(c->note, sizeof c->note, "etl_session_start: %s", etl_session_error(s));
         etl_session_stop(s, NULL);
@@ -591,6 +595,7 @@ static int etl_run(const struct config *cfg, struct bench_case *c, int warmup)
         return -1;
     }
     stop_ms = (double)(now_ns() - t0) * 1e-6;
+    c->engine_used = st.engine_flags;
     if (st.number_of_buffers > c->max_buffers) c->max_buffers = st.number_of_buffers;
     bytes = stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
     if (st.events_lost != t.failed) {
@@ -659,23 +664,26 @@ static void reference_points(void)
 {
     enum { RUNS = 3 };
     static const struct { const char *name; int calls; } refs[] = {
-        { "clock_gettime(CLOCK_MONOTONIC_RAW): the default session clock", 2000000 },
+        { "clock_gettime(CLOCK_MONOTONIC_RAW): ETL_ENGINE_EXACT_CLOCK", 2000000 },
         { "clock_gettime(CLOCK_MONOTONIC): LTTng-UST's clock", 2000000 },
         { "rdtsc: the ETL_CLOCK_CPUCYCLE session clock", 2000000 },
         { "sched_getcpu()", 2000000 },
         { "etl_encode_event, size only (dst NULL)", 2000000 },
         { "etl_encode_event of a 32-byte event into a buffer", 2000000 },
         { "a system call (getppid)", 20000 },
+        { "CLOCK_MONOTONIC_RAW through the TSC line: the default clock", 2000000 },
     };
     uint64_t payload[4] = { 1, 2, 3, 4 };
     etl_data data = { payload, PAYLOAD_SIZE };
     _Alignas(8) uint8_t rec[256];
 
+    etl_monoclock_init();
     printf("\nreference points (ns per call, median of %d runs, pinned to one processor):\n", RUNS);
     pin_self(n_allowed_cpus ? allowed_cpus[0] : -1);
     for (unsigned k = 0; k < sizeof refs / sizeof refs[0]; k++) {
         double v[RUNS];
         for (int r = 0; r < RUNS; r++) {
+            etl_monoclock_init(); /* no session runs: fit the line now, or its readings are the kernel's */
             int64_t t0 = now_ns();
             uint64_t acc = 0;
             struct timespec ts;
@@ -692,7 +700,8 @@ static void reference_points(void)
                     payload[0] = (uint64_t)i;
                     acc += etl_encode_event(rec, sizeof rec, i, 1, 2, &bench_provider, &bench_descriptor, NULL, &data, 1);
                     break;
-                default: acc += (uint64_t)syscall(SYS_getppid); break;
+                case 6: acc += (uint64_t)syscall(SYS_getppid); break;
+                default: acc += (uint64_t)etl_monoclock_now(); break; /* fitted just before */
                 }
             }
             sink = acc;
@@ -909,12 +918,16 @@ static void print_case(const struct bench_case *c)
         printf("  pool %u buffers; snapshot kept %.1f%% of the events", c->max_buffers,
                100.0 * (double)c->kept_total / (double)c->events_total);
     }
+    if (c->kind != KIND_LTTNG)
+        printf("; %s, %s", c->engine_used & ETL_ENGINE_ATOMIC_RESERVE ? "compare-and-swap" : "rseq",
+               c->clock_type ? etl_clock_type_name(c->clock_type)
+                             : c->engine_used & ETL_ENGINE_EXACT_CLOCK ? "clock_gettime" : "TSC line");
     printf("\n");
 }
 
 int main(int argc, char **argv)
 {
-    enum { BUF1, BUF2, RUN1, RUN2, CYC1, CYC2, FILE1, FILE2, DISK1, DISK2, SNAP1, SNAP2, NCASES };
+    enum { BUF1, BUF2, RUN1, RUN2, FILE1, FILE2, CAS1, CAS2, CYC1, CYC2, DISK1, DISK2, SNAP1, SNAP2, NCASES };
     struct config cfg;
     struct bench_case cases[NCASES] = {
         [BUF1] = { .label = "libetl buffering, default pool, 1 thread", .kind = KIND_ETL_BUFFERING, .threads = 1 },
@@ -923,12 +936,20 @@ int main(int argc, char **argv)
                    .pool = POOL_WHOLE_RUN },
         [RUN2] = { .label = "libetl buffering, pool holds run, 2 threads", .kind = KIND_ETL_BUFFERING, .threads = 2,
                    .pool = POOL_WHOLE_RUN },
+        [FILE1] = { .label = "libetl sequential file, default, 1 thread", .kind = KIND_ETL_FILE, .threads = 1 },
+        [FILE2] = { .label = "libetl sequential file, default, 2 threads", .kind = KIND_ETL_FILE, .threads = 2 },
+        /* Not goals, for comparison: the engine without sequences nor the TSC line (what
+           ETL_ENGINE_ATOMIC_RESERVE | ETL_ENGINE_EXACT_CLOCK asks for), and the cycle clock. */
+        [CAS1] = { .label = "libetl hot path, compare-and-swap, kernel clock, 1 thread", .kind = KIND_ETL_BUFFERING,
+                   .threads = 1, .pool = POOL_WHOLE_RUN,
+                   .engine_flags = ETL_ENGINE_ATOMIC_RESERVE | ETL_ENGINE_EXACT_CLOCK },
+        [CAS2] = { .label = "libetl hot path, compare-and-swap, kernel clock, 2 threads", .kind = KIND_ETL_BUFFERING,
+                   .threads = 2, .pool = POOL_WHOLE_RUN,
+                   .engine_flags = ETL_ENGINE_ATOMIC_RESERVE | ETL_ENGINE_EXACT_CLOCK },
         [CYC1] = { .label = "libetl buffering, pool holds run, cycle clock, 1 thread", .kind = KIND_ETL_BUFFERING,
                    .threads = 1, .pool = POOL_WHOLE_RUN, .clock_type = ETL_CLOCK_CPUCYCLE },
         [CYC2] = { .label = "libetl buffering, pool holds run, cycle clock, 2 threads", .kind = KIND_ETL_BUFFERING,
                    .threads = 2, .pool = POOL_WHOLE_RUN, .clock_type = ETL_CLOCK_CPUCYCLE },
-        [FILE1] = { .label = "libetl sequential file, default, 1 thread", .kind = KIND_ETL_FILE, .threads = 1 },
-        [FILE2] = { .label = "libetl sequential file, default, 2 threads", .kind = KIND_ETL_FILE, .threads = 2 },
         [DISK1] = { .label = "LTTng-UST recording to disk, 1 thread", .kind = KIND_LTTNG, .threads = 1 },
         [DISK2] = { .label = "LTTng-UST recording to disk, 2 threads", .kind = KIND_LTTNG, .threads = 2 },
         [SNAP1] = { .label = "LTTng-UST snapshot mode, 1 thread", .kind = KIND_LTTNG, .threads = 1, .snapshot = 1 },
