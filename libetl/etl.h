@@ -186,6 +186,33 @@ ETL_API int64_t etl_filetime_to_ns(int64_t filetime);
 ETL_API int64_t etl_ns_to_filetime(int64_t ns);
 /* Formats ns since 1970 as "2024-01-31T12:34:56.123456789Z" into out (at least 31 bytes). */
 ETL_API char *etl_format_time_ns(int64_t ns, char *out, size_t size);
+/* Parses "2024-01-31T12:34:56.123456789Z", the form etl_format_time_ns writes, into ns since
+   1970 (UTC). The fraction and the Z may be left out; digits beyond nanoseconds are dropped.
+   ETL_OK, or ETL_FAILED when text is not such a time or is out of range. */
+ETL_API int etl_parse_time_ns(const char *text, int64_t *ns);
+
+/*
+ * One clock's raw timestamps as raw timestamps of another clock: the tick of the target clock
+ * nearest to the source timestamp's absolute time (halves round up), in exact integer
+ * arithmetic. When both clocks tick at the same frequency the mapping is a shift by a whole
+ * number of ticks, so timestamps keep their exact differences. The fields are private: set
+ * them with etl_clock_map_init.
+ */
+typedef struct etl_clock_map {
+    int64_t from_timestamp;   /* the source clock's start_timestamp */
+    int64_t base;             /* target ticks at the source anchor, whole part */
+    int64_t remainder;        /* and its fraction, over denominator */
+    int64_t numerator, denominator; /* target ticks per source tick */
+    int same_frequency;       /* a shift: target = source + shift */
+    int64_t shift;
+} etl_clock_map;
+
+/* Prepares m to map timestamps of clock from onto clock to. ETL_OK, or ETL_FAILED when a
+   frequency is beyond 2^36 Hz (68.7 GHz) or the ticks between the two start times do not fit in
+   64 bits: damaged headers, which this arithmetic does not handle. */
+ETL_API int etl_clock_map_init(etl_clock_map *m, const etl_clock *from, const etl_clock *to);
+/* The target clock's timestamp for source timestamp ts (saturating at the int64 range). */
+ETL_API int64_t etl_clock_map_timestamp(const etl_clock_map *m, int64_t ts);
 
 /* The trace info: what the logfile header says, plus what the reader counted. */
 typedef struct etl_trace_info {
