@@ -452,6 +452,7 @@ typedef struct etl_writer_options {
     uint8_t os_major, os_minor;  /* Version bytes 0 and 1 (default 10.0) */
     uint32_t os_build;           /* ProviderVersion (default 19041) */
     const char *logger_name;     /* UTF-8 (default "libetl") */
+    const char *log_file_name;   /* UTF-8, the LogFileName string of the header (default: the path) */
     uint32_t header_pid, header_tid; /* of the logfile header event */
     uint16_t logger_id;
 } etl_writer_options;
@@ -483,6 +484,9 @@ ETL_API int etl_writer_write_buffer(etl_writer *w, uint8_t *buffer, uint32_t use
                                     int64_t flush_timestamp, int flush_marker);
 /* Events lost by the session, recorded in the header at close (and in every NEWFILE file). */
 ETL_API void etl_writer_set_events_lost(etl_writer *w, uint32_t events_lost);
+/* Buffers lost before the writer (a relogger: the sum of its inputs'), recorded in the header's
+   BuffersLost with those the writer refused itself. */
+ETL_API void etl_writer_set_buffers_lost(etl_writer *w, uint32_t buffers_lost);
 ETL_API void etl_writer_stats_get(const etl_writer *w, etl_writer_stats *out);
 ETL_API const char *etl_writer_error(const etl_writer *w);
 /* The name of the file being written (NEWFILE: the current one). */
