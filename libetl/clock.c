@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Clock conversion: the one place where raw trace timestamps become absolute time. */
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "etl.h"
@@ -107,4 +108,123 @@ char *etl_format_time_ns(int64_t ns, char *out, size_t size)
     snprintf(out, size, "%04d-%02d-%02dT%02d:%02d:%02d.%09lldZ", tm.tm_year + 1900, tm.tm_mon + 1,
              tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long long)frac);
     return out;
+}
+
+/* ---- one clock's raw timestamps on another clock ---- */
+
+/* Frequencies the exact mapping handles without overflow of its 128-bit products: up to
+   2^36 Hz (68.7 GHz), beyond any performance counter or processor clock. */
+#define MAP_MAX_FREQUENCY (1LL << 36)
+#define FILETIME_PER_SECOND 10000000
+
+int etl_clock_map_init(etl_clock_map *m, const etl_clock *from, const etl_clock *to)
+{
+    int64_t f_from = usable_frequency(from), f_to = usable_frequency(to);
+    __int128 e, q, shift;
+
+    memset(m, 0, sizeof *m);
+    if (f_from > MAP_MAX_FREQUENCY || f_to > MAP_MAX_FREQUENCY) return ETL_FAILED;
+    /*
+     * The time of ts on the source clock, in seconds, is
+     *   from.start_time / 10^7 + (ts - from.start_timestamp) / f_from
+     * and the target tick at that time is
+     *   to.start_timestamp + (time - to.start_time / 10^7) * f_to
+     *   = to.start_timestamp + (from.start_time - to.start_time) * f_to / 10^7
+     *                        + (ts - from.start_timestamp) * f_to / f_from.
+     * Over the denominator 10^7 * f_from, the anchors' part splits into whole ticks and a
+     * remainder in [0, denominator); each timestamp then costs one 128-bit division.
+     */
+    e = ((__int128)from->start_time - to->start_time) * f_to;
+    q = floor_div(e, FILETIME_PER_SECOND);
+    m->from_timestamp = from->start_timestamp;
+    if ((__int128)to->start_timestamp + q > INT64_MAX || (__int128)to->start_timestamp + q < INT64_MIN) {
+        memset(m, 0, sizeof *m);
+        return ETL_FAILED; /* anchors so far apart that 64 bits do not hold the ticks between them */
+    }
+    m->base = (int64_t)((__int128)to->start_timestamp + q);
+    m->remainder = (int64_t)((e - q * FILETIME_PER_SECOND) * f_from);
+    m->numerator = f_to * FILETIME_PER_SECOND;
+    m->denominator = f_from * FILETIME_PER_SECOND;
+    /* Equal frequencies: every timestamp moves by the same number of ticks. */
+    shift = (__int128)to->start_timestamp + q - from->start_timestamp +
+            (m->remainder + m->denominator / 2) / m->denominator;
+    m->same_frequency = f_from == f_to && shift >= INT64_MIN && shift <= INT64_MAX;
+    m->shift = m->same_frequency ? (int64_t)shift : 0;
+    return ETL_OK;
+}
+
+int64_t etl_clock_map_timestamp(const etl_clock_map *m, int64_t ts)
+{
+    int64_t out;
+
+    if (m->same_frequency) {
+        if (__builtin_add_overflow(ts, m->shift, &out)) return m->shift > 0 ? INT64_MAX : INT64_MIN;
+        return out;
+    }
+    if (!m->denominator) return ts; /* not initialised */
+    /* The nearest target tick (halves round up). */
+    __int128 num = ((__int128)ts - m->from_timestamp) * m->numerator + m->remainder + m->denominator / 2;
+    return saturate((__int128)m->base + floor_div(num, m->denominator));
+}
+
+/* Days from 1970-01-01 to the given proleptic Gregorian date (any year). */
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+    int64_t era;
+    unsigned yoe, doy, doe, mp = m > 2 ? m - 3 : m + 9; /* months from March */
+
+    y -= m <= 2;
+    era = (y >= 0 ? y : y - 399) / 400;
+    yoe = (unsigned)(y - era * 400);
+    doy = (153 * mp + 2) / 5 + d - 1;
+    doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + (int64_t)doe - 719468;
+}
+
+/* Reads exactly n decimal digits at *s. */
+static int digits(const char **s, int n, unsigned *out)
+{
+    unsigned v = 0;
+
+    for (int i = 0; i < n; i++) {
+        if ((*s)[i] < '0' || (*s)[i] > '9') return -1;
+        v = v * 10 + (unsigned)((*s)[i] - '0');
+    }
+    *s += n;
+    *out = v;
+    return 0;
+}
+
+int etl_parse_time_ns(const char *text, int64_t *ns)
+{
+    static const unsigned month_days[12] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+    const char *s = text;
+    unsigned y, mo, d, h, mi, sec, frac = 0;
+    __int128 v;
+
+    if (digits(&s, 4, &y) || *s++ != '-' || digits(&s, 2, &mo) || *s++ != '-' || digits(&s, 2, &d) ||
+        (*s != 'T' && *s != 't' && *s != ' '))
+        return ETL_FAILED;
+    s++;
+    if (digits(&s, 2, &h) || *s++ != ':' || digits(&s, 2, &mi) || *s++ != ':' || digits(&s, 2, &sec))
+        return ETL_FAILED;
+    if (*s == '.') {
+        int n = 0;
+        s++;
+        while (*s >= '0' && *s <= '9') {
+            if (n < 9) frac = frac * 10 + (unsigned)(*s - '0');
+            n++;
+            s++;
+        }
+        if (n == 0) return ETL_FAILED;
+        for (; n < 9; n++) frac *= 10;
+    }
+    if (*s == 'Z' || *s == 'z') s++;
+    if (*s != '\0' || mo < 1 || mo > 12 || d < 1 || d > month_days[mo - 1] || h > 23 || mi > 59 || sec > 60)
+        return ETL_FAILED;
+    if (mo == 2 && d == 29 && !(y % 4 == 0 && (y % 100 != 0 || y % 400 == 0))) return ETL_FAILED;
+    v = ((__int128)days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec) * 1000000000 + frac;
+    if (v > INT64_MAX || v < INT64_MIN) return ETL_FAILED;
+    *ns = (int64_t)v;
+    return ETL_OK;
 }

@@ -600,3 +600,32 @@ int etl_event_ext_item(const etl_event *ev, unsigned index, etl_ext_item *out)
     out->data = ev->ext;
     return ETL_OK;
 }
+
+unsigned etl_record_timestamp_fields(const etl_event *ev, uint32_t off[ETL_RECORD_TIMESTAMP_FIELDS])
+{
+    unsigned n = 0;
+
+    switch (ev->kind) {
+    case ETL_KIND_PERFINFO:
+        off[n++] = 0x08;
+        break;
+    case ETL_KIND_SYSTEM: case ETL_KIND_COMPACT: case ETL_KIND_CLASSIC: case ETL_KIND_INSTANCE:
+    case ETL_KIND_EVENT:
+        off[n++] = 0x10;
+        break;
+    case ETL_KIND_MESSAGE:
+        /* The optional items before it: sequence, then component id or GUID (section 4.7). */
+        if (ev->flags & ETL_MSG_TIMESTAMP)
+            off[n++] = ETL_MESSAGE_HEADER_SIZE + ((ev->flags & ETL_MSG_SEQUENCE) ? 4 : 0) +
+                       ((ev->flags & ETL_MSG_COMPONENTID) ? 4 : (ev->flags & ETL_MSG_GUID) ? 16 : 0);
+        return n;
+    default:
+        return 0;
+    }
+    if (ev->kind != ETL_KIND_CLASSIC && ev->kind != ETL_KIND_INSTANCE && ev->kind != ETL_KIND_EVENT &&
+        ev->payload_len >= 8 &&
+        (ev->hook_id == ETL_HOOK_STACKWALK_STACK || ev->hook_id == ETL_HOOK_STACKWALK_KEY_KERNEL ||
+         ev->hook_id == ETL_HOOK_STACKWALK_KEY_USER || ev->hook_id == ETL_HOOK_LBR_SAMPLE))
+        off[n++] = (uint32_t)(ev->payload - ev->record);
+    return n;
+}

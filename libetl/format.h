@@ -149,6 +149,11 @@ static inline uint32_t etl_align8(uint32_t n) { return (n + 7u) & ~7u; }
 #define ETL_GROUP_STACKWALK 0x18
 #define ETL_GROUP_COUNT    0x1F
 #define ETL_HOOK_PROCESS_LOAD_IMAGE 0x030A /* presented under the ImageLoad GUID */
+/* StackWalk events whose payload starts with the raw-clock timestamp of the event they belong to
+   (etl-format.md section 8.6). */
+#define ETL_HOOK_STACKWALK_STACK   0x1820
+#define ETL_HOOK_STACKWALK_KEY_KERNEL 0x1825
+#define ETL_HOOK_STACKWALK_KEY_USER   0x1826
 
 /* GUID of a kernel group (NULL for groups >= 0x1F). */
 const etl_guid *etl_group_guid(unsigned group);
@@ -208,6 +213,19 @@ int etl_record_decode(const etl_record_context *ctx, const uint8_t *p, uint32_t 
  * message without a timestamp) or cannot be examined (decoding will report why).
  */
 int etl_record_peek_timestamp(const uint8_t *p, uint32_t avail, int64_t *ts);
+
+/* Most raw-clock timestamp fields one record holds: its header's and one in its payload. */
+#define ETL_RECORD_TIMESTAMP_FIELDS 2
+
+/*
+ * Where the decoded record ev (from etl_record_decode) keeps raw-clock timestamps
+ * (etl-format.md section 5.1): the offsets from ev->record of its trace header's TimeStamp,
+ * when it has one (a WPP message may not), and of the payload field that repeats the clock
+ * in StackWalk stacks and stack-key references (EventTimeStamp) and in LBR events
+ * (TimeStamp). Returns how many offsets it wrote to off (0 to ETL_RECORD_TIMESTAMP_FIELDS);
+ * each names 8 bytes inside the record.
+ */
+unsigned etl_record_timestamp_fields(const etl_event *ev, uint32_t off[ETL_RECORD_TIMESTAMP_FIELDS]);
 
 /* UTF-16LE (n code units at most, stops at NUL) to UTF-8 in out (size bytes, always
    NUL-terminated). Invalid surrogates become U+FFFD. Returns the number of code units read,

@@ -21,6 +21,7 @@ struct etl_writer {
     char *pattern;          /* path as given (NEWFILE: with %d) */
     char *path;             /* the file being written */
     char *logger_name;
+    char *log_file_name;    /* the header's LogFileName, or NULL for the path */
     int fd;
     uint32_t header_size;   /* bytes of the header buffer on disk */
     uint64_t end;           /* end of the data written so far in this file */
@@ -30,6 +31,7 @@ struct etl_writer {
     int64_t sequence;       /* SequenceNumber of the next buffer in this file */
     uint32_t file_index;    /* NEWFILE: number of the current file */
     uint32_t events_lost;
+    uint32_t buffers_lost;  /* before the writer (etl_writer_set_buffers_lost) */
     etl_writer_stats stats;
     uint8_t *header;        /* the header buffer */
     uint8_t *zbuf;          /* a compressed buffer */
@@ -54,6 +56,7 @@ static void werror(etl_writer *w, const char *fmt, ...)
 const char *etl_writer_error(const etl_writer *w) { return w ? w->err : "out of memory"; }
 const char *etl_writer_path(const etl_writer *w) { return w->path; }
 void etl_writer_set_events_lost(etl_writer *w, uint32_t events_lost) { w->events_lost = events_lost; }
+void etl_writer_set_buffers_lost(etl_writer *w, uint32_t buffers_lost) { w->buffers_lost = buffers_lost; }
 void etl_writer_stats_get(const etl_writer *w, etl_writer_stats *out) { *out = w->stats; }
 
 /* The processor's nominal speed from /proc/cpuinfo, or 1000 MHz: readers divide by it. */
@@ -235,8 +238,9 @@ static int write_header(etl_writer *w, int64_t end_time)
     c.end_time = end_time;
     c.buffers_written = 1 + (w->slots && w->file_buffers > w->slots ? w->slots : w->file_buffers);
     c.events_lost = w->events_lost;
-    c.buffers_lost = w->stats.log_buffers_lost;
-    etl_header_buffer_build(&w->o, w->path, &c, w->header);
+    c.buffers_lost = w->buffers_lost + w->stats.log_buffers_lost;
+    if (c.buffers_lost < w->buffers_lost) c.buffers_lost = UINT32_MAX;
+    etl_header_buffer_build(&w->o, w->log_file_name ? w->log_file_name : w->path, &c, w->header);
     return pwrite_all(w, w->header, w->header_size, 0);
 }
 
@@ -262,7 +266,7 @@ static int open_file(etl_writer *w)
             return -1;
         }
     }
-    w->header_size = etl_header_buffer_build(&w->o, w->path, &c, w->header);
+    w->header_size = etl_header_buffer_build(&w->o, w->log_file_name ? w->log_file_name : w->path, &c, w->header);
     w->end = w->high = w->header_size;
     w->file_buffers = 0;
     w->sequence = 1;
@@ -343,12 +347,14 @@ int etl_writer_open(etl_writer **out, const char *path, const etl_writer_options
     etl_writer_options_defaults(&w->o);
     w->pattern = strdup(path);
     w->logger_name = strdup(w->o.logger_name);
-    if (!w->pattern || !w->logger_name) {
+    if (w->o.log_file_name) w->log_file_name = strdup(w->o.log_file_name);
+    if (!w->pattern || !w->logger_name || (w->o.log_file_name && !w->log_file_name)) {
         werror(w, "out of memory");
         w->fatal = 1;
         return ETL_FATAL;
     }
     w->o.logger_name = w->logger_name;
+    w->o.log_file_name = w->log_file_name;
     w->file_index = 1;
     if (check_options(w) != 0) {
         w->fatal = 1;
@@ -469,6 +475,7 @@ int etl_writer_close(etl_writer *w, int64_t end_time)
     free(w->path);
     free(w->pattern);
     free(w->logger_name);
+    free(w->log_file_name);
     free(w);
     return rc == 0 ? ETL_OK : ETL_FATAL;
 }

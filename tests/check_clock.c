@@ -2,7 +2,6 @@
 /* Unit tests of clock conversion: PerfCounter, SystemTime and CPU-cycle timestamps to absolute time. */
 #define _GNU_SOURCE /* usleep */
 #include <check.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -191,6 +190,111 @@ START_TEST(start_after_idle_refits)
 }
 END_TEST
 
+/* The nearest target tick, computed another way: over nanoseconds rather than FILETIME units. */
+static int64_t nearest_tick(const etl_clock *from, const etl_clock *to, int64_t ts)
+{
+    __int128 ff = etl_clock_frequency(from), ft = etl_clock_frequency(to);
+    __int128 num = ((__int128)from->start_time - to->start_time) * 100 * ft * ff +
+                   ((__int128)ts - from->start_timestamp) * 1000000000 * ft;
+    __int128 den = (__int128)1000000000 * ff, twice = 2 * num + den, q = twice / (2 * den);
+
+    if (twice % (2 * den) != 0 && twice < 0) q--;
+    return (int64_t)(to->start_timestamp + q);
+}
+
+/* A clock map gives the nearest tick of the target clock, in exact arithmetic; equal
+   frequencies shift by whole ticks. */
+START_TEST(clock_map)
+{
+    static const int64_t freqs[] = { 1, 1000, 1818300, 2337949, 3579545, 10000000, 14318180, 1000000000,
+                                     2893000000LL, 68000000000LL };
+    uint64_t x = 88172645463325252ull;
+    etl_clock_map m;
+
+    for (size_t i = 0; i < sizeof freqs / sizeof freqs[0]; i++)
+        for (size_t j = 0; j < sizeof freqs / sizeof freqs[0]; j++) {
+            etl_clock from = qpc(freqs[i]), to = qpc(freqs[j]);
+            int64_t last = INT64_MIN;
+            from.start_time = FT_2024 + 1234567;  /* 0.12 s after the target's start */
+            from.start_timestamp = 987654321;
+            to.start_timestamp = 42;
+            ck_assert_int_eq(etl_clock_map_init(&m, &from, &to), ETL_OK);
+            ck_assert_int_eq(m.same_frequency, freqs[i] == freqs[j]);
+            for (int k = 0; k < 2000; k++) {
+                int64_t ts, got, want;
+                x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+                /* Up to a year of ticks either side (10^17 at most, for the oracle's 128 bits), and
+                   a sorted run to see order kept. */
+                int64_t span = freqs[i] * 31536000LL < 100000000000000000LL ? freqs[i] * 31536000LL
+                                                                            : 100000000000000000LL;
+                ts = from.start_timestamp + (k < 1000 ? (int64_t)(x % (uint64_t)(2 * span + 1)) - span : (k - 1000) * 7);
+                got = etl_clock_map_timestamp(&m, ts);
+                want = nearest_tick(&from, &to, ts);
+                ck_assert_msg(got == want, "%lld Hz -> %lld Hz: ts %lld gave %lld, not %lld", (long long)freqs[i],
+                              (long long)freqs[j], (long long)ts, (long long)got, (long long)want);
+                /* Within half a target tick (plus the nanosecond of flooring) in absolute time. */
+                ck_assert_int_le(llabs(etl_clock_time_ns(&to, got) - etl_clock_time_ns(&from, ts)),
+                                 (1000000000LL + 2 * freqs[j] - 1) / (2 * freqs[j]) + 1);
+                if (k >= 1000) {
+                    ck_assert_int_ge(got, last);
+                    last = got;
+                }
+                if (m.same_frequency) ck_assert_int_eq(got, ts + m.shift);
+            }
+        }
+    /* Beyond 2^36 Hz the arithmetic could overflow: refused (as are anchors too far apart, below). */
+    {
+        etl_clock fast = qpc(1LL << 37), slow = qpc(10000000);
+        ck_assert_int_eq(etl_clock_map_init(&m, &fast, &slow), ETL_FAILED);
+        ck_assert_int_eq(etl_clock_map_init(&m, &slow, &fast), ETL_FAILED);
+    }
+    /* Extremes saturate; clocks without a frequency are 100 ns ticks, as etl_clock_time_ns takes them. */
+    {
+        etl_clock a = qpc(1), b = qpc(68000000000LL), none = qpc(0);
+        ck_assert_int_eq(etl_clock_map_init(&m, &a, &b), ETL_OK);
+        ck_assert_int_eq(etl_clock_map_timestamp(&m, INT64_MAX), INT64_MAX);
+        ck_assert_int_eq(etl_clock_map_timestamp(&m, INT64_MIN), INT64_MIN);
+        ck_assert_int_eq(etl_clock_map_init(&m, &none, &b), ETL_OK);
+        ck_assert_int_eq(etl_clock_map_timestamp(&m, 5001), 5000 + 6800);
+        /* Anchors 58 000 years apart: 2^64 FILETIME units are 1844674407371 s at 1 Hz ... */
+        b = qpc(1);
+        b.start_time = INT64_MIN;
+        a.start_time = INT64_MAX;
+        ck_assert_int_eq(etl_clock_map_init(&m, &a, &b), ETL_OK);
+        ck_assert_int_eq(etl_clock_map_timestamp(&m, a.start_timestamp), b.start_timestamp + 1844674407371LL);
+        /* ... and more ticks than 64 bits hold at 68 GHz. */
+        b = qpc(68000000000LL);
+        b.start_time = INT64_MIN;
+        ck_assert_int_eq(etl_clock_map_init(&m, &a, &b), ETL_FAILED);
+    }
+}
+END_TEST
+
+/* etl_parse_time_ns reads what etl_format_time_ns writes, and refuses what is not a time. */
+START_TEST(parse_time)
+{
+    static const int64_t values[] = { NS_2024, NS_2024 + 123456789, 0, -1, 951782400000000000LL /* 2000-02-29 */,
+                                      -6106060800000000000LL /* 1776-07-04 */, 9223372036000000000LL };
+    static const char *const bad[] = { "", "2024", "2024-01-01", "2024-13-01T00:00:00Z", "2023-02-29T00:00:00Z",
+                                       "2024-02-30T00:00:00Z", "2024-01-01T24:00:00Z", "2024-01-01T00:00:00.Z",
+                                       "2024-01-01T00:00:00Zx", "2024-01-01X00:00:00", "2300-01-01T00:00:00Z" };
+    char s[40];
+    int64_t ns;
+
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+        etl_format_time_ns(values[i], s, sizeof s);
+        ck_assert_int_eq(etl_parse_time_ns(s, &ns), ETL_OK);
+        ck_assert_int_eq(ns, values[i]);
+    }
+    ck_assert_int_eq(etl_parse_time_ns("2024-01-01T00:00:01.5", &ns), ETL_OK);
+    ck_assert_int_eq(ns, NS_2024 + 1500000000);
+    ck_assert_int_eq(etl_parse_time_ns("2024-01-01 00:00:00.0000000019Z", &ns), ETL_OK);
+    ck_assert_int_eq(ns, NS_2024 + 1);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        ck_assert_msg(etl_parse_time_ns(bad[i], &ns) == ETL_FAILED, "'%s' was taken", bad[i]);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("clock");
@@ -201,6 +305,8 @@ int main(void)
     tcase_add_test(tc, systemtime_and_cycles);
     tcase_add_test(tc, round_trip);
     tcase_add_test(tc, extremes_saturate);
+    tcase_add_test(tc, clock_map);
+    tcase_add_test(tc, parse_time);
     suite_add_tcase(s, tc);
     tc = tcase_create("tsc line");
     tcase_set_timeout(tc, 30);

@@ -258,6 +258,53 @@ START_TEST(wpp_messages)
 }
 END_TEST
 
+/* The record at rec (size bytes) has its header's timestamp hts (0: none) and a payload
+   timestamp pts (0: none) where etl_record_timestamp_fields says. */
+static void check_timestamp_fields(const uint8_t *rec, uint32_t size, int64_t hts, int64_t pts)
+{
+    uint32_t step, off[ETL_RECORD_TIMESTAMP_FIELDS];
+    etl_event ev;
+
+    ck_assert_int_eq(decode(rec, size, &ev, &step), ETL_RECORD_OK);
+    ck_assert_uint_eq(etl_record_timestamp_fields(&ev, off), hts ? (pts ? 2u : 1u) : 0u);
+    if (hts) ck_assert_int_eq(etl_le64s(rec + off[0]), hts);
+    if (pts) ck_assert_int_eq(etl_le64s(rec + off[1]), pts);
+}
+
+/* Where each kind of record keeps its timestamps: the header's, and the payload's that repeats
+   the clock (StackWalk stacks and key references, LBR), whatever items come before it. */
+START_TEST(timestamp_fields)
+{
+    uint8_t rec[512], stack[24] = { 0 };
+    uint64_t pebs = 5, pmc[3] = { 1, 2, 3 };
+    etl_lbr_entry lbr[1] = { { 1, 2, 3 } };
+    int n = 0;
+
+    etl_put64(stack, 0x1111);
+#define CASE(expr, hts, pts) do { check_timestamp_fields(rec, (expr), (hts), (pts)); n++; } while (0)
+    CASE(synth_system(rec, 1, 0, 7001, 0x0501, 3, 1, 2, payload, 20), 7001, 0);
+    CASE(synth_system(rec, 0, 1, 7002, 0x0524, 4, 1, 2, payload, 20), 7002, 0);
+    CASE(synth_perfinfo(rec, 1, 7003, 0x0F2E, 2, NULL, NULL, 0, payload, 16), 7003, 0);
+    CASE(synth_perfinfo(rec, 1, 7004, ETL_HOOK_STACKWALK_STACK, 2, &pebs, pmc, 3, stack, 24), 7004, 0x1111);
+    CASE(synth_perfinfo(rec, 0, 7005, ETL_HOOK_STACKWALK_KEY_USER, 2, NULL, NULL, 0, stack, 24), 7005, 0x1111);
+    CASE(synth_system(rec, 1, 0, 7006, ETL_HOOK_STACKWALK_KEY_KERNEL, 2, 0, 0, stack, 24), 7006, 0x1111);
+    CASE(etl_encode_lbr(rec, sizeof rec, 7007, 1, 2, 0, lbr, 1), 7007, 7007);
+    CASE(synth_classic(rec, 1, 0, 7008, &prov, 1, 4, 2, 1, 2, payload, 20), 7008, 0);
+    CASE(synth_classic(rec, 0, 1, 7009, &prov, 1, 4, 2, 1, 2, stack, 24), 7009, 0);
+    CASE(synth_event_header(rec, 1, 7010, &prov, 1, 0, 4, 0, 0, 0, 1, 2, NULL, 0, stack, 24), 7010, 0);
+    CASE(synth_message(rec, 1, ETL_MSG_SEQUENCE | ETL_MSG_GUID | ETL_MSG_TIMESTAMP, 9, &prov, 7011, 0, 0, payload, 3),
+         7011, 0);
+    CASE(synth_message(rec, 1, ETL_MSG_COMPONENTID | ETL_MSG_TIMESTAMP | ETL_MSG_SYSTEMINFO, 0, NULL, 7012, 1, 2,
+                       payload, 3), 7012, 0);
+    /* No timestamp: none to convert (PERFORMANCE_TIMESTAMP only reserves the space). */
+    CASE(synth_message(rec, 1, ETL_MSG_PERF_TIMESTAMP, 0, NULL, 0, 0, 0, payload, 3), 0, 0);
+    /* A StackWalk event too short to hold its EventTimeStamp has none. */
+    CASE(synth_perfinfo(rec, 1, 7014, ETL_HOOK_STACKWALK_STACK, 2, NULL, NULL, 0, stack, 4), 7014, 0);
+#undef CASE
+    ck_assert_int_eq(n, 14);
+}
+END_TEST
+
 START_TEST(damaged_records)
 {
     uint8_t rec[256], ext[64];
@@ -402,6 +449,7 @@ int main(void)
     tcase_add_test(tc, perfinfo_with_pebs_and_pmc);
     tcase_add_test(tc, classic_and_instance_headers);
     tcase_add_test(tc, wpp_messages);
+    tcase_add_test(tc, timestamp_fields);
     tcase_add_test(tc, damaged_records);
     tcase_add_test(tc, guids_and_names);
     tcase_add_test(tc, log_file_modes);

@@ -415,6 +415,36 @@ START_TEST(parser_compatibility)
 }
 END_TEST
 
+/* A relogger's header: the LogFileName it is given, and BuffersLost before it added to those
+   the file refused. */
+START_TEST(relogger_header)
+{
+    etl_writer_options o = { .buffer_size = 4096, .maximum_file_size = 3 * 4096, .log_file_name = "[multiple files]",
+                             .log_file_mode = ETL_MODE_FILE_SEQUENTIAL | ETL_MODE_RELOG };
+    uint8_t *b = malloc(4096);
+    uint32_t nums[200], next = 0, used;
+    etl_trace_info info;
+    etl_writer *w;
+
+    make_dir();
+    w = open_writer("relog.etl", &o);
+    etl_writer_set_events_lost(w, 11);
+    etl_writer_set_buffers_lost(w, 4);
+    for (int i = 0; i < 3; i++) {
+        used = fill_buffer(b, 4096, 0, next, 50, &next);
+        ck_assert_int_eq(etl_writer_write_buffer(w, b, used, 0, next, 0), i < 2 ? ETL_OK : ETL_FAILED);
+    }
+    ck_assert_int_eq(etl_writer_close(w, 0), ETL_OK);
+    read_numbers(in_dir("relog.etl"), nums, 200, &info);
+    ck_assert_str_eq(info.log_file_name, "[multiple files]");
+    ck_assert_uint_eq(info.log_file_mode, ETL_MODE_FILE_SEQUENTIAL | ETL_MODE_RELOG);
+    ck_assert_uint_eq(info.events_lost, 11);
+    ck_assert_uint_eq(info.buffers_lost, 5); /* 4 before the writer, 1 refused by the full file */
+    free(b);
+    remove_dir();
+}
+END_TEST
+
 START_TEST(bad_options)
 {
     etl_writer *w = NULL;
@@ -565,6 +595,7 @@ int main(void)
     tcase_add_test(tc, thirty_two_bit_header);
     tcase_add_test(tc, parser_compatibility);
     tcase_add_test(tc, bad_options);
+    tcase_add_test(tc, relogger_header);
     tcase_add_test(tc, encoders_round_trip);
     tcase_add_test(tc, lbr_round_trip);
     suite_add_tcase(s, tc);

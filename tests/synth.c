@@ -122,7 +122,7 @@ int synth_add(struct synth *s, unsigned cpu, const uint8_t *record, uint32_t siz
 static uint32_t header_buffer(struct synth *s, uint8_t *b, uint32_t total_buffers)
 {
     etl_writer_options w;
-    etl_header_counts c = { s->o.start_time + 600000000LL, total_buffers, s->o.events_lost, 0 };
+    etl_header_counts c = { s->o.start_time + 600000000LL, total_buffers, s->o.events_lost, s->o.buffers_lost };
     uint32_t size;
 
     memset(&w, 0, sizeof w);
@@ -135,7 +135,7 @@ static uint32_t header_buffer(struct synth *s, uint8_t *b, uint32_t total_buffer
     w.clock.cpu_speed_mhz = s->o.cpu_speed_mhz;
     w.clock.start_time = s->o.start_time;
     w.clock.start_timestamp = s->o.start_timestamp;
-    w.boot_time = s->o.start_time - 36000000000LL;
+    w.boot_time = s->o.boot_time ? s->o.boot_time : s->o.start_time - 36000000000LL;
     w.logger_name = s->o.logger_name;
     w.header_pid = 200;
     w.header_tid = 100;

@@ -23,6 +23,8 @@ struct synth_options {
     int rotate;               /* write data buffers rotated by this many places (circular-like) */
     const char *logger_name, *log_file_name;
     uint32_t events_lost;
+    int64_t boot_time;        /* FILETIME (default: an hour before start_time) */
+    uint32_t buffers_lost;
 };
 
 struct synth;
