@@ -56,6 +56,12 @@ struct ebuf {
     uint64_t seal;              /* sealing order */
 };
 
+/* Events lost on one processor, on a cache line of its own: when the pool is exhausted every
+   writer counts every event, and one shared counter would bounce between processors. */
+struct lost_count {
+    _Alignas(64) _Atomic uint64_t n;
+};
+
 struct etl_session {
     etl_session_properties p;
     char *logger_name, *log_file_name;
@@ -74,7 +80,8 @@ struct etl_session {
     _Atomic uint32_t allocated;    /* buffers taken into the pool */
     _Atomic uint64_t *current;     /* per processor: generation << 32 | index + 1, 0 for none */
     _Atomic uint64_t seal_counter;
-    _Atomic uint64_t events_lost;
+    _Atomic uint64_t events_lost;  /* what the flush thread counts (refused buffers) */
+    struct lost_count *lost;       /* per processor: events writers could not log */
     _Atomic int file_full;
     _Atomic int stopping;
     _Atomic int wake_pending;      /* the flush thread was woken and has not run yet */
@@ -359,9 +366,20 @@ static inline void commit(struct ebuf *b, uint32_t space)
     atomic_fetch_add_explicit(&b->committed, space, memory_order_release);
 }
 
+/* EventsLost: what writers and the flush thread counted. */
+static uint64_t events_lost(const etl_session *s)
+{
+    uint64_t n = atomic_load_explicit(&s->events_lost, memory_order_relaxed);
+
+    for (uint32_t i = 0; s->lost && i < s->ncpu; i++) n += atomic_load_explicit(&s->lost[i].n, memory_order_relaxed);
+    return n;
+}
+
 static int lost(etl_session *s)
 {
-    atomic_fetch_add_explicit(&s->events_lost, 1, memory_order_relaxed);
+    int cpu = sched_getcpu();
+
+    atomic_fetch_add_explicit(&s->lost[(unsigned)(cpu < 0 ? 0 : cpu) % s->ncpu].n, 1, memory_order_relaxed);
     return ETL_FAILED;
 }
 
@@ -878,7 +896,7 @@ int etl_session_snapshot(etl_session *s, const char *path)
             rc = ETL_FAILED;
     }
     pthread_mutex_unlock(&s->lock);
-    etl_writer_set_events_lost(w, (uint32_t)atomic_load(&s->events_lost));
+    etl_writer_set_events_lost(w, (uint32_t)events_lost(s));
     if (rc != ETL_OK) serror(s, "%s", etl_writer_error(w));
     if (etl_writer_close(w, etl_ns_to_filetime(clock_ns(CLOCK_REALTIME))) != ETL_OK) rc = ETL_FAILED;
     return rc;
@@ -891,7 +909,7 @@ void etl_session_query(const etl_session *s, etl_session_stats *out)
     memset(out, 0, sizeof *out);
     out->number_of_buffers = atomic_load(&s->allocated);
     out->free_buffers = atomic_load(&s->free_count);
-    out->events_lost = atomic_load(&s->events_lost);
+    out->events_lost = events_lost(s);
     out->buffers_written = atomic_load(&s->buffers_written);
     out->log_buffers_lost = atomic_load(&s->log_buffers_lost);
     out->engine_flags = (s->rseq ? 0 : ETL_ENGINE_ATOMIC_RESERVE) |
@@ -935,6 +953,8 @@ static int start(etl_session *s)
     if (s->bufs) memset(s->bufs, 0, (size_t)s->nmax * sizeof *s->bufs);
     s->current = calloc(s->ncpu, sizeof *s->current);
     s->slots = calloc(s->ncpu, sizeof *s->slots);
+    s->lost = aligned_alloc(64, (size_t)s->ncpu * sizeof *s->lost);
+    if (s->lost) memset(s->lost, 0, (size_t)s->ncpu * sizeof *s->lost);
 #if defined(__x86_64__)
     s->evict = can_clflushopt() ? 2 : 1; /* CLFLUSH is in every x86-64 (SSE2) */
 #else
@@ -948,7 +968,7 @@ static int start(etl_session *s)
 #endif
     s->ring = calloc(s->nmax, sizeof *s->ring);
     s->batch = calloc(s->nmax, sizeof *s->batch);
-    if (!s->bufs || !s->current || !s->slots || !s->ring || !s->batch) {
+    if (!s->bufs || !s->current || !s->slots || !s->lost || !s->ring || !s->batch) {
         serror(s, "out of memory");
         return -1;
     }
@@ -1009,7 +1029,7 @@ int etl_session_stop(etl_session *s, etl_session_stats *out)
         sem_destroy(&s->wake);
     }
     if (s->writer) {
-        etl_writer_set_events_lost(s->writer, (uint32_t)atomic_load(&s->events_lost));
+        etl_writer_set_events_lost(s->writer, (uint32_t)events_lost(s));
         if (etl_writer_close(s->writer, etl_ns_to_filetime(clock_ns(CLOCK_REALTIME))) != ETL_OK) {
             if (!s->err[0]) serror(s, "cannot finalise the log file");
             rc = ETL_FATAL;
@@ -1023,6 +1043,7 @@ int etl_session_stop(etl_session *s, etl_session_stats *out)
     free(s->bufs);
     free((void *)s->current);
     free(s->slots);
+    free(s->lost);
     free(s->ring);
     free(s->batch);
     free(s->logger_name);
