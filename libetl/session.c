@@ -87,6 +87,7 @@ struct etl_session {
     _Atomic int wake_pending;      /* the flush thread was woken and has not run yet */
     uint32_t low_water;            /* wake it when fewer buffers than this are available */
     etl_clock clock;
+    int64_t boot_time;             /* FILETIME, from /proc/stat */
     etl_writer *writer;
     /* The flush thread and the requests it serves. */
     pthread_t flusher;
@@ -856,6 +857,24 @@ int etl_session_flush(etl_session *s)
 
 /* ------------------------------------------------------------------ snapshots */
 
+/*
+ * BootTime: the kernel's boot time as /proc/stat gives it (btime, whole seconds), so that
+ * every session of one boot records the same value and etlmerge can tell they share a clock.
+ * 0 when it cannot be read.
+ */
+static int64_t boot_filetime(void)
+{
+    char line[256];
+    long long btime = 0;
+    FILE *f = fopen("/proc/stat", "r");
+
+    if (!f) return 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "btime %lld", &btime) == 1) break;
+    fclose(f);
+    return btime > 0 ? etl_ns_to_filetime(btime * 1000000000LL) : 0;
+}
+
 static void writer_options(const etl_session *s, etl_writer_options *o, uint32_t mode)
 {
     memset(o, 0, sizeof *o);
@@ -864,6 +883,7 @@ static void writer_options(const etl_session *s, etl_writer_options *o, uint32_t
     o->maximum_file_size = (uint64_t)s->p.maximum_file_size_mb << 20;
     o->number_of_processors = s->ncpu;
     o->clock = s->clock;
+    o->boot_time = s->boot_time;
     o->logger_name = s->logger_name;
     o->header_pid = (uint32_t)getpid();
     o->header_tid = (uint32_t)syscall(SYS_gettid);
@@ -980,6 +1000,7 @@ static int start(etl_session *s)
     }
     atomic_store(&s->allocated, s->nmin);
     session_clock(s);
+    s->boot_time = boot_filetime();
     if (!s->buffering) {
         etl_writer_options o;
         writer_options(s, &o, p->log_file_mode & ~ETL_MODE_BUFFERING);

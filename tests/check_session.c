@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -370,6 +371,7 @@ END_TEST
 START_TEST(clock_types)
 {
     static const int clocks[] = { ETL_CLOCK_PERFCOUNTER, ETL_CLOCK_SYSTEMTIME, ETL_CLOCK_CPUCYCLE };
+    int64_t first_boot = 0;
     make_dir();
     for (int c = 0; c < 3; c++) {
         etl_session_properties p = { .clock_type = clocks[c] };
@@ -384,6 +386,18 @@ START_TEST(clock_types)
         ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
         ck_assert_int_eq(etl_reader_open_path(&r, in_dir("clock.etl"), NULL), ETL_OK);
         ck_assert_int_eq(etl_reader_info(r)->clock.type, clocks[c]);
+        /* BootTime: the same in every session of this boot, when the clock says it was. */
+        {
+            struct timespec rt, bt;
+            int64_t boot = etl_filetime_to_ns(etl_reader_info(r)->boot_time);
+            clock_gettime(CLOCK_REALTIME, &rt);
+            clock_gettime(CLOCK_BOOTTIME, &bt);
+            int64_t expect = (int64_t)(rt.tv_sec - bt.tv_sec) * 1000000000 + (rt.tv_nsec - bt.tv_nsec);
+            ck_assert_int_ne(etl_reader_info(r)->boot_time, 0);
+            ck_assert_int_lt(boot > expect ? boot - expect : expect - boot, 2000000000);
+            if (c > 0) ck_assert_int_eq(etl_reader_info(r)->boot_time, first_boot);
+            first_boot = etl_reader_info(r)->boot_time;
+        }
         while (etl_reader_next(r, &ev) == ETL_OK) {
             int64_t t = etl_reader_time_ns(r, ev.timestamp);
             /* within the session, allowing the clocks' calibration 1 ms of slack */
