@@ -3,6 +3,7 @@
 #ifndef LIBETL_ETL_H
 #define LIBETL_ETL_H
 
+#include <signal.h> /* sig_atomic_t */
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -608,6 +609,9 @@ typedef struct etl_merge_options {
     /* Called for every message, in order; the strings are valid during the call only. */
     void (*on_message)(void *arg, const etl_merge_message *msg);
     void *on_message_arg;
+    /* When *cancel turns non-zero (a signal handler may set it), etl_merge_write stops, removes
+       what it wrote and returns ETL_FATAL ("interrupted"). NULL: never. */
+    volatile const sig_atomic_t *cancel;
 } etl_merge_options;
 
 /* One event of the merged stream. */

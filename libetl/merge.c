@@ -706,8 +706,13 @@ int etl_merge_write(etl_merge *m, const char *path)
         fatal(m, "%s: %s", path, o.w ? without_name(etl_writer_error(o.w), tmp) : "out of memory");
         goto done;
     }
-    while ((rc = etl_merge_next(m, &me)) == ETL_OK || rc == ETL_WARN)
+    while ((rc = etl_merge_next(m, &me)) == ETL_OK || rc == ETL_WARN) {
+        if (m->opt.cancel && *m->opt.cancel) {
+            fatal(m, "%s: interrupted; nothing written", path);
+            goto done;
+        }
         if (place_event(&o, &me) != 0) goto done;
+    }
     if (rc != ETL_EOF || flush_all(&o) != 0) goto done;
     {
         int64_t end = finish_header(m, &o);

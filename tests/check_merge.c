@@ -1088,6 +1088,39 @@ START_TEST(unreadable_inputs)
 }
 END_TEST
 
+/* An interrupted merge (etlmerge's Ctrl-C sets the flag) leaves no output and no temporary
+   file, and an existing output is untouched. */
+START_TEST(interrupted_merge)
+{
+    struct synth_options a = { .cpus = 2 };
+    volatile sig_atomic_t cancel = 0;
+    etl_merge_options mo = { .cancel = &cancel };
+    char *paths[1], *out;
+    etl_merge *m = NULL;
+    unsigned files;
+    size_t size;
+    uint8_t *kept;
+
+    make_dir();
+    paths[0] = synth_trace("a.etl", &a, 1, 41, 100, 1000);
+    out = write_file("existing.etl", "keep", 4);
+    files = files_in_dir();
+    ck_assert_int_eq(etl_merge_open(&m, (const char *const *)paths, 1, &mo), ETL_OK);
+    cancel = 1;
+    ck_assert_int_eq(etl_merge_write(m, out), ETL_FATAL);
+    ck_assert_ptr_nonnull(strstr(etl_merge_error(m), "interrupted"));
+    etl_merge_close(m);
+    ck_assert_uint_eq(files_in_dir(), files);
+    kept = test_read_file(out, &size);
+    ck_assert_uint_eq(size, 4);
+    ck_assert_int_eq(memcmp(kept, "keep", 4), 0);
+    free(kept);
+    free(paths[0]);
+    free(out);
+    remove_dir();
+}
+END_TEST
+
 /* Random damage to inputs never crashes a merge: it gives OK, WARN or FATAL, and whatever it
    writes reads back clean with every event it merged. */
 START_TEST(random_damage)
@@ -1266,6 +1299,7 @@ static Suite *merge_suite(void)
     tcase_add_test(tc, every_kind_of_input);
     tcase_add_test(tc, damaged_inputs);
     tcase_add_test(tc, unreadable_inputs);
+    tcase_add_test(tc, interrupted_merge);
     tcase_add_test(tc, random_damage);
     tcase_add_test(tc, layout_1_0_instance_records);
     tcase_add_test(tc, merged_stream);
