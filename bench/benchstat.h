@@ -1,9 +1,21 @@
 /* SPDX-License-Identifier: MIT */
-/* Median, min and max of a benchmark's runs, shared by the benchmark programs. */
+/* Median, min and max of a benchmark's runs, and the inputs' random numbers, shared by the benchmark programs. */
 #ifndef ETL_BENCHSTAT_H
 #define ETL_BENCHSTAT_H
 
+#include <stdint.h>
 #include <stdlib.h>
+
+/* xorshift64*: the benchmarks' deterministic pseudo-random numbers (state must not be 0). */
+static inline uint64_t rng_next(uint64_t *s)
+{
+    uint64_t x = *s;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *s = x;
+    return x * 0x2545F4914F6CDD1DULL;
+}
 
 struct stats {
     double med, min, max;

@@ -104,16 +104,6 @@ static const etl_guid providers[4] = {
     { 0x5eb1c0de, 0x0002, 0x4000, { 0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02 } },
 };
 
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return x * 0x2545F4914F6CDD1DULL;
-}
-
 static void gen_init(struct gen *g, unsigned cpus, uint64_t seed)
 {
     memset(g, 0, sizeof *g);

@@ -1035,6 +1035,17 @@ END_TEST
 
 /* An input that cannot be read stops the merge: ETL_FATAL naming it, no output and no
    temporary file, and a file already at the output path is left as it was. */
+/* The file that was at the output path before a failed merge is as it was ("keep"). */
+static void check_kept(const char *out)
+{
+    size_t size;
+    uint8_t *kept = test_read_file(out, &size);
+
+    ck_assert_uint_eq(size, 4);
+    ck_assert_int_eq(memcmp(kept, "keep", 4), 0);
+    free(kept);
+}
+
 START_TEST(unreadable_inputs)
 {
     struct synth_options a = { .cpus = 2 };
@@ -1043,8 +1054,6 @@ START_TEST(unreadable_inputs)
     char *paths[2], *out;
     etl_merge *m = NULL;
     unsigned files;
-    size_t size;
-    uint8_t *kept;
 
     make_dir();
     paths[0] = synth_trace("a.etl", &a, 1, 41, 100, 1000);
@@ -1063,10 +1072,7 @@ START_TEST(unreadable_inputs)
     ck_assert_ptr_nonnull(strstr(etl_merge_error(m), "not an ETL file"));
     etl_merge_close(m);
     ck_assert_uint_eq(files_in_dir(), files);
-    kept = test_read_file(out, &size);
-    ck_assert_uint_eq(size, 4);
-    ck_assert_int_eq(memcmp(kept, "keep", 4), 0);
-    free(kept);
+    check_kept(out);
     /* The output is an input. */
     ck_assert_int_eq(etl_merge_open(&m, (const char *const *)paths, 1, NULL), ETL_OK);
     ck_assert_int_eq(etl_merge_write(m, paths[0]), ETL_FATAL);
@@ -1098,8 +1104,6 @@ START_TEST(interrupted_merge)
     char *paths[1], *out;
     etl_merge *m = NULL;
     unsigned files;
-    size_t size;
-    uint8_t *kept;
 
     make_dir();
     paths[0] = synth_trace("a.etl", &a, 1, 41, 100, 1000);
@@ -1111,10 +1115,7 @@ START_TEST(interrupted_merge)
     ck_assert_ptr_nonnull(strstr(etl_merge_error(m), "interrupted"));
     etl_merge_close(m);
     ck_assert_uint_eq(files_in_dir(), files);
-    kept = test_read_file(out, &size);
-    ck_assert_uint_eq(size, 4);
-    ck_assert_int_eq(memcmp(kept, "keep", 4), 0);
-    free(kept);
+    check_kept(out);
     free(paths[0]);
     free(out);
     remove_dir();
