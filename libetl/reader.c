@@ -869,11 +869,11 @@ static int build_streams(etl_reader *r)
     uint32_t n = r->nbuffers, start = 0;
     struct order_key *keys;
 
+    uint32_t nstreams = n ? 1 : 0;
+
     r->entry_order = malloc((n ? n : 1) * sizeof *r->entry_order);
-    r->streams = malloc((n ? n : 1) * sizeof *r->streams);
-    r->heap = malloc((n ? n : 1) * sizeof *r->heap);
     keys = malloc((n ? n : 1) * sizeof *keys);
-    if (!r->entry_order || !r->streams || !r->heap || !keys) {
+    if (!r->entry_order || !keys) {
         free(keys);
         set_error(r, -1, "out of memory");
         return -1;
@@ -885,6 +885,15 @@ static int build_streams(etl_reader *r)
         if (r->opt.order == ETL_ORDER_FILE) keys[i].sequence = 0;
     }
     qsort(keys, n, sizeof *keys, cmp_order_key);
+    for (uint32_t i = 1; i < n; i++) nstreams += keys[i].cpu != keys[i - 1].cpu;
+    /* one stream per processor, not per buffer */
+    r->streams = malloc((nstreams ? nstreams : 1) * sizeof *r->streams);
+    r->heap = malloc((nstreams ? nstreams : 1) * sizeof *r->heap);
+    if (!r->streams || !r->heap) {
+        free(keys);
+        set_error(r, -1, "out of memory");
+        return -1;
+    }
     for (uint32_t i = 0; i < n; i++) r->entry_order[i] = keys[i].index;
     for (uint32_t i = 1; i <= n; i++) {
         if (i == n || keys[i].cpu != keys[start].cpu) {
