@@ -242,6 +242,37 @@ START_TEST(random_damage_reads_the_same)
 }
 END_TEST
 
+/* Cursors that keep together share the window: each buffer header is read once at open and
+   once more while reading, and each buffer's used bytes once. */
+START_TEST(window_reads_each_header_twice)
+{
+    struct synth_options o = { .buffer_size = 8192, .cpus = 8 };
+    size_t size;
+    uint8_t *data = build(&o, 20000, -1, &size);
+    struct test_counting_source c = { data, size, 0, 0, 0, 0 };
+    etl_source src;
+    etl_reader *r = NULL;
+    etl_open_options opt = { .order = ETL_ORDER_TIME };
+    int streaming;
+    uint32_t indexed, cap, peak;
+    unsigned w;
+
+    test_counting_source(&c, &src);
+    etl_reader_index_limit = 64;
+    ck_assert_int_eq(etl_reader_open(&r, &src, &opt), ETL_OK);
+    etl_reader_index_limit = ETL_READER_INDEX_LIMIT;
+    ck_assert_int_eq(test_count_events(r, &w), 20002);
+    etl_reader_index_stats(r, &streaming, &indexed, &cap, &peak);
+    ck_assert_int_eq(streaming, 1);
+    ck_assert_uint_eq(cap, 64);
+    ck_assert_uint_le(peak, 64);
+    ck_assert_uint_le(c.bytes, size + 0x10048 + 2 * 0x48 * etl_reader_info(r)->buffers);
+    ck_assert_uint_le(c.largest, 0x10048);
+    etl_reader_close(r);
+    free(data);
+}
+END_TEST
+
 /* Every sample reads the same with a tiny window as with the index. */
 START_TEST(samples_read_the_same)
 {
@@ -282,6 +313,7 @@ int main(void)
     tcase_add_test(tc, compressed_streams_like_the_index);
     tcase_add_test(tc, random_damage_reads_the_same);
     tcase_add_test(tc, samples_read_the_same);
+    tcase_add_test(tc, window_reads_each_header_twice);
     suite_add_tcase(s, tc);
     return check_run(s);
 }
