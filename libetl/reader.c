@@ -37,6 +37,29 @@ struct stream {
     int64_t ts;          /* timestamp of the record at pos, for ordering */
     int64_t last_ts;     /* timestamp of the last record with one */
     uint32_t ordinal;    /* tie-break between streams */
+    struct buffer_entry cur_entry; /* the current buffer's entry (cur points here) */
+    /* Without the index (r->streaming): a cursor that finds its buffers by walking the file. */
+    uint16_t cpu;        /* the processor whose buffers it takes */
+    uint8_t any;         /* takes every buffer (file order) */
+    uint8_t header;      /* delivers the header buffer first */
+    uint8_t header_pending;
+    uint64_t v, off;     /* position in the ring of data buffers (see ring_index) and where the walk to it starts */
+    uint64_t v0, off0;   /* the same at the start */
+    uint32_t left, total; /* data buffers still to deliver, and in all */
+};
+
+/* Per processor, from the open walk: is the file's order its SequenceNumber order? */
+struct cpu_run {
+    uint64_t start_offset; /* the buffer its time order starts with */
+    int64_t first_seq, last_seq;
+    uint32_t count, descents, start_index, max_used;
+    uint16_t cpu;
+};
+
+/* One entry of the walk cache: a buffer, and where the walk goes on after it. */
+struct walk_slot {
+    struct buffer_entry e;
+    uint64_t next;
 };
 
 struct etl_reader {
@@ -56,6 +79,22 @@ struct etl_reader {
     struct stream **heap;    /* min-heap of streams by (ts, ordinal) */
     uint32_t heap_n;
     struct stream *last;     /* stream of the event last delivered */
+    /* Without the index: the streams are cursors over the ring of data buffers, which share a
+       window of the buffers walked last (cache[v % cache_cap] for v in [lo, hi)). */
+    int streaming;
+    int has_header;
+    struct buffer_entry header;  /* the header buffer (offset 0) */
+    uint32_t first_size;     /* BufferSize taken for the header buffer (0: its own) */
+    uint64_t wrap_off;       /* where the walk to the first data buffer starts */
+    uint32_t data0, ndata;   /* index of the first data buffer, and how many there are */
+    struct walk_slot *cache;
+    uint32_t cache_cap;
+    uint32_t cache_peak;
+    uint64_t lo, hi, hoff;   /* the window, and where the walk to hi starts */
+    struct walk_slot priv;   /* a buffer walked to outside the window */
+    struct cpu_run *runs;    /* per processor, by processor number */
+    uint32_t nruns;
+    uint32_t ring_start;     /* index of the data buffer with the lowest SequenceNumber */
     uint8_t *stream_memory;  /* one block holding every stream's buffer */
     uint8_t *scratch;        /* compressed bytes of one buffer */
     uint32_t scratch_cap;
@@ -405,16 +444,21 @@ static uint32_t compressed_extent(etl_reader *r, uint64_t off, const etl_buffer_
     return this_bh->buffer_size;
 }
 
-/* Walk the file buffer by buffer, recording where each one is and what it holds. */
-static int index_buffers(etl_reader *r, uint32_t first_size)
+/*
+ * One step of the buffer walk: the buffer at off, or past damage the next one found. Fills *e
+ * (its index is index) and *next (where the walk goes on) and returns 1; returns 0 at the end
+ * of the file and -1 on an I/O error. The open walk reports the damage it crosses and counts
+ * it (quiet 0); the readers' walks, which cross the same damage again, are quiet.
+ */
+static int walk_next(etl_reader *r, uint64_t off, uint32_t first_size, uint32_t index, int quiet,
+                     struct buffer_entry *e, uint64_t *next)
 {
     uint8_t hdr[ETL_BUFFER_HEADER_SIZE];
-    uint64_t off = 0, size = r->file_size;
+    uint64_t size = r->file_size;
     int io_error = 0;
 
     while (off < size) {
         etl_buffer_header bh;
-        struct buffer_entry e;
         const char *why;
 
         if (size - off < ETL_BUFFER_HEADER_SIZE) {
@@ -422,10 +466,10 @@ static int index_buffers(etl_reader *r, uint32_t first_size)
             if (read_exact(r, hdr, n, off) != 0) return -1;
             /* Only 0xFF is fill: zeros are as likely the start of a buffer header cut short
                (a BufferSize of 65536 begins with two zero bytes). */
-            if (!is_fill(hdr, n, 0xFF))
+            if (!quiet && !is_fill(hdr, n, 0xFF))
                 damage(r, (int64_t)off, "%zu bytes at offset %llu after the last buffer are not a buffer (ignored)",
                        n, (unsigned long long)off);
-            break;
+            return 0;
         }
         if (read_exact(r, hdr, sizeof hdr, off) != 0) return -1;
         etl_buffer_header_read(hdr, &bh);
@@ -434,55 +478,356 @@ static int index_buffers(etl_reader *r, uint32_t first_size)
         if (why && is_fill(hdr, sizeof hdr, 0xFF)) {
             int fill = tail_is_fill(r, off);
             if (fill < 0) return -1;
-            if (fill) break; /* 0xFF fill up to the end of the file: nothing is lost */
+            if (fill) return 0; /* 0xFF fill up to the end of the file: nothing is lost */
         }
         if (why) {
-            uint64_t next = resync(r, off, &io_error);
+            uint64_t nx = resync(r, off, &io_error);
             if (io_error) return -1;
-            if (is_fill(hdr, sizeof hdr, 0) || is_fill(hdr, sizeof hdr, 0xFF))
+            if (quiet)
+                ;
+            else if (is_fill(hdr, sizeof hdr, 0) || is_fill(hdr, sizeof hdr, 0xFF))
                 damage(r, (int64_t)off, "no buffer header at offset %llu (%s-filled); skipped %llu bytes to %s",
-                       (unsigned long long)off, hdr[0] ? "0xFF" : "zero", (unsigned long long)(next - off),
-                       next < size ? "the next buffer" : "the end of the file");
+                       (unsigned long long)off, hdr[0] ? "0xFF" : "zero", (unsigned long long)(nx - off),
+                       nx < size ? "the next buffer" : "the end of the file");
             else
                 damage(r, (int64_t)off, "damaged buffer header at offset %llu: %s (BufferSize %u, Offset %u); "
                        "skipped %llu bytes to %s", (unsigned long long)off, why, bh.buffer_size, bh.offset,
-                       (unsigned long long)(next - off), next < size ? "the next buffer" : "the end of the file");
-            r->info.damaged_buffers++;
-            off = next;
+                       (unsigned long long)(nx - off), nx < size ? "the next buffer" : "the end of the file");
+            if (!quiet) r->info.damaged_buffers++;
+            off = nx;
             continue;
         }
         if (r->compressed_file) {
             uint32_t extent = compressed_extent(r, off, &bh, &io_error);
             if (io_error) return -1;
             if (extent != bh.buffer_size) {
-                damage(r, (int64_t)off, "buffer %u at offset %llu: its BufferSize %u leads to no buffer; the next "
-                       "buffer starts at offset %llu", r->nbuffers, (unsigned long long)off, bh.buffer_size,
-                       (unsigned long long)(off + extent));
-                r->info.damaged_buffers++;
+                if (!quiet) {
+                    damage(r, (int64_t)off, "buffer %u at offset %llu: its BufferSize %u leads to no buffer; the "
+                           "next buffer starts at offset %llu", index, (unsigned long long)off, bh.buffer_size,
+                           (unsigned long long)(off + extent));
+                    r->info.damaged_buffers++;
+                }
                 bh.buffer_size = extent;
             }
         }
-        memset(&e, 0, sizeof e);
-        e.offset = off;
-        e.sequence = off == 0 ? INT64_MIN : bh.sequence_number;
-        e.stored = bh.buffer_size;
-        e.used = bh.offset;
-        e.index = r->nbuffers;
-        e.cpu = off == 0 ? 0 : bh.processor;
-        e.flags = bh.buffer_flag;
+        memset(e, 0, sizeof *e);
+        e->offset = off;
+        e->sequence = off == 0 ? INT64_MIN : bh.sequence_number;
+        e->stored = bh.buffer_size;
+        e->used = bh.offset;
+        e->index = index;
+        e->cpu = off == 0 ? 0 : bh.processor;
+        e->flags = bh.buffer_flag;
         if (bh.buffer_size > size - off) {
-            e.stored = (uint32_t)(size - off);
-            damage(r, (int64_t)off, "buffer %u at offset %llu is truncated: %u of its %u bytes are in the file",
-                   e.index, (unsigned long long)off, e.stored, bh.buffer_size);
-            r->info.damaged_buffers++;
-            if (!(e.flags & ETL_BUFFER_FLAG_COMPRESSED) && e.used > e.stored) e.used = e.stored;
+            e->stored = (uint32_t)(size - off);
+            if (!quiet) {
+                damage(r, (int64_t)off, "buffer %u at offset %llu is truncated: %u of its %u bytes are in the file",
+                       e->index, (unsigned long long)off, e->stored, bh.buffer_size);
+                r->info.damaged_buffers++;
+            }
+            if (!(e->flags & ETL_BUFFER_FLAG_COMPRESSED) && e->used > e->stored) e->used = e->stored;
         }
-        if (e.flags & ETL_BUFFER_FLAG_COMPRESSED) r->info.compressed_buffers++;
-        if (add_buffer(r, &e) != 0) return -1;
-        off += bh.buffer_size;
+        if (!quiet && (e->flags & ETL_BUFFER_FLAG_COMPRESSED)) r->info.compressed_buffers++;
+        *next = off + bh.buffer_size;
+        return 1;
     }
-    r->info.buffers = r->nbuffers;
     return 0;
+}
+
+/* Most buffers whose entries the reader keeps (the full index); a file with more is read by
+   cursors sharing a window of this many walked buffers. Tests lower it. */
+uint32_t etl_reader_index_limit = ETL_READER_INDEX_LIMIT;
+
+static struct cpu_run *cpu_run_of(etl_reader *r, uint32_t **slot, struct cpu_run **runs, uint32_t *nruns,
+                                  uint16_t cpu)
+{
+    if (!*slot) {
+        *slot = calloc(65536, sizeof **slot);
+        if (!*slot) return NULL;
+    }
+    if (!(*slot)[cpu]) {
+        struct cpu_run *p = *runs;
+        if ((*nruns & (*nruns - 1)) == 0) { /* 0, 1, 2, 4, ...: grow to the next power of two */
+            p = realloc(*runs, (*nruns ? 2 * *nruns : 1) * sizeof *p);
+            if (!p) return NULL;
+        }
+        *runs = p;
+        memset(&p[*nruns], 0, sizeof *p);
+        p[*nruns].cpu = cpu;
+        (*slot)[cpu] = ++*nruns;
+    }
+    (void)r;
+    return &(*runs)[(*slot)[cpu] - 1];
+}
+
+static int cmp_cpu_run(const void *a, const void *b)
+{
+    const struct cpu_run *x = a, *y = b;
+
+    return x->cpu < y->cpu ? -1 : x->cpu > y->cpu;
+}
+
+/*
+ * Walk the file buffer by buffer: check it, count its buffers and report its damage. The
+ * entries are kept while there are at most etl_reader_index_limit of them (the full index);
+ * with more, each processor's run is checked to be in SequenceNumber order in the file (up to
+ * one wrap, as in a circular file), so that cursors walking the file deliver the buffers in
+ * the order the index would have; a file that is not is indexed whole after all.
+ */
+static int index_buffers(etl_reader *r, uint32_t first_size)
+{
+    uint64_t off = 0, next;
+    uint32_t *slot = NULL, nruns = 0, limit = etl_reader_index_limit ? etl_reader_index_limit : 1, count = 0;
+    struct cpu_run *runs = NULL;
+    int full = 1, rc;
+    int64_t min_seq = INT64_MAX;
+    uint32_t min_index = 0;
+
+    r->first_size = first_size;
+    r->wrap_off = 0;
+    for (;;) {
+        struct buffer_entry e;
+        struct cpu_run *run;
+
+        rc = walk_next(r, off, first_size, count, 0, &e, &next);
+        if (rc < 0) goto fail;
+        if (rc == 0) break;
+        if (e.offset == 0) {
+            r->has_header = 1;
+            r->header = e;
+            r->wrap_off = next;
+            run = cpu_run_of(r, &slot, &runs, &nruns, 0);
+            if (!run) goto oom;
+            if (e.used > run->max_used) run->max_used = e.used;
+        } else {
+            run = cpu_run_of(r, &slot, &runs, &nruns, e.cpu);
+            if (!run) goto oom;
+            if (e.used > run->max_used) run->max_used = e.used;
+            if (run->count == 0) {
+                run->first_seq = e.sequence;
+                run->start_index = e.index;
+                run->start_offset = e.offset;
+            } else if (e.sequence < run->last_seq) {
+                run->descents++;
+                run->start_index = e.index;
+                run->start_offset = e.offset;
+            }
+            run->last_seq = e.sequence;
+            run->count++;
+            if (e.sequence < min_seq) {
+                min_seq = e.sequence;
+                min_index = e.index;
+            }
+        }
+        if (full && count < limit) {
+            if (add_buffer(r, &e) != 0) goto fail;
+        } else if (full) {
+            full = 0;
+            free(r->buffers);
+            r->buffers = NULL;
+            r->buffers_cap = 0;
+        }
+        count++;
+        off = next;
+    }
+    free(slot);
+    slot = NULL;
+    r->nbuffers = count;
+    r->info.buffers = count;
+    r->data0 = r->has_header ? 1 : 0;
+    r->ndata = count - r->data0;
+    if (full) {
+        free(runs);
+        return 0;
+    }
+    if (r->opt.order != ETL_ORDER_FILE) {
+        for (uint32_t i = 0; i < nruns && full == 0; i++) {
+            const struct cpu_run *c = &runs[i];
+            if (c->count && !(c->descents == 0 || (c->descents == 1 && c->last_seq < c->first_seq))) full = 1;
+        }
+    }
+    if (full) {
+        /* Out of order: index every buffer, as a file with few buffers is. */
+        free(runs);
+        off = 0;
+        r->nbuffers = 0;
+        for (;;) {
+            struct buffer_entry e;
+            rc = walk_next(r, off, first_size, r->nbuffers, 1, &e, &next);
+            if (rc < 0) return -1;
+            if (rc == 0) break;
+            if (add_buffer(r, &e) != 0) return -1;
+            off = next;
+        }
+        if (r->nbuffers != count) {
+            set_error(r, -1, "the file changed while being read: %u buffers, then %u", count, r->nbuffers);
+            r->fatal = 1;
+            return -1;
+        }
+        return 0;
+    }
+    qsort(runs, nruns, sizeof *runs, cmp_cpu_run);
+    r->streaming = 1;
+    r->runs = runs;
+    r->nruns = nruns;
+    /* The ring of data buffers starts at the one with the lowest SequenceNumber (the oldest
+       of a circular file): every cursor starts within one turn of it. */
+    r->ring_start = min_index;
+    return 0;
+oom:
+    set_error(r, -1, "out of memory");
+fail:
+    free(slot);
+    free(runs);
+    return -1;
+}
+
+
+/* ---------------------------------------------------------------- cursors */
+
+/* The file index of ring position v: the data buffers in file order, then again (a circular
+   file's cursors start within one turn of ring_start and go round once). */
+static inline uint32_t ring_index(const etl_reader *r, uint64_t v)
+{
+    return r->data0 + (uint32_t)((v - r->data0) % r->ndata);
+}
+
+/* Where the walk goes on after the buffer e: after the last one, round to the first. */
+static inline uint64_t walk_on(const etl_reader *r, const struct walk_slot *w)
+{
+    return w->e.index == r->data0 + r->ndata - 1 ? r->wrap_off : w->next;
+}
+
+static int walk_lost(etl_reader *r, int rc, uint64_t v)
+{
+    if (rc == 0) {
+        set_error(r, -1, "the file changed while being read: buffer %u is no longer found", ring_index(r, v));
+        r->fatal = 1;
+    }
+    return -1;
+}
+
+/*
+ * The buffer at the stream's ring position: from the window when it holds it; walked to and
+ * added when the window ends there (making room by dropping what every cursor has passed);
+ * else (a cursor far behind or ahead of the others) walked to without the window.
+ */
+static const struct walk_slot *ring_get(etl_reader *r, struct stream *s)
+{
+    uint64_t v = s->v;
+    uint32_t cap = r->cache_cap;
+    struct walk_slot *w;
+    int rc;
+
+    if (v >= r->lo && v < r->hi) return &r->cache[v % cap];
+    if (r->lo == r->hi) {
+        r->lo = r->hi = v;
+        r->hoff = s->off;
+    }
+    if (v == r->hi && r->hi - r->lo == cap) {
+        uint64_t m = UINT64_MAX;
+        for (uint32_t i = 0; i < r->nstreams; i++) {
+            const struct stream *o = &r->streams[i];
+            if ((o->left || o->header_pending) && o->v < m) m = o->v;
+        }
+        if (m > r->lo) r->lo = m < r->hi ? m : r->hi;
+    }
+    if (v == r->hi && r->hi - r->lo < cap) {
+        w = &r->cache[v % cap];
+        rc = walk_next(r, r->hoff, r->first_size, ring_index(r, v), 1, &w->e, &w->next);
+        if (rc <= 0) return walk_lost(r, rc, v), NULL;
+        r->hi++;
+        r->hoff = walk_on(r, w);
+        if (r->hi - r->lo > r->cache_peak) r->cache_peak = (uint32_t)(r->hi - r->lo);
+        return w;
+    }
+    w = &r->priv;
+    rc = walk_next(r, s->off, r->first_size, ring_index(r, v), 1, &w->e, &w->next);
+    if (rc <= 0) return walk_lost(r, rc, v), NULL;
+    return w;
+}
+
+/* The stream's next buffer: 1 with *e, 0 when it has none left, -1 on a fatal error. */
+static int stream_next_buffer(etl_reader *r, struct stream *s, struct buffer_entry *e)
+{
+    if (!r->streaming) {
+        if (s->next >= s->count) return 0;
+        *e = r->buffers[s->entries[s->next++]];
+        return 1;
+    }
+    if (s->header_pending) {
+        s->header_pending = 0;
+        *e = r->header;
+        return 1;
+    }
+    while (s->left > 0) {
+        const struct walk_slot *w = ring_get(r, s);
+        if (!w) return -1;
+        s->v++;
+        s->off = walk_on(r, w);
+        if (s->any || w->e.cpu == s->cpu) {
+            *e = w->e;
+            s->left--;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The streams as cursors: one per processor in time order, one in file order. */
+static int build_cursors(etl_reader *r)
+{
+    uint32_t n = r->opt.order == ETL_ORDER_FILE ? 1 : r->nruns;
+
+    r->streams = calloc(n ? n : 1, sizeof *r->streams);
+    r->heap = malloc((n ? n : 1) * sizeof *r->heap);
+    if (!r->streams || !r->heap) {
+        set_error(r, -1, "out of memory");
+        return -1;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        struct stream *s = &r->streams[i];
+        s->ordinal = i;
+        if (r->opt.order == ETL_ORDER_FILE) {
+            s->any = 1;
+            s->header = (uint8_t)r->has_header;
+            s->v0 = r->data0;
+            s->off0 = r->wrap_off;
+            s->total = r->ndata;
+            for (uint32_t k = 0; k < r->nruns; k++)
+                if (r->runs[k].max_used > s->cap) s->cap = r->runs[k].max_used;
+        } else {
+            const struct cpu_run *c = &r->runs[i];
+            s->cpu = c->cpu;
+            s->header = r->has_header && c->cpu == 0;
+            s->total = c->count;
+            s->cap = c->max_used;
+            if (c->count) {
+                s->v0 = c->start_index >= r->ring_start ? c->start_index : (uint64_t)c->start_index + r->ndata;
+                s->off0 = c->start_offset;
+            }
+        }
+    }
+    r->nstreams = n;
+    if (!r->cache) {
+        r->cache_cap = r->ndata < etl_reader_index_limit ? r->ndata : etl_reader_index_limit;
+        if (!r->cache_cap) r->cache_cap = 1;
+        r->cache = malloc(r->cache_cap * sizeof *r->cache);
+        if (!r->cache) {
+            set_error(r, -1, "out of memory");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void etl_reader_index_stats(const etl_reader *r, int *streaming, uint32_t *indexed, uint32_t *window_cap,
+                            uint32_t *window_peak)
+{
+    *streaming = r->streaming;
+    *indexed = r->streaming ? 0 : r->nbuffers;
+    *window_cap = r->cache_cap;
+    *window_peak = r->cache_peak;
 }
 
 /* ---------------------------------------------------------------- streams */
@@ -524,11 +869,11 @@ static int build_streams(etl_reader *r)
     uint32_t n = r->nbuffers, start = 0;
     struct order_key *keys;
 
+    uint32_t nstreams = n ? 1 : 0;
+
     r->entry_order = malloc((n ? n : 1) * sizeof *r->entry_order);
-    r->streams = malloc((n ? n : 1) * sizeof *r->streams);
-    r->heap = malloc((n ? n : 1) * sizeof *r->heap);
     keys = malloc((n ? n : 1) * sizeof *keys);
-    if (!r->entry_order || !r->streams || !r->heap || !keys) {
+    if (!r->entry_order || !keys) {
         free(keys);
         set_error(r, -1, "out of memory");
         return -1;
@@ -540,6 +885,15 @@ static int build_streams(etl_reader *r)
         if (r->opt.order == ETL_ORDER_FILE) keys[i].sequence = 0;
     }
     qsort(keys, n, sizeof *keys, cmp_order_key);
+    for (uint32_t i = 1; i < n; i++) nstreams += keys[i].cpu != keys[i - 1].cpu;
+    /* one stream per processor, not per buffer */
+    r->streams = malloc((nstreams ? nstreams : 1) * sizeof *r->streams);
+    r->heap = malloc((nstreams ? nstreams : 1) * sizeof *r->heap);
+    if (!r->streams || !r->heap) {
+        free(keys);
+        set_error(r, -1, "out of memory");
+        return -1;
+    }
     for (uint32_t i = 0; i < n; i++) r->entry_order[i] = keys[i].index;
     for (uint32_t i = 1; i <= n; i++) {
         if (i == n || keys[i].cpu != keys[start].cpu) {
@@ -571,7 +925,7 @@ static int prepare_streams(etl_reader *r)
     uint64_t total;
     uint8_t *p;
 
-    if (build_streams(r) != 0) return -1;
+    if ((r->streaming ? build_cursors(r) : build_streams(r)) != 0) return -1;
     total = streams_memory(r);
     if (r->opt.order != ETL_ORDER_FILE && total > ETL_TIME_ORDER_MEMORY_LIMIT) {
         damage(r, -1, "%u processors' buffers would need %llu MiB to be read in time order; "
@@ -584,7 +938,7 @@ static int prepare_streams(etl_reader *r)
         r->heap = NULL;
         r->nstreams = 0;
         r->opt.order = ETL_ORDER_FILE;
-        if (build_streams(r) != 0) return -1;
+        if ((r->streaming ? build_cursors(r) : build_streams(r)) != 0) return -1;
         total = streams_memory(r);
     }
     r->stream_memory = p = malloc(total ? (size_t)total : 1);
@@ -602,8 +956,11 @@ static int prepare_streams(etl_reader *r)
 /* ---------------------------------------------------------------- buffer loading */
 
 /* Read (and decompress) the buffer e into s. Damage is reported; what is readable is kept. */
-static int load_buffer(etl_reader *r, struct stream *s, const struct buffer_entry *e)
+static int load_buffer(etl_reader *r, struct stream *s, const struct buffer_entry *entry)
 {
+    const struct buffer_entry *e = &s->cur_entry;
+
+    s->cur_entry = *entry;
     s->cur = e;
     s->pos = ETL_BUFFER_HEADER_SIZE;
     if (!(e->flags & ETL_BUFFER_FLAG_COMPRESSED)) {
@@ -666,11 +1023,13 @@ static int stream_prepare(etl_reader *r, struct stream *s)
             if (r->nstreams > 1 && !etl_record_peek_timestamp(p, avail, &s->ts)) s->ts = s->last_ts;
             return 1;
         }
-        if (s->next >= s->count) {
+        struct buffer_entry e;
+        int rc = stream_next_buffer(r, s, &e);
+        if (rc <= 0) {
             s->cur = NULL;
-            return 0;
+            return rc;
         }
-        if (load_buffer(r, s, &r->buffers[s->entries[s->next++]]) != 0) return -1;
+        if (load_buffer(r, s, &e) != 0) return -1;
     }
 }
 
@@ -713,6 +1072,14 @@ static int streams_start(etl_reader *r)
 {
     r->heap_n = 0;
     r->last = NULL;
+    r->lo = r->hi = 0;
+    for (uint32_t i = 0; i < r->nstreams; i++) {
+        struct stream *s = &r->streams[i];
+        s->v = s->v0;
+        s->off = s->off0;
+        s->left = s->total;
+        s->header_pending = s->header;
+    }
     for (uint32_t i = 0; i < r->nstreams; i++) {
         struct stream *s = &r->streams[i];
         int rc;
@@ -999,6 +1366,8 @@ void etl_reader_close(etl_reader *r)
     free(r->heap);
     free(r->entry_order);
     free(r->buffers);
+    free(r->cache);
+    free(r->runs);
     free(r->scratch);
     free(r->logger_name);
     free(r->log_file_name);
