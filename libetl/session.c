@@ -239,7 +239,6 @@ static uint64_t take_buffer(etl_session *s, uint16_t cpu)
     /* An rseq writer may still look at the offset of a buffer it saw in a slot before (a hint
        that the sequence checks again): atomic, as that reader's load. */
     __atomic_store_n(&b->cur.off, ETL_BUFFER_HEADER_SIZE, __ATOMIC_RELAXED);
-    b->cur.limit = s->bsize;
     atomic_store_explicit(&b->committed, 0, memory_order_relaxed);
     {
         uint32_t gen = (uint32_t)(atomic_load_explicit(&b->state, memory_order_relaxed) >> 32) + 1;
@@ -992,7 +991,10 @@ static int start(etl_session *s)
         serror(s, "out of memory");
         return -1;
     }
-    for (uint32_t i = 0; i < s->nmax; i++) s->bufs[i].cur.data = s->memory + (size_t)i * s->bsize;
+    for (uint32_t i = 0; i < s->nmax; i++) {
+        s->bufs[i].cur.data = s->memory + (size_t)i * s->bsize;
+        s->bufs[i].cur.limit = s->bsize; /* fixed: the sequences compare against it */
+    }
     /* The minimum is in the pool from the start, touched so that no page fault waits later. */
     for (uint32_t i = 0; i < s->nmin; i++) {
         memset(s->bufs[i].cur.data, 0, s->bsize);
