@@ -212,37 +212,45 @@ void etl_buffer_header_read(const uint8_t *p, etl_buffer_header *bh)
                                                                    : p[ETL_BH_CLIENT_CONTEXT];
 }
 
+uint32_t etl_utf16_next(const uint8_t *p, size_t n, size_t *i)
+{
+    uint32_t c = etl_le16(p + 2 * *i);
+
+    (*i)++;
+    if (c >= 0xD800 && c <= 0xDBFF && *i < n) {
+        uint32_t d = etl_le16(p + 2 * *i);
+        if (d < 0xDC00 || d > 0xDFFF) return 0xFFFD;
+        (*i)++;
+        return 0x10000 + ((c - 0xD800) << 10) + (d - 0xDC00);
+    }
+    return c >= 0xD800 && c <= 0xDFFF ? 0xFFFD : c;
+}
+
+unsigned etl_utf8_encode(uint32_t c, uint8_t out[4])
+{
+    if (c < 0x80) { out[0] = (uint8_t)c; return 1; }
+    if (c < 0x800) { out[0] = (uint8_t)(0xC0 | c >> 6); out[1] = (uint8_t)(0x80 | (c & 0x3F)); return 2; }
+    if (c < 0x10000) {
+        out[0] = (uint8_t)(0xE0 | c >> 12); out[1] = (uint8_t)(0x80 | ((c >> 6) & 0x3F));
+        out[2] = (uint8_t)(0x80 | (c & 0x3F));
+        return 3;
+    }
+    out[0] = (uint8_t)(0xF0 | c >> 18); out[1] = (uint8_t)(0x80 | ((c >> 12) & 0x3F));
+    out[2] = (uint8_t)(0x80 | ((c >> 6) & 0x3F)); out[3] = (uint8_t)(0x80 | (c & 0x3F));
+    return 4;
+}
+
 size_t etl_utf16_to_utf8(const uint8_t *p, size_t n, char *out, size_t size)
 {
     size_t i = 0, o = 0;
 
     if (size == 0) return 0;
     while (i < n) {
-        uint32_t c = etl_le16(p + 2 * i);
-        i++;
-        if (c == 0) break;
-        if (c >= 0xD800 && c <= 0xDBFF && i < n) {
-            uint32_t d = etl_le16(p + 2 * i);
-            if (d >= 0xDC00 && d <= 0xDFFF) {
-                c = 0x10000 + ((c - 0xD800) << 10) + (d - 0xDC00);
-                i++;
-            } else {
-                c = 0xFFFD;
-            }
-        } else if (c >= 0xD800 && c <= 0xDFFF) {
-            c = 0xFFFD;
-        }
         uint8_t tmp[4];
-        size_t len;
-        if (c < 0x80) { tmp[0] = (uint8_t)c; len = 1; }
-        else if (c < 0x800) { tmp[0] = (uint8_t)(0xC0 | c >> 6); tmp[1] = (uint8_t)(0x80 | (c & 0x3F)); len = 2; }
-        else if (c < 0x10000) {
-            tmp[0] = (uint8_t)(0xE0 | c >> 12); tmp[1] = (uint8_t)(0x80 | ((c >> 6) & 0x3F));
-            tmp[2] = (uint8_t)(0x80 | (c & 0x3F)); len = 3;
-        } else {
-            tmp[0] = (uint8_t)(0xF0 | c >> 18); tmp[1] = (uint8_t)(0x80 | ((c >> 12) & 0x3F));
-            tmp[2] = (uint8_t)(0x80 | ((c >> 6) & 0x3F)); tmp[3] = (uint8_t)(0x80 | (c & 0x3F)); len = 4;
-        }
+        unsigned len;
+        uint32_t c = etl_utf16_next(p, n, &i);
+        if (c == 0) break;
+        len = etl_utf8_encode(c, tmp);
         if (o + len >= size) break;
         memcpy(out + o, tmp, len);
         o += len;

@@ -242,5 +242,10 @@ unsigned etl_record_timestamp_fields(const etl_event *ev, uint32_t off[ETL_RECOR
    NUL-terminated). Invalid surrogates become U+FFFD. Returns the number of code units read,
    including the terminator if one was found. */
 size_t etl_utf16_to_utf8(const uint8_t *p, size_t n, char *out, size_t size);
+/* The code point at UTF-16LE unit *i of p (n units), a surrogate pair joined (an unpaired
+   surrogate is U+FFFD); *i moves past it. */
+uint32_t etl_utf16_next(const uint8_t *p, size_t n, size_t *i);
+/* Code point c as UTF-8 in out; returns its length (1 to 4). */
+unsigned etl_utf8_encode(uint32_t c, uint8_t out[4]);
 
 #endif /* LIBETL_FORMAT_H */
