@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 /* xorshift64*: the benchmarks' deterministic pseudo-random numbers (state must not be 0). */
 static inline uint64_t rng_next(uint64_t *s)
@@ -15,6 +16,14 @@ static inline uint64_t rng_next(uint64_t *s)
     x ^= x >> 27;
     *s = x;
     return x * 0x2545F4914F6CDD1DULL;
+}
+
+/* Wall-clock seconds (CLOCK_MONOTONIC). */
+static inline double bench_now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
 struct stats {

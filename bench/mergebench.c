@@ -33,13 +33,6 @@ struct config {
     int keep, quick;
 };
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 /* ------------------------------------------------------------------ inputs */
 
 static const etl_guid providers[2] = {
@@ -177,7 +170,7 @@ static int merge_child(int argc, char **argv)
    that process alone), and the size of what it wrote. */
 static int measure_merge(struct input *inputs, unsigned n, const char *out, int compress, struct result *res)
 {
-    double t0 = now_s();
+    double t0 = bench_now_s();
     struct rusage ru;
     struct stat st;
     int status;
@@ -197,7 +190,7 @@ static int measure_merge(struct input *inputs, unsigned n, const char *out, int 
         _exit(127);
     }
     if (wait4(pid, &status, 0, &ru) != pid) return -1;
-    res->wall = now_s() - t0;
+    res->wall = bench_now_s() - t0;
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         fprintf(stderr, "mergebench: the merge exited with %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
         return -1;
@@ -212,7 +205,7 @@ static int measure_merge(struct input *inputs, unsigned n, const char *out, int 
 /* cat inputs[0..n) > out: the comparison point, the same bytes read and written. */
 static int measure_cat(struct input *inputs, unsigned n, const char *out, double *wall)
 {
-    double t0 = now_s();
+    double t0 = bench_now_s();
     pid_t pid = fork();
     int status;
 
@@ -228,7 +221,7 @@ static int measure_cat(struct input *inputs, unsigned n, const char *out, double
         _exit(127);
     }
     if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
-    *wall = now_s() - t0;
+    *wall = bench_now_s() - t0;
     return 0;
 }
 
@@ -237,7 +230,7 @@ static int measure_cat(struct input *inputs, unsigned n, const char *out, double
 static int measure_copy(struct input *inputs, unsigned n, const char *out, double *wall)
 {
     static char buf[1 << 20];
-    double t0 = now_s();
+    double t0 = bench_now_s();
     int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0666), rc = 0;
 
     if (fd < 0) return -1;
@@ -251,7 +244,7 @@ static int measure_copy(struct input *inputs, unsigned n, const char *out, doubl
         close(in);
     }
     if (close(fd) != 0) rc = -1;
-    *wall = now_s() - t0;
+    *wall = bench_now_s() - t0;
     return rc;
 }
 
@@ -446,7 +439,7 @@ int main(int argc, char **argv)
            MAX_INPUTS, cfg.size_mib, cfg.cpus, cfg.runs);
     snprintf(out, sizeof out, "%s/mergebench-%ld-out.etl", tmpdir, (long)getpid());
 
-    t0 = now_s();
+    t0 = bench_now_s();
     for (unsigned i = 0; i < MAX_INPUTS; i++) {
         struct config sc = cfg;
         snprintf(inputs[i].path, sizeof inputs[i].path, "%s/mergebench-%ld-%u.etl", tmpdir, (long)getpid(), i);
@@ -454,7 +447,7 @@ int main(int argc, char **argv)
         sc.size_mib = cfg.size_mib / 8 ? cfg.size_mib / 8 : 1;
         if (build_input(&inputs[i], i, &cfg) != 0 || build_input(&small[i], i, &sc) != 0) return 1;
     }
-    printf("built the inputs in %.1f s\n\n", now_s() - t0);
+    printf("built the inputs in %.1f s\n\n", bench_now_s() - t0);
 
     for (unsigned k = 0; k < cfg.ncounts; k++) {
         struct bench_case *bc = &cases[ncases++];

@@ -2,13 +2,13 @@
 /* etlmerge: merge ETL files (kernel and user sessions) into one, on one PerfCounter clock. */
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "etl.h"
+#include "interrupt.h"
 
 /* Exit codes (doc/etlmerge.1). */
 #define EXIT_DAMAGED 1 /* written; an input had damaged parts, which were left out */
@@ -156,25 +156,6 @@ static void describe(const etl_merge *m)
     }
 }
 
-/* Ctrl-C, SIGTERM, SIGHUP: the merge stops at its next event and removes what it wrote. */
-static volatile sig_atomic_t interrupted;
-static void on_signal(int sig)
-{
-    (void)sig;
-    interrupted = 1;
-}
-
-static void catch_signals(void)
-{
-    static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
-    struct sigaction sa;
-
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    for (unsigned i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &sa, NULL);
-}
-
 static int merge(const struct options *o, const char *const *inputs, unsigned n)
 {
     etl_merge_options mo;
@@ -186,8 +167,8 @@ static int merge(const struct options *o, const char *const *inputs, unsigned n)
     mo.compress = o->compress;
     mo.on_message = print_message;
     mo.on_message_arg = (void *)o;
-    mo.cancel = &interrupted;
-    catch_signals();
+    mo.cancel = &tool_interrupted;
+    tool_catch_signals();
     rc = etl_merge_open(&m, inputs, n, &mo);
     if (rc == ETL_FATAL) {
         fprintf(stderr, "etlmerge: %s\n", etl_merge_error(m));

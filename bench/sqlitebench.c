@@ -1,0 +1,382 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sqlitebench: how fast etl2sqlite loads a large trace, against loading the same rows with the
+ * sqlite3 shell's .import of a CSV of them (etldump -f csv), in the same run.
+ *
+ *   sqlitebench [-n EVENTS] [-r ROUNDS] [-d DIR] [--tools BUILDDIR]
+ *
+ * The trace is written once through libetl's writer: a kernel trace's mix, with rundown
+ * events (processes, threads, images) at the start, then SampledProfile events (40%, their
+ * addresses inside the images), CSwitch (20%) and EVENT_HEADER events of two providers (40%,
+ * a quarter with a stack). Each round runs, as fresh processes, in turn:
+ *   etl2sqlite --no-payload   the events table and every decoded table, indexes and views
+ *   etl2sqlite                the same with the payloads
+ *   sqlite3 .import           the CSV of the same events into a table of the same columns
+ *                             (no payload, no other table, no index): less work than either
+ * and reports the median wall time and events per second of each, and their ratios.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "benchstat.h"
+#include "etl.h"
+
+#define BUFFER_SIZE (64u * 1024u)
+#define CPUS 4u
+#define START_TIME 133500000000000000LL /* 2024-01-20 (FILETIME) */
+#define MAX_ROUNDS 64
+
+struct config {
+    uint64_t events;
+    unsigned rounds;
+    const char *dir;
+    const char *tools;
+    const char *write_only; /* --write-trace PATH: write the trace there and stop */
+};
+
+static const etl_guid providers[2] = {
+    { 0x22fb2cd6, 0x0e7b, 0x422b, { 0xa0, 0xc7, 0x2f, 0xad, 0x1f, 0xd0, 0xe7, 0x16 } },
+    { 0xe13c0d23, 0xccbc, 0x4e12, { 0x93, 0x1b, 0xd9, 0xcc, 0x2e, 0xee, 0x27, 0xe4 } },
+};
+
+/* Little-endian stores into a payload. */
+static void put32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+static void put64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+
+/* A UTF-16LE copy of ASCII s at p; returns the bytes written, terminator included. */
+static uint32_t put_utf16(uint8_t *p, const char *s)
+{
+    uint32_t n = 0;
+    do {
+        p[n++] = (uint8_t)*s;
+        p[n++] = 0;
+    } while (*s++);
+    return n;
+}
+
+struct writer {
+    etl_writer *w;
+    uint8_t *buf[CPUS];
+    uint32_t used[CPUS];
+    int64_t ts;
+    uint64_t events;
+};
+
+static int add(struct writer *wr, unsigned cpu, const uint8_t *rec, uint32_t n)
+{
+    uint32_t space = ETL_RECORD_SPACE(n);
+
+    if (!n) return -1;
+    if (wr->used[cpu] + space > BUFFER_SIZE) {
+        if (etl_writer_write_buffer(wr->w, wr->buf[cpu], wr->used[cpu], (uint16_t)cpu, wr->ts, 0) != ETL_OK) return -1;
+        wr->used[cpu] = 0x48;
+    }
+    memcpy(wr->buf[cpu] + wr->used[cpu], rec, space);
+    wr->used[cpu] += space;
+    wr->events++;
+    return 0;
+}
+
+#define NPROC 8u
+#define NTHREAD 64u
+#define NIMAGE 16u
+
+/* Image i of process p: bases 0x7ff800000000 + i MiB, 1 MiB each (kernel images in pid 0). */
+static uint64_t image_base(unsigned i) { return 0x7FF800000000ull + (uint64_t)i * 0x100000; }
+
+static int build_trace(const char *path, uint64_t target, uint64_t *events)
+{
+    etl_writer_options o;
+    struct writer wr;
+    uint64_t rng = 0x9E3779B97F4A7C15ull;
+    uint8_t rec[4096], pl[1024], payload[256];
+    etl_data d;
+    int rc = 0;
+
+    memset(&o, 0, sizeof o);
+    memset(&wr, 0, sizeof wr);
+    o.buffer_size = BUFFER_SIZE;
+    o.number_of_processors = CPUS;
+    o.clock.type = ETL_CLOCK_PERFCOUNTER;
+    o.clock.perf_freq = 10000000;
+    o.clock.cpu_speed_mhz = 2100;
+    o.clock.start_time = START_TIME;
+    o.clock.start_timestamp = 1000000;
+    o.boot_time = START_TIME - 36000000000LL;
+    o.logger_name = "NT Kernel Logger";
+    if (etl_writer_open(&wr.w, path, &o) != ETL_OK) {
+        fprintf(stderr, "sqlitebench: %s\n", etl_writer_error(wr.w));
+        etl_writer_close(wr.w, 0);
+        return -1;
+    }
+    for (unsigned c = 0; c < CPUS; c++) {
+        wr.buf[c] = malloc(BUFFER_SIZE);
+        wr.used[c] = 0x48;
+        if (!wr.buf[c]) return -1;
+    }
+    for (size_t i = 0; i < sizeof payload; i++) payload[i] = (uint8_t)(rng_next(&rng) & 0x7F);
+    wr.ts = 1000000 + 10;
+
+    /* Rundown: processes (v4), threads (v3), images (v3) as a kernel session writes at start. */
+    for (unsigned p = 0; p < NPROC && rc == 0; p++) {
+        char name[32];
+        uint32_t n = 0;
+        memset(pl, 0, sizeof pl);
+        put64(pl + n, 0xFFFFA00000000000ull + p * 0x1000); n += 8; /* UniqueProcessKey */
+        put32(pl + n, 1000 + p); n += 4;                              /* ProcessId */
+        put32(pl + n, 4); n += 4;                                     /* ParentId */
+        put32(pl + n, 1); n += 4;                                     /* SessionId */
+        put32(pl + n, 0); n += 4;                                     /* ExitStatus */
+        put64(pl + n, 0x1AD000 + p * 0x1000); n += 8;                 /* DirectoryTableBase */
+        put32(pl + n, 0); n += 4;                                     /* Flags */
+        put32(pl + n, 0); n += 4;                                     /* no SID */
+        snprintf(name, sizeof name, "app%u.exe", p);
+        memcpy(pl + n, name, strlen(name) + 1); n += (uint32_t)strlen(name) + 1;
+        n += put_utf16(pl + n, "app.exe --bench");
+        n += put_utf16(pl + n, "");
+        n += put_utf16(pl + n, "");
+        d.ptr = pl, d.size = n;
+        rc = add(&wr, 0, rec, etl_encode_perfinfo(rec, sizeof rec, wr.ts++, 0x0303, 4, &d, 1));
+        for (unsigned i = 0; i < NIMAGE && rc == 0; i++) {
+            char file[96];
+            n = 0;
+            memset(pl, 0, sizeof pl);
+            put64(pl + n, image_base(i)); n += 8;
+            put64(pl + n, 0x100000); n += 8;
+            put32(pl + n, 1000 + p); n += 4;
+            n += 4 + 4 + 4; /* checksum, timestamp, signature */
+            put64(pl + n, image_base(i)); n += 8;
+            n += 16;
+            snprintf(file, sizeof file, "\\Device\\HarddiskVolume3\\Windows\\System32\\lib%u.dll", i);
+            n += put_utf16(pl + n, file);
+            d.ptr = pl, d.size = n;
+            rc = add(&wr, 0, rec, etl_encode_perfinfo(rec, sizeof rec, wr.ts++, 0x1403, 3, &d, 1));
+        }
+    }
+    for (unsigned t = 0; t < NTHREAD && rc == 0; t++) {
+        memset(pl, 0, 72);
+        put32(pl, 1000 + t % NPROC);
+        put32(pl + 4, 5000 + t);
+        d.ptr = pl, d.size = 72;
+        rc = add(&wr, 0, rec, etl_encode_system(rec, sizeof rec, wr.ts++, 0x0503, 3, 0, 0, &d, 1));
+    }
+
+    while (wr.events < target && rc == 0) {
+        uint64_t r = rng_next(&rng);
+        unsigned c = (unsigned)(r % CPUS), kind = (unsigned)((r >> 8) % 10), t = (unsigned)((r >> 12) % NTHREAD);
+        uint32_t n;
+        wr.ts += 1 + (int64_t)((r >> 40) % 3);
+        if (kind < 4) {
+            memset(pl, 0, 16);
+            put64(pl, image_base((unsigned)((r >> 20) % NIMAGE)) + ((r >> 24) & 0xFFFFF));
+            put32(pl + 8, 5000 + t);
+            pl[12] = 1;
+            d.ptr = pl, d.size = 16;
+            n = etl_encode_perfinfo(rec, sizeof rec, wr.ts, 0x0F2E, 2, &d, 1);
+        }
+        else if (kind < 6) {
+            memset(pl, 0, 24);
+            put32(pl, 5000 + t);
+            put32(pl + 4, 5000 + (t + 1) % NTHREAD);
+            pl[8] = 8, pl[9] = 9, pl[12] = 6, pl[14] = 5;
+            d.ptr = pl, d.size = 24;
+            n = etl_encode_perfinfo(rec, sizeof rec, wr.ts, 0x0524, 4, &d, 1);
+        }
+        else {
+            etl_event_descriptor desc = { (uint16_t)(1 + (r >> 56) % 20), 1, 0, 4, 0, 0, 0x10 };
+            uint64_t stack[16];
+            etl_event_extras x = { NULL, NULL, stack, 4 + (unsigned)((r >> 48) % 13), 0 };
+            for (unsigned k = 0; k < 16; k++) stack[k] = image_base(k) + k * 0x40;
+            d.ptr = payload, d.size = 16 + (uint32_t)((r >> 16) % 64);
+            n = etl_encode_event(rec, sizeof rec, wr.ts, 1000 + t % NPROC, 5000 + t, &providers[(r >> 60) & 1], &desc,
+                                 kind == 6 ? &x : NULL, &d, 1);
+        }
+        rc = add(&wr, c, rec, n);
+    }
+    for (unsigned c = 0; c < CPUS; c++) {
+        if (rc == 0 && etl_writer_write_buffer(wr.w, wr.buf[c], wr.used[c], (uint16_t)c, wr.ts, c + 1 == CPUS) != ETL_OK)
+            rc = -1;
+        free(wr.buf[c]);
+    }
+    if (etl_writer_close(wr.w, 0) != ETL_OK || rc != 0) {
+        fprintf(stderr, "sqlitebench: writing %s failed\n", path);
+        return -1;
+    }
+    *events = wr.events + 2; /* and the header buffer's logfile header and PartitionInfo events */
+    return 0;
+}
+
+/* Runs argv[0] with argv (stdin from in_path when not NULL, stdout to out_path when not NULL);
+   returns the wall time, or -1 when it could not run or did not exit 0. */
+static double run(char *const argv[], const char *in_path, const char *out_path)
+{
+    double t0;
+    int status;
+    pid_t pid;
+
+    fflush(stdout);
+    t0 = bench_now_s();
+    pid = fork();
+
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        if (in_path && !freopen(in_path, "r", stdin)) _exit(127);
+        if (!freopen(out_path ? out_path : "/dev/null", "w", stdout)) _exit(127);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "sqlitebench: %s failed\n", argv[0]);
+        return -1;
+    }
+    return bench_now_s() - t0;
+}
+
+static const char *sqlite3_shell(void)
+{
+    static const char *const where[] = { "/usr/bin/sqlite3", "/usr/local/bin/sqlite3" };
+    for (size_t i = 0; i < sizeof where / sizeof where[0]; i++)
+        if (access(where[i], X_OK) == 0) return where[i];
+    return NULL;
+}
+
+/* The events in a database, counted by the sqlite3 shell into a file. */
+static long long count_rows(const char *shell, const char *db, const char *table, const char *tmp)
+{
+    char sql[128];
+    char *argv[] = { (char *)shell, (char *)db, sql, NULL };
+    long long n = -1;
+    FILE *f;
+
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM %s;", table);
+    if (run(argv, NULL, tmp) < 0 || !(f = fopen(tmp, "r"))) return -1;
+    if (fscanf(f, "%lld", &n) != 1) n = -1;
+    fclose(f);
+    return n;
+}
+
+static void print_row(const char *name, const double *wall, unsigned n, uint64_t events)
+{
+    struct stats s = stats_of(wall, n);
+    printf("  %-34s %7.2f s  (min %.2f, max %.2f)  %6.3f M events/s\n", name, s.med, s.min, s.max,
+           (double)events / s.med / 1e6);
+}
+
+static int parse_args(int argc, char **argv, struct config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->events = 5000000;
+    cfg->rounds = 5;
+    cfg->dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    cfg->tools = "tools";
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-n") == 0 && i + 1 < argc) cfg->events = strtoull(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "-r") == 0 && i + 1 < argc) cfg->rounds = (unsigned)atoi(argv[++i]);
+        else if (strcmp(argv[i], "-d") == 0 && i + 1 < argc) cfg->dir = argv[++i];
+        else if (strcmp(argv[i], "--tools") == 0 && i + 1 < argc) cfg->tools = argv[++i];
+        else if (strcmp(argv[i], "--write-trace") == 0 && i + 1 < argc) cfg->write_only = argv[++i];
+        else {
+            fprintf(stderr, "Usage: sqlitebench [-n EVENTS] [-r ROUNDS] [-d DIR] [--tools DIR] [--write-trace FILE]\n");
+            return -1;
+        }
+    }
+    if (cfg->events < 1000 || cfg->rounds < 1 || cfg->rounds > MAX_ROUNDS) {
+        fprintf(stderr, "sqlitebench: -n needs at least 1000 events, -r 1 to %d rounds\n", MAX_ROUNDS);
+        return -1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct config cfg;
+    char trace[512], csv[512], db[512], tmp[512], e2s[512], dump[512], import_sql[1024];
+    double w_nopay[MAX_ROUNDS], w_pay[MAX_ROUNDS], w_imp[MAX_ROUNDS];
+    const char *shell = sqlite3_shell();
+    uint64_t events = 0;
+    struct stat st;
+    int rc = 1;
+
+    if (parse_args(argc, argv, &cfg) != 0) return 2;
+    if (!shell) {
+        fprintf(stderr, "sqlitebench: the sqlite3 shell is not installed (apt-get install sqlite3)\n");
+        return 2;
+    }
+    snprintf(e2s, sizeof e2s, "%s/etl2sqlite", cfg.tools);
+    snprintf(dump, sizeof dump, "%s/etldump", cfg.tools);
+    snprintf(trace, sizeof trace, "%s/sqlitebench-%d.etl", cfg.dir, (int)getpid());
+    snprintf(csv, sizeof csv, "%s/sqlitebench-%d.csv", cfg.dir, (int)getpid());
+    snprintf(db, sizeof db, "%s/sqlitebench-%d.db", cfg.dir, (int)getpid());
+    snprintf(tmp, sizeof tmp, "%s/sqlitebench-%d.out", cfg.dir, (int)getpid());
+    snprintf(import_sql, sizeof import_sql,
+             "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA page_size = 65536;\n"
+             "CREATE TABLE events (ts INTEGER, time TEXT, cpu INTEGER, pid INTEGER, tid INTEGER, provider TEXT,\n"
+             "  kind TEXT, id INTEGER, version INTEGER, opcode INTEGER, level INTEGER, task INTEGER,\n"
+             "  keywords INTEGER, payload_len INTEGER, ext INTEGER);\n"
+             ".mode csv\n.import --skip 1 %s events\n",
+             csv);
+
+    if (cfg.write_only) return build_trace(cfg.write_only, cfg.events, &events) == 0 ? 0 : 1;
+    if (build_trace(trace, cfg.events, &events) != 0) return 1;
+    if (stat(trace, &st) != 0) return 1;
+    {
+        char *argv_dump[] = { dump, "-f", "csv", "-o", "time", trace, NULL };
+        FILE *f;
+        if (run(argv_dump, NULL, csv) < 0) goto out;
+        snprintf(tmp, sizeof tmp, "%s/sqlitebench-%d.sql", cfg.dir, (int)getpid());
+        if (!(f = fopen(tmp, "w"))) goto out;
+        fputs(import_sql, f);
+        fclose(f);
+    }
+    printf("sqlitebench: %llu events, %.1f MiB trace; etl2sqlite against the sqlite3 shell's .import of\n"
+           "the same rows as CSV (etldump -f csv), %u rounds, medians\n",
+           (unsigned long long)events, (double)st.st_size / 1048576.0, cfg.rounds);
+    for (unsigned r = 0; r < cfg.rounds; r++) {
+        char *argv_np[] = { e2s, "-q", "--no-payload", "-f", "-o", db, trace, NULL };
+        char *argv_p[] = { e2s, "-q", "-f", "-o", db, trace, NULL };
+        char *argv_imp[] = { (char *)shell, db, NULL };
+        char out[512];
+        long long n;
+
+        snprintf(out, sizeof out, "%s/sqlitebench-%d.count", cfg.dir, (int)getpid());
+        unlink(db);
+        if ((w_nopay[r] = run(argv_np, NULL, NULL)) < 0) goto out;
+        if ((n = count_rows(shell, db, "events", out)) != (long long)events) {
+            fprintf(stderr, "sqlitebench: etl2sqlite loaded %lld events, not %llu\n", n, (unsigned long long)events);
+            goto out;
+        }
+        unlink(db);
+        if ((w_pay[r] = run(argv_p, NULL, NULL)) < 0) goto out;
+        unlink(db);
+        if ((w_imp[r] = run(argv_imp, tmp, NULL)) < 0) goto out;
+        if ((n = count_rows(shell, db, "events", out)) != (long long)events) {
+            fprintf(stderr, "sqlitebench: .import loaded %lld rows, not %llu\n", n, (unsigned long long)events);
+            goto out;
+        }
+        unlink(db);
+        unlink(out);
+        printf("  round %u: etl2sqlite --no-payload %.2f s, etl2sqlite %.2f s, .import %.2f s\n", r + 1, w_nopay[r],
+               w_pay[r], w_imp[r]);
+        fflush(stdout);
+    }
+    print_row("etl2sqlite --no-payload", w_nopay, cfg.rounds, events);
+    print_row("etl2sqlite (with payloads)", w_pay, cfg.rounds, events);
+    print_row("sqlite3 .import of the CSV", w_imp, cfg.rounds, events);
+    printf("  .import time / etl2sqlite time: %.2fx (--no-payload), %.2fx (with payloads)\n",
+           stats_of(w_imp, cfg.rounds).med / stats_of(w_nopay, cfg.rounds).med,
+           stats_of(w_imp, cfg.rounds).med / stats_of(w_pay, cfg.rounds).med);
+    rc = 0;
+out:
+    unlink(trace);
+    unlink(csv);
+    unlink(db);
+    unlink(tmp);
+    return rc;
+}
