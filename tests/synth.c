@@ -306,3 +306,52 @@ uint32_t synth_message(uint8_t *out, uint16_t number, uint16_t flags, uint32_t s
     etl_put16(out, (uint16_t)pos);
     return pos;
 }
+
+/* ---- payloads ---- */
+
+void sp_init(struct synth_payload *p, unsigned ptr)
+{
+    p->n = 0;
+    p->ptr = ptr;
+}
+
+void sp8(struct synth_payload *p, uint8_t v)
+{
+    if (p->n < sizeof p->b) p->b[p->n++] = v;
+}
+
+void sp16(struct synth_payload *p, uint16_t v)
+{
+    sp8(p, (uint8_t)v);
+    sp8(p, (uint8_t)(v >> 8));
+}
+
+void sp32(struct synth_payload *p, uint32_t v)
+{
+    sp16(p, (uint16_t)v);
+    sp16(p, (uint16_t)(v >> 16));
+}
+
+void sp64(struct synth_payload *p, uint64_t v)
+{
+    sp32(p, (uint32_t)v);
+    sp32(p, (uint32_t)(v >> 32));
+}
+
+void spp(struct synth_payload *p, uint64_t v)
+{
+    if (p->ptr == 8) sp64(p, v);
+    else sp32(p, (uint32_t)v);
+}
+
+void sp_str8(struct synth_payload *p, const char *s)
+{
+    do sp8(p, (uint8_t)*s);
+    while (*s++);
+}
+
+void sp_str16(struct synth_payload *p, const char *ascii)
+{
+    do sp16(p, (uint8_t)*ascii);
+    while (*ascii++);
+}

@@ -55,4 +55,20 @@ uint32_t synth_classic(uint8_t *out, int ptr64, int instance, int64_t ts, const 
 uint32_t synth_message(uint8_t *out, uint16_t number, uint16_t flags, uint32_t seq, const etl_guid *guid,
                        int64_t ts, uint32_t pid, uint32_t tid, const void *payload, uint32_t len);
 
+/* A payload being built: little-endian fields, pointer-sized ones of ptr (4 or 8) bytes. */
+struct synth_payload {
+    uint8_t b[2048];
+    uint32_t n;
+    unsigned ptr;
+};
+
+void sp_init(struct synth_payload *p, unsigned ptr);
+void sp8(struct synth_payload *p, uint8_t v);
+void sp16(struct synth_payload *p, uint16_t v);
+void sp32(struct synth_payload *p, uint32_t v);
+void sp64(struct synth_payload *p, uint64_t v);
+void spp(struct synth_payload *p, uint64_t v);              /* pointer-sized */
+void sp_str8(struct synth_payload *p, const char *s);       /* 8-bit, with its NUL */
+void sp_str16(struct synth_payload *p, const char *ascii);  /* UTF-16LE, with its NUL */
+
 #endif
