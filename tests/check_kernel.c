@@ -699,6 +699,53 @@ START_TEST(diaghub_image_map)
 }
 END_TEST
 
+/* A real 32-bit logfile header (perfview_smallEtlFile.etl: SYSTEM32, 0x110-byte form): every
+   field as the reader's own parse of the header buffer has it. */
+START_TEST(header_32bit_sample)
+{
+    etl_reader *r = NULL;
+    etl_event ev;
+    etl_kernel_event k;
+    const etl_trace_info *in;
+    char text[256];
+
+    ck_assert_int_eq(etl_reader_open_path(&r, testdata_path("samples/perfview_smallEtlFile.etl"), NULL), ETL_OK);
+    in = etl_reader_info(r);
+    ck_assert_int_eq(etl_reader_next(r, &ev), ETL_OK);
+    ck_assert_int_eq(ev.pointer_size, 4);
+    ck_assert_int_eq(etl_kernel_decode(&ev, &k), 1);
+    ck_assert_int_eq(k.kclass, ETL_KCLASS_TRACE_HEADER);
+    ck_assert_uint_eq(k.u.header.pointer_size, 4);
+    ck_assert_uint_eq(k.u.header.buffer_size, in->buffer_size);
+    ck_assert_uint_eq(k.u.header.version[0], in->os_major);
+    ck_assert_uint_eq(k.u.header.version[1], in->os_minor);
+    ck_assert_uint_eq(k.u.header.version[2], in->layout_major);
+    ck_assert_uint_eq(k.u.header.version[3], in->layout_minor);
+    ck_assert_uint_eq(k.u.header.provider_version, in->os_build);
+    ck_assert_uint_eq(k.u.header.number_of_processors, in->number_of_processors);
+    ck_assert_int_eq(k.u.header.end_time, in->end_time);
+    ck_assert_uint_eq(k.u.header.timer_resolution, in->timer_resolution);
+    ck_assert_uint_eq(k.u.header.maximum_file_size, in->maximum_file_size);
+    ck_assert_uint_eq(k.u.header.log_file_mode, in->log_file_mode);
+    ck_assert_uint_eq(k.u.header.buffers_written, in->buffers_written);
+    ck_assert_uint_eq(k.u.header.events_lost, in->events_lost);
+    ck_assert_uint_eq(k.u.header.cpu_speed_mhz, in->clock.cpu_speed_mhz);
+    ck_assert_int_eq(k.u.header.timezone_bias, in->timezone_bias);
+    ck_assert_int_eq(k.u.header.timezone_bias, 480);
+    ck_assert_int_eq(k.u.header.boot_time, in->boot_time);
+    ck_assert_int_eq(k.u.header.perf_freq, in->clock.perf_freq);
+    ck_assert_int_eq(k.u.header.perf_freq, 3117777);
+    ck_assert_int_eq(k.u.header.start_time, in->clock.start_time);
+    ck_assert_uint_eq(k.u.header.clock_type, (uint32_t)in->clock.type);
+    ck_assert_uint_eq(k.u.header.buffers_lost, in->buffers_lost);
+    etl_string_utf8(&k.u.header.logger_name, text, sizeof text);
+    ck_assert_str_eq(text, "PerfWatsonGCHeapETLSession688");
+    etl_string_utf8(&k.u.header.log_file_name, text, sizeof text);
+    ck_assert_str_eq(text, in->log_file_name);
+    etl_reader_close(r);
+}
+END_TEST
+
 /* ---- the image map on synthetic events ---- */
 
 static etl_event image_event(uint8_t *buf, unsigned ptr, uint16_t hook, int64_t ts, uint32_t pid, uint64_t base,
@@ -885,6 +932,7 @@ static Suite *kernel_suite(void)
     tcase_add_test(tc, strings_to_utf8);
     tcase_add_test(tc, sid_text);
     tcase_add_test(tc, diaghub_every_event);
+    tcase_add_test(tc, header_32bit_sample);
     suite_add_tcase(s, tc);
     tc = tcase_create("image_map");
     tcase_set_timeout(tc, 60);
