@@ -174,8 +174,8 @@ static void build_records(unsigned ptr, struct rec *r)
     r[R_LBR].n = synth_perfinfo(r[R_LBR].b, w, 2000039, 0x0C20, 2, NULL, NULL, 0, p.b, p.n);
 }
 
-/* Reads the synthetic file of pointer size ptr; the events after the logfile header in *evs
-   (copies of the records in *mem, which the caller frees). */
+/* The synthetic file of pointer size ptr holding recs (filled here) after its logfile header;
+   the caller frees it. */
 static uint8_t *synth_file(unsigned ptr, size_t *size, struct rec *recs)
 {
     struct synth_options o;
@@ -452,8 +452,10 @@ static void check_truncated(unsigned ptr)
 
     ck_assert_int_eq(etl_reader_open_memory(&r, file, size, NULL), ETL_OK);
     while (etl_reader_next(r, &ev) == ETL_OK) {
-        if (ev.hook_id == 0x0050) continue;
-        uint32_t min = i < 0 ? (ptr == 8 ? 0x118 : 0x110) : recs[i].min, unit = i < 0 ? 0 : recs[i].unit;
+        uint32_t min, unit;
+        if (ev.hook_id == 0x0050) continue; /* PartitionInfoExtension, not decoded */
+        min = i < 0 ? (ptr == 8 ? 0x118 : 0x110) : recs[i].min;
+        unit = i < 0 ? 0 : recs[i].unit;
         for (uint32_t cut = 0; cut <= ev.payload_len; cut++) {
             etl_event t = ev;
             etl_kernel_event k;
