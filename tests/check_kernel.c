@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Tests of the kernel event decoders (every class, both pointer sizes, truncation) and the image map. */
 #include <check.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -748,6 +749,45 @@ START_TEST(header_32bit_sample)
 }
 END_TEST
 
+/* Every sample: no kernel event fails to decode, and the logfile header event agrees with the
+   reader's parse of the header (32- and 64-bit, kernel and user sessions, relogged files). */
+START_TEST(every_sample_decodes)
+{
+    DIR *d = opendir(testdata_path("samples"));
+    struct dirent *de;
+    int files = 0;
+
+    ck_assert_ptr_nonnull(d);
+    while ((de = readdir(d)) != NULL) {
+        char rel[300];
+        etl_reader *r = NULL;
+        etl_event ev;
+        etl_kernel_event k;
+        int headers = 0;
+        size_t n = strlen(de->d_name);
+        if (n < 5 || strcmp(de->d_name + n - 4, ".etl") != 0) continue;
+        snprintf(rel, sizeof rel, "samples/%s", de->d_name);
+        ck_assert_int_eq(etl_reader_open_path(&r, testdata_path(rel), NULL), ETL_OK);
+        while (etl_reader_next(r, &ev) == ETL_OK) {
+            int rc = etl_kernel_decode(&ev, &k);
+            ck_assert_msg(rc != ETL_FAILED, "%s: hook 0x%04x v%u len %u failed", rel, ev.hook_id, ev.version,
+                          ev.payload_len);
+            if (rc == 1 && k.kclass == ETL_KCLASS_TRACE_HEADER) {
+                ck_assert_uint_eq(k.u.header.buffer_size, etl_reader_info(r)->buffer_size);
+                ck_assert_uint_eq(k.u.header.pointer_size, etl_reader_info(r)->pointer_size);
+                ck_assert_int_eq(k.u.header.start_time, etl_reader_info(r)->clock.start_time);
+                headers++;
+            }
+        }
+        ck_assert_msg(headers == 1, "%s: %d header events", rel, headers);
+        etl_reader_close(r);
+        files++;
+    }
+    closedir(d);
+    ck_assert_int_ge(files, 14);
+}
+END_TEST
+
 /* ---- the image map on synthetic events ---- */
 
 static etl_event image_event(uint8_t *buf, unsigned ptr, uint16_t hook, int64_t ts, uint32_t pid, uint64_t base,
@@ -935,6 +975,7 @@ static Suite *kernel_suite(void)
     tcase_add_test(tc, sid_text);
     tcase_add_test(tc, diaghub_every_event);
     tcase_add_test(tc, header_32bit_sample);
+    tcase_add_test(tc, every_sample_decodes);
     suite_add_tcase(s, tc);
     tc = tcase_create("image_map");
     tcase_set_timeout(tc, 60);
