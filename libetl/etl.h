@@ -493,9 +493,9 @@ typedef struct etl_kprocess {
 
 typedef struct etl_kthread {
     uint32_t pid, tid;
-    uint64_t stack_base, stack_limit;         /* kernel stack */
+    uint64_t stack_base, stack_limit;         /* kernel stack (version 1 End events: 0) */
     uint64_t user_stack_base, user_stack_limit;
-    uint64_t start_address;                   /* version 2+ (Affinity in version 1) */
+    uint64_t start_address;                   /* StartAddr (version 1 too, per its MOF class) */
     uint64_t win32_start_address;
     uint64_t teb_base;                        /* version 2+ */
     uint32_t sub_process_tag;                 /* version 2+ */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "dump.h"
+#include "format.h"
 #include "synth.h"
 #include "check_run.h"
 #include "testutil.h"
@@ -23,7 +24,7 @@ static char *format_event(const char *sample, int kind, int format)
     while (etl_reader_next(r, &ev) == ETL_OK)
         if (ev.kind == kind) break;
     ck_assert_int_eq(ev.kind, kind);
-    dump_event(f, format, r, &ev);
+    dump_event(f, format, r, &ev, NULL);
     fclose(f);
     etl_reader_close(r);
     return text;
@@ -63,7 +64,7 @@ START_TEST(json_extended_items_counted)
     while (etl_reader_next(r, &ev) == ETL_OK)
         if (ev.ext_count) break;
     ck_assert_uint_gt(ev.ext_count, 0);
-    dump_event(f, DUMP_JSONL, r, &ev);
+    dump_event(f, DUMP_JSONL, r, &ev, NULL);
     fclose(f);
     {
         char want[32];
@@ -167,11 +168,12 @@ START_TEST(lbr_events_show_branches)
         if (ev.hook_id == ETL_HOOK_LBR_SAMPLE && ev.kind == ETL_KIND_PERFINFO) break;
     ck_assert_uint_eq(ev.hook_id, ETL_HOOK_LBR_SAMPLE);
     f = open_memstream(&text, &len);
-    dump_event(f, DUMP_JSONL, r, &ev);
-    dump_event(f, DUMP_TEXT, r, &ev);
+    dump_event(f, DUMP_JSONL, r, &ev, NULL);
+    dump_event(f, DUMP_TEXT, r, &ev, NULL);
     fclose(f);
     ck_assert_ptr_nonnull(strstr(text, "\"provider\":\"99134383-5248-43fc-834b-529454e75df3\""));
-    ck_assert_ptr_nonnull(strstr(text, ",\"lbr\":{\"pid\":7,\"tid\":8,\"filters\":2,\"entries\":[[4198400,4202496],[4206592,4210688]]}}\n"));
+    ck_assert_ptr_nonnull(strstr(text, ",\"lbr\":{\"pid\":7,\"tid\":8,\"filters\":2,\"entries\":[[4198400,4202496],[4206592,4210688]]},"
+                                     "\"kernel\":{\"class\":\"lbr\",\"name\":\"LBR/Sample\",\"pid\":7,\"tid\":8,\"count\":2}}\n"));
     ck_assert_ptr_nonnull(strstr(text, "LastBranchRecord perfinfo v=2 op=32 len=72 lbr pid=7 tid=8 filters=0x2 branches=2 401000->402000 403000->404000\n"));
     free(text);
     etl_reader_close(r);
@@ -189,6 +191,86 @@ START_TEST(format_names)
 }
 END_TEST
 
+/* Decoded kernel events show their fields, and sample and stack addresses resolve through the
+   image map to the image loaded there at that time. */
+START_TEST(kernel_events_resolve_images)
+{
+    static const char name[] = "\\Device\\HarddiskVolume2\\app\\a.dll";
+    uint8_t rec[512], pl[256];
+    struct synth_options o = { .cpus = 1 };
+    struct synth *s = synth_new(&o);
+    etl_image_map *map = etl_image_map_new();
+    uint32_t n, len;
+    size_t size, tlen = 0;
+    uint8_t *data;
+    etl_reader *r = NULL;
+    etl_event ev;
+    char *text = NULL;
+    FILE *f;
+
+    /* Image/Load v3 of a.dll at 0x7ff600000000 (size 0x10000) in process 100, at 2000000. */
+    memset(pl, 0, sizeof pl);
+    etl_put64(pl, 0x7ff600000000ull);
+    etl_put64(pl + 8, 0x10000);
+    etl_put32(pl + 16, 100);
+    len = 56;
+    for (const char *c = name;; c++) {
+        etl_put16(pl + len, (uint8_t)*c);
+        len += 2;
+        if (!*c) break;
+    }
+    n = synth_system(rec, 1, 0, 2000000, 0x030A, 3, 100, 1000, pl, len);
+    ck_assert_int_eq(synth_add(s, 0, rec, n), 0);
+    /* Thread/Start v3: thread 1000 of process 100. */
+    memset(pl, 0, sizeof pl);
+    etl_put32(pl, 100);
+    etl_put32(pl + 4, 1000);
+    n = synth_system(rec, 1, 0, 2000001, 0x0501, 3, 100, 1000, pl, 16 + 7 * 8);
+    ck_assert_int_eq(synth_add(s, 0, rec, n), 0);
+    /* PerfInfo/SampleProf in a.dll, and its stack: a.dll, then an address in no image. */
+    memset(pl, 0, sizeof pl);
+    etl_put64(pl, 0x7ff600001234ull);
+    etl_put32(pl + 8, 1000);
+    n = synth_perfinfo(rec, 1, 2000002, 0x0F2E, 2, NULL, NULL, 0, pl, 16);
+    ck_assert_int_eq(synth_add(s, 0, rec, n), 0);
+    etl_put64(pl, 2000002);
+    etl_put32(pl + 8, 100);
+    etl_put32(pl + 12, 1000);
+    etl_put64(pl + 16, 0x7ff600001234ull);
+    etl_put64(pl + 24, 0x999);
+    n = synth_perfinfo(rec, 1, 2000002, 0x1820, 2, NULL, NULL, 0, pl, 32);
+    ck_assert_int_eq(synth_add(s, 0, rec, n), 0);
+    data = synth_finish(s, &size);
+
+    ck_assert_int_eq(etl_reader_open_memory(&r, data, size, NULL), ETL_OK);
+    while (etl_reader_next(r, &ev) == ETL_OK) ck_assert_int_eq(etl_image_map_add(map, &ev), ETL_OK);
+    ck_assert_int_eq(etl_reader_rewind(r), ETL_OK);
+    f = open_memstream(&text, &tlen);
+    while (etl_reader_next(r, &ev) == ETL_OK) {
+        dump_event(f, DUMP_TEXT, r, &ev, map);
+        dump_event(f, DUMP_JSONL, r, &ev, map);
+    }
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(text, " Image/Load pid=100 base=0x7ff600000000 size=0x10000 "
+                                       "file=\"\\Device\\HarddiskVolume2\\app\\a.dll\"\n"));
+    ck_assert_ptr_nonnull(strstr(text, "\"kernel\":{\"class\":\"image\",\"name\":\"Image/Load\","
+                                       "\"image_base\":140694538682368,\"image_size\":65536,\"pid\":100,"));
+    ck_assert_ptr_nonnull(strstr(text, "\"file_name\":\"\\\\Device\\\\HarddiskVolume2\\\\app\\\\a.dll\"}}\n"));
+    ck_assert_ptr_nonnull(strstr(text, " Thread/Start pid=100 tid=1000 start=0x0 win32_start=0x0\n"));
+    ck_assert_ptr_nonnull(strstr(text, " PerfInfo/SampleProf ip=0x7ff600001234 tid=1000 image=a.dll+0x1234\n"));
+    ck_assert_ptr_nonnull(strstr(text, "\"instruction_pointer\":140694538687028,\"tid\":1000,\"count\":0,\"flags\":0,"
+                                       "\"rank\":0,\"image\":\"a.dll\",\"offset\":4660}}\n"));
+    ck_assert_ptr_nonnull(strstr(text, " StackWalk/Stack pid=100 tid=1000 event_ts=2000002 frames=2 "
+                                       "0x7ff600001234=a.dll+0x1234 0x999=?\n"));
+    ck_assert_ptr_nonnull(strstr(text, "\"frames\":[{\"addr\":140694538687028,\"image\":\"a.dll\",\"offset\":4660},"
+                                       "{\"addr\":2457}]}}\n"));
+    free(text);
+    etl_image_map_free(map);
+    etl_reader_close(r);
+    free(data);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("dump");
@@ -202,6 +284,7 @@ int main(void)
     tcase_add_test(tc, json_strings_escaped);
     tcase_add_test(tc, summary_counts);
     tcase_add_test(tc, lbr_events_show_branches);
+    tcase_add_test(tc, kernel_events_resolve_images);
     tcase_add_test(tc, format_names);
     suite_add_tcase(s, tc);
     return check_run(s);

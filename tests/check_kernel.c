@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Tests of the kernel event decoders (every class, both pointer sizes, truncation) and the image map. */
 #include <check.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,8 +175,8 @@ static void build_records(unsigned ptr, struct rec *r)
     r[R_LBR].n = synth_perfinfo(r[R_LBR].b, w, 2000039, 0x0C20, 2, NULL, NULL, 0, p.b, p.n);
 }
 
-/* Reads the synthetic file of pointer size ptr; the events after the logfile header in *evs
-   (copies of the records in *mem, which the caller frees). */
+/* The synthetic file of pointer size ptr holding recs (filled here) after its logfile header;
+   the caller frees it. */
 static uint8_t *synth_file(unsigned ptr, size_t *size, struct rec *recs)
 {
     struct synth_options o;
@@ -452,8 +453,10 @@ static void check_truncated(unsigned ptr)
 
     ck_assert_int_eq(etl_reader_open_memory(&r, file, size, NULL), ETL_OK);
     while (etl_reader_next(r, &ev) == ETL_OK) {
-        if (ev.hook_id == 0x0050) continue;
-        uint32_t min = i < 0 ? (ptr == 8 ? 0x118 : 0x110) : recs[i].min, unit = i < 0 ? 0 : recs[i].unit;
+        uint32_t min, unit;
+        if (ev.hook_id == 0x0050) continue; /* PartitionInfoExtension, not decoded */
+        min = i < 0 ? (ptr == 8 ? 0x118 : 0x110) : recs[i].min;
+        unit = i < 0 ? 0 : recs[i].unit;
         for (uint32_t cut = 0; cut <= ev.payload_len; cut++) {
             etl_event t = ev;
             etl_kernel_event k;
@@ -699,6 +702,92 @@ START_TEST(diaghub_image_map)
 }
 END_TEST
 
+/* A real 32-bit logfile header (perfview_smallEtlFile.etl: SYSTEM32, 0x110-byte form): every
+   field as the reader's own parse of the header buffer has it. */
+START_TEST(header_32bit_sample)
+{
+    etl_reader *r = NULL;
+    etl_event ev;
+    etl_kernel_event k;
+    const etl_trace_info *in;
+    char text[256];
+
+    ck_assert_int_eq(etl_reader_open_path(&r, testdata_path("samples/perfview_smallEtlFile.etl"), NULL), ETL_OK);
+    in = etl_reader_info(r);
+    ck_assert_int_eq(etl_reader_next(r, &ev), ETL_OK);
+    ck_assert_int_eq(ev.pointer_size, 4);
+    ck_assert_int_eq(etl_kernel_decode(&ev, &k), 1);
+    ck_assert_int_eq(k.kclass, ETL_KCLASS_TRACE_HEADER);
+    ck_assert_uint_eq(k.u.header.pointer_size, 4);
+    ck_assert_uint_eq(k.u.header.buffer_size, in->buffer_size);
+    ck_assert_uint_eq(k.u.header.version[0], in->os_major);
+    ck_assert_uint_eq(k.u.header.version[1], in->os_minor);
+    ck_assert_uint_eq(k.u.header.version[2], in->layout_major);
+    ck_assert_uint_eq(k.u.header.version[3], in->layout_minor);
+    ck_assert_uint_eq(k.u.header.provider_version, in->os_build);
+    ck_assert_uint_eq(k.u.header.number_of_processors, in->number_of_processors);
+    ck_assert_int_eq(k.u.header.end_time, in->end_time);
+    ck_assert_uint_eq(k.u.header.timer_resolution, in->timer_resolution);
+    ck_assert_uint_eq(k.u.header.maximum_file_size, in->maximum_file_size);
+    ck_assert_uint_eq(k.u.header.log_file_mode, in->log_file_mode);
+    ck_assert_uint_eq(k.u.header.buffers_written, in->buffers_written);
+    ck_assert_uint_eq(k.u.header.events_lost, in->events_lost);
+    ck_assert_uint_eq(k.u.header.cpu_speed_mhz, in->clock.cpu_speed_mhz);
+    ck_assert_int_eq(k.u.header.timezone_bias, in->timezone_bias);
+    ck_assert_int_eq(k.u.header.timezone_bias, 480);
+    ck_assert_int_eq(k.u.header.boot_time, in->boot_time);
+    ck_assert_int_eq(k.u.header.perf_freq, in->clock.perf_freq);
+    ck_assert_int_eq(k.u.header.perf_freq, 3117777);
+    ck_assert_int_eq(k.u.header.start_time, in->clock.start_time);
+    ck_assert_uint_eq(k.u.header.clock_type, (uint32_t)in->clock.type);
+    ck_assert_uint_eq(k.u.header.buffers_lost, in->buffers_lost);
+    etl_string_utf8(&k.u.header.logger_name, text, sizeof text);
+    ck_assert_str_eq(text, "PerfWatsonGCHeapETLSession688");
+    etl_string_utf8(&k.u.header.log_file_name, text, sizeof text);
+    ck_assert_str_eq(text, in->log_file_name);
+    etl_reader_close(r);
+}
+END_TEST
+
+/* Every sample: no kernel event fails to decode, and the logfile header event agrees with the
+   reader's parse of the header (32- and 64-bit, kernel and user sessions, relogged files). */
+START_TEST(every_sample_decodes)
+{
+    DIR *d = opendir(testdata_path("samples"));
+    struct dirent *de;
+    int files = 0;
+
+    ck_assert_ptr_nonnull(d);
+    while ((de = readdir(d)) != NULL) {
+        char rel[300];
+        etl_reader *r = NULL;
+        etl_event ev;
+        etl_kernel_event k;
+        int headers = 0;
+        size_t n = strlen(de->d_name);
+        if (n < 5 || strcmp(de->d_name + n - 4, ".etl") != 0) continue;
+        snprintf(rel, sizeof rel, "samples/%s", de->d_name);
+        ck_assert_int_eq(etl_reader_open_path(&r, testdata_path(rel), NULL), ETL_OK);
+        while (etl_reader_next(r, &ev) == ETL_OK) {
+            int rc = etl_kernel_decode(&ev, &k);
+            ck_assert_msg(rc != ETL_FAILED, "%s: hook 0x%04x v%u len %u failed", rel, ev.hook_id, ev.version,
+                          ev.payload_len);
+            if (rc == 1 && k.kclass == ETL_KCLASS_TRACE_HEADER) {
+                ck_assert_uint_eq(k.u.header.buffer_size, etl_reader_info(r)->buffer_size);
+                ck_assert_uint_eq(k.u.header.pointer_size, etl_reader_info(r)->pointer_size);
+                ck_assert_int_eq(k.u.header.start_time, etl_reader_info(r)->clock.start_time);
+                headers++;
+            }
+        }
+        ck_assert_msg(headers == 1, "%s: %d header events", rel, headers);
+        etl_reader_close(r);
+        files++;
+    }
+    closedir(d);
+    ck_assert_int_ge(files, 14);
+}
+END_TEST
+
 /* ---- the image map on synthetic events ---- */
 
 static etl_event image_event(uint8_t *buf, unsigned ptr, uint16_t hook, int64_t ts, uint32_t pid, uint64_t base,
@@ -885,6 +974,8 @@ static Suite *kernel_suite(void)
     tcase_add_test(tc, strings_to_utf8);
     tcase_add_test(tc, sid_text);
     tcase_add_test(tc, diaghub_every_event);
+    tcase_add_test(tc, header_32bit_sample);
+    tcase_add_test(tc, every_sample_decodes);
     suite_add_tcase(s, tc);
     tc = tcase_create("image_map");
     tcase_set_timeout(tc, 60);

@@ -69,8 +69,332 @@ static void dump_lbr_json(FILE *f, const etl_event *ev)
     fputs("]}", f);
 }
 
+/* ---- decoded kernel events (doc/kernel-events.md) ---- */
+
+/* A record's string as UTF-8 (caller frees), or NULL without memory. */
+static char *kstring(const etl_string *s)
+{
+    size_t n = etl_string_utf8(s, NULL, 0);
+    char *out = malloc(n + 1);
+
+    if (out) etl_string_utf8(s, out, n + 1);
+    return out;
+}
+
+/* Where an address of process pid (or of the kernel) was at ts: 1 and *in filled, or 0. */
+static int resolve(etl_image_map *map, uint32_t pid, uint64_t addr, int64_t ts, etl_image_info *in)
+{
+    return map && etl_image_map_find(map, pid, addr, ts, in) == 1;
+}
+
+/* The process of a sample's thread, or UINT32_MAX (then only kernel addresses resolve). */
+static uint32_t thread_pid(etl_image_map *map, uint32_t tid, int64_t ts)
+{
+    int64_t pid = map ? etl_image_map_thread_pid(map, tid, ts) : -1;
+    return pid < 0 ? UINT32_MAX : (uint32_t)pid;
+}
+
+/* ---- text: name and key=value pairs; strings quoted, control characters as '?' ---- */
+
+static void text_str(FILE *f, const char *key, const etl_string *s)
+{
+    char *u = kstring(s);
+
+    fprintf(f, " %s=\"", key);
+    for (const unsigned char *p = (const unsigned char *)(u ? u : ""); *p; p++) {
+        if (*p == '"') fputs("\\\"", f);
+        else fputc(*p < 0x20 ? '?' : *p, f);
+    }
+    fputc('"', f);
+    free(u);
+}
+
+static void text_addr(FILE *f, etl_image_map *map, uint32_t pid, uint64_t addr, int64_t ts)
+{
+    etl_image_info in;
+
+    if (resolve(map, pid, addr, ts, &in))
+        fprintf(f, "%s+0x%" PRIx64, in.base_name, addr - in.base);
+    else
+        fputc('?', f);
+}
+
+static void text_frames(FILE *f, const etl_kstack *s, etl_image_map *map, uint32_t pid, int64_t ts)
+{
+    fprintf(f, " frames=%u", s->frame_count);
+    for (unsigned i = 0; i < s->frame_count; i++) {
+        uint64_t a = etl_kframe_at(s, i);
+        fprintf(f, " 0x%" PRIx64 "=", a);
+        text_addr(f, map, pid, a, ts);
+    }
+}
+
+static void text_process(FILE *f, const etl_kprocess *p)
+{
+    char sid[200];
+
+    fprintf(f, " pid=%" PRIu32 " ppid=%" PRIu32, p->pid, p->parent_pid);
+    text_str(f, "name", &p->image_file_name);
+    text_str(f, "cmd", &p->command_line);
+    if (p->sid) fprintf(f, " sid=%s", etl_sid_format(p->sid, p->sid_size, sid, sizeof sid));
+}
+
+/* Prints what a decoded kernel event holds (LBR keeps its own form); 1 if it did. */
+static int dump_kernel_text(FILE *f, const etl_event *ev, etl_image_map *map)
+{
+    etl_kernel_event k;
+
+    if (etl_kernel_decode(ev, &k) != 1 || k.kclass == ETL_KCLASS_LBR) return 0;
+    fprintf(f, " %s", k.name);
+    switch (k.kclass) {
+    case ETL_KCLASS_PROCESS: text_process(f, &k.u.process); break;
+    case ETL_KCLASS_THREAD:
+        fprintf(f, " pid=%" PRIu32 " tid=%" PRIu32 " start=0x%" PRIx64 " win32_start=0x%" PRIx64, k.u.thread.pid,
+                k.u.thread.tid, k.u.thread.start_address, k.u.thread.win32_start_address);
+        if (k.u.thread.name.data) text_str(f, "name", &k.u.thread.name);
+        break;
+    case ETL_KCLASS_IMAGE:
+        fprintf(f, " pid=%" PRIu32 " base=0x%" PRIx64 " size=0x%" PRIx64, k.u.image.pid, k.u.image.image_base,
+                k.u.image.image_size);
+        text_str(f, "file", &k.u.image.file_name);
+        break;
+    case ETL_KCLASS_CSWITCH:
+        fprintf(f, " new_tid=%" PRIu32 " old_tid=%" PRIu32 " new_pri=%d old_pri=%d wait_reason=%u wait_mode=%u state=%u",
+                k.u.cswitch.new_tid, k.u.cswitch.old_tid, k.u.cswitch.new_thread_priority,
+                k.u.cswitch.old_thread_priority, k.u.cswitch.old_thread_wait_reason,
+                k.u.cswitch.old_thread_wait_mode, k.u.cswitch.old_thread_state);
+        break;
+    case ETL_KCLASS_READY_THREAD:
+        fprintf(f, " tid=%" PRIu32 " reason=%d increment=%d flags=0x%x", k.u.ready_thread.tid,
+                k.u.ready_thread.adjust_reason, k.u.ready_thread.adjust_increment, k.u.ready_thread.flags);
+        break;
+    case ETL_KCLASS_SAMPLED_PROFILE:
+        fprintf(f, " ip=0x%" PRIx64 " tid=%" PRIu32 " image=", k.u.sample.instruction_pointer, k.u.sample.tid);
+        text_addr(f, map, thread_pid(map, k.u.sample.tid, ev->timestamp), k.u.sample.instruction_pointer,
+                  ev->timestamp);
+        break;
+    case ETL_KCLASS_STACK:
+        fprintf(f, " pid=%" PRIu32 " tid=%" PRIu32 " event_ts=%" PRId64, k.u.stack.pid, k.u.stack.tid,
+                k.u.stack.event_timestamp);
+        text_frames(f, &k.u.stack, map, k.u.stack.pid, k.u.stack.event_timestamp);
+        break;
+    case ETL_KCLASS_STACK_KEY:
+        fprintf(f, " pid=%" PRIu32 " tid=%" PRIu32 " event_ts=%" PRId64 " key=0x%" PRIx64, k.u.stack.pid,
+                k.u.stack.tid, k.u.stack.event_timestamp, k.u.stack.stack_key);
+        break;
+    case ETL_KCLASS_STACK_KEY_DEF:
+        fprintf(f, " key=0x%" PRIx64, k.u.stack.stack_key);
+        text_frames(f, &k.u.stack, map, UINT32_MAX, ev->timestamp);
+        break;
+    case ETL_KCLASS_TRACE_HEADER:
+        fprintf(f, " os=%u.%u.%" PRIu32 " pointer_size=%" PRIu32 " cpus=%" PRIu32 " clock_type=%" PRIu32
+                   " perf_freq=%" PRId64,
+                k.u.header.version[0], k.u.header.version[1], k.u.header.provider_version, k.u.header.pointer_size,
+                k.u.header.number_of_processors, k.u.header.clock_type, k.u.header.perf_freq);
+        text_str(f, "logger", &k.u.header.logger_name);
+        text_str(f, "file", &k.u.header.log_file_name);
+        break;
+    case ETL_KCLASS_GROUP_MASKS:
+        fputs(" masks=", f);
+        for (int i = 0; i < 8; i++) fprintf(f, "%s0x%" PRIx32, i ? "," : "", k.u.group_masks.masks[i]);
+        fprintf(f, " kernel_version=%" PRIu32, k.u.group_masks.kernel_version);
+        break;
+    default: break;
+    }
+    return 1;
+}
+
+/* ---- JSON: "kernel":{"class":..,"name":..,fields} ---- */
+
+static void json_u(FILE *f, const char *key, uint64_t v) { fprintf(f, ",\"%s\":%" PRIu64, key, v); }
+static void json_i(FILE *f, const char *key, int64_t v) { fprintf(f, ",\"%s\":%" PRId64, key, v); }
+
+static void json_str(FILE *f, const char *key, const etl_string *s)
+{
+    char *u;
+
+    fprintf(f, ",\"%s\":", key);
+    if (!s->data) {
+        fputs("null", f);
+        return;
+    }
+    u = kstring(s);
+    dump_json_string(f, u ? u : "");
+    free(u);
+}
+
+/* "image":"ntdll.dll","offset":N when addr resolves. */
+static void json_image(FILE *f, etl_image_map *map, uint32_t pid, uint64_t addr, int64_t ts)
+{
+    etl_image_info in;
+
+    if (!resolve(map, pid, addr, ts, &in)) return;
+    fputs(",\"image\":", f);
+    dump_json_string(f, in.base_name);
+    json_u(f, "offset", addr - in.base);
+}
+
+static void json_frames(FILE *f, const etl_kstack *s, etl_image_map *map, uint32_t pid, int64_t ts)
+{
+    fputs(",\"frames\":[", f);
+    for (unsigned i = 0; i < s->frame_count; i++) {
+        uint64_t a = etl_kframe_at(s, i);
+        fprintf(f, "%s{\"addr\":%" PRIu64, i ? "," : "", a);
+        json_image(f, map, pid, a, ts);
+        fputc('}', f);
+    }
+    fputc(']', f);
+}
+
+static void json_process(FILE *f, const etl_kprocess *p)
+{
+    char sid[200];
+
+    json_u(f, "unique_process_key", p->unique_process_key);
+    json_u(f, "pid", p->pid);
+    json_u(f, "parent_pid", p->parent_pid);
+    json_u(f, "session_id", p->session_id);
+    json_i(f, "exit_status", p->exit_status);
+    json_u(f, "directory_table_base", p->directory_table_base);
+    json_u(f, "flags", p->flags);
+    fputs(",\"sid\":", f);
+    if (p->sid) dump_json_string(f, etl_sid_format(p->sid, p->sid_size, sid, sizeof sid));
+    else fputs("null", f);
+    json_str(f, "image_file_name", &p->image_file_name);
+    json_str(f, "command_line", &p->command_line);
+    json_str(f, "package_full_name", &p->package_full_name);
+    json_str(f, "application_id", &p->application_id);
+}
+
+static void json_thread(FILE *f, const etl_kthread *t)
+{
+    json_u(f, "pid", t->pid);
+    json_u(f, "tid", t->tid);
+    json_u(f, "stack_base", t->stack_base);
+    json_u(f, "stack_limit", t->stack_limit);
+    json_u(f, "user_stack_base", t->user_stack_base);
+    json_u(f, "user_stack_limit", t->user_stack_limit);
+    json_u(f, "start_address", t->start_address);
+    json_u(f, "win32_start_address", t->win32_start_address);
+    json_u(f, "teb_base", t->teb_base);
+    json_u(f, "sub_process_tag", t->sub_process_tag);
+    json_u(f, "base_priority", t->base_priority);
+    json_u(f, "page_priority", t->page_priority);
+    json_u(f, "io_priority", t->io_priority);
+    json_u(f, "thread_flags", t->thread_flags);
+    json_str(f, "name", &t->name);
+}
+
+static void json_image_event(FILE *f, const etl_kimage *m)
+{
+    json_u(f, "image_base", m->image_base);
+    json_u(f, "image_size", m->image_size);
+    json_u(f, "pid", m->pid);
+    json_u(f, "checksum", m->checksum);
+    json_u(f, "time_date_stamp", m->time_date_stamp);
+    json_u(f, "signature_level", m->signature_level);
+    json_u(f, "signature_type", m->signature_type);
+    json_u(f, "default_base", m->default_base);
+    json_str(f, "file_name", &m->file_name);
+}
+
+static void json_cswitch(FILE *f, const etl_kcswitch *c)
+{
+    json_u(f, "new_tid", c->new_tid);
+    json_u(f, "old_tid", c->old_tid);
+    json_i(f, "new_thread_priority", c->new_thread_priority);
+    json_i(f, "old_thread_priority", c->old_thread_priority);
+    json_u(f, "previous_cstate", c->previous_cstate);
+    json_i(f, "spare_byte", c->spare_byte);
+    json_u(f, "old_thread_wait_reason", c->old_thread_wait_reason);
+    json_u(f, "old_thread_wait_mode", c->old_thread_wait_mode);
+    json_u(f, "old_thread_state", c->old_thread_state);
+    json_u(f, "old_thread_wait_ideal_processor", c->old_thread_wait_ideal_processor);
+    json_u(f, "new_thread_wait_time", c->new_thread_wait_time);
+    json_i(f, "old_thread_remaining_quantum", c->old_thread_remaining_quantum);
+}
+
+static void json_header(FILE *f, const etl_ktrace_header *h)
+{
+    json_u(f, "buffer_size", h->buffer_size);
+    fprintf(f, ",\"version\":[%u,%u,%u,%u]", h->version[0], h->version[1], h->version[2], h->version[3]);
+    json_u(f, "provider_version", h->provider_version);
+    json_u(f, "number_of_processors", h->number_of_processors);
+    json_i(f, "end_time", h->end_time);
+    json_u(f, "timer_resolution", h->timer_resolution);
+    json_u(f, "maximum_file_size", h->maximum_file_size);
+    json_u(f, "log_file_mode", h->log_file_mode);
+    json_u(f, "buffers_written", h->buffers_written);
+    json_u(f, "pointer_size", h->pointer_size);
+    json_u(f, "events_lost", h->events_lost);
+    json_u(f, "cpu_speed_mhz", h->cpu_speed_mhz);
+    json_i(f, "timezone_bias", h->timezone_bias);
+    json_i(f, "boot_time", h->boot_time);
+    json_i(f, "perf_freq", h->perf_freq);
+    json_i(f, "start_time", h->start_time);
+    json_u(f, "clock_type", h->clock_type);
+    json_u(f, "buffers_lost", h->buffers_lost);
+    json_str(f, "logger_name", &h->logger_name);
+    json_str(f, "log_file_name", &h->log_file_name);
+}
+
+static void dump_kernel_json(FILE *f, const etl_event *ev, etl_image_map *map)
+{
+    etl_kernel_event k;
+    const etl_kstack *s = &k.u.stack;
+
+    if (etl_kernel_decode(ev, &k) != 1) return;
+    fprintf(f, ",\"kernel\":{\"class\":\"%s\",\"name\":\"%s\"", etl_kclass_name(k.kclass), k.name);
+    switch (k.kclass) {
+    case ETL_KCLASS_PROCESS: json_process(f, &k.u.process); break;
+    case ETL_KCLASS_THREAD: json_thread(f, &k.u.thread); break;
+    case ETL_KCLASS_IMAGE: json_image_event(f, &k.u.image); break;
+    case ETL_KCLASS_CSWITCH: json_cswitch(f, &k.u.cswitch); break;
+    case ETL_KCLASS_READY_THREAD:
+        json_u(f, "tid", k.u.ready_thread.tid);
+        json_i(f, "adjust_reason", k.u.ready_thread.adjust_reason);
+        json_i(f, "adjust_increment", k.u.ready_thread.adjust_increment);
+        json_u(f, "flags", k.u.ready_thread.flags);
+        break;
+    case ETL_KCLASS_SAMPLED_PROFILE:
+        json_u(f, "instruction_pointer", k.u.sample.instruction_pointer);
+        json_u(f, "tid", k.u.sample.tid);
+        json_u(f, "count", k.u.sample.count);
+        json_u(f, "flags", k.u.sample.flags);
+        json_u(f, "rank", k.u.sample.rank);
+        json_image(f, map, thread_pid(map, k.u.sample.tid, ev->timestamp), k.u.sample.instruction_pointer,
+                   ev->timestamp);
+        break;
+    case ETL_KCLASS_STACK: case ETL_KCLASS_STACK_KEY:
+        json_i(f, "event_timestamp", s->event_timestamp);
+        json_u(f, "pid", s->pid);
+        json_u(f, "tid", s->tid);
+        if (k.kclass == ETL_KCLASS_STACK) json_frames(f, s, map, s->pid, s->event_timestamp);
+        else json_u(f, "stack_key", s->stack_key);
+        break;
+    case ETL_KCLASS_STACK_KEY_DEF:
+        json_u(f, "stack_key", s->stack_key);
+        json_frames(f, s, map, UINT32_MAX, ev->timestamp);
+        break;
+    case ETL_KCLASS_TRACE_HEADER: json_header(f, &k.u.header); break;
+    case ETL_KCLASS_GROUP_MASKS:
+        fputs(",\"masks\":[", f);
+        for (int i = 0; i < 8; i++) fprintf(f, "%s%" PRIu32, i ? "," : "", k.u.group_masks.masks[i]);
+        fputc(']', f);
+        json_u(f, "kernel_version", k.u.group_masks.kernel_version);
+        break;
+    case ETL_KCLASS_LBR:
+        json_u(f, "pid", k.u.lbr.pid);
+        json_u(f, "tid", k.u.lbr.tid);
+        json_u(f, "count", k.u.lbr.count);
+        break;
+    default: break;
+    }
+    fputc('}', f);
+}
+
 /* The row of an event, in the order of columns[]: the same for JSON and CSV. */
-static void dump_row(FILE *f, int format, const etl_reader *r, const etl_event *ev)
+static void dump_row(FILE *f, int format, const etl_reader *r, const etl_event *ev, etl_image_map *map)
 {
     char t[40], g[ETL_GUID_STRING_SIZE];
     int has_id = (ev->has & ETL_HAS_ID) != 0, pt = (ev->has & ETL_HAS_PID_TID) != 0;
@@ -103,11 +427,14 @@ static void dump_row(FILE *f, int format, const etl_reader *r, const etl_event *
         case F_STR: fprintf(f, format == DUMP_JSONL ? "\"%s\"" : "%s", v[i].s); break;
         }
     }
-    if (format == DUMP_JSONL) dump_lbr_json(f, ev);
+    if (format == DUMP_JSONL) {
+        dump_lbr_json(f, ev);
+        dump_kernel_json(f, ev, map);
+    }
     fputs(format == DUMP_JSONL ? "}\n" : "\n", f);
 }
 
-static void dump_text(FILE *f, const etl_reader *r, const etl_event *ev)
+static void dump_text(FILE *f, const etl_reader *r, const etl_event *ev, etl_image_map *map)
 {
     char t[40], g[ETL_GUID_STRING_SIZE];
     const char *name = (ev->has & ETL_HAS_PROVIDER) ? etl_guid_name(&ev->provider) : NULL;
@@ -135,6 +462,10 @@ static void dump_text(FILE *f, const etl_reader *r, const etl_event *ev)
         fputc('\n', f);
         return;
     }
+    if (dump_kernel_text(f, ev, map)) {
+        fputc('\n', f);
+        return;
+    }
     if (preview) {
         fputs(" [", f);
         for (uint32_t i = 0; i < preview; i++) fprintf(f, "%s%02x", i ? " " : "", ev->payload[i]);
@@ -143,10 +474,10 @@ static void dump_text(FILE *f, const etl_reader *r, const etl_event *ev)
     fputc('\n', f);
 }
 
-void dump_event(FILE *f, int format, const etl_reader *r, const etl_event *ev)
+void dump_event(FILE *f, int format, const etl_reader *r, const etl_event *ev, etl_image_map *map)
 {
-    if (format == DUMP_JSONL || format == DUMP_CSV) dump_row(f, format, r, ev);
-    else dump_text(f, r, ev);
+    if (format == DUMP_JSONL || format == DUMP_CSV) dump_row(f, format, r, ev, map);
+    else dump_text(f, r, ev, map);
 }
 
 void dump_counts_init(struct dump_counts *c)

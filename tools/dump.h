@@ -16,8 +16,9 @@ int dump_format_parse(const char *name);
 /* The column line of the CSV format (with newline). */
 void dump_csv_header(FILE *f);
 
-/* One event as one line (text, JSON object or CSV row) with newline. */
-void dump_event(FILE *f, int format, const etl_reader *r, const etl_event *ev);
+/* One event as one line (text, JSON object or CSV row) with newline. Decoded kernel events show
+   their fields (text, JSON); map (may be NULL) resolves sample and stack addresses to images. */
+void dump_event(FILE *f, int format, const etl_reader *r, const etl_event *ev, etl_image_map *map);
 
 /* What --summary counts while reading. */
 struct dump_counts {

@@ -37,16 +37,51 @@ struct options {
     long long max_events;
 };
 
+/* Damage is reported by the pass that prints (the first pass of text and JSON only maps images). */
+struct damage_report {
+    int quiet;
+    int mute;
+};
+
 static void report_damage(void *arg, int64_t offset, const char *message)
 {
+    const struct damage_report *d = arg;
+
     (void)offset;
-    if (!*(const int *)arg) fprintf(stderr, "etldump: warning: %s\n", message);
+    if (!d->quiet && !d->mute) fprintf(stderr, "etldump: warning: %s\n", message);
+}
+
+/*
+ * The first pass of text and JSON output: every Image, Process and Thread event into the image
+ * map, so that sample and stack addresses resolve to images (doc/etldump.1); then a rewind.
+ * ETL_OK, or ETL_FATAL (message printed).
+ */
+static int map_images(etl_reader *r, etl_image_map *map, struct damage_report *d)
+{
+    etl_event ev;
+    int rc;
+
+    d->mute = 1;
+    while ((rc = etl_reader_next(r, &ev)) == ETL_OK || rc == ETL_WARN) {
+        if (etl_image_map_add(map, &ev) != ETL_OK) {
+            fprintf(stderr, "etldump: out of memory\n");
+            return ETL_FATAL;
+        }
+    }
+    d->mute = 0;
+    if (rc == ETL_FATAL || etl_reader_rewind(r) != ETL_OK) {
+        fprintf(stderr, "etldump: %s\n", etl_reader_error(r));
+        return ETL_FATAL;
+    }
+    return ETL_OK;
 }
 
 /* Dump one file; returns the exit code it deserves. */
 static int dump_file(const char *path, const struct options *o)
 {
     etl_open_options oo;
+    struct damage_report damage = { o->quiet, 0 };
+    etl_image_map *map = NULL;
     etl_reader *r = NULL;
     etl_event ev;
     struct dump_counts *counts = NULL;
@@ -56,7 +91,7 @@ static int dump_file(const char *path, const struct options *o)
     memset(&oo, 0, sizeof oo);
     oo.order = o->order;
     oo.on_damage = report_damage;
-    oo.on_damage_arg = (void *)&o->quiet;
+    oo.on_damage_arg = &damage;
     rc = etl_reader_open_path(&r, path, &oo);
     if (rc == ETL_FATAL) {
         fprintf(stderr, "etldump: %s\n", r ? etl_reader_error(r) : "out of memory");
@@ -71,6 +106,14 @@ static int dump_file(const char *path, const struct options *o)
             return EXIT_ERROR;
         }
         dump_counts_init(counts);
+    } else if (o->format != DUMP_CSV) {
+        map = etl_image_map_new();
+        if (!map || map_images(r, map, &damage) != ETL_OK) {
+            if (!map) fprintf(stderr, "etldump: out of memory\n");
+            etl_image_map_free(map);
+            etl_reader_close(r);
+            return EXIT_ERROR;
+        }
     }
     while ((o->max_events < 0 || n < o->max_events) && ((rc = etl_reader_next(r, &ev)) == ETL_OK || rc == ETL_WARN)) {
         n++;
@@ -80,7 +123,7 @@ static int dump_file(const char *path, const struct options *o)
             break;
         }
         if (!counts)
-            dump_event(stdout, o->format, r, &ev);
+            dump_event(stdout, o->format, r, &ev, map);
     }
     if (rc == ETL_FATAL) {
         fprintf(stderr, "etldump: %s\n", etl_reader_error(r));
@@ -90,6 +133,7 @@ static int dump_file(const char *path, const struct options *o)
     if (counts) dump_counts_free(counts);
     if (!status && etl_reader_warnings(r)) status = EXIT_DAMAGED;
     free(counts);
+    etl_image_map_free(map);
     etl_reader_close(r);
     return status;
 }
