@@ -14,27 +14,13 @@
 
 /* ---- payload building ---- */
 
-struct pb {
-    uint8_t b[1024];
-    uint32_t n;
-    unsigned ptr;
-};
-
-static void p8(struct pb *p, uint8_t v) { p->b[p->n++] = v; }
-static void p16(struct pb *p, uint16_t v) { p8(p, (uint8_t)v); p8(p, (uint8_t)(v >> 8)); }
-static void p32(struct pb *p, uint32_t v) { p16(p, (uint16_t)v); p16(p, (uint16_t)(v >> 16)); }
-static void p64(struct pb *p, uint64_t v) { p32(p, (uint32_t)v); p32(p, (uint32_t)(v >> 32)); }
-static void pp(struct pb *p, uint64_t v) { if (p->ptr == 8) p64(p, v); else p32(p, (uint32_t)v); }
-static void pstr8(struct pb *p, const char *s) { do p8(p, (uint8_t)*s); while (*s++); }
-static void pstr16(struct pb *p, const char *s) { do p16(p, (uint8_t)*s); while (*s++); }
-static void pinit(struct pb *p, unsigned ptr) { p->n = 0; p->ptr = ptr; }
 /* TOKEN_USER (two pointer-sized words) and S-1-5-21-7-8. */
-static void psid(struct pb *p)
+static void psid(struct synth_payload *p)
 {
     static const uint8_t sid[] = { 1, 3, 0, 0, 0, 0, 0, 5, 21, 0, 0, 0, 7, 0, 0, 0, 8, 0, 0, 0 };
-    pp(p, 0x1234);
-    pp(p, 0);
-    for (size_t i = 0; i < sizeof sid; i++) p8(p, sid[i]);
+    spp(p, 0x1234);
+    spp(p, 0);
+    for (size_t i = 0; i < sizeof sid; i++) sp8(p, sid[i]);
 }
 
 static void str_is(const etl_string *s, const char *want)
@@ -67,109 +53,109 @@ static void build_records(unsigned ptr, struct rec *r)
 {
     int w = ptr == 8;
     uint64_t hi = ptr == 8 ? 0xFFFFF80000000000ull : 0x80000000ull;
-    struct pb p;
+    struct synth_payload p;
 
     /* Process v2: UniqueProcessKey, pid, ppid, session, exit, no SID, name, command line. */
-    pinit(&p, ptr); pp(&p, hi + 0x100); p32(&p, 100); p32(&p, 4); p32(&p, 1); p32(&p, 0); p32(&p, 0);
-    pstr8(&p, "a.exe"); pstr16(&p, "a.exe -x");
+    sp_init(&p, ptr); spp(&p, hi + 0x100); sp32(&p, 100); sp32(&p, 4); sp32(&p, 1); sp32(&p, 0); sp32(&p, 0);
+    sp_str8(&p, "a.exe"); sp_str16(&p, "a.exe -x");
     r[R_PROC2].min = ptr + 16 + 4;
     r[R_PROC2].n = synth_system(r[R_PROC2].b, w, 0, 2000000, 0x0301, 2, 100, 1, p.b, p.n);
     /* v3: + DirectoryTableBase, SID. */
-    pinit(&p, ptr); pp(&p, hi + 0x200); p32(&p, 200); p32(&p, 100); p32(&p, 2); p32(&p, 0); pp(&p, 0x1aa000);
-    psid(&p); pstr8(&p, "b.exe"); pstr16(&p, "");
+    sp_init(&p, ptr); spp(&p, hi + 0x200); sp32(&p, 200); sp32(&p, 100); sp32(&p, 2); sp32(&p, 0); spp(&p, 0x1aa000);
+    psid(&p); sp_str8(&p, "b.exe"); sp_str16(&p, "");
     r[R_PROC3].min = 2 * ptr + 16 + 2 * ptr + 20;
     r[R_PROC3].n = synth_perfinfo(r[R_PROC3].b, w, 2000001, 0x0303, 3, NULL, NULL, 0, p.b, p.n);
     /* v4: + Flags, package and application id. */
-    pinit(&p, ptr); pp(&p, hi + 0x300); p32(&p, 300); p32(&p, 200); p32(&p, 3); p32(&p, (uint32_t)-5);
-    pp(&p, 0x2000); p32(&p, 8); psid(&p); pstr8(&p, "c.exe"); pstr16(&p, "c"); pstr16(&p, "Pkg_1"); pstr16(&p, "App");
+    sp_init(&p, ptr); spp(&p, hi + 0x300); sp32(&p, 300); sp32(&p, 200); sp32(&p, 3); sp32(&p, (uint32_t)-5);
+    spp(&p, 0x2000); sp32(&p, 8); psid(&p); sp_str8(&p, "c.exe"); sp_str16(&p, "c"); sp_str16(&p, "Pkg_1"); sp_str16(&p, "App");
     r[R_PROC4].min = 2 * ptr + 20 + 2 * ptr + 20;
     r[R_PROC4].n = synth_system(r[R_PROC4].b, w, 0, 2000002, 0x0302, 4, 300, 3, p.b, p.n);
     /* v5 (Defunct): v4 and 8 bytes more. */
-    pinit(&p, ptr); pp(&p, hi + 0x400); p32(&p, 400); p32(&p, 4); p32(&p, 0); p32(&p, 0); pp(&p, 0); p32(&p, 0);
-    p32(&p, 0); pstr8(&p, "d.exe"); pstr16(&p, ""); pstr16(&p, ""); pstr16(&p, ""); p64(&p, 0x1122334455667788ull);
+    sp_init(&p, ptr); spp(&p, hi + 0x400); sp32(&p, 400); sp32(&p, 4); sp32(&p, 0); sp32(&p, 0); spp(&p, 0); sp32(&p, 0);
+    sp32(&p, 0); sp_str8(&p, "d.exe"); sp_str16(&p, ""); sp_str16(&p, ""); sp_str16(&p, ""); sp64(&p, 0x1122334455667788ull);
     r[R_PROC5].min = 2 * ptr + 20 + 4;
     r[R_PROC5].n = synth_perfinfo(r[R_PROC5].b, w, 2000003, 0x0327, 5, NULL, NULL, 0, p.b, p.n);
     /* v1: PageDirectoryBase, pid, ppid, session, exit, SID, name (no command line). */
-    pinit(&p, ptr); pp(&p, 0x5000); p32(&p, 500); p32(&p, 4); p32(&p, 6); p32(&p, 7); p32(&p, 0); pstr8(&p, "e.exe");
+    sp_init(&p, ptr); spp(&p, 0x5000); sp32(&p, 500); sp32(&p, 4); sp32(&p, 6); sp32(&p, 7); sp32(&p, 0); sp_str8(&p, "e.exe");
     r[R_PROC1].min = ptr + 16 + 4;
     r[R_PROC1].n = synth_system(r[R_PROC1].b, w, 0, 2000004, 0x0303, 1, 0, 0, p.b, p.n);
     /* v0: pid and ppid as pointer-sized words, SID, name. */
-    pinit(&p, ptr); pp(&p, 600); pp(&p, 500); p32(&p, 0); pstr8(&p, "f.exe");
+    sp_init(&p, ptr); spp(&p, 600); spp(&p, 500); sp32(&p, 0); sp_str8(&p, "f.exe");
     r[R_PROC0].min = 2 * ptr + 4;
     r[R_PROC0].n = synth_system(r[R_PROC0].b, w, 0, 2000005, 0x0301, 0, 0, 0, p.b, p.n);
 
     /* Thread v2: pid, tid, 7 pointers, SubProcessTag. */
-    pinit(&p, ptr); p32(&p, 100); p32(&p, 1000);
-    for (unsigned i = 1; i <= 7; i++) pp(&p, 0x10000 * i);
-    p32(&p, 0x77);
+    sp_init(&p, ptr); sp32(&p, 100); sp32(&p, 1000);
+    for (unsigned i = 1; i <= 7; i++) spp(&p, 0x10000 * i);
+    sp32(&p, 0x77);
     r[R_THR2].min = 12 + 7 * ptr;
     r[R_THR2].n = synth_system(r[R_THR2].b, w, 0, 2000010, 0x0501, 2, 100, 1000, p.b, p.n);
     /* v3: + priorities. */
-    pinit(&p, ptr); p32(&p, 200); p32(&p, 2000);
-    for (unsigned i = 1; i <= 7; i++) pp(&p, 0x20000 * i);
-    p32(&p, 0); p8(&p, 8); p8(&p, 5); p8(&p, 2); p8(&p, 1);
+    sp_init(&p, ptr); sp32(&p, 200); sp32(&p, 2000);
+    for (unsigned i = 1; i <= 7; i++) spp(&p, 0x20000 * i);
+    sp32(&p, 0); sp8(&p, 8); sp8(&p, 5); sp8(&p, 2); sp8(&p, 1);
     r[R_THR3].min = 16 + 7 * ptr;
     r[R_THR3].n = synth_system(r[R_THR3].b, w, 0, 2000011, 0x0503, 3, 0, 0, p.b, p.n);
     /* v4: + name. */
-    pinit(&p, ptr); p32(&p, 300); p32(&p, 3000);
-    for (unsigned i = 1; i <= 7; i++) pp(&p, 0x30000 * i);
-    p32(&p, 0); p8(&p, 9); p8(&p, 5); p8(&p, 2); p8(&p, 0); pstr16(&p, "worker");
+    sp_init(&p, ptr); sp32(&p, 300); sp32(&p, 3000);
+    for (unsigned i = 1; i <= 7; i++) spp(&p, 0x30000 * i);
+    sp32(&p, 0); sp8(&p, 9); sp8(&p, 5); sp8(&p, 2); sp8(&p, 0); sp_str16(&p, "worker");
     r[R_THR4].min = 16 + 7 * ptr;
     r[R_THR4].n = synth_system(r[R_THR4].b, w, 0, 2000012, 0x0501, 4, 300, 3000, p.b, p.n);
     /* v1 End: the ids only. */
-    pinit(&p, ptr); p32(&p, 100); p32(&p, 1001);
+    sp_init(&p, ptr); sp32(&p, 100); sp32(&p, 1001);
     r[R_THR1END].min = 8;
     r[R_THR1END].n = synth_system(r[R_THR1END].b, w, 0, 2000013, 0x0502, 1, 100, 1001, p.b, p.n);
 
     /* Image v2 (Load, 0x030A) and v3 (DCStart). */
-    pinit(&p, ptr); pp(&p, 0x400000); pp(&p, 0x3000); p32(&p, 100); p32(&p, 0xABCD); p32(&p, 0x5F000000);
-    p8(&p, 0); p8(&p, 0); p16(&p, 0); pp(&p, 0x400000); p32(&p, 0); p32(&p, 0); p32(&p, 0); p32(&p, 0);
-    pstr16(&p, "\\Device\\HarddiskVolume2\\a.exe");
+    sp_init(&p, ptr); spp(&p, 0x400000); spp(&p, 0x3000); sp32(&p, 100); sp32(&p, 0xABCD); sp32(&p, 0x5F000000);
+    sp8(&p, 0); sp8(&p, 0); sp16(&p, 0); spp(&p, 0x400000); sp32(&p, 0); sp32(&p, 0); sp32(&p, 0); sp32(&p, 0);
+    sp_str16(&p, "\\Device\\HarddiskVolume2\\a.exe");
     r[R_IMG2].min = 3 * ptr + 32;
     r[R_IMG2].n = synth_system(r[R_IMG2].b, w, 0, 2000020, 0x030A, 2, 100, 1000, p.b, p.n);
-    pinit(&p, ptr); pp(&p, hi + 0x100000); pp(&p, 0x80000); p32(&p, 0); p32(&p, 1); p32(&p, 2);
-    p8(&p, 12); p8(&p, 1); p16(&p, 0); pp(&p, 0); p32(&p, 0); p32(&p, 0); p32(&p, 0); p32(&p, 0);
-    pstr16(&p, "\\SystemRoot\\system32\\ntoskrnl.exe");
+    sp_init(&p, ptr); spp(&p, hi + 0x100000); spp(&p, 0x80000); sp32(&p, 0); sp32(&p, 1); sp32(&p, 2);
+    sp8(&p, 12); sp8(&p, 1); sp16(&p, 0); spp(&p, 0); sp32(&p, 0); sp32(&p, 0); sp32(&p, 0); sp32(&p, 0);
+    sp_str16(&p, "\\SystemRoot\\system32\\ntoskrnl.exe");
     r[R_IMG3].min = 3 * ptr + 32;
     r[R_IMG3].n = synth_perfinfo(r[R_IMG3].b, w, 2000021, 0x1403, 3, NULL, NULL, 0, p.b, p.n);
 
-    pinit(&p, ptr); p32(&p, 1000); p32(&p, 2000); p8(&p, 9); p8(&p, (uint8_t)-2); p8(&p, 1); p8(&p, 0);
-    p8(&p, 6); p8(&p, 1); p8(&p, 5); p8(&p, 3); p32(&p, 77); p32(&p, (uint32_t)-9);
+    sp_init(&p, ptr); sp32(&p, 1000); sp32(&p, 2000); sp8(&p, 9); sp8(&p, (uint8_t)-2); sp8(&p, 1); sp8(&p, 0);
+    sp8(&p, 6); sp8(&p, 1); sp8(&p, 5); sp8(&p, 3); sp32(&p, 77); sp32(&p, (uint32_t)-9);
     r[R_CSW].min = 24;
     r[R_CSW].n = synth_perfinfo(r[R_CSW].b, w, 2000030, 0x0524, 4, NULL, NULL, 0, p.b, p.n);
-    pinit(&p, ptr); p32(&p, 3000); p8(&p, 1); p8(&p, (uint8_t)-1); p8(&p, 3); p8(&p, 0);
+    sp_init(&p, ptr); sp32(&p, 3000); sp8(&p, 1); sp8(&p, (uint8_t)-1); sp8(&p, 3); sp8(&p, 0);
     r[R_READY].min = 8;
     r[R_READY].n = synth_perfinfo(r[R_READY].b, w, 2000031, 0x0532, 2, NULL, NULL, 0, p.b, p.n);
-    pinit(&p, ptr); pp(&p, 0x401234); p32(&p, 1000); p16(&p, 1); p8(&p, 0x41); p8(&p, 2);
+    sp_init(&p, ptr); spp(&p, 0x401234); sp32(&p, 1000); sp16(&p, 1); sp8(&p, 0x41); sp8(&p, 2);
     r[R_SAMPLE].min = ptr + 8;
     r[R_SAMPLE].n = synth_perfinfo(r[R_SAMPLE].b, w, 2000032, 0x0F2E, 2, NULL, NULL, 0, p.b, p.n);
-    pinit(&p, ptr); p64(&p, 2000032); p32(&p, 100); p32(&p, 1000);
-    pp(&p, 0x401234); pp(&p, hi + 0x100010); pp(&p, 0x999999);
+    sp_init(&p, ptr); sp64(&p, 2000032); sp32(&p, 100); sp32(&p, 1000);
+    spp(&p, 0x401234); spp(&p, hi + 0x100010); spp(&p, 0x999999);
     r[R_STACK].min = 16;
     r[R_STACK].unit = ptr;
     r[R_STACK].n = synth_perfinfo(r[R_STACK].b, w, 2000033, 0x1820, 2, NULL, NULL, 0, p.b, p.n);
-    pinit(&p, ptr); p64(&p, 2000032); p32(&p, 100); p32(&p, 1000); pp(&p, 0xCAFE);
+    sp_init(&p, ptr); sp64(&p, 2000032); sp32(&p, 100); sp32(&p, 1000); spp(&p, 0xCAFE);
     r[R_KEY].min = 16 + ptr;
     r[R_KEY].n = synth_perfinfo(r[R_KEY].b, w, 2000034, 0x1826, 2, NULL, NULL, 0, p.b, p.n);
-    pinit(&p, ptr); pp(&p, 0xCAFE); pp(&p, 0x401000); pp(&p, 0x402000);
+    sp_init(&p, ptr); spp(&p, 0xCAFE); spp(&p, 0x401000); spp(&p, 0x402000);
     r[R_KEYDEF].min = ptr;
     r[R_KEYDEF].unit = ptr;
     r[R_KEYDEF].n = synth_perfinfo(r[R_KEYDEF].b, w, 2000035, 0x1824, 2, NULL, NULL, 0, p.b, p.n);
-    pinit(&p, ptr);
-    for (uint32_t i = 0; i < 8; i++) p32(&p, 0x100 + i);
-    p32(&p, 80);
+    sp_init(&p, ptr);
+    for (uint32_t i = 0; i < 8; i++) sp32(&p, 0x100 + i);
+    sp32(&p, 80);
     r[R_MASKS].min = 32;
     r[R_MASKS].n = synth_perfinfo(r[R_MASKS].b, w, 2000036, 0x0005, 2, NULL, NULL, 0, p.b, p.n);
-    pinit(&p, ptr);
-    for (uint32_t i = 0; i < 8; i++) p32(&p, 0x200 + i);
+    sp_init(&p, ptr);
+    for (uint32_t i = 0; i < 8; i++) sp32(&p, 0x200 + i);
     r[R_MASKS_END].min = 32;
     r[R_MASKS_END].n = synth_perfinfo(r[R_MASKS_END].b, w, 2000037, 0x0020, 2, NULL, NULL, 0, p.b, p.n);
     r[R_RUNDOWN].min = 0;
     r[R_RUNDOWN].n = synth_perfinfo(r[R_RUNDOWN].b, w, 2000038, 0x0008, 2, NULL, NULL, 0, NULL, 0);
     /* LBR_TRACE_EVENT_DATA (a pad after Options with 64-bit pointers) and one entry. */
-    pinit(&p, ptr); p64(&p, 2000032); p32(&p, 100); p32(&p, 1000); p32(&p, 0x3);
-    if (ptr == 8) p32(&p, 0);
-    pp(&p, 0x401000); pp(&p, 0x402000); pp(&p, 0);
+    sp_init(&p, ptr); sp64(&p, 2000032); sp32(&p, 100); sp32(&p, 1000); sp32(&p, 0x3);
+    if (ptr == 8) sp32(&p, 0);
+    spp(&p, 0x401000); spp(&p, 0x402000); spp(&p, 0);
     r[R_LBR].min = ptr == 8 ? 24 : 20;
     r[R_LBR].unit = 3 * ptr;
     r[R_LBR].n = synth_perfinfo(r[R_LBR].b, w, 2000039, 0x0C20, 2, NULL, NULL, 0, p.b, p.n);
@@ -793,12 +779,12 @@ END_TEST
 static etl_event image_event(uint8_t *buf, unsigned ptr, uint16_t hook, int64_t ts, uint32_t pid, uint64_t base,
                              uint64_t size, const char *name)
 {
-    struct pb p;
+    struct synth_payload p;
     etl_event ev;
 
-    pinit(&p, ptr);
-    pp(&p, base); pp(&p, size); p32(&p, pid); p32(&p, 0); p32(&p, 0); p32(&p, 0); pp(&p, 0);
-    p32(&p, 0); p32(&p, 0); p32(&p, 0); p32(&p, 0); pstr16(&p, name);
+    sp_init(&p, ptr);
+    spp(&p, base); spp(&p, size); sp32(&p, pid); sp32(&p, 0); sp32(&p, 0); sp32(&p, 0); spp(&p, 0);
+    sp32(&p, 0); sp32(&p, 0); sp32(&p, 0); sp32(&p, 0); sp_str16(&p, name);
     memcpy(buf, p.b, p.n);
     memset(&ev, 0, sizeof ev);
     ev.kind = ETL_KIND_PERFINFO;
@@ -823,16 +809,16 @@ static void add_image(etl_image_map *m, unsigned ptr, uint16_t hook, int64_t ts,
 static void add_small(etl_image_map *m, unsigned ptr, uint16_t hook, int64_t ts, uint32_t a, uint32_t b)
 {
     uint8_t buf[128];
-    struct pb p;
+    struct synth_payload p;
     etl_event ev;
 
-    pinit(&p, ptr);
+    sp_init(&p, ptr);
     if (hook >> 8 == 5) { /* Thread v2: pid a, tid b */
-        p32(&p, a); p32(&p, b);
-        for (int i = 0; i < 7; i++) pp(&p, 0);
-        p32(&p, 0);
+        sp32(&p, a); sp32(&p, b);
+        for (int i = 0; i < 7; i++) spp(&p, 0);
+        sp32(&p, 0);
     } else { /* Process v2: pid a */
-        pp(&p, 0); p32(&p, a); p32(&p, b); p32(&p, 0); p32(&p, 0); p32(&p, 0); pstr8(&p, "x"); pstr16(&p, "");
+        spp(&p, 0); sp32(&p, a); sp32(&p, b); sp32(&p, 0); sp32(&p, 0); sp32(&p, 0); sp_str8(&p, "x"); sp_str16(&p, "");
     }
     memcpy(buf, p.b, p.n);
     memset(&ev, 0, sizeof ev);

@@ -153,7 +153,7 @@ struct kernel_side {
     int64_t next_event, next_stack, next_lbr;
     int started;
     int rc;
-    double cpu_s;               /* the thread's processor time, for --verbose */
+    double cpu_s, map_s;        /* the thread's processor time, and that of its first pass (--verbose) */
 };
 
 /* One events row waiting to be inserted: columns 1..20 as integers (bit c of nulls: column
@@ -196,6 +196,7 @@ struct loader {
 
 /* Reports an SQLite error (once) and stops the load. */
 static int create_indexes(struct sink *k);
+static int build_image_maps(struct loader *l);
 
 static int db_error(struct sink *k, const char *what)
 {
@@ -523,6 +524,7 @@ static int insert_event(struct loader *l, struct input *in, const etl_merge_even
         r->payload_len = ev->payload_len;
     }
     if (++l->nbatch == EVENT_BATCH && flush_events(l) != 0) return -1;
+    if (ev->ext_count && insert_ext(&l->sink, ev, r->v[0]) != 0) return -1;
 
     if (!in->events++) in->first_ns = time_ns;
     in->last_ns = time_ns;
@@ -850,10 +852,7 @@ static int kernel_event(struct kernel_side *ks, const struct input *in, struct k
     }
     else if (krc == ETL_FAILED)
         ki->undecoded++;
-    if (ev->ext_count) {
-        if (insert_ext(&ks->sink, ev, event) != 0) return -1;
-        if (ev->kind == ETL_KIND_EVENT && insert_ext_stacks(ks, in, ev, event, time_ns) != 0) return -1;
-    }
+    if (ev->kind == ETL_KIND_EVENT && ev->ext_count && insert_ext_stacks(ks, in, ev, event, time_ns) != 0) return -1;
     /* A stack that follows on this processor with this event's timestamp belongs to it. */
     if (krc != 1 || (ke.kclass != ETL_KCLASS_STACK && ke.kclass != ETL_KCLASS_STACK_KEY &&
                      ke.kclass != ETL_KCLASS_STACK_KEY_DEF)) {
@@ -884,6 +883,11 @@ static void *kernel_thread(void *arg)
     ks->rc = -1;
     memset(&mo, 0, sizeof mo);
     mo.on_message = quiet_message;
+    if (build_image_maps(l) != 0) {
+        if (!atomic_load(&l->stop)) fprintf(stderr, "etl2sqlite: out of memory\n");
+        goto out;
+    }
+    ks->map_s = thread_cpu_s();
     if (exec_sql(&ks->sink, "BEGIN") != 0 || prepare_all(&ks->sink) != 0) goto out;
     if (etl_merge_open(&ks->merge, l->paths, l->npaths, &mo) == ETL_FATAL) {
         fprintf(stderr, "etl2sqlite: %s\n", ks->merge ? etl_merge_error(ks->merge) : "out of memory");
@@ -1154,8 +1158,7 @@ static void ignore_damage(void *arg, int64_t offset, const char *message)
     (void)arg, (void)offset, (void)message;
 }
 
-/* First pass: open each input (telling which cannot be read) and build its image map, so
-   that addresses resolve against images that the trace records only later (rundown at end). */
+/* Opens each input, telling which cannot be read; the readers stay open for the first pass. */
 static int probe_inputs(struct loader *l, unsigned *readable)
 {
     int status = 0;
@@ -1164,14 +1167,11 @@ static int probe_inputs(struct loader *l, unsigned *readable)
     for (unsigned i = 0; i < l->ninputs; i++) {
         struct input *in = &l->in[i];
         etl_open_options oo;
-        etl_event ev;
-        int rc;
 
         memset(&oo, 0, sizeof oo);
         oo.order = ETL_ORDER_FILE;
         oo.on_damage = ignore_damage;
-        rc = etl_reader_open_path(&in->probe, in->path, &oo);
-        if (rc == ETL_FATAL) {
+        if (etl_reader_open_path(&in->probe, in->path, &oo) == ETL_FATAL) {
             fprintf(stderr, "etl2sqlite: %s\n", in->probe ? etl_reader_error(in->probe) : "out of memory");
             etl_reader_close(in->probe);
             in->probe = NULL;
@@ -1179,23 +1179,37 @@ static int probe_inputs(struct loader *l, unsigned *readable)
             status = EXIT_ERROR;
             continue;
         }
-        in->map = etl_image_map_new();
-        if (!in->map) {
-            fprintf(stderr, "etl2sqlite: out of memory\n");
-            return -1;
-        }
-        while ((rc = etl_reader_next(in->probe, &ev)) == ETL_OK || rc == ETL_WARN) {
-            if (etl_image_map_add(in->map, &ev) != ETL_OK) {
-                fprintf(stderr, "etl2sqlite: out of memory\n");
-                return -1;
-            }
-            if (tool_interrupted) return -1;
-        }
         in->file_size = etl_reader_info(in->probe)->file_size;
         l->total_bytes += in->file_size;
         in->merge_index = (int)(*readable)++;
     }
     return status;
+}
+
+/*
+ * The first pass, in the kernel thread while the main thread loads the events: each input's
+ * image map, from all its Image, Process and Thread events, so that addresses resolve even
+ * against rundowns at the end of the trace. Damage is reported by the main thread's reading.
+ */
+static int build_image_maps(struct loader *l)
+{
+    for (unsigned i = 0; i < l->ninputs; i++) {
+        struct input *in = &l->in[i];
+        etl_event ev;
+        uint64_t n = 0;
+        int rc;
+
+        if (!in->probe) continue;
+        in->map = etl_image_map_new();
+        if (!in->map) return -1;
+        while ((rc = etl_reader_next(in->probe, &ev)) == ETL_OK || rc == ETL_WARN) {
+            if (etl_image_map_add(in->map, &ev) != ETL_OK) return -1;
+            if ((++n & 65535) == 0 && atomic_load(&l->stop)) return -1;
+        }
+        etl_reader_close(in->probe);
+        in->probe = NULL;
+    }
+    return 0;
 }
 
 /* The kernel thread's database: a file beside the output with the same tables, attached to
@@ -1243,8 +1257,8 @@ static int open_kernel_side(struct loader *l, int fresh)
 }
 
 /* The tables the kernel thread fills, copied into the main database at the end. */
-static const char *const kernel_tables[] = { "event_ext", "processes", "threads", "images", "cswitches",
-                                             "ready_threads", "samples", "stacks", "stack_frames", "lbr", "lbr_entries" };
+static const char *const kernel_tables[] = { "processes", "threads", "images", "cswitches", "ready_threads",
+                                             "samples", "stacks", "stack_frames", "lbr", "lbr_entries" };
 
 static int copy_kernel_tables(struct loader *l)
 {
@@ -1292,8 +1306,6 @@ static int load(struct loader *l, int fresh)
         in->trace = l->in[0].trace + in->merge_index;
         l->paths[l->npaths++] = in->path;
         if (insert_trace(l, in, etl_reader_info(in->probe)) != 0) return -1;
-        etl_reader_close(in->probe);
-        in->probe = NULL;
     }
 
     memset(&mo, 0, sizeof mo);
@@ -1343,8 +1355,8 @@ static int load(struct loader *l, int fresh)
     show_progress(l, events, 1);
     phase_done(l->o, "events and kernel tables, two threads", events);
     if (l->o->verbose)
-        fprintf(stderr, "etl2sqlite: processor time: main thread %.3f s (with the first pass), kernel thread %.3f s\n",
-                thread_cpu_s(), ks->cpu_s);
+        fprintf(stderr, "etl2sqlite: processor time: main thread %.3f s, kernel thread %.3f s (%.3f s of it the "
+                "first pass: image maps)\n", thread_cpu_s(), ks->cpu_s, ks->map_s);
     for (unsigned i = 0; i < l->ninputs; i++)
         if (l->in[i].merge_index >= 0 && finish_trace(l, &l->in[i], ks->kin[i].undecoded) != 0) return -1;
     /* Indexes first: into empty tables SQLite copies a table's rows and its index entries as
@@ -1442,7 +1454,7 @@ static int run(const struct options *o, char **inputs, unsigned ninputs)
 
     phase_done(o, "start", 0);
     status = probe_inputs(&l, &readable);
-    phase_done(o, "first pass (image maps)", 0);
+    phase_done(o, "inputs opened", 0);
     if (status < 0 || (status == EXIT_ERROR && !o->keep_partial) || readable == 0) {
         if (tool_interrupted) fprintf(stderr, "etl2sqlite: interrupted; nothing was written\n");
         else if (status >= 0) fprintf(stderr, "etl2sqlite: nothing was written\n");
