@@ -101,6 +101,33 @@ START_TEST(round_trip)
 }
 END_TEST
 
+/* The conversion, as the definition says: StartTime, plus the ticks since the header's
+   timestamp at the frequency, rounded toward minus infinity; for frequencies that divide 1 GHz
+   (computed without a division) and the others alike. */
+START_TEST(time_ns_is_exact)
+{
+    static const int64_t freqs[] = { 1, 1000, 2500000, 10000000, 1000000000, 3000000, 14318180, 2100000000 };
+    uint64_t rng = 88172645463325252ull;
+    for (size_t i = 0; i < sizeof freqs / sizeof freqs[0]; i++) {
+        etl_clock c = qpc(freqs[i]);
+        for (int k = 0; k < 20000; k++) {
+            __int128 num, q;
+            int64_t ts;
+            rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+            ts = (int64_t)(rng >> (k % 40 + 1)) * (k & 1 ? -1 : 1);
+            num = ((__int128)ts - 5000) * 1000000000;
+            q = num / freqs[i];
+            if (q * freqs[i] != num && num < 0) q--;
+            q += NS_2024;
+            if (q > INT64_MAX) q = INT64_MAX; /* beyond the range: saturated */
+            if (q < INT64_MIN) q = INT64_MIN;
+            ck_assert_msg(etl_clock_time_ns(&c, ts) == (int64_t)q, "freq %lld ts %lld", (long long)freqs[i],
+                          (long long)ts);
+        }
+    }
+}
+END_TEST
+
 START_TEST(extremes_saturate)
 {
     etl_clock c = qpc(1);
@@ -304,6 +331,7 @@ int main(void)
     tcase_add_test(tc, perfcounter);
     tcase_add_test(tc, systemtime_and_cycles);
     tcase_add_test(tc, round_trip);
+    tcase_add_test(tc, time_ns_is_exact);
     tcase_add_test(tc, extremes_saturate);
     tcase_add_test(tc, clock_map);
     tcase_add_test(tc, parse_time);

@@ -159,7 +159,7 @@ struct kernel_side {
 /* One events row waiting to be inserted: columns 1..20 as integers (bit c of nulls: column
    c+1 is NULL), then a copy of the payload. */
 #define EVENT_COLUMNS 21
-#define EVENT_BATCH 16
+#define EVENT_BATCH 64
 
 struct event_row {
     int64_t v[EVENT_COLUMNS - 1];
