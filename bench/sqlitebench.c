@@ -3,17 +3,20 @@
  * sqlitebench: how fast etl2sqlite loads a large trace, against loading the same rows with the
  * sqlite3 shell's .import of a CSV of them (etldump -f csv), in the same run.
  *
- *   sqlitebench [-n EVENTS] [-r ROUNDS] [-d DIR] [--tools BUILDDIR]
+ *   sqlitebench [-n EVENTS] [-r ROUNDS] [-d DIR] [--tools BUILDDIR] [--user] [--write-trace FILE]
  *
  * The trace is written once through libetl's writer: a kernel trace's mix, with rundown
  * events (processes, threads, images) at the start, then SampledProfile events (40%, their
  * addresses inside the images), CSwitch (20%) and EVENT_HEADER events of two providers (40%,
- * a quarter with a stack). Each round runs, as fresh processes, in turn:
+ * a quarter with a stack, drawn from 5000 different stacks); or, with --user, a user
+ * session's: EVENT_HEADER events only, one in twenty with a stack. Each round runs, as fresh
+ * processes, in turn:
  *   etl2sqlite --no-payload   the events table and every decoded table, indexes and views
  *   etl2sqlite                the same with the payloads
  *   sqlite3 .import           the CSV of the same events into a table of the same columns
  *                             (no payload, no other table, no index): less work than either
  * and reports the median wall time and events per second of each, and their ratios.
+ * --write-trace writes the trace to FILE and stops (to profile etl2sqlite on it).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -39,6 +42,7 @@ struct config {
     const char *dir;
     const char *tools;
     const char *write_only; /* --write-trace PATH: write the trace there and stop */
+    int user_mix;           /* --user: only EVENT_HEADER events (a user session's trace) */
 };
 
 static const etl_guid providers[2] = {
@@ -91,7 +95,7 @@ static int add(struct writer *wr, unsigned cpu, const uint8_t *rec, uint32_t n)
 /* Image i of process p: bases 0x7ff800000000 + i MiB, 1 MiB each (kernel images in pid 0). */
 static uint64_t image_base(unsigned i) { return 0x7FF800000000ull + (uint64_t)i * 0x100000; }
 
-static int build_trace(const char *path, uint64_t target, uint64_t *events)
+static int build_trace(const char *path, uint64_t target, int user_mix, uint64_t *events)
 {
     etl_writer_options o;
     struct writer wr;
@@ -171,6 +175,7 @@ static int build_trace(const char *path, uint64_t target, uint64_t *events)
     while (wr.events < target && rc == 0) {
         uint64_t r = rng_next(&rng);
         unsigned c = (unsigned)(r % CPUS), kind = (unsigned)((r >> 8) % 10), t = (unsigned)((r >> 12) % NTHREAD);
+        if (user_mix) kind = (r >> 32) % 20 ? 7 : 6; /* EVENT_HEADER events, one in twenty with a stack */
         uint32_t n;
         wr.ts += 1 + (int64_t)((r >> 40) % 3);
         if (kind < 4) {
@@ -193,7 +198,9 @@ static int build_trace(const char *path, uint64_t target, uint64_t *events)
             etl_event_descriptor desc = { (uint16_t)(1 + (r >> 56) % 20), 1, 0, 4, 0, 0, 0x10 };
             uint64_t stack[16];
             etl_event_extras x = { NULL, NULL, stack, 4 + (unsigned)((r >> 48) % 13), 0 };
-            for (unsigned k = 0; k < 16; k++) stack[k] = image_base(k) + k * 0x40;
+            uint32_t which = (uint32_t)((r >> 20) % 5000);
+            for (unsigned k = 0; k < 16; k++)
+                stack[k] = image_base((which + k) % NIMAGE) + ((which * 2654435761u + k * 0x40) & 0xFFFF0);
             d.ptr = payload, d.size = 16 + (uint32_t)((r >> 16) % 64);
             n = etl_encode_event(rec, sizeof rec, wr.ts, 1000 + t % NPROC, 5000 + t, &providers[(r >> 60) & 1], &desc,
                                  kind == 6 ? &x : NULL, &d, 1);
@@ -282,8 +289,9 @@ static int parse_args(int argc, char **argv, struct config *cfg)
         else if (strcmp(argv[i], "-d") == 0 && i + 1 < argc) cfg->dir = argv[++i];
         else if (strcmp(argv[i], "--tools") == 0 && i + 1 < argc) cfg->tools = argv[++i];
         else if (strcmp(argv[i], "--write-trace") == 0 && i + 1 < argc) cfg->write_only = argv[++i];
+        else if (strcmp(argv[i], "--user") == 0) cfg->user_mix = 1;
         else {
-            fprintf(stderr, "Usage: sqlitebench [-n EVENTS] [-r ROUNDS] [-d DIR] [--tools DIR] [--write-trace FILE]\n");
+            fprintf(stderr, "Usage: sqlitebench [-n EVENTS] [-r ROUNDS] [-d DIR] [--tools DIR] [--user] [--write-trace FILE]\n");
             return -1;
         }
     }
@@ -323,8 +331,8 @@ int main(int argc, char **argv)
              ".mode csv\n.import --skip 1 %s events\n",
              csv);
 
-    if (cfg.write_only) return build_trace(cfg.write_only, cfg.events, &events) == 0 ? 0 : 1;
-    if (build_trace(trace, cfg.events, &events) != 0) return 1;
+    if (cfg.write_only) return build_trace(cfg.write_only, cfg.events, cfg.user_mix, &events) == 0 ? 0 : 1;
+    if (build_trace(trace, cfg.events, cfg.user_mix, &events) != 0) return 1;
     if (stat(trace, &st) != 0) return 1;
     {
         char *argv_dump[] = { dump, "-f", "csv", "-o", "time", trace, NULL };
@@ -335,9 +343,10 @@ int main(int argc, char **argv)
         fputs(import_sql, f);
         fclose(f);
     }
-    printf("sqlitebench: %llu events, %.1f MiB trace; etl2sqlite against the sqlite3 shell's .import of\n"
-           "the same rows as CSV (etldump -f csv), %u rounds, medians\n",
-           (unsigned long long)events, (double)st.st_size / 1048576.0, cfg.rounds);
+    printf("sqlitebench: %s trace, %llu events, %.1f MiB; etl2sqlite against the sqlite3 shell's .import\n"
+           "of the same rows as CSV (etldump -f csv), %u rounds, medians\n",
+           cfg.user_mix ? "user-session" : "kernel", (unsigned long long)events, (double)st.st_size / 1048576.0,
+           cfg.rounds);
     for (unsigned r = 0; r < cfg.rounds; r++) {
         char *argv_np[] = { e2s, "-q", "--no-payload", "-f", "-o", db, trace, NULL };
         char *argv_p[] = { e2s, "-q", "-f", "-o", db, trace, NULL };

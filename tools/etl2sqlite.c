@@ -113,12 +113,32 @@ struct frame_sets {
     uint64_t *addr, *offset;
     const char **image;
     unsigned frames_cap;
+    struct name_hash { const char *name; uint64_t hash; } names[256];
 };
 
 /* Providers seen, by GUID: an open-addressing table of provider ids. */
 struct provider_slot {
     etl_guid guid;
     int64_t id; /* 0: empty */
+};
+
+/* Rows of one table inserted ROW_BATCH at a time by one multi-row INSERT (the tables with about
+   a row per event): values are integers, NULLs, or text that outlives the batch (string
+   constants, and the image names the image maps own). */
+#define ROW_BATCH 64
+#define ROW_COLUMNS_MAX 16
+
+struct rowval {
+    int64_t i;
+    const char *t;
+    int type;                   /* 0 NULL, 1 integer, 2 text */
+};
+
+struct rowbuf {
+    sqlite3_stmt *multi;
+    int cols;
+    unsigned n;
+    struct rowval v[ROW_BATCH][ROW_COLUMNS_MAX];
 };
 
 /* One database connection and what is written through it. The main thread writes the
@@ -130,6 +150,7 @@ struct sink {
     sqlite3_stmt *stmt[S_COUNT];
     char *scratch[4];           /* UTF-8 conversions bound with SQLITE_STATIC until the step */
     size_t scratch_cap[4];
+    struct rowbuf *rows[S_COUNT]; /* the batched tables' rows waiting */
     int failed;                 /* an error was reported; the load stops */
 };
 
@@ -153,7 +174,8 @@ struct kernel_side {
     int64_t next_event, next_stack, next_lbr;
     int started;
     int rc;
-    double cpu_s, map_s;        /* the thread's processor time, and that of its first pass (--verbose) */
+    double cpu_s, map_s, rows_s; /* the thread's processor time at its end, after its first pass,
+                                    after its rows (--verbose) */
 };
 
 /* One events row waiting to be inserted: columns 1..20 as integers (bit c of nulls: column
@@ -197,6 +219,11 @@ struct loader {
 /* Reports an SQLite error (once) and stops the load. */
 static int create_indexes(struct sink *k);
 static int build_image_maps(struct loader *l);
+struct kinput;
+struct kernel_side;
+static int main_thread_class(int kclass);
+static int insert_kernel(struct sink *k, struct kernel_side *ks, const struct input *in, struct kinput *ki,
+                         const etl_event *ev, const etl_kernel_event *ke, int64_t event, int64_t time_ns);
 
 static int db_error(struct sink *k, const char *what)
 {
@@ -228,20 +255,117 @@ static int step(struct sink *k, enum stmt_id id)
     return 0;
 }
 
+/* The tables whose rows are batched, and their column counts. */
+static const struct { enum stmt_id id; int cols; } batched[] = {
+    { S_CSWITCH, 15 }, { S_READY, 8 }, { S_SAMPLE, 12 }, { S_STACK, 12 }, { S_FRAME, 5 },
+};
+
+/* "INSERT INTO table VALUES (?,...),..." for ROW_BATCH rows, from the single-row statement. */
+static char *multi_row_sql(const char *single, int cols)
+{
+    const char *values = strstr(single, " VALUES ");
+    size_t head = (size_t)(values - single) + strlen(" VALUES "), cap = head + (size_t)ROW_BATCH * ((size_t)cols * 2 + 3) + 1;
+    char *sql = malloc(cap);
+    size_t n = head;
+
+    if (!sql) return NULL;
+    memcpy(sql, single, head);
+    for (unsigned r = 0; r < ROW_BATCH; r++) {
+        if (r) sql[n++] = ',';
+        sql[n++] = '(';
+        for (int c = 0; c < cols; c++) {
+            if (c) sql[n++] = ',';
+            sql[n++] = '?';
+        }
+        sql[n++] = ')';
+    }
+    sql[n] = '\0';
+    return sql;
+}
+
 static int prepare_all(struct sink *k)
 {
     for (int i = 0; i < S_COUNT; i++)
         if (sqlite3_prepare_v3(k->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &k->stmt[i], NULL) != SQLITE_OK)
             return db_error(k, "prepare");
+    for (size_t i = 0; i < sizeof batched / sizeof batched[0]; i++) {
+        struct rowbuf *rb = calloc(1, sizeof *rb);
+        char *sql = multi_row_sql(stmt_sql[batched[i].id], batched[i].cols);
+        int rc = rb && sql ? sqlite3_prepare_v3(k->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &rb->multi, NULL) : SQLITE_NOMEM;
+        free(sql);
+        if (rc != SQLITE_OK) {
+            free(rb);
+            return db_error(k, "prepare");
+        }
+        rb->cols = batched[i].cols;
+        k->rows[batched[i].id] = rb;
+    }
     return 0;
 }
 
-static void sink_close(struct sink *k)
+/* The next row of table id: set its columns (1-based) with rv_*, then call row_end. */
+static struct rowval *row_begin(struct sink *k, enum stmt_id id)
+{
+    return k->rows[id]->v[k->rows[id]->n];
+}
+
+static void rv_i64(struct rowval *r, int col, int64_t v) { r[col - 1].type = 1; r[col - 1].i = v; }
+static void rv_u64(struct rowval *r, int col, uint64_t v) { rv_i64(r, col, (int64_t)v); }
+static void rv_null(struct rowval *r, int col) { r[col - 1].type = 0; }
+static void rv_text(struct rowval *r, int col, const char *t) { r[col - 1].type = t ? 2 : 0; r[col - 1].t = t; }
+
+static void bind_row(sqlite3_stmt *s, int base, const struct rowval *r, int cols)
+{
+    for (int c = 0; c < cols; c++) {
+        if (r[c].type == 1) sqlite3_bind_int64(s, base + c + 1, r[c].i);
+        else if (r[c].type == 2) sqlite3_bind_text(s, base + c + 1, r[c].t, -1, SQLITE_STATIC);
+        else sqlite3_bind_null(s, base + c + 1);
+    }
+}
+
+/* The row is complete; a full batch is inserted. */
+static int row_end(struct sink *k, enum stmt_id id)
+{
+    struct rowbuf *rb = k->rows[id];
+    int rc;
+
+    if (++rb->n < ROW_BATCH) return 0;
+    for (unsigned r = 0; r < ROW_BATCH; r++) bind_row(rb->multi, (int)r * rb->cols, rb->v[r], rb->cols);
+    rc = sqlite3_step(rb->multi);
+    sqlite3_reset(rb->multi);
+    rb->n = 0;
+    return rc == SQLITE_DONE ? 0 : db_error(k, "insert");
+}
+
+/* Inserts every row still waiting, one by one. */
+static int rows_flush(struct sink *k)
+{
+    for (int id = 0; id < S_COUNT; id++) {
+        struct rowbuf *rb = k->rows[id];
+        for (unsigned r = 0; rb && r < rb->n; r++) {
+            bind_row(k->stmt[id], 0, rb->v[r], rb->cols);
+            if (step(k, (enum stmt_id)id) != 0) return -1;
+        }
+        if (rb) rb->n = 0;
+    }
+    return 0;
+}
+
+/* Finalizes the statements (before COMMIT, or at the end). */
+static void sink_finalize(struct sink *k)
 {
     for (int i = 0; i < S_COUNT; i++) {
         sqlite3_finalize(k->stmt[i]);
         k->stmt[i] = NULL;
+        if (k->rows[i]) sqlite3_finalize(k->rows[i]->multi);
+        free(k->rows[i]);
+        k->rows[i] = NULL;
     }
+}
+
+static void sink_close(struct sink *k)
+{
+    sink_finalize(k);
     if (k->db) sqlite3_close(k->db);
     k->db = NULL;
     for (int i = 0; i < 4; i++) {
@@ -297,6 +421,21 @@ static void bind_image(const struct input *in, sqlite3_stmt *s, int i, int64_t p
     else {
         sqlite3_bind_null(s, i);
         sqlite3_bind_null(s, i + 1);
+    }
+}
+
+/* The same into a batched row (the name is the image map's: it outlives the batch). */
+static void rv_image(const struct input *in, struct rowval *r, int i, int64_t pid, uint64_t addr, int64_t ts)
+{
+    etl_image_info info;
+
+    if (in->map && etl_image_map_find(in->map, pid < 0 ? 0 : (uint32_t)pid, addr, ts, &info) == 1) {
+        rv_text(r, i, info.base_name);
+        rv_u64(r, i + 1, addr - info.base);
+    }
+    else {
+        rv_null(r, i);
+        rv_null(r, i + 1);
     }
 }
 
@@ -477,9 +616,9 @@ static int insert_event(struct loader *l, struct input *in, const etl_merge_even
     struct event_row *r = &l->batch[l->nbatch];
     int64_t time_ns = etl_clock_time_ns(l->clock, me->timestamp);
     int has_id = (ev->has & ETL_HAS_ID) != 0, pt = (ev->has & ETL_HAS_PID_TID) != 0;
-    uint32_t nulls = 0;
+    uint32_t nulls = 1u << 0;
 
-    r->v[0] = l->next_event++;
+    r->v[0] = l->next_event++;  /* bound as NULL: SQLite numbers it so, max + 1, without a seek */
     r->v[1] = in->trace;
     r->v[2] = ev->timestamp;
     r->v[3] = time_ns;
@@ -524,7 +663,12 @@ static int insert_event(struct loader *l, struct input *in, const etl_merge_even
         r->payload_len = ev->payload_len;
     }
     if (++l->nbatch == EVENT_BATCH && flush_events(l) != 0) return -1;
-    if (ev->ext_count && insert_ext(&l->sink, ev, r->v[0]) != 0) return -1;
+    if (ev->kind == ETL_KIND_SYSTEM || ev->kind == ETL_KIND_COMPACT || ev->kind == ETL_KIND_PERFINFO) {
+        etl_kernel_event ke;
+        if (etl_kernel_decode(ev, &ke) == 1 && main_thread_class(ke.kclass) &&
+            insert_kernel(&l->sink, NULL, in, NULL, ev, &ke, r->v[0], time_ns) != 0)
+            return -1;
+    }
 
     if (!in->events++) in->first_ns = time_ns;
     in->last_ns = time_ns;
@@ -550,6 +694,22 @@ static uint64_t mix64(uint64_t x)
     return x;
 }
 
+/* A hash of an image's name, so that the same image in two processes (two entries of the
+   image map, two pointers) counts as the same; remembered per pointer. */
+static uint64_t name_hash(struct frame_sets *fs, const char *name)
+{
+    struct name_hash *c;
+    uint64_t h = 0xCBF29CE484222325ull;
+
+    if (!name) return 0;
+    c = &fs->names[((uintptr_t)name >> 3) % (sizeof fs->names / sizeof fs->names[0])];
+    if (c->name == name) return c->hash;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++) h = (h ^ *p) * 0x100000001B3ull;
+    c->name = name;
+    c->hash = h;
+    return h;
+}
+
 /* The id of the frame list fs->addr/image/offset[0..n), and whether it is new (*fresh). */
 static int frame_set_id(struct frame_sets *fs, unsigned n, int64_t *id, int *fresh)
 {
@@ -557,7 +717,7 @@ static int frame_set_id(struct frame_sets *fs, unsigned n, int64_t *id, int *fre
     unsigned mask, i;
 
     for (unsigned k = 0; k < n; k++) {
-        uint64_t a = fs->addr[k], im = (uint64_t)(uintptr_t)fs->image[k];
+        uint64_t a = fs->addr[k], im = name_hash(fs, fs->image[k]);
         h1 = mix64(h1 ^ a) + im;
         h2 = mix64((h2 + a * 0x9E3779B97F4A7C15ull) ^ (im << 1));
     }
@@ -620,7 +780,7 @@ static int insert_stack(struct kernel_side *ks, const struct input *in, int64_t 
 {
     struct frame_sets *fs = &ks->frame_sets;
     struct sink *k = &ks->sink;
-    sqlite3_stmt *s = k->stmt[S_STACK], *f = k->stmt[S_FRAME];
+    struct rowval *r;
     int64_t frames_id = 0;
     int fresh = 0;
 
@@ -640,32 +800,28 @@ static int insert_stack(struct kernel_side *ks, const struct input *in, int64_t 
         }
         if (frame_set_id(fs, count, &frames_id, &fresh) != 0) return db_error(k, "out of memory");
     }
-    bind_i64(s, 1, ks->next_stack++);
-    bind_i64(s, 2, event);
-    bind_i64(s, 3, in->trace);
-    bind_i64(s, 4, time_ns);
-    sqlite3_bind_text(s, 5, kind, -1, SQLITE_STATIC);
-    if (owner) bind_i64(s, 6, owner); else sqlite3_bind_null(s, 6);
-    if (event_ts != INT64_MIN) bind_i64(s, 7, event_ts); else sqlite3_bind_null(s, 7);
-    if (pid >= 0) bind_i64(s, 8, pid); else sqlite3_bind_null(s, 8);
-    if (tid >= 0) bind_i64(s, 9, tid); else sqlite3_bind_null(s, 9);
-    if (has_key) bind_u64(s, 10, key); else sqlite3_bind_null(s, 10);
-    bind_i64(s, 11, count);
-    if (frames_id) bind_i64(s, 12, frames_id); else sqlite3_bind_null(s, 12);
-    if (step(k, S_STACK) != 0) return -1;
+    r = row_begin(k, S_STACK);
+    rv_i64(r, 1, ks->next_stack++);
+    rv_i64(r, 2, event);
+    rv_i64(r, 3, in->trace);
+    rv_i64(r, 4, time_ns);
+    rv_text(r, 5, kind);
+    if (owner) rv_i64(r, 6, owner); else rv_null(r, 6);
+    if (event_ts != INT64_MIN) rv_i64(r, 7, event_ts); else rv_null(r, 7);
+    if (pid >= 0) rv_i64(r, 8, pid); else rv_null(r, 8);
+    if (tid >= 0) rv_i64(r, 9, tid); else rv_null(r, 9);
+    if (has_key) rv_u64(r, 10, key); else rv_null(r, 10);
+    rv_i64(r, 11, count);
+    if (frames_id) rv_i64(r, 12, frames_id); else rv_null(r, 12);
+    if (row_end(k, S_STACK) != 0) return -1;
     for (unsigned i = 0; fresh && i < count; i++) {
-        bind_i64(f, 1, frames_id);
-        bind_i64(f, 2, i);
-        bind_u64(f, 3, fs->addr[i]);
-        if (fs->image[i]) {
-            sqlite3_bind_text(f, 4, fs->image[i], -1, SQLITE_STATIC);
-            bind_u64(f, 5, fs->offset[i]);
-        }
-        else {
-            sqlite3_bind_null(f, 4);
-            sqlite3_bind_null(f, 5);
-        }
-        if (step(k, S_FRAME) != 0) return -1;
+        r = row_begin(k, S_FRAME);
+        rv_i64(r, 1, frames_id);
+        rv_i64(r, 2, i);
+        rv_u64(r, 3, fs->addr[i]);
+        rv_text(r, 4, fs->image[i]);
+        if (fs->image[i]) rv_u64(r, 5, fs->offset[i]); else rv_null(r, 5);
+        if (row_end(k, S_FRAME) != 0) return -1;
     }
     return 0;
 }
@@ -706,10 +862,19 @@ static struct owner *owner_of(struct kinput *ki, unsigned cpu)
 
 
 /* The row of a decoded kernel event in its class's table. */
-static int insert_kernel(struct kernel_side *ks, const struct input *in, struct kinput *ki, const etl_event *ev,
-                         const etl_kernel_event *ke, int64_t event, int64_t time_ns)
+/* Which thread writes which class: the main thread those that need no image map (processes,
+   threads, images, context switches), straight into the database; the kernel thread those
+   that do (samples, stacks, LBR), copied in at the end. Measured on a kernel trace, this
+   shares the work about evenly and keeps the copy small. */
+static int main_thread_class(int kclass)
 {
-    struct sink *k = &ks->sink;
+    return kclass == ETL_KCLASS_PROCESS || kclass == ETL_KCLASS_THREAD || kclass == ETL_KCLASS_IMAGE ||
+           kclass == ETL_KCLASS_CSWITCH || kclass == ETL_KCLASS_READY_THREAD;
+}
+
+static int insert_kernel(struct sink *k, struct kernel_side *ks, const struct input *in, struct kinput *ki,
+                         const etl_event *ev, const etl_kernel_event *ke, int64_t event, int64_t time_ns)
+{
     sqlite3_stmt *s;
     char sid[200];
 
@@ -768,35 +933,35 @@ static int insert_kernel(struct kernel_side *ks, const struct input *in, struct 
     }
     case ETL_KCLASS_CSWITCH: {
         const etl_kcswitch *c = &ke->u.cswitch;
-        s = k->stmt[S_CSWITCH];
-        bind_i64(s, 1, event); bind_i64(s, 2, in->trace); bind_i64(s, 3, time_ns); bind_i64(s, 4, ev->cpu);
-        bind_i64(s, 5, c->new_tid); bind_i64(s, 6, c->old_tid);
-        bind_i64(s, 7, c->new_thread_priority); bind_i64(s, 8, c->old_thread_priority);
-        bind_i64(s, 9, c->previous_cstate); bind_i64(s, 10, c->old_thread_wait_reason);
-        bind_i64(s, 11, c->old_thread_wait_mode); bind_i64(s, 12, c->old_thread_state);
-        bind_i64(s, 13, c->old_thread_wait_ideal_processor); bind_i64(s, 14, c->new_thread_wait_time);
-        bind_i64(s, 15, c->old_thread_remaining_quantum);
-        return step(k, S_CSWITCH);
+        struct rowval *r = row_begin(k, S_CSWITCH);
+        rv_i64(r, 1, event); rv_i64(r, 2, in->trace); rv_i64(r, 3, time_ns); rv_i64(r, 4, ev->cpu);
+        rv_i64(r, 5, c->new_tid); rv_i64(r, 6, c->old_tid);
+        rv_i64(r, 7, c->new_thread_priority); rv_i64(r, 8, c->old_thread_priority);
+        rv_i64(r, 9, c->previous_cstate); rv_i64(r, 10, c->old_thread_wait_reason);
+        rv_i64(r, 11, c->old_thread_wait_mode); rv_i64(r, 12, c->old_thread_state);
+        rv_i64(r, 13, c->old_thread_wait_ideal_processor); rv_i64(r, 14, c->new_thread_wait_time);
+        rv_i64(r, 15, c->old_thread_remaining_quantum);
+        return row_end(k, S_CSWITCH);
     }
     case ETL_KCLASS_READY_THREAD: {
-        const etl_kready_thread *r = &ke->u.ready_thread;
-        s = k->stmt[S_READY];
-        bind_i64(s, 1, event); bind_i64(s, 2, in->trace); bind_i64(s, 3, time_ns); bind_i64(s, 4, ev->cpu);
-        bind_i64(s, 5, r->tid); bind_i64(s, 6, r->adjust_reason); bind_i64(s, 7, r->adjust_increment);
-        bind_i64(s, 8, r->flags);
-        return step(k, S_READY);
+        const etl_kready_thread *t = &ke->u.ready_thread;
+        struct rowval *r = row_begin(k, S_READY);
+        rv_i64(r, 1, event); rv_i64(r, 2, in->trace); rv_i64(r, 3, time_ns); rv_i64(r, 4, ev->cpu);
+        rv_i64(r, 5, t->tid); rv_i64(r, 6, t->adjust_reason); rv_i64(r, 7, t->adjust_increment);
+        rv_i64(r, 8, t->flags);
+        return row_end(k, S_READY);
     }
     case ETL_KCLASS_SAMPLED_PROFILE: {
         const etl_ksample *p = &ke->u.sample;
         int64_t pid = in->map ? etl_image_map_thread_pid(in->map, p->tid, ev->timestamp) : -1;
-        s = k->stmt[S_SAMPLE];
-        bind_i64(s, 1, event); bind_i64(s, 2, in->trace); bind_i64(s, 3, time_ns); bind_i64(s, 4, ev->cpu);
-        bind_i64(s, 5, p->tid);
-        if (pid >= 0) bind_i64(s, 6, pid); else sqlite3_bind_null(s, 6);
-        bind_u64(s, 7, p->instruction_pointer); bind_i64(s, 8, p->count); bind_i64(s, 9, p->flags);
-        bind_i64(s, 10, p->rank);
-        bind_image(in, s, 11, pid, p->instruction_pointer, ev->timestamp);
-        return step(k, S_SAMPLE);
+        struct rowval *r = row_begin(k, S_SAMPLE);
+        rv_i64(r, 1, event); rv_i64(r, 2, in->trace); rv_i64(r, 3, time_ns); rv_i64(r, 4, ev->cpu);
+        rv_i64(r, 5, p->tid);
+        if (pid >= 0) rv_i64(r, 6, pid); else rv_null(r, 6);
+        rv_u64(r, 7, p->instruction_pointer); rv_i64(r, 8, p->count); rv_i64(r, 9, p->flags);
+        rv_i64(r, 10, p->rank);
+        rv_image(in, r, 11, pid, p->instruction_pointer, ev->timestamp);
+        return row_end(k, S_SAMPLE);
     }
     case ETL_KCLASS_STACK: case ETL_KCLASS_STACK_KEY: case ETL_KCLASS_STACK_KEY_DEF: {
         const etl_kstack *st = &ke->u.stack;
@@ -848,11 +1013,15 @@ static int kernel_event(struct kernel_side *ks, const struct input *in, struct k
     int krc = etl_kernel_decode(ev, &ke);
 
     if (krc == 1) {
-        if (insert_kernel(ks, in, ki, ev, &ke, event, time_ns) != 0) return -1;
+        if (!main_thread_class(ke.kclass) && insert_kernel(&ks->sink, ks, in, ki, ev, &ke, event, time_ns) != 0)
+            return -1;
     }
     else if (krc == ETL_FAILED)
         ki->undecoded++;
-    if (ev->kind == ETL_KIND_EVENT && ev->ext_count && insert_ext_stacks(ks, in, ev, event, time_ns) != 0) return -1;
+    if (ev->ext_count) {
+        if (insert_ext(&ks->sink, ev, event) != 0) return -1;
+        if (ev->kind == ETL_KIND_EVENT && insert_ext_stacks(ks, in, ev, event, time_ns) != 0) return -1;
+    }
     /* A stack that follows on this processor with this event's timestamp belongs to it. */
     if (krc != 1 || (ke.kclass != ETL_KCLASS_STACK && ke.kclass != ETL_KCLASS_STACK_KEY &&
                      ke.kclass != ETL_KCLASS_STACK_KEY_DEF)) {
@@ -901,10 +1070,9 @@ static void *kernel_thread(void *arg)
         if ((++n & 4095) == 0 && atomic_load(&l->stop)) goto out;
     }
     /* An input that fails mid-way: the main thread, reading the same, reports it. */
-    for (int i = 0; i < S_COUNT; i++) {
-        sqlite3_finalize(ks->sink.stmt[i]);
-        ks->sink.stmt[i] = NULL;
-    }
+    if (rows_flush(&ks->sink) != 0) goto out;
+    sink_finalize(&ks->sink);
+    ks->rows_s = thread_cpu_s();
     if (create_indexes(&ks->sink) != 0 || exec_sql(&ks->sink, "COMMIT") != 0) goto out;
     ks->rc = 0;
 out:
@@ -1257,8 +1425,7 @@ static int open_kernel_side(struct loader *l, int fresh)
 }
 
 /* The tables the kernel thread fills, copied into the main database at the end. */
-static const char *const kernel_tables[] = { "processes", "threads", "images", "cswitches", "ready_threads",
-                                             "samples", "stacks", "stack_frames", "lbr", "lbr_entries" };
+static const char *const kernel_tables[] = { "event_ext", "samples", "stacks", "stack_frames", "lbr", "lbr_entries" };
 
 static int copy_kernel_tables(struct loader *l)
 {
@@ -1344,7 +1511,7 @@ static int load(struct loader *l, int fresh)
     }
     else if (rc == ETL_OK || rc == ETL_WARN)
         atomic_store(&l->stop, 1); /* the loop broke off: an error, or a signal */
-    if (!atomic_load(&l->stop) && flush_events(l) != 0) atomic_store(&l->stop, 1);
+    if (!atomic_load(&l->stop) && (flush_events(l) != 0 || rows_flush(&l->sink) != 0)) atomic_store(&l->stop, 1);
     pthread_join(kernel_tid, NULL);
     ks->started = 0;
     if (tool_interrupted) {
@@ -1354,18 +1521,21 @@ static int load(struct loader *l, int fresh)
     if (atomic_load(&l->stop) || ks->rc != 0 || l->sink.failed) return -1;
     show_progress(l, events, 1);
     phase_done(l->o, "events and kernel tables, two threads", events);
+    /* SQLite numbered the events (max + 1 each): they must be the numbers the kernel tables use. */
+    if (max_of(&l->sink, "SELECT max(event) FROM main.events") != l->next_event - 1) {
+        fprintf(stderr, "etl2sqlite: %s: the events were not numbered as expected\n", l->o->output);
+        return -1;
+    }
     if (l->o->verbose)
-        fprintf(stderr, "etl2sqlite: processor time: main thread %.3f s, kernel thread %.3f s (%.3f s of it the "
-                "first pass: image maps)\n", thread_cpu_s(), ks->cpu_s, ks->map_s);
+        fprintf(stderr, "etl2sqlite: processor time: main thread %.3f s; kernel thread %.3f s: first pass (image "
+                "maps) %.3f s, rows %.3f s, indexes %.3f s\n", thread_cpu_s(), ks->cpu_s, ks->map_s,
+                ks->rows_s - ks->map_s, ks->cpu_s - ks->rows_s);
     for (unsigned i = 0; i < l->ninputs; i++)
         if (l->in[i].merge_index >= 0 && finish_trace(l, &l->in[i], ks->kin[i].undecoded) != 0) return -1;
     /* Indexes first: into empty tables SQLite copies a table's rows and its index entries as
        they are (the kernel thread built its indexes); into an appended one it inserts. */
     if (create_indexes(&l->sink) != 0 || copy_kernel_tables(l) != 0) return -1;
-    for (int i = 0; i < S_COUNT; i++) {
-        sqlite3_finalize(l->sink.stmt[i]);
-        l->sink.stmt[i] = NULL;
-    }
+    sink_finalize(&l->sink);
     sqlite3_finalize(l->event_batch);
     l->event_batch = NULL;
     if (exec_sql(&l->sink, "COMMIT") != 0 || exec_sql(&l->sink, "DETACH kernel") != 0) return -1;
@@ -1494,11 +1664,8 @@ static int run(const struct options *o, char **inputs, unsigned ninputs)
 
     sqlite3_finalize(l.event_batch);
     l.event_batch = NULL;
+    sink_finalize(&l.sink);
     if (rc != 0 && !fresh && l.sink.db) sqlite3_exec(l.sink.db, "ROLLBACK", NULL, NULL, NULL);
-    for (int i = 0; i < S_COUNT; i++) {
-        sqlite3_finalize(l.sink.stmt[i]);
-        l.sink.stmt[i] = NULL;
-    }
     if (l.sink.db && sqlite3_close(l.sink.db) != SQLITE_OK && rc == 0) {
         fprintf(stderr, "etl2sqlite: %s: cannot close the database\n", o->output);
         rc = -1;
