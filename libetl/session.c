@@ -21,6 +21,7 @@
 
 #include "format.h"
 #include "monoclock.h"
+#include "provider.h"
 #include "rseq.h"
 #include "writer.h"
 
@@ -1045,6 +1046,7 @@ int etl_session_stop(etl_session *s, etl_session_stats *out)
     int rc = ETL_OK;
 
     if (!s) return ETL_FATAL;
+    etl_providers_forget_session(s);
     if (s->flusher_started) {
         atomic_store(&s->stopping, 1);
         sem_post(&s->wake);

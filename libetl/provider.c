@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The provider API: providers register by GUID, sessions enable them by level and keywords,
+ * and a provider's events go to every session whose filter they pass (ETW's EventRegister,
+ * EventEnabled, EventWrite and EnableTraceEx2). Sessions of this process for now; the
+ * registry is where sessions of other processes will enable providers too.
+ *
+ * The write path takes no lock. Each provider publishes the set of sessions enabled for it
+ * as an immutable array; a change publishes a new one and frees the old one only after
+ * every writer that could be reading it is done (two counters of writers in flight, by
+ * epoch, the way a simple RCU does). Stopping a session removes it from every set first.
+ */
+#include <execinfo.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "etl.h"
+#include "provider.h"
+
+struct enable {
+    etl_session *s;
+    uint8_t level;
+    uint64_t any, all;
+};
+
+struct enable_set {
+    unsigned n;
+    struct enable e[];
+};
+
+struct etl_provider {
+    etl_guid guid;
+    _Atomic(struct enable_set *) set;   /* NULL: no session enables it */
+    _Atomic uint64_t epoch;             /* which counter writers register on (its low bit) */
+    _Atomic int64_t inflight[2];
+    struct etl_provider *next;          /* the registry's list */
+};
+
+/* What sessions asked for, whether or not the provider is registered yet. */
+struct enable_request {
+    etl_session *s;
+    etl_guid guid;
+    uint8_t level;
+    uint64_t any, all;
+    struct enable_request *next;
+};
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct etl_provider *registry;
+static struct enable_request *requests;
+
+/* ---- ETW's filter ---- */
+
+int etl_enable_passes(uint8_t enable_level, uint64_t match_any, uint64_t match_all, uint8_t level, uint64_t keywords)
+{
+    if (enable_level != 0 && level != 0 && level > enable_level) return 0;
+    if (keywords == 0) return 1;
+    if (match_any != 0 && (keywords & match_any) == 0) return 0;
+    return (keywords & match_all) == match_all;
+}
+
+/* ---- the readers' side of a set ---- */
+
+/* Registers the calling writer on the current epoch's counter; returns that counter. */
+static _Atomic int64_t *reader_enter(etl_provider *p)
+{
+    for (;;) {
+        uint64_t e = atomic_load(&p->epoch);
+        _Atomic int64_t *c = &p->inflight[e & 1];
+        atomic_fetch_add(c, 1);
+        if (atomic_load(&p->epoch) == e) return c;
+        atomic_fetch_sub(c, 1);
+    }
+}
+
+static void reader_leave(_Atomic int64_t *c)
+{
+    atomic_fetch_sub_explicit(c, 1, memory_order_release);
+}
+
+/* After a new set is published: wait until no writer can still read the one before. Called
+   with the registry lock held, so that one update at a time flips the epoch. */
+static void wait_for_readers(etl_provider *p)
+{
+    uint64_t e = atomic_fetch_add(&p->epoch, 1);
+    while (atomic_load(&p->inflight[e & 1]) != 0) sched_yield();
+}
+
+/* Publishes p's set from the requests (registry lock held). */
+static int rebuild(etl_provider *p)
+{
+    unsigned n = 0, i = 0;
+    struct enable_set *set = NULL, *old;
+
+    for (struct enable_request *r = requests; r; r = r->next)
+        if (etl_guid_equal(&r->guid, &p->guid)) n++;
+    if (n) {
+        set = malloc(sizeof *set + n * sizeof set->e[0]);
+        if (!set) return ETL_FAILED;
+        for (struct enable_request *r = requests; r; r = r->next)
+            if (etl_guid_equal(&r->guid, &p->guid))
+                set->e[i++] = (struct enable){ r->s, r->level, r->any, r->all };
+        set->n = n;
+    }
+    old = atomic_exchange(&p->set, set);
+    wait_for_readers(p);
+    free(old);
+    return ETL_OK;
+}
+
+static int rebuild_guid(const etl_guid *g)
+{
+    int rc = ETL_OK;
+
+    for (etl_provider *p = registry; p; p = p->next)
+        if (etl_guid_equal(&p->guid, g) && rebuild(p) != ETL_OK) rc = ETL_FAILED;
+    return rc;
+}
+
+/* ---- providers ---- */
+
+int etl_provider_register(etl_provider **out, const etl_guid *guid)
+{
+    etl_provider *p = calloc(1, sizeof *p);
+
+    *out = NULL;
+    if (!p) return ETL_FAILED;
+    p->guid = *guid;
+    atomic_init(&p->set, NULL);
+    pthread_mutex_lock(&registry_lock);
+    p->next = registry;
+    registry = p;
+    if (rebuild(p) != ETL_OK) {
+        registry = p->next;
+        pthread_mutex_unlock(&registry_lock);
+        free(p);
+        return ETL_FAILED;
+    }
+    pthread_mutex_unlock(&registry_lock);
+    *out = p;
+    return ETL_OK;
+}
+
+void etl_provider_unregister(etl_provider *p)
+{
+    if (!p) return;
+    pthread_mutex_lock(&registry_lock);
+    for (etl_provider **q = &registry; *q; q = &(*q)->next)
+        if (*q == p) {
+            *q = p->next;
+            break;
+        }
+    free(atomic_exchange(&p->set, NULL));
+    wait_for_readers(p);
+    pthread_mutex_unlock(&registry_lock);
+    free(p);
+}
+
+const etl_guid *etl_provider_guid(const etl_provider *p)
+{
+    return &p->guid;
+}
+
+int etl_provider_enabled(etl_provider *p, uint8_t level, uint64_t keywords)
+{
+    _Atomic int64_t *c;
+    const struct enable_set *set;
+    int on = 0;
+
+    if (!atomic_load_explicit(&p->set, memory_order_relaxed)) return 0;
+    c = reader_enter(p);
+    set = atomic_load(&p->set);
+    for (unsigned i = 0; set && i < set->n && !on; i++)
+        on = etl_enable_passes(set->e[i].level, set->e[i].any, set->e[i].all, level, keywords);
+    reader_leave(c);
+    return on;
+}
+
+/* The caller's stack, innermost first, without the frames of libetl itself. */
+static unsigned capture_stack(uint64_t *frames, unsigned max)
+{
+    void *pcs[ETL_PROVIDER_MAX_STACK + 2];
+    int n = backtrace(pcs, (int)(max + 2));
+    unsigned k = 0;
+
+    /* pcs[0] is capture_stack, pcs[1] etl_provider_write. */
+    for (int i = 2; i < n && k < max; i++) frames[k++] = (uint64_t)(uintptr_t)pcs[i];
+    return k;
+}
+
+int etl_provider_write(etl_provider *p, const etl_event_descriptor *d, const etl_data *data, unsigned ndata,
+                       unsigned flags)
+{
+    _Atomic int64_t *c;
+    const struct enable_set *set;
+    uint64_t stack[ETL_PROVIDER_MAX_STACK];
+    etl_event_extras x, *xp = NULL;
+    int rc = ETL_OK, any = 0;
+
+    if (!atomic_load_explicit(&p->set, memory_order_relaxed)) return ETL_OK;
+    c = reader_enter(p);
+    set = atomic_load(&p->set);
+    for (unsigned i = 0; set && i < set->n; i++) {
+        const struct enable *e = &set->e[i];
+        if (!etl_enable_passes(e->level, e->any, e->all, d->level, d->keywords)) continue;
+        if (!any && (flags & ETL_WRITE_STACK)) {
+            memset(&x, 0, sizeof x);
+            x.stack = stack;
+            x.stack_frames = capture_stack(stack, ETL_PROVIDER_MAX_STACK);
+            xp = &x;
+        }
+        any = 1;
+        if (etl_session_write_event(e->s, &p->guid, d, xp, data, ndata) != ETL_OK) rc = ETL_FAILED;
+    }
+    reader_leave(c);
+    return rc;
+}
+
+/* ---- sessions ---- */
+
+int etl_session_enable_provider(etl_session *s, const etl_guid *provider, uint8_t level, uint64_t match_any,
+                                uint64_t match_all)
+{
+    struct enable_request *r;
+    int rc;
+
+    pthread_mutex_lock(&registry_lock);
+    for (r = requests; r; r = r->next)
+        if (r->s == s && etl_guid_equal(&r->guid, provider)) break;
+    if (!r) {
+        r = calloc(1, sizeof *r);
+        if (!r) {
+            pthread_mutex_unlock(&registry_lock);
+            return ETL_FAILED;
+        }
+        r->s = s;
+        r->guid = *provider;
+        r->next = requests;
+        requests = r;
+    }
+    r->level = level;
+    r->any = match_any;
+    r->all = match_all;
+    rc = rebuild_guid(provider);
+    pthread_mutex_unlock(&registry_lock);
+    return rc;
+}
+
+int etl_session_disable_provider(etl_session *s, const etl_guid *provider)
+{
+    int rc = ETL_OK, found = 0;
+
+    pthread_mutex_lock(&registry_lock);
+    for (struct enable_request **q = &requests; *q;) {
+        struct enable_request *r = *q;
+        if (r->s == s && etl_guid_equal(&r->guid, provider)) {
+            *q = r->next;
+            free(r);
+            found = 1;
+        }
+        else q = &r->next;
+    }
+    if (found) rc = rebuild_guid(provider);
+    pthread_mutex_unlock(&registry_lock);
+    return found ? rc : ETL_FAILED;
+}
+
+void etl_providers_forget_session(etl_session *s)
+{
+    pthread_mutex_lock(&registry_lock);
+    for (struct enable_request **q = &requests; *q;) {
+        struct enable_request *r = *q;
+        if (r->s == s) {
+            etl_guid g = r->guid;
+            *q = r->next;
+            free(r);
+            /* The session must leave every set before it is freed: a set is allocated afresh,
+               so without memory keep trying. */
+            while (rebuild_guid(&g) != ETL_OK) sched_yield();
+        }
+        else q = &r->next;
+    }
+    pthread_mutex_unlock(&registry_lock);
+}
