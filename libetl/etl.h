@@ -67,6 +67,8 @@ ETL_API int etl_guid_equal(const etl_guid *a, const etl_guid *b);
 /* The name of a well-known provider or kernel event group ("Process", "EventTrace",
    "Microsoft-Windows-DotNETRuntime", ...), or NULL. Static storage. */
 ETL_API const char *etl_guid_name(const etl_guid *g);
+/* The GUID etl_guid_name gives name for (any case): ETL_OK, or ETL_FAILED when it names none. */
+ETL_API int etl_guid_from_name(const char *name, etl_guid *out);
 
 /* The kind of trace header an event record has (etl-format.md section 4.1). */
 enum etl_event_kind {

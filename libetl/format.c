@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "format.h"
 
@@ -144,6 +145,21 @@ const char *etl_guid_name(const etl_guid *g)
     for (size_t i = 0; i < sizeof known_providers / sizeof known_providers[0]; i++)
         if (etl_guid_equal(g, &known_providers[i].guid)) return known_providers[i].name;
     return NULL;
+}
+
+int etl_guid_from_name(const char *name, etl_guid *out)
+{
+    for (unsigned i = 0; i < ETL_GROUP_COUNT; i++)
+        if (group_names[i] && strcasecmp(name, group_names[i]) == 0) {
+            *out = group_guids[i];
+            return ETL_OK;
+        }
+    for (size_t i = 0; i < sizeof known_providers / sizeof known_providers[0]; i++)
+        if (strcasecmp(name, known_providers[i].name) == 0) {
+            *out = known_providers[i].guid;
+            return ETL_OK;
+        }
+    return ETL_FAILED;
 }
 
 const char *etl_event_kind_name(int kind)

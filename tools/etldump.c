@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dump.h"
+#include "normalize.h"
 
 /* Exit codes (doc/etldump.1). */
 #define EXIT_DAMAGED 1 /* a file had damaged parts; everything readable was printed */
@@ -20,6 +21,9 @@ static const char usage_text[] =
     "  -o, --order=ORDER    time (default: merged across processors by timestamp)\n"
     "                       or file (buffer by buffer, as stored)\n"
     "  -s, --summary        print one JSON object per file: the trace info and counts\n"
+    "  -N, --normalize      print each event as etldiff compares it: no timestamp or\n"
+    "                       processor, pids and tids renumbered (P1, T1, ...), the\n"
+    "                       session's header events left out (doc/etldiff.1)\n"
     "  -n, --max-events=N   stop each file after N events\n"
     "  -q, --quiet          do not report damage on stderr (the exit code still tells)\n"
     "  -h, --help           show this help and exit\n"
@@ -33,6 +37,7 @@ struct options {
     int format;
     int order;
     int summary;
+    int normalize;
     int quiet;
     long long max_events;
 };
@@ -98,6 +103,34 @@ static int dump_file(const char *path, const struct options *o)
         etl_reader_close(r);
         return EXIT_ERROR;
     }
+    if (o->normalize) {
+        norm_options no;
+        normalizer nz;
+        norm_options_init(&no);
+        normalizer_init(&nz, &no);
+        while ((o->max_events < 0 || n < o->max_events) && ((rc = etl_reader_next(r, &ev)) == ETL_OK || rc == ETL_WARN)) {
+            int k = norm_event(&nz, &ev, etl_reader_time_ns(r, ev.timestamp));
+            if (k < 0) {
+                fprintf(stderr, "etldump: out of memory\n");
+                status = EXIT_ERROR;
+                break;
+            }
+            if (k) {
+                n++;
+                fputs(nz.line, stdout);
+                fputc('\n', stdout);
+            }
+        }
+        normalizer_free(&nz);
+        norm_options_free(&no);
+        if (rc == ETL_FATAL) {
+            fprintf(stderr, "etldump: %s\n", etl_reader_error(r));
+            status = EXIT_ERROR;
+        }
+        if (!status && etl_reader_warnings(r)) status = EXIT_DAMAGED;
+        etl_reader_close(r);
+        return status;
+    }
     if (o->summary) {
         counts = malloc(sizeof *counts);
         if (!counts) {
@@ -143,13 +176,14 @@ int main(int argc, char **argv)
     static const struct option longopts[] = {
         { "format", required_argument, NULL, 'f' },  { "order", required_argument, NULL, 'o' },
         { "summary", no_argument, NULL, 's' },       { "max-events", required_argument, NULL, 'n' },
+        { "normalize", no_argument, NULL, 'N' },
         { "quiet", no_argument, NULL, 'q' },         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },       { NULL, 0, NULL, 0 },
     };
-    struct options o = { DUMP_TEXT, ETL_ORDER_TIME, 0, 0, -1 };
+    struct options o = { DUMP_TEXT, ETL_ORDER_TIME, 0, 0, 0, -1 };
     int c, status = 0;
 
-    while ((c = getopt_long(argc, argv, "f:o:sn:qhV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "f:o:sNn:qhV", longopts, NULL)) != -1) {
         switch (c) {
         case 'f':
             o.format = dump_format_parse(optarg);
@@ -167,6 +201,7 @@ int main(int argc, char **argv)
             }
             break;
         case 's': o.summary = 1; break;
+        case 'N': o.normalize = 1; break;
         case 'n': {
             char *end;
             errno = 0;
@@ -185,6 +220,10 @@ int main(int argc, char **argv)
     }
     if (optind >= argc) {
         fputs("etldump: no input file\nTry 'etldump --help'.\n", stderr);
+        return EXIT_ERROR;
+    }
+    if (o.normalize && (o.summary || o.format != DUMP_TEXT)) {
+        fputs("etldump: --normalize prints text lines: not with --summary or --format\nTry 'etldump --help'.\n", stderr);
         return EXIT_ERROR;
     }
     if (o.format == DUMP_CSV && !o.summary) dump_csv_header(stdout);
