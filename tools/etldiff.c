@@ -96,7 +96,8 @@ static void on_damage(void *arg, int64_t offset, const char *message)
 
     (void)offset;
     s->damaged = 1;
-    if (!s->quiet) fprintf(stderr, "etldiff: warning: %s\n", message);
+    /* The message names the file and the offset; damage makes the exit status 2. */
+    if (!s->quiet) fprintf(stderr, "etldiff: %s\n", message);
 }
 
 static uint64_t mix64(uint64_t x)
@@ -660,7 +661,7 @@ static void print_text(const struct side *A, const struct side *B, const struct 
                        size_t nh, const struct shown *sh, const struct count_row *rows, size_t nrows,
                        const struct options *o)
 {
-    printf("--- %s\n+++ %s\n", A->path, B->path);
+    if (o->max_diffs > 0) printf("--- %s\n+++ %s\n", A->path, B->path);
     for (size_t i = 0; i < nh; i++) {
         size_t a0 = SIZE_MAX, b0 = SIZE_MAX, na = 0, nb = 0;
         for (size_t j = h[i].from; j < h[i].to; j++) {
@@ -682,13 +683,15 @@ static void print_text(const struct side *A, const struct side *B, const struct 
             printf("%c%s\n", e->op == '=' ? ' ' : e->op, line_of(sh, e));
         }
     }
-    if (s->approximate)
+    if (s->approximate && o->max_diffs > 0)
         printf("(more than %d differences: the events between the common head and tail are shown as replaced)\n",
                MAX_EDIT_DISTANCE);
-    if (o->max_diffs >= 0 && s->differences > (size_t)o->max_diffs)
-        printf("(%zu more differing events not shown; -n raises the limit)\n", s->differences - (size_t)o->max_diffs);
+    if (o->max_diffs > 0 && s->differences > (size_t)o->max_diffs) {
+        size_t more = s->differences - (size_t)o->max_diffs;
+        printf("(%zu more differing event%s not shown; -n raises the limit)\n", more, more == 1 ? "" : "s");
+    }
     if (nrows) {
-        printf("\nevent counts that differ:\n");
+        printf("%sevent counts that differ:\n", o->max_diffs > 0 ? "\n" : "");
         print_rows_text(rows, nrows);
     }
     printf("A: %zu events, B: %zu events: %zu differ\n", A->n, B->n, s->differences);
