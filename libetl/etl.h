@@ -819,6 +819,37 @@ ETL_API int etl_session_enable_provider(etl_session *s, const etl_guid *provider
                                         uint64_t match_any_keyword, uint64_t match_all_keyword);
 ETL_API int etl_session_disable_provider(etl_session *s, const etl_guid *provider);
 
+/* ---- Session names: unique per user on the machine (doc/etlrecord-design.md) ---- */
+
+/*
+ * A session's controller claims its name for the life of the session: an flock on
+ * RUNTIME/NAME.lock, where RUNTIME is $ETL_RUNTIME_DIR or /dev/shm/libetl-UID (mode 0700;
+ * the lock files 0600). Names are compared without regard to ASCII case. A lock file whose
+ * controller died marks an orphaned session; the next claim of the name removes what it
+ * left and says so.
+ */
+#define ETL_SESSION_NAME_MAX 200
+typedef struct etl_session_name etl_session_name;
+
+/* The runtime directory into out, created 0700 when missing; ETL_FAILED (with a message in
+   err) when it cannot be, or is not the calling user's with mode 0700. */
+ETL_API int etl_runtime_dir(char *out, size_t size, char *err, size_t errsize);
+/* The lower-case key of a name; ETL_FAILED when it is not a valid name (1 to
+   ETL_SESSION_NAME_MAX bytes, no '/' and no control characters). */
+ETL_API int etl_session_name_key(const char *name, char key[ETL_SESSION_NAME_MAX + 1]);
+/* Claims name: ETL_OK, *orphan_removed telling whether a dead session of that name was
+   cleaned up; ETL_FAILED with errno EEXIST when a live session holds it (err names its pid),
+   EINVAL for a bad name, EACCES for a runtime directory that is not private. */
+ETL_API int etl_session_name_claim(etl_session_name **out, const char *name, int *orphan_removed, char *err,
+                                   size_t errsize);
+ETL_API const char *etl_session_name_path(const etl_session_name *n);
+/* Gives the name back: the lock file and the session's other objects are removed. */
+ETL_API void etl_session_name_release(etl_session_name *n);
+/* Calls cb for each session of the user: its name as claimed, its controller's pid, and
+   whether it is orphaned (the controller died without releasing it). */
+ETL_API int etl_session_name_list(void (*cb)(void *arg, const char *name, long pid, int orphaned), void *arg,
+                                  char *err, size_t errsize);
+
 /* ---- Merging: several traces on one PerfCounter clock (what etlmerge does) ---- */
 
 /*
