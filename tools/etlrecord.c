@@ -558,10 +558,13 @@ static int cmd_start(const struct options *o)
         }
     if (o->output && !(c.props.log_file_name = absolute(o->output))) {
         fprintf(stderr, "etlrecord: %s: %s\n", o->output, strerror(errno));
+        free(specs);
         return EXIT_ERROR;
     }
     if (pipe(pfd) != 0 || (pid = fork()) < 0) {
         fprintf(stderr, "etlrecord: session %s: cannot start a controller: %s\n", o->name, strerror(errno));
+        free(specs);
+        free((char *)c.props.log_file_name);
         return EXIT_ERROR;
     }
     if (pid == 0) {
@@ -578,6 +581,7 @@ static int cmd_start(const struct options *o)
     }
     if (f) fclose(f);
     free(specs);
+    free((char *)c.props.log_file_name);
     if (ok) return 0;
     waitpid(pid, &status, 0);
     return EXIT_ERROR;
@@ -855,7 +859,8 @@ __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ..
     return EXIT_ERROR;
 }
 
-int main(int argc, char **argv)
+/* Parses the command line into o (whose providers array the caller owns) and runs the command. */
+static int command_line(int argc, char **argv, struct options *o)
 {
     static const struct option longopts[] = {
         { "output", required_argument, NULL, 'o' },           { "mode", required_argument, NULL, OPT_MODE },
@@ -867,12 +872,8 @@ int main(int argc, char **argv)
         { "version", no_argument, NULL, 'V' },                  { NULL, 0, NULL, 0 },
     };
     const struct command *cmd = NULL;
-    struct options o;
-    int c, idx, rc;
+    int c, idx;
 
-    memset(&o, 0, sizeof o);
-    o.providers = calloc((size_t)argc, sizeof *o.providers);
-    if (!o.providers) return EXIT_ERROR;
     if (argc > 1 && argv[1][0] != '-') {
         if (strcmp(argv[1], "run") == 0) {
             fputs("etlrecord: not yet supported: run (it needs providers in other processes to write into the "
@@ -890,17 +891,17 @@ int main(int argc, char **argv)
         switch (c) {
         case 'h': fputs(usage_text, stdout); return 0;
         case 'V': printf("etlrecord %s (%s)\n", etl_version(), etl_version_details()); return 0;
-        case 'o': o.output = optarg; lname = "output"; break;
-        case OPT_MODE: o.mode = optarg; break;
-        case OPT_CLOCK: o.clock = optarg; break;
-        case OPT_BUFSIZE: num = &o.buffer_size_kb; max = 16384; break;
-        case OPT_MINBUF: num = &o.min_buffers; break;
-        case OPT_MAXBUF: num = &o.max_buffers; o.has_max_buffers = 1; break;
-        case OPT_MAXFILE: num = &o.max_file_size_mb; break;
-        case OPT_FLUSH: num = &o.flush_timer_s; o.has_flush_timer = 1; break;
-        case OPT_PROVIDER: o.providers[o.nproviders++] = optarg; break;
-        case OPT_JSON: o.json = 1; break;
-        case OPT_STACKWALK: o.stackwalk = 1; break;
+        case 'o': o->output = optarg; lname = "output"; break;
+        case OPT_MODE: o->mode = optarg; break;
+        case OPT_CLOCK: o->clock = optarg; break;
+        case OPT_BUFSIZE: num = &o->buffer_size_kb; max = 16384; break;
+        case OPT_MINBUF: num = &o->min_buffers; break;
+        case OPT_MAXBUF: num = &o->max_buffers; o->has_max_buffers = 1; break;
+        case OPT_MAXFILE: num = &o->max_file_size_mb; break;
+        case OPT_FLUSH: num = &o->flush_timer_s; o->has_flush_timer = 1; break;
+        case OPT_PROVIDER: o->providers[o->nproviders++] = optarg; break;
+        case OPT_JSON: o->json = 1; break;
+        case OPT_STACKWALK: o->stackwalk = 1; break;
         default: fputs("Try 'etlrecord --help'.\n", stderr); return EXIT_ERROR;
         }
         if (!lname) lname = longopts[c == 'o' ? 0 : c - OPT_MODE + 1].name;
@@ -918,23 +919,34 @@ int main(int argc, char **argv)
         }
     }
     if (!cmd) return usage_error("%s", "no command (start, stop, query, flush, update, list)");
-    if (o.stackwalk) {
+    if (o->stackwalk) {
         fputs("etlrecord: not yet supported: --stackwalk (a provider asks for its stacks with ETL_WRITE_STACK; "
               "the session-wide option comes with providers in other processes)\n", stderr);
         return EXIT_ERROR;
     }
     if (cmd->needs_name) {
         if (optind >= argc) return usage_error("%s needs a session name", cmd->name);
-        o.name = argv[optind++];
+        o->name = argv[optind++];
     }
     if (optind < argc) return usage_error("unexpected argument '%s'", argv[optind]);
-    if (o.name) {
+    if (o->name) {
         char key[ETL_SESSION_NAME_MAX + 1];
-        if (etl_session_name_key(o.name, key) != ETL_OK)
-            return usage_error("'%s' is not a session name (1 to 200 bytes, no '/' or control characters)", o.name);
+        if (etl_session_name_key(o->name, key) != ETL_OK)
+            return usage_error("'%s' is not a session name (1 to 200 bytes, no '/' or control characters)", o->name);
     }
     signal(SIGPIPE, SIG_IGN);
-    rc = cmd->run(&o);
+    return cmd->run(o);
+}
+
+int main(int argc, char **argv)
+{
+    struct options o;
+    int rc;
+
+    memset(&o, 0, sizeof o);
+    o.providers = calloc((size_t)argc, sizeof *o.providers);
+    if (!o.providers) return EXIT_ERROR;
+    rc = command_line(argc, argv, &o);
     free(o.providers);
     return rc;
 }
