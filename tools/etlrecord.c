@@ -356,11 +356,14 @@ static int serve(struct controller *c, int fd)
         close(fd);
         return 0;
     }
+    /* The request is read even from a peer refused: closing with it unread would reset the
+       connection before the peer reads why. */
+    if (read_request(fd, line, sizeof line) != 0) line[0] = '\0';
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || (cred.uid != getuid() && cred.uid != 0)) {
         fprintf(f, "error session %s belongs to uid %ld; only it and root may control it\n", c->name,
                 (long)getuid());
     }
-    else if (read_request(fd, line, sizeof line) != 0) {
+    else if (!line[0]) {
         fputs("error no request\n", f);
     }
     else if (strcmp(line, "query") == 0) {
@@ -464,6 +467,10 @@ static void controller_run(struct controller *c, const struct provider_spec *spe
 {
     int devnull = open("/dev/null", O_RDWR);
 
+    /* Nothing of the caller's stays open in a process that may live for days (a make
+       jobserver, a pipe its caller waits on), but the pipe to 'start' and stderr. */
+    for (int fd = 3; fd < 1024; fd++)
+        if (fd != report_fd && fd != devnull) close(fd);
     setsid();
     umask(077);
     signal(SIGPIPE, SIG_IGN);
