@@ -583,14 +583,20 @@ static int cmd_start(const struct options *o)
     while (f && fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = '\0';
         if (strncmp(line, "note ", 5) == 0) fprintf(stderr, "etlrecord: %s\n", line + 5);
-        else if (strncmp(line, "error ", 6) == 0) fprintf(stderr, "etlrecord: %s\n", line + 6);
+        else if (strncmp(line, "error ", 6) == 0) {
+            fprintf(stderr, "etlrecord: %s\n", line + 6);
+            ok = -1;
+        }
         else if (strncmp(line, "ok ", 3) == 0) ok = 1;
     }
     if (f) fclose(f);
     free(specs);
     free((char *)c.props.log_file_name);
-    if (ok) return 0;
+    if (ok == 1) return 0;
     waitpid(pid, &status, 0);
+    if (ok == 0) fprintf(stderr, "etlrecord: session %s: the controller ended before the session ran (%s %d)\n",
+                         o->name, WIFSIGNALED(status) ? "signal" : "exit status",
+                         WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
     return EXIT_ERROR;
 }
 
