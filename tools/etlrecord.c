@@ -1,0 +1,965 @@
+/* SPDX-License-Identifier: MIT */
+/* etlrecord: start, query, flush, update, stop and list named sessions (doc/etlrecord-design.md). */
+#define _GNU_SOURCE /* struct ucred, SO_PEERCRED */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "dump.h"
+#include "etl.h"
+#include "interrupt.h"
+#include "normalize.h"
+
+/* Exit codes (doc/etlrecord.1). */
+#define EXIT_LOST  1 /* stop: the session ran, but lost events or buffers */
+#define EXIT_ERROR 2 /* bad usage, no such session, or the request failed */
+
+#define LINE_MAX_LEN 4096
+
+static const char usage_text[] =
+    "Usage: etlrecord start NAME -o FILE [START OPTION]...\n"
+    "       etlrecord stop NAME [--json]\n"
+    "       etlrecord query NAME [--json]\n"
+    "       etlrecord flush NAME [-o SNAPSHOT]\n"
+    "       etlrecord update NAME [--provider SPEC]... [--flush-timer S] [--max-buffers N]\n"
+    "       etlrecord list [--json]\n"
+    "Control named ETW-style sessions: 'start' leaves a controller process in the\n"
+    "background that owns the session (its buffers, flush thread and file) and\n"
+    "answers the other commands over a private socket.\n"
+    "\n"
+    "Start options:\n"
+    "  -o, --output=FILE        the log file (not in buffering mode)\n"
+    "      --mode=MODE          sequential (default), circular, newfile or buffering\n"
+    "      --buffer-size=KB     buffer size, 4 to 16384 KB (default 64)\n"
+    "      --min-buffers=N      buffers allocated at start (at least 2 per processor)\n"
+    "      --max-buffers=N      most buffers the pool may grow to\n"
+    "      --max-file-size=MB   required for circular and newfile\n"
+    "      --flush-timer=S      flush non-empty buffers every S seconds (0: when full)\n"
+    "      --clock=CLOCK        perfcounter (default), systemtime or cycle\n"
+    "      --provider=SPEC      GUID|NAME[:LEVEL[:KEYWORDS]]: enable a provider (may be\n"
+    "                           repeated; LEVEL 0-255, 0 = all; KEYWORDS, MatchAnyKeyword,\n"
+    "                           e.g. 0x10; 0 = all)\n"
+    "Other options:\n"
+    "      --json               stop, query, list: print one JSON value\n"
+    "  -o, --output=SNAPSHOT    flush of a buffering session: the snapshot to write\n"
+    "  -h, --help               show this help and exit\n"
+    "  -V, --version            show the versions of etlrecord, libetl and zlib and exit\n"
+    "\n"
+    "Not yet supported: providers in other processes cannot write into a session yet\n"
+    "(only the controller's own session writes; shared memory comes next), so there\n"
+    "is no 'run' command, no --mode realtime and no --stackwalk.\n"
+    "\n"
+    "Exit status: 0 done; 1 (stop) the session lost events or buffers (EventsLost or\n"
+    "LogBuffersLost above 0); 2 bad usage, no such session, or the request failed.\n";
+
+enum { OPT_MODE = 256, OPT_BUFSIZE, OPT_MINBUF, OPT_MAXBUF, OPT_MAXFILE, OPT_FLUSH, OPT_CLOCK, OPT_PROVIDER,
+       OPT_JSON, OPT_STACKWALK };
+
+struct provider_spec {
+    etl_guid guid;
+    uint8_t level;
+    uint64_t keywords;
+};
+
+struct options {
+    const char *name;
+    const char *output;
+    const char *mode;
+    const char *clock;
+    int json;
+    int stackwalk;
+    int has_flush_timer, has_max_buffers;
+    uint32_t buffer_size_kb, min_buffers, max_buffers, max_file_size_mb, flush_timer_s;
+    const char **providers; /* the specs as given */
+    unsigned nproviders;
+};
+
+/* ---- small parsers shared by the command line and the controller ---- */
+
+static int parse_u32(const char *s, uint32_t max, uint32_t *out)
+{
+    char *end;
+    unsigned long long v;
+
+    if (*s < '0' || *s > '9') return -1;
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno || *end || v > max) return -1;
+    *out = (uint32_t)v;
+    return 0;
+}
+
+/* GUID|NAME[:LEVEL[:KEYWORDS]]; -1 with a message in err. */
+static int parse_provider(const char *spec, struct provider_spec *out, char *err, size_t errsize)
+{
+    char buf[256], *level, *kw = NULL, *end;
+    uint32_t lv = 0;
+
+    if (strlen(spec) >= sizeof buf) {
+        snprintf(err, errsize, "provider '%.40s...' is too long", spec);
+        return -1;
+    }
+    strcpy(buf, spec);
+    level = strchr(buf, ':');
+    if (level) {
+        *level++ = '\0';
+        kw = strchr(level, ':');
+        if (kw) *kw++ = '\0';
+    }
+    memset(out, 0, sizeof *out);
+    if (norm_provider_parse(buf, &out->guid) != 0) {
+        snprintf(err, errsize, "provider '%s': not a GUID or a provider name libetl knows", buf);
+        return -1;
+    }
+    if (level && *level && parse_u32(level, 255, &lv) != 0) {
+        snprintf(err, errsize, "provider '%s': level '%s' is not 0 to 255", spec, level);
+        return -1;
+    }
+    out->level = (uint8_t)lv;
+    if (kw && *kw) {
+        errno = 0;
+        out->keywords = strtoull(kw, &end, 0);
+        if (errno || *end || *kw == '-') {
+            snprintf(err, errsize, "provider '%s': keywords '%s' are not a number (0x10)", spec, kw);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static const struct {
+    const char *name;
+    uint32_t mode;
+} modes[] = {
+    { "sequential", ETL_MODE_FILE_SEQUENTIAL },
+    { "circular", ETL_MODE_FILE_CIRCULAR },
+    { "newfile", ETL_MODE_FILE_NEWFILE },
+    { "buffering", ETL_MODE_BUFFERING },
+};
+
+static const struct {
+    const char *name;
+    int clock;
+} clocks[] = {
+    { "perfcounter", ETL_CLOCK_PERFCOUNTER },
+    { "systemtime", ETL_CLOCK_SYSTEMTIME },
+    { "cycle", ETL_CLOCK_CPUCYCLE },
+};
+
+static const char *mode_name(uint32_t mode)
+{
+    for (unsigned i = 0; i < sizeof modes / sizeof modes[0]; i++)
+        if (modes[i].mode == mode) return modes[i].name;
+    return "?";
+}
+
+static const char *clock_name(int clock)
+{
+    for (unsigned i = 0; i < sizeof clocks / sizeof clocks[0]; i++)
+        if (clocks[i].clock == clock) return clocks[i].name;
+    return "?";
+}
+
+/* An absolute path for the controller, which works from "/"; NULL without memory. */
+static char *absolute(const char *path)
+{
+    char cwd[4096];
+    char *out;
+
+    if (path[0] == '/') return strdup(path);
+    if (!getcwd(cwd, sizeof cwd)) return NULL;
+    out = malloc(strlen(cwd) + strlen(path) + 2);
+    if (out) sprintf(out, "%s/%s", cwd, path);
+    return out;
+}
+
+/* RUNTIME/KEY.sock into out; -1 with a message in err. */
+static int socket_path(const char *name, char *out, size_t size, char *err, size_t errsize)
+{
+    char dir[4096], key[ETL_SESSION_NAME_MAX + 1];
+
+    if (etl_session_name_key(name, key) != ETL_OK) {
+        snprintf(err, errsize, "'%s' is not a session name (1 to %d bytes, no '/' or control characters)", name,
+                 ETL_SESSION_NAME_MAX);
+        return -1;
+    }
+    if (etl_runtime_dir(dir, sizeof dir, err, errsize) != ETL_OK) return -1;
+    if ((size_t)snprintf(out, size, "%s/%s.sock", dir, key) >= size) {
+        snprintf(err, errsize, "session %s: the socket path %.200s/%s.sock is too long", name, dir, key);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the controller: the process that owns a session ---- */
+
+struct controller {
+    const char *name;
+    etl_session_properties props;
+    etl_session *session;
+    etl_session_name *claim;
+    struct provider_spec *providers;
+    unsigned nproviders;
+    int listen_fd;
+};
+
+/* Enables p in the session and records it (replacing an earlier enable of its GUID). */
+static int controller_enable(struct controller *c, const struct provider_spec *p, char *err, size_t errsize)
+{
+    char g[ETL_GUID_STRING_SIZE];
+    unsigned i;
+
+    if (etl_session_enable_provider(c->session, &p->guid, p->level, p->keywords, 0) != ETL_OK) {
+        snprintf(err, errsize, "provider %s could not be enabled: %s", etl_guid_format(&p->guid, g),
+                 strerror(errno));
+        return -1;
+    }
+    for (i = 0; i < c->nproviders && !etl_guid_equal(&c->providers[i].guid, &p->guid); i++) {}
+    if (i == c->nproviders) {
+        struct provider_spec *n = realloc(c->providers, (c->nproviders + 1) * sizeof *n);
+        if (!n) {
+            snprintf(err, errsize, "out of memory");
+            return -1;
+        }
+        c->providers = n;
+        c->nproviders++;
+    }
+    c->providers[i] = *p;
+    return 0;
+}
+
+static void send_stats(FILE *f, const etl_session_stats *st)
+{
+    fprintf(f, "NumberOfBuffers %u\nFreeBuffers %u\nEventsLost %llu\nBuffersWritten %u\nLogBuffersLost %u\n"
+            "RealTimeBuffersLost %u\n", st->number_of_buffers, st->free_buffers,
+            (unsigned long long)st->events_lost, st->buffers_written, st->log_buffers_lost,
+            st->real_time_buffers_lost);
+}
+
+static void send_properties(FILE *f, const struct controller *c)
+{
+    const etl_session_properties *p = &c->props;
+    char g[ETL_GUID_STRING_SIZE];
+
+    fprintf(f, "LoggerName %s\n", c->name);
+    if (p->log_file_name) fprintf(f, "LogFileName %s\n", p->log_file_name);
+    fprintf(f, "ControllerPid %ld\nLogFileMode %s\nBufferSize %u\nMinimumBuffers %u\nMaximumBuffers %u\n"
+            "MaximumFileSize %u\nFlushTimer %u\nClockType %s\n", (long)getpid(), mode_name(p->log_file_mode),
+            p->buffer_size_kb, p->minimum_buffers, p->maximum_buffers, p->maximum_file_size_mb,
+            p->flush_timer_s, clock_name(p->clock_type));
+    for (unsigned i = 0; i < c->nproviders; i++)
+        fprintf(f, "Provider %s %u 0x%llx\n", etl_guid_format(&c->providers[i].guid, g), c->providers[i].level,
+                (unsigned long long)c->providers[i].keywords);
+}
+
+/* "update provider SPEC flush-timer S max-buffers N ...": all checked before any is applied. */
+static void serve_update(FILE *f, struct controller *c, char *args)
+{
+    struct provider_spec specs[64];
+    unsigned n = 0;
+    char err[512], *save = NULL;
+
+    for (char *k = strtok_r(args, " ", &save); k; k = strtok_r(NULL, " ", &save)) {
+        char *v = strtok_r(NULL, " ", &save);
+        if (!v) {
+            fprintf(f, "error update: '%s' has no value\n", k);
+            return;
+        }
+        if (strcmp(k, "flush-timer") == 0 || strcmp(k, "max-buffers") == 0) {
+            fprintf(f, "error the %s of a running session cannot be changed (the engine has no setter for it "
+                    "yet); stop the session and start it again with --%s\n",
+                    k[0] == 'f' ? "flush timer" : "maximum number of buffers", k);
+            return;
+        }
+        if (strcmp(k, "provider") != 0) {
+            fprintf(f, "error update: unknown setting '%s'\n", k);
+            return;
+        }
+        if (n == sizeof specs / sizeof specs[0]) {
+            fprintf(f, "error update: too many providers at once\n");
+            return;
+        }
+        if (parse_provider(v, &specs[n++], err, sizeof err) != 0) {
+            fprintf(f, "error %s\n", err);
+            return;
+        }
+    }
+    for (unsigned i = 0; i < n; i++)
+        if (controller_enable(c, &specs[i], err, sizeof err) != 0) {
+            fprintf(f, "error %s\n", err);
+            return;
+        }
+    send_properties(f, c);
+    fputs("ok\n", f);
+}
+
+/* Stops the session and gives the name back; the answer goes to f (NULL: nobody asked). */
+static int controller_stop(struct controller *c, FILE *f)
+{
+    etl_session_stats st;
+    int rc = etl_session_stop(c->session, &st);
+
+    c->session = NULL;
+    close(c->listen_fd);
+    etl_session_name_release(c->claim);
+    if (!f) return rc;
+    fprintf(f, "LoggerName %s\n", c->name);
+    if (c->props.log_file_name) fprintf(f, "LogFileName %s\n", c->props.log_file_name);
+    send_stats(f, &st);
+    if (rc != ETL_OK) fprintf(f, "error the file could not be written: %s\n", st.error);
+    else fputs("ok\n", f);
+    return rc;
+}
+
+/* Reads one request line (without its newline) from fd; -1 when none came. */
+static int read_request(int fd, char *line, size_t size)
+{
+    size_t n = 0;
+
+    while (n + 1 < size) {
+        ssize_t r = read(fd, line + n, size - 1 - n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        n += (size_t)r;
+        if (memchr(line, '\n', n)) break;
+    }
+    line[n] = '\0';
+    line[strcspn(line, "\n")] = '\0';
+    return n ? 0 : -1;
+}
+
+/* Serves one connection; 1 when the session was stopped. */
+static int serve(struct controller *c, int fd)
+{
+    struct ucred cred;
+    socklen_t len = sizeof cred;
+    struct timeval tv = { 5, 0 };
+    char line[LINE_MAX_LEN];
+    FILE *f;
+    int stopped = 0;
+
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    f = fdopen(fd, "r+");
+    if (!f) {
+        close(fd);
+        return 0;
+    }
+    /* The request is read even from a peer refused: closing with it unread would reset the
+       connection before the peer reads why. */
+    if (read_request(fd, line, sizeof line) != 0) line[0] = '\0';
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || (cred.uid != getuid() && cred.uid != 0)) {
+        fprintf(f, "error session %s belongs to uid %ld; only it and root may control it\n", c->name,
+                (long)getuid());
+    }
+    else if (!line[0]) {
+        fputs("error no request\n", f);
+    }
+    else if (strcmp(line, "query") == 0) {
+        etl_session_stats st;
+        etl_session_query(c->session, &st);
+        send_properties(f, c);
+        send_stats(f, &st);
+        if (st.error[0]) fprintf(f, "error %s\n", st.error);
+        else fputs("ok\n", f);
+    }
+    else if (strcmp(line, "stop") == 0) {
+        controller_stop(c, f);
+        stopped = 1;
+    }
+    else if (strncmp(line, "flush", 5) == 0 && (line[5] == '\0' || line[5] == ' ')) {
+        const char *path = line[5] ? line + 6 : NULL;
+        int buffering = c->props.log_file_mode == ETL_MODE_BUFFERING;
+        if (buffering && !path) fputs("error a buffering session is flushed to a snapshot: flush -o SNAPSHOT\n", f);
+        else if (!buffering && path) fputs("error -o SNAPSHOT is for buffering sessions; this one writes its file\n", f);
+        else if ((buffering ? etl_session_snapshot(c->session, path) : etl_session_flush(c->session)) != ETL_OK)
+            fprintf(f, "error %s\n", etl_session_error(c->session));
+        else {
+            if (path) fprintf(f, "Snapshot %s\n", path);
+            fputs("ok\n", f);
+        }
+    }
+    else if (strncmp(line, "update ", 7) == 0) {
+        serve_update(f, c, line + 7);
+    }
+    else {
+        fprintf(f, "error unknown request '%s'\n", line);
+    }
+    fclose(f);
+    return stopped;
+}
+
+/* Tells the waiting 'start' how it went: "note TEXT", then "ok" or "error TEXT". */
+static void report(int fd, const char *kind, const char *text)
+{
+    char buf[LINE_MAX_LEN];
+    int n = snprintf(buf, sizeof buf, "%s %s\n", kind, text);
+
+    if (n > 0 && write(fd, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1) < 0) {}
+}
+
+static int controller_listen(struct controller *c, char *err, size_t errsize)
+{
+    struct sockaddr_un addr;
+    char path[sizeof addr.sun_path];
+
+    if (socket_path(c->name, path, sizeof path, err, errsize) != 0) return -1;
+    memset(&addr, 0, sizeof addr);
+    addr.sun_family = AF_UNIX;
+    strcpy(addr.sun_path, path);
+    unlink(path); /* we hold the name: whatever is there is stale */
+    c->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (c->listen_fd < 0 || bind(c->listen_fd, (struct sockaddr *)&addr, sizeof addr) != 0 ||
+        chmod(path, 0600) != 0 || listen(c->listen_fd, 16) != 0) {
+        snprintf(err, errsize, "session %s: control socket %s: %s", c->name, path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Claims the name, starts the session, enables its providers, listens: 0, or -1 (reported). */
+static int controller_setup(struct controller *c, const struct provider_spec *specs, unsigned n, int report_fd)
+{
+    char err[1024];
+    int orphan = 0;
+
+    if (etl_session_name_claim(&c->claim, c->name, &orphan, err, sizeof err) != ETL_OK) {
+        report(report_fd, "error", err);
+        return -1;
+    }
+    if (orphan) {
+        snprintf(err, sizeof err, "session %s: cleaned up what an earlier controller of that name left (it had died)",
+                 c->name);
+        report(report_fd, "note", err);
+    }
+    if (etl_session_start(&c->session, &c->props) != ETL_OK) {
+        snprintf(err, sizeof err, "session %s: %s", c->name,
+                 c->session ? etl_session_error(c->session) : "out of memory");
+        if (c->session) etl_session_stop(c->session, NULL);
+        etl_session_name_release(c->claim);
+        report(report_fd, "error", err);
+        return -1;
+    }
+    for (unsigned i = 0; i < n; i++)
+        if (controller_enable(c, &specs[i], err, sizeof err) != 0) break;
+    if (c->nproviders < n || controller_listen(c, err, sizeof err) != 0) {
+        etl_session_stop(c->session, NULL);
+        etl_session_name_release(c->claim);
+        report(report_fd, "error", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* The controller's life: set up, serve until stopped or signalled; never returns. */
+static void controller_run(struct controller *c, const struct provider_spec *specs, unsigned n, int report_fd)
+{
+    int devnull = open("/dev/null", O_RDWR);
+
+    /* Nothing of the caller's stays open in a process that may live for days (a make
+       jobserver, a pipe its caller waits on), but the pipe to 'start' and stderr. */
+    for (int fd = 3; fd < 1024; fd++)
+        if (fd != report_fd && fd != devnull) close(fd);
+    setsid();
+    umask(077);
+    signal(SIGPIPE, SIG_IGN);
+    tool_catch_signals();
+    if (devnull >= 0) {
+        dup2(devnull, 0);
+        dup2(devnull, 1);
+    }
+    if (chdir("/") != 0) {}
+    if (controller_setup(c, specs, n, report_fd) != 0) _exit(EXIT_ERROR);
+    report(report_fd, "ok", "running");
+    close(report_fd);
+    if (devnull >= 0) dup2(devnull, 2);
+    for (;;) {
+        struct pollfd p = { c->listen_fd, POLLIN, 0 };
+        if (tool_interrupted) {
+            _exit(controller_stop(c, NULL) == ETL_OK ? 0 : EXIT_ERROR);
+        }
+        if (poll(&p, 1, 200) <= 0) continue;
+        int fd = accept4(c->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+        if (fd >= 0 && serve(c, fd)) _exit(0);
+    }
+}
+
+/* ---- the commands ---- */
+
+static int start_properties(const struct options *o, etl_session_properties *p)
+{
+    memset(p, 0, sizeof *p);
+    p->logger_name = o->name;
+    p->buffer_size_kb = o->buffer_size_kb ? o->buffer_size_kb : 64; /* the engine's default, shown by query */
+    p->minimum_buffers = o->min_buffers;
+    p->maximum_buffers = o->max_buffers;
+    p->maximum_file_size_mb = o->max_file_size_mb;
+    p->flush_timer_s = o->flush_timer_s;
+    p->log_file_mode = ETL_MODE_FILE_SEQUENTIAL;
+    p->clock_type = ETL_CLOCK_PERFCOUNTER;
+    if (o->mode) {
+        unsigned i;
+        if (strcmp(o->mode, "realtime") == 0) {
+            fputs("etlrecord: not yet supported: --mode realtime (real-time consumers come with sessions shared "
+                  "through shared memory)\n", stderr);
+            return -1;
+        }
+        for (i = 0; i < sizeof modes / sizeof modes[0] && strcmp(modes[i].name, o->mode) != 0; i++) {}
+        if (i == sizeof modes / sizeof modes[0]) {
+            fprintf(stderr, "etlrecord: --mode: '%s' is not sequential, circular, newfile or buffering\n", o->mode);
+            return -1;
+        }
+        p->log_file_mode = modes[i].mode;
+    }
+    if (o->clock) {
+        unsigned i;
+        for (i = 0; i < sizeof clocks / sizeof clocks[0] && strcmp(clocks[i].name, o->clock) != 0; i++) {}
+        if (i == sizeof clocks / sizeof clocks[0]) {
+            fprintf(stderr, "etlrecord: --clock: '%s' is not perfcounter, systemtime or cycle\n", o->clock);
+            return -1;
+        }
+        p->clock_type = clocks[i].clock;
+    }
+    if (p->log_file_mode == ETL_MODE_BUFFERING && o->output) {
+        fputs("etlrecord: a buffering session has no file (-o); write snapshots with 'etlrecord flush NAME -o "
+              "SNAPSHOT'\n", stderr);
+        return -1;
+    }
+    if (p->log_file_mode != ETL_MODE_BUFFERING && !o->output) {
+        fputs("etlrecord: no log file (-o FILE)\nTry 'etlrecord --help'.\n", stderr);
+        return -1;
+    }
+    return 0;
+}
+
+static int cmd_start(const struct options *o)
+{
+    struct controller c;
+    struct provider_spec *specs;
+    char err[512], line[LINE_MAX_LEN];
+    int pfd[2], status, ok = 0;
+    pid_t pid;
+    FILE *f;
+
+    memset(&c, 0, sizeof c);
+    c.name = o->name;
+    if (start_properties(o, &c.props) != 0) return EXIT_ERROR;
+    specs = calloc(o->nproviders + 1, sizeof *specs);
+    if (!specs) return EXIT_ERROR;
+    for (unsigned i = 0; i < o->nproviders; i++)
+        if (parse_provider(o->providers[i], &specs[i], err, sizeof err) != 0) {
+            fprintf(stderr, "etlrecord: %s\n", err);
+            free(specs);
+            return EXIT_ERROR;
+        }
+    if (o->output && !(c.props.log_file_name = absolute(o->output))) {
+        fprintf(stderr, "etlrecord: %s: %s\n", o->output, strerror(errno));
+        free(specs);
+        return EXIT_ERROR;
+    }
+    if (pipe(pfd) != 0 || (pid = fork()) < 0) {
+        fprintf(stderr, "etlrecord: session %s: cannot start a controller: %s\n", o->name, strerror(errno));
+        free(specs);
+        free((char *)c.props.log_file_name);
+        return EXIT_ERROR;
+    }
+    if (pid == 0) {
+        close(pfd[0]);
+        controller_run(&c, specs, o->nproviders, pfd[1]);
+    }
+    close(pfd[1]);
+    f = fdopen(pfd[0], "r");
+    while (f && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (strncmp(line, "note ", 5) == 0) fprintf(stderr, "etlrecord: %s\n", line + 5);
+        else if (strncmp(line, "error ", 6) == 0) {
+            fprintf(stderr, "etlrecord: %s\n", line + 6);
+            ok = -1;
+        }
+        else if (strncmp(line, "ok ", 3) == 0) ok = 1;
+    }
+    if (f) fclose(f);
+    free(specs);
+    free((char *)c.props.log_file_name);
+    if (ok == 1) return 0;
+    waitpid(pid, &status, 0);
+    if (ok == 0) fprintf(stderr, "etlrecord: session %s: the controller ended before the session ran (%s %d)\n",
+                         o->name, WIFSIGNALED(status) ? "signal" : "exit status",
+                         WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    return EXIT_ERROR;
+}
+
+/* Connects to the controller of name; -1 with a message printed. */
+static int connect_session(const char *name)
+{
+    struct sockaddr_un addr;
+    char err[1024];
+    int fd;
+
+    memset(&addr, 0, sizeof addr);
+    addr.sun_family = AF_UNIX;
+    if (socket_path(name, addr.sun_path, sizeof addr.sun_path, err, sizeof err) != 0) {
+        fprintf(stderr, "etlrecord: %s\n", err);
+        return -1;
+    }
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&addr, sizeof addr) == 0) return fd;
+    if (errno == ENOENT) fprintf(stderr, "etlrecord: no session %s\n", name);
+    else if (errno == ECONNREFUSED)
+        fprintf(stderr, "etlrecord: session %s is orphaned (its controller died); the next 'etlrecord start %s' "
+                "cleans it up\n", name, name);
+    else fprintf(stderr, "etlrecord: session %s: %s: %s\n", name, addr.sun_path, strerror(errno));
+    if (fd >= 0) close(fd);
+    return -1;
+}
+
+struct answer {
+    char **lines; /* "key value" */
+    unsigned n;
+    char *error;  /* the "error" line's text, or NULL */
+    int ok;
+};
+
+static void answer_free(struct answer *a)
+{
+    for (unsigned i = 0; i < a->n; i++) free(a->lines[i]);
+    free(a->lines);
+    free(a->error);
+}
+
+/* Sends request to the controller of name and reads its answer; -1 (printed) when none came. */
+static int ask(const char *name, const char *request, struct answer *a)
+{
+    char line[LINE_MAX_LEN];
+    int fd = connect_session(name);
+    FILE *f;
+
+    memset(a, 0, sizeof *a);
+    if (fd < 0) return -1;
+    if (write(fd, request, strlen(request)) < 0 || write(fd, "\n", 1) < 0 || !(f = fdopen(fd, "r"))) {
+        fprintf(stderr, "etlrecord: session %s: %s\n", name, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    while (fgets(line, sizeof line, f)) {
+        char **n;
+        line[strcspn(line, "\n")] = '\0';
+        if (strcmp(line, "ok") == 0) a->ok = 1;
+        else if (strncmp(line, "error ", 6) == 0) a->error = strdup(line + 6);
+        else if ((n = realloc(a->lines, (a->n + 1) * sizeof *n)) != NULL) {
+            a->lines = n;
+            a->lines[a->n++] = strdup(line);
+        }
+    }
+    fclose(f);
+    if (!a->ok && !a->error) {
+        fprintf(stderr, "etlrecord: session %s: the controller gave no answer\n", name);
+        answer_free(a);
+        return -1;
+    }
+    return 0;
+}
+
+static int is_number(const char *s)
+{
+    if (!*s) return 0;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9') return 0;
+    return 1;
+}
+
+static void print_answer(const struct answer *a, int json)
+{
+    unsigned nprov = 0;
+
+    if (json) fputc('{', stdout);
+    for (unsigned i = 0; i < a->n; i++) {
+        char *key = a->lines[i], *sp = strchr(key, ' ');
+        const char *value = sp ? sp + 1 : "";
+        int klen = sp ? (int)(sp - key) : (int)strlen(key);
+        if (strncmp(key, "Provider ", 9) == 0) {
+            char guid[64] = "", kw[32] = "";
+            unsigned level = 0;
+            sscanf(value, "%63s %u %31s", guid, &level, kw);
+            const char *pname = NULL;
+            etl_guid g;
+            if (etl_guid_parse(guid, &g) == ETL_OK) pname = etl_guid_name(&g);
+            if (!json) {
+                printf("%-20s %s%s%s level %u keywords %s\n", "Provider", guid, pname ? " " : "", pname ? pname : "",
+                       level, kw);
+                continue;
+            }
+            printf("%s\"Providers\":[", i ? "," : "");
+            for (unsigned j = i; j < a->n && strncmp(a->lines[j], "Provider ", 9) == 0; j++, nprov++) {
+                sscanf(a->lines[j] + 9, "%63s %u %31s", guid, &level, kw);
+                pname = etl_guid_parse(guid, &g) == ETL_OK ? etl_guid_name(&g) : NULL;
+                printf("%s{\"Guid\":\"%s\",", j > i ? "," : "", guid);
+                if (pname) {
+                    fputs("\"Name\":", stdout);
+                    dump_json_string(stdout, pname);
+                    fputc(',', stdout);
+                }
+                printf("\"Level\":%u,\"MatchAnyKeyword\":\"%s\"}", level, kw);
+            }
+            fputc(']', stdout);
+            i += nprov - 1;
+            nprov = 0;
+            continue;
+        }
+        if (!json) {
+            printf("%-20.*s %s\n", klen, key, value);
+            continue;
+        }
+        printf("%s\"%.*s\":", i ? "," : "", klen, key);
+        if (is_number(value)) fputs(value, stdout);
+        else dump_json_string(stdout, value);
+    }
+    if (json) fputs("}\n", stdout);
+}
+
+static uint64_t answer_number(const struct answer *a, const char *key)
+{
+    size_t k = strlen(key);
+
+    for (unsigned i = 0; i < a->n; i++)
+        if (strncmp(a->lines[i], key, k) == 0 && a->lines[i][k] == ' ') return strtoull(a->lines[i] + k + 1, NULL, 10);
+    return 0;
+}
+
+/* Asks, prints the answer (or the error); 0, or EXIT_ERROR. */
+static int request(const struct options *o, const char *req, int print)
+{
+    struct answer a;
+    int rc;
+
+    if (ask(o->name, req, &a) != 0) return EXIT_ERROR;
+    if (print) print_answer(&a, o->json);
+    if (a.error) fprintf(stderr, "etlrecord: session %s: %s\n", o->name, a.error);
+    rc = a.error ? EXIT_ERROR : 0;
+    if (!rc && strcmp(req, "stop") == 0 &&
+        (answer_number(&a, "EventsLost") > 0 || answer_number(&a, "LogBuffersLost") > 0)) {
+        fprintf(stderr, "etlrecord: session %s lost events or buffers (EventsLost %llu, LogBuffersLost %llu)\n",
+                o->name, (unsigned long long)answer_number(&a, "EventsLost"),
+                (unsigned long long)answer_number(&a, "LogBuffersLost"));
+        rc = EXIT_LOST;
+    }
+    answer_free(&a);
+    return rc;
+}
+
+static int cmd_flush(const struct options *o)
+{
+    char req[LINE_MAX_LEN], *path = NULL;
+    int rc;
+
+    if (o->output && !(path = absolute(o->output))) {
+        fprintf(stderr, "etlrecord: %s: %s\n", o->output, strerror(errno));
+        return EXIT_ERROR;
+    }
+    if (path && strchr(path, '\n')) {
+        fprintf(stderr, "etlrecord: a snapshot's name may not hold a newline\n");
+        free(path);
+        return EXIT_ERROR;
+    }
+    snprintf(req, sizeof req, "flush%s%s", path ? " " : "", path ? path : "");
+    free(path);
+    rc = request(o, req, 0);
+    return rc;
+}
+
+static int cmd_update(const struct options *o)
+{
+    char req[LINE_MAX_LEN], err[512];
+    size_t n = (size_t)snprintf(req, sizeof req, "update");
+
+    for (unsigned i = 0; i < o->nproviders; i++) {
+        struct provider_spec p;
+        if (parse_provider(o->providers[i], &p, err, sizeof err) != 0 || strchr(o->providers[i], ' ')) {
+            fprintf(stderr, "etlrecord: %s\n", err);
+            return EXIT_ERROR;
+        }
+        n += (size_t)snprintf(req + n, sizeof req - n, " provider %s", o->providers[i]);
+    }
+    if (o->has_flush_timer) n += (size_t)snprintf(req + n, sizeof req - n, " flush-timer %u", o->flush_timer_s);
+    if (o->has_max_buffers) n += (size_t)snprintf(req + n, sizeof req - n, " max-buffers %u", o->max_buffers);
+    if (n >= sizeof req) {
+        fputs("etlrecord: update: too many providers at once\n", stderr);
+        return EXIT_ERROR;
+    }
+    if (!o->nproviders && !o->has_flush_timer && !o->has_max_buffers) {
+        fputs("etlrecord: update: nothing to change (--provider, --flush-timer, --max-buffers)\n", stderr);
+        return EXIT_ERROR;
+    }
+    return request(o, req, 0);
+}
+
+struct list_state {
+    int json;
+    unsigned n;
+};
+
+static void list_one(void *arg, const char *name, long pid, int orphaned)
+{
+    struct list_state *st = arg;
+
+    if (!st->json) {
+        printf("%-24s %8ld %s\n", name, pid, orphaned ? "orphaned" : "running");
+        return;
+    }
+    printf("%s{\"LoggerName\":", st->n++ ? "," : "");
+    dump_json_string(stdout, name);
+    printf(",\"ControllerPid\":%ld,\"State\":\"%s\"}", pid, orphaned ? "orphaned" : "running");
+}
+
+static int cmd_list(const struct options *o)
+{
+    struct list_state st = { o->json, 0 };
+    char err[1024];
+
+    if (o->json) fputc('[', stdout);
+    if (etl_session_name_list(list_one, &st, err, sizeof err) != ETL_OK) {
+        if (o->json) fputs("]\n", stdout);
+        fprintf(stderr, "etlrecord: %s\n", err);
+        return EXIT_ERROR;
+    }
+    if (o->json) fputs("]\n", stdout);
+    return 0;
+}
+
+/* ---- the command line ---- */
+
+/* Which options each command takes (bits of the option's index in the table below). */
+struct command {
+    const char *name;
+    int needs_name;
+    const char *options; /* the long options it takes, space-separated */
+    int (*run)(const struct options *);
+};
+
+static int cmd_stop(const struct options *o) { return request(o, "stop", 1); }
+static int cmd_query(const struct options *o) { return request(o, "query", 1); }
+
+static const struct command commands[] = {
+    { "start", 1, " output mode buffer-size min-buffers max-buffers max-file-size flush-timer clock provider stackwalk ",
+      cmd_start },
+    { "stop", 1, " json ", cmd_stop },
+    { "query", 1, " json ", cmd_query },
+    { "flush", 1, " output ", cmd_flush },
+    { "update", 1, " provider flush-timer max-buffers ", cmd_update },
+    { "list", 0, " json ", cmd_list },
+};
+
+__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    fputs("etlrecord: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("\nTry 'etlrecord --help'.\n", stderr);
+    return EXIT_ERROR;
+}
+
+/* Parses the command line into o (whose providers array the caller owns) and runs the command. */
+static int command_line(int argc, char **argv, struct options *o)
+{
+    static const struct option longopts[] = {
+        { "output", required_argument, NULL, 'o' },           { "mode", required_argument, NULL, OPT_MODE },
+        { "buffer-size", required_argument, NULL, OPT_BUFSIZE }, { "min-buffers", required_argument, NULL, OPT_MINBUF },
+        { "max-buffers", required_argument, NULL, OPT_MAXBUF }, { "max-file-size", required_argument, NULL, OPT_MAXFILE },
+        { "flush-timer", required_argument, NULL, OPT_FLUSH },  { "clock", required_argument, NULL, OPT_CLOCK },
+        { "provider", required_argument, NULL, OPT_PROVIDER },  { "json", no_argument, NULL, OPT_JSON },
+        { "stackwalk", no_argument, NULL, OPT_STACKWALK },      { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },                  { NULL, 0, NULL, 0 },
+    };
+    const struct command *cmd = NULL;
+    int c, idx;
+
+    if (argc > 1 && argv[1][0] != '-') {
+        if (strcmp(argv[1], "run") == 0) {
+            fputs("etlrecord: not yet supported: run (it needs providers in other processes to write into the "
+                  "session, which comes with shared-memory sessions)\n", stderr);
+            return EXIT_ERROR;
+        }
+        for (unsigned i = 0; i < sizeof commands / sizeof commands[0]; i++)
+            if (strcmp(argv[1], commands[i].name) == 0) cmd = &commands[i];
+        if (!cmd) return usage_error("unknown command '%s'", argv[1]);
+        optind = 2;
+    }
+    while ((c = getopt_long(argc, argv, "o:hV", longopts, &idx)) != -1) {
+        const char *lname = NULL;
+        uint32_t *num = NULL, max = UINT32_MAX;
+        switch (c) {
+        case 'h': fputs(usage_text, stdout); return 0;
+        case 'V': printf("etlrecord %s (%s)\n", etl_version(), etl_version_details()); return 0;
+        case 'o': o->output = optarg; lname = "output"; break;
+        case OPT_MODE: o->mode = optarg; break;
+        case OPT_CLOCK: o->clock = optarg; break;
+        case OPT_BUFSIZE: num = &o->buffer_size_kb; max = 16384; break;
+        case OPT_MINBUF: num = &o->min_buffers; break;
+        case OPT_MAXBUF: num = &o->max_buffers; o->has_max_buffers = 1; break;
+        case OPT_MAXFILE: num = &o->max_file_size_mb; break;
+        case OPT_FLUSH: num = &o->flush_timer_s; o->has_flush_timer = 1; break;
+        case OPT_PROVIDER: o->providers[o->nproviders++] = optarg; break;
+        case OPT_JSON: o->json = 1; break;
+        case OPT_STACKWALK: o->stackwalk = 1; break;
+        default: fputs("Try 'etlrecord --help'.\n", stderr); return EXIT_ERROR;
+        }
+        if (!lname) lname = longopts[c == 'o' ? 0 : c - OPT_MODE + 1].name;
+        if (!cmd) return usage_error("no command (start, stop, query, flush, update, list) before --%s", lname);
+        char pat[40];
+        snprintf(pat, sizeof pat, " %s ", lname);
+        if (!strstr(cmd->options, pat)) {
+            fprintf(stderr, "etlrecord: %s takes no --%s\nTry 'etlrecord --help'.\n", cmd->name, lname);
+            return EXIT_ERROR;
+        }
+        if (num && parse_u32(optarg, max, num) != 0) {
+            fprintf(stderr, "etlrecord: --%s: '%s' is not a number from 0 to %lu\n", lname, optarg,
+                    (unsigned long)max);
+            return EXIT_ERROR;
+        }
+    }
+    if (!cmd) return usage_error("%s", "no command (start, stop, query, flush, update, list)");
+    if (o->stackwalk) {
+        fputs("etlrecord: not yet supported: --stackwalk (a provider asks for its stacks with ETL_WRITE_STACK; "
+              "the session-wide option comes with providers in other processes)\n", stderr);
+        return EXIT_ERROR;
+    }
+    if (cmd->needs_name) {
+        if (optind >= argc) return usage_error("%s needs a session name", cmd->name);
+        o->name = argv[optind++];
+    }
+    if (optind < argc) return usage_error("unexpected argument '%s'", argv[optind]);
+    if (o->name) {
+        char key[ETL_SESSION_NAME_MAX + 1];
+        if (etl_session_name_key(o->name, key) != ETL_OK)
+            return usage_error("'%s' is not a session name (1 to 200 bytes, no '/' or control characters)", o->name);
+    }
+    signal(SIGPIPE, SIG_IGN);
+    return cmd->run(o);
+}
+
+int main(int argc, char **argv)
+{
+    struct options o;
+    int rc;
+
+    memset(&o, 0, sizeof o);
+    o.providers = calloc((size_t)argc, sizeof *o.providers);
+    if (!o.providers) return EXIT_ERROR;
+    rc = command_line(argc, argv, &o);
+    free(o.providers);
+    return rc;
+}
