@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmdline.h"
 #include "dump.h"
 #include "normalize.h"
 
@@ -773,31 +774,6 @@ bad:
     return -1;
 }
 
-/* Seconds as "12" or "1.25" into ns; -1 if not such a number. */
-static int parse_seconds(const char *s, int64_t *ns)
-{
-    int64_t whole = 0, frac = 0, scale = 1000000000;
-    const char *p = s;
-
-    if (*p < '0' || *p > '9') return -1;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        if (whole > (INT64_MAX / 1000000000 - 9) / 10) return -1;
-        whole = whole * 10 + (*p - '0');
-    }
-    if (*p == '.') {
-        p++;
-        if (*p < '0' || *p > '9') return -1;
-        for (; *p >= '0' && *p <= '9'; p++)
-            if (scale > 1) {
-                scale /= 10;
-                frac += (*p - '0') * scale;
-            }
-    }
-    if (*p) return -1;
-    *ns = whole * 1000000000 + frac;
-    return 0;
-}
-
 static int parse_range(norm_options *o, const char *text)
 {
     const char *comma = strchr(text, ',');
@@ -807,7 +783,7 @@ static int parse_range(norm_options *o, const char *text)
     if (!comma || strchr(comma + 1, ',')) goto bad;
     a = strndup(text, (size_t)(comma - text));
     if (!a) return -1;
-    ok = (!*a || parse_seconds(a, &o->from_ns) == 0) && (!comma[1] || parse_seconds(comma + 1, &o->to_ns) == 0);
+    ok = (!*a || tool_parse_seconds(a, &o->from_ns) == 0) && (!comma[1] || tool_parse_seconds(comma + 1, &o->to_ns) == 0);
     free(a);
     if (!ok || o->from_ns > o->to_ns) goto bad;
     return 0;

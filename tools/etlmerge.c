@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmdline.h"
 #include "etl.h"
 #include "interrupt.h"
 
@@ -60,31 +61,6 @@ static void print_message(void *arg, const etl_merge_message *msg)
     else fprintf(stderr, "etlmerge: %s: %s\n", msg->path, msg->text);
 }
 
-/* Seconds as "12", "1.25" (to the nanosecond) into ns; -1 if not such a number. */
-static int parse_seconds(const char *s, int64_t *ns)
-{
-    int64_t whole = 0, frac = 0, scale = 1000000000;
-    const char *p = s;
-
-    if (*p < '0' || *p > '9') return -1;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        if (whole > (INT64_MAX / 1000000000 - 9) / 10) return -1;
-        whole = whole * 10 + (*p - '0');
-    }
-    if (*p == '.') {
-        p++;
-        if (*p < '0' || *p > '9') return -1;
-        for (; *p >= '0' && *p <= '9'; p++)
-            if (scale > 1) {
-                scale /= 10;
-                frac += (*p - '0') * scale;
-            }
-    }
-    if (*p != '\0') return -1;
-    *ns = whole * 1000000000 + frac;
-    return 0;
-}
-
 /* One end of --time-range: empty (open), a UTC time, or seconds after start_ns. */
 static int parse_end(const char *s, int64_t start_ns, int64_t open_value, int64_t *ns)
 {
@@ -95,7 +71,7 @@ static int parse_end(const char *s, int64_t start_ns, int64_t open_value, int64_
         return 0;
     }
     if (etl_parse_time_ns(s, ns) == ETL_OK) return 0;
-    if (parse_seconds(s, &rel) != 0) return -1;
+    if (tool_parse_seconds(s, &rel) != 0) return -1;
     *ns = start_ns > INT64_MAX - rel ? INT64_MAX : start_ns + rel;
     return 0;
 }
