@@ -776,6 +776,9 @@ ETL_API int etl_session_flush(etl_session *s);
 /* Buffering mode: write what the buffers hold to path, in time order, without clearing them. */
 ETL_API int etl_session_snapshot(etl_session *s, const char *path);
 ETL_API void etl_session_query(const etl_session *s, etl_session_stats *out);
+/* The properties in effect, defaults resolved (buffer size, minimum and maximum buffers,
+   processors, clock, mode); the strings are the session's, valid until it stops. */
+ETL_API void etl_session_properties_get(const etl_session *s, etl_session_properties *out);
 ETL_API const char *etl_session_error(const etl_session *s);
 /* Stop: flush, finalise the file (EndTime, BuffersWritten, EventsLost, BuffersLost), free.
    Fills *out (if not NULL) with the final statistics. ETL_OK, or ETL_FATAL when the file

@@ -1022,6 +1022,20 @@ static int start(etl_session *s)
     return 0;
 }
 
+void etl_session_properties_get(const etl_session *s, etl_session_properties *out)
+{
+    *out = s->p;
+    out->logger_name = s->logger_name;
+    out->log_file_name = s->log_file_name;
+    out->buffer_size_kb = s->bsize / 1024;
+    out->minimum_buffers = s->nmin;
+    out->maximum_buffers = s->nmax;
+    out->number_of_processors = s->ncpu;
+    out->clock_type = s->clock.type;
+    if (!(out->log_file_mode & (ETL_MODE_FILE_CIRCULAR | ETL_MODE_FILE_NEWFILE | ETL_MODE_BUFFERING)))
+        out->log_file_mode |= ETL_MODE_FILE_SEQUENTIAL;
+}
+
 int etl_session_start(etl_session **out, const etl_session_properties *p)
 {
     etl_session *s = calloc(1, sizeof *s);

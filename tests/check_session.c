@@ -536,6 +536,17 @@ START_TEST(statistics)
     make_dir();
     p.log_file_name = in_dir("stats.etl");
     s = start(&p);
+    {
+        etl_session_properties in_effect;
+        etl_session_properties_get(s, &in_effect);
+        ck_assert_uint_eq(in_effect.minimum_buffers, 4); /* raised to 2 per processor */
+        ck_assert_uint_eq(in_effect.maximum_buffers, 64);
+        ck_assert_uint_eq(in_effect.buffer_size_kb, 4);
+        ck_assert_uint_eq(in_effect.number_of_processors, 2);
+        ck_assert_int_eq(in_effect.clock_type, ETL_CLOCK_PERFCOUNTER);
+        ck_assert_uint_eq(in_effect.log_file_mode, ETL_MODE_FILE_SEQUENTIAL);
+        ck_assert_str_eq(in_effect.logger_name, "libetl");
+    }
     etl_session_query(s, &st);
     ck_assert_uint_eq(st.number_of_buffers, 4); /* raised to 2 per processor */
     ck_assert_uint_eq(st.free_buffers, 4);

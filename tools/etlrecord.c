@@ -248,11 +248,13 @@ static void send_stats(FILE *f, const etl_session_stats *st)
             st->real_time_buffers_lost);
 }
 
+/* The properties in effect (the engine's defaults resolved), as EVENT_TRACE_PROPERTIES names them. */
 static void send_properties(FILE *f, const struct controller *c)
 {
-    const etl_session_properties *p = &c->props;
+    etl_session_properties resolved, *p = &resolved;
     char g[ETL_GUID_STRING_SIZE];
 
+    etl_session_properties_get(c->session, &resolved);
     fprintf(f, "LoggerName %s\n", c->name);
     if (p->log_file_name) fprintf(f, "LogFileName %s\n", p->log_file_name);
     fprintf(f, "ControllerPid %ld\nLogFileMode %s\nBufferSize %u\nMinimumBuffers %u\nMaximumBuffers %u\n"
