@@ -172,7 +172,6 @@ struct kernel_side {
     struct kinput *kin;         /* per input */
     struct frame_sets frame_sets;
     int64_t next_event, next_stack, next_lbr;
-    int started;
     int rc;
     double cpu_s, map_s, rows_s; /* the thread's processor time at its end, after its first pass,
                                     after its rows (--verbose) */
@@ -257,7 +256,7 @@ static int step(struct sink *k, enum stmt_id id)
 
 /* The tables whose rows are batched, and their column counts. */
 static const struct { enum stmt_id id; int cols; } batched[] = {
-    { S_CSWITCH, 15 }, { S_READY, 8 }, { S_SAMPLE, 12 }, { S_STACK, 12 }, { S_FRAME, 5 },
+    { S_CSWITCH, 15 }, { S_READY, 8 }, { S_SAMPLE, 12 }, { S_STACK, 12 }, { S_FRAME, 5 }, { S_LBR_ENTRY, 8 },
 };
 
 /* "INSERT INTO table VALUES (?,...),..." for ROW_BATCH rows, from the single-row statement. */
@@ -409,22 +408,8 @@ static int bind_string(struct sink *k, sqlite3_stmt *s, int i, const etl_string 
     return sqlite3_bind_text(s, i, k->scratch[slot], (int)n, SQLITE_STATIC);
 }
 
-/* Binds image and image_offset at columns i, i+1 for address addr of pid at raw time ts. */
-static void bind_image(const struct input *in, sqlite3_stmt *s, int i, int64_t pid, uint64_t addr, int64_t ts)
-{
-    etl_image_info info;
-
-    if (in->map && etl_image_map_find(in->map, pid < 0 ? 0 : (uint32_t)pid, addr, ts, &info) == 1) {
-        sqlite3_bind_text(s, i, info.base_name, -1, SQLITE_STATIC);
-        bind_u64(s, i + 1, addr - info.base);
-    }
-    else {
-        sqlite3_bind_null(s, i);
-        sqlite3_bind_null(s, i + 1);
-    }
-}
-
-/* The same into a batched row (the name is the image map's: it outlives the batch). */
+/* Sets image and image_offset at columns i, i+1 of a batched row for address addr of pid at
+   raw time ts (the name is the image map's: it outlives the batch). */
 static void rv_image(const struct input *in, struct rowval *r, int i, int64_t pid, uint64_t addr, int64_t ts)
 {
     etl_image_info info;
@@ -988,13 +973,13 @@ static int insert_kernel(struct sink *k, struct kernel_side *ks, const struct in
         bind_i64(s, 5, b->timestamp); bind_i64(s, 6, b->pid); bind_i64(s, 7, b->tid); bind_i64(s, 8, b->filters);
         bind_i64(s, 9, b->count);
         if (step(k, S_LBR) != 0) return -1;
-        s = k->stmt[S_LBR_ENTRY];
         for (unsigned i = 0; i < b->count; i++) {
             etl_lbr_entry e = etl_lbr_entry_at(b, i);
-            bind_i64(s, 1, id); bind_i64(s, 2, i); bind_u64(s, 3, e.from); bind_u64(s, 4, e.to);
-            bind_image(in, s, 5, b->pid, e.from, b->timestamp);
-            bind_image(in, s, 7, b->pid, e.to, b->timestamp);
-            if (step(k, S_LBR_ENTRY) != 0) return -1;
+            struct rowval *r = row_begin(k, S_LBR_ENTRY);
+            rv_i64(r, 1, id); rv_i64(r, 2, i); rv_u64(r, 3, e.from); rv_u64(r, 4, e.to);
+            rv_image(in, r, 5, b->pid, e.from, b->timestamp);
+            rv_image(in, r, 7, b->pid, e.to, b->timestamp);
+            if (row_end(k, S_LBR_ENTRY) != 0) return -1;
         }
         return 0;
     }
@@ -1489,7 +1474,6 @@ static int load(struct loader *l, int fresh)
         fprintf(stderr, "etl2sqlite: cannot start a thread\n");
         return -1;
     }
-    ks->started = 1;
     clock_gettime(CLOCK_MONOTONIC, &l->started);
     l->last_shown = l->started;
     while ((rc = etl_merge_next(l->merge, &me)) == ETL_OK || rc == ETL_WARN) {
@@ -1513,7 +1497,6 @@ static int load(struct loader *l, int fresh)
         atomic_store(&l->stop, 1); /* the loop broke off: an error, or a signal */
     if (!atomic_load(&l->stop) && (flush_events(l) != 0 || rows_flush(&l->sink) != 0)) atomic_store(&l->stop, 1);
     pthread_join(kernel_tid, NULL);
-    ks->started = 0;
     if (tool_interrupted) {
         fprintf(stderr, "%setl2sqlite: interrupted; nothing was written\n", l->show_progress ? "\r\033[K" : "");
         return -1;

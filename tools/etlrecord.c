@@ -503,7 +503,7 @@ static int start_properties(const struct options *o, etl_session_properties *p)
 {
     memset(p, 0, sizeof *p);
     p->logger_name = o->name;
-    p->buffer_size_kb = o->buffer_size_kb ? o->buffer_size_kb : 64; /* the engine's default, shown by query */
+    p->buffer_size_kb = o->buffer_size_kb; /* 0: the engine's default (query shows what is in effect) */
     p->minimum_buffers = o->min_buffers;
     p->maximum_buffers = o->max_buffers;
     p->maximum_file_size_mb = o->max_file_size_mb;
