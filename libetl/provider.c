@@ -179,8 +179,10 @@ int etl_provider_enabled(etl_provider *p, uint8_t level, uint64_t keywords)
     return on;
 }
 
-/* The caller's stack, innermost first, without the frames of libetl itself. */
-static unsigned capture_stack(uint64_t *frames, unsigned max)
+/* The caller's stack, innermost first, without the frames of libetl itself. Never inlined:
+   the frames it skips are its own and etl_provider_write's (inlined, the caller's frame
+   went instead). */
+static __attribute__((noinline)) unsigned capture_stack(uint64_t *frames, unsigned max)
 {
     void *pcs[ETL_PROVIDER_MAX_STACK + 2];
     int n = backtrace(pcs, (int)(max + 2));

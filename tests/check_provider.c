@@ -163,16 +163,50 @@ START_TEST(many_sessions_many_providers)
 }
 END_TEST
 
-/* ETL_WRITE_STACK adds the caller's stack, innermost first, starting in this test. */
-static __attribute__((noinline)) int write_with_stack(etl_provider *p)
+/* The frames of the STACK_TRACE64 item of the event id of provider g in file (its MatchId
+   left out): how many, at most max into frames; 0 when it has none. */
+static unsigned stack_in(const char *file, const etl_guid *g, uint16_t id, uint64_t *frames, unsigned max)
 {
-    return write_ev(p, 7, 4, 0, ETL_WRITE_STACK);
+    etl_reader *r = NULL;
+    etl_event ev;
+    unsigned n = 0;
+
+    ck_assert_int_eq(etl_reader_open_path(&r, test_dir_path(file), NULL), ETL_OK);
+    while (n == 0 && etl_reader_next(r, &ev) == ETL_OK) {
+        if (ev.kind != ETL_KIND_EVENT || !etl_guid_equal(&ev.provider, g) || ev.id != id) continue;
+        for (unsigned i = 0; i < ev.ext_count; i++) {
+            etl_ext_item it;
+            ck_assert_int_eq(etl_event_ext_item(&ev, i, &it), ETL_OK);
+            if (it.type != ETL_EXT_STACK_TRACE64 || it.size < 8) continue;
+            for (n = 0; n < (it.size - 8u) / 8u && n < max; n++) frames[n] = etl_le64(it.data + 8 + 8 * n);
+        }
+    }
+    etl_reader_close(r);
+    return n;
 }
 
+/* ETL_WRITE_STACK adds the caller's stack, innermost first: its first frame is the return
+   address into the function that called etl_provider_write, its second that function's own. */
+static void *stack_writer_return;
+static volatile int stack_writes;
+
+static __attribute__((noinline)) int write_with_stack(etl_provider *p)
+{
+    etl_event_descriptor d = { 7, 0, 0, 4, 0, 0, 0 };
+    uint32_t v = 7;
+    etl_data data = { &v, sizeof v };
+    int rc;
+
+    stack_writer_return = __builtin_return_address(0);
+    rc = etl_provider_write(p, &d, &data, 1, ETL_WRITE_STACK);
+    stack_writes++; /* not a tail call: this frame stays on the stack during the write */
+    return rc;
+}
 START_TEST(stack_of_the_caller)
 {
     etl_provider *a = NULL;
     etl_session *s;
+    uint64_t frames[2];
     int stacks;
 
     test_dir_create();
@@ -184,6 +218,9 @@ START_TEST(stack_of_the_caller)
     ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
     ck_assert_int_eq(count_in("stack.etl", &guid_a, NULL, &stacks), 2);
     ck_assert_int_eq(stacks, 1);
+    ck_assert_uint_ge(stack_in("stack.etl", &guid_a, 7, frames, 2), 2);
+    ck_assert_msg(frames[0] != (uint64_t)(uintptr_t)stack_writer_return, "the first frame is the caller's caller");
+    ck_assert_uint_eq(frames[1], (uint64_t)(uintptr_t)stack_writer_return);
     etl_provider_unregister(a);
     test_dir_remove();
 }
