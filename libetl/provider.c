@@ -10,12 +10,15 @@
  * every writer that could be reading it is done (two counters of writers in flight, by
  * epoch, the way a simple RCU does). Stopping a session removes it from every set first.
  */
+#define _GNU_SOURCE /* syscall */
 #include <execinfo.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "etl.h"
 #include "provider.h"
@@ -180,26 +183,37 @@ int etl_provider_enabled(etl_provider *p, uint8_t level, uint64_t keywords)
 }
 
 /* The caller's stack, innermost first, without the frames of libetl itself. Never inlined:
-   the frames it skips are its own and etl_provider_write's (inlined, the caller's frame
-   went instead). */
+   the frames it skips are its own and the public write function's (write_sessions is
+   inlined into it); inlined itself, it would skip the caller's frame instead. */
 static __attribute__((noinline)) unsigned capture_stack(uint64_t *frames, unsigned max)
 {
     void *pcs[ETL_PROVIDER_MAX_STACK + 2];
     int n = backtrace(pcs, (int)(max + 2));
     unsigned k = 0;
 
-    /* pcs[0] is capture_stack, pcs[1] etl_provider_write. */
+    /* pcs[0] is capture_stack, pcs[1] etl_provider_write or etl_provider_write_lbr. */
     for (int i = 2; i < n && k < max; i++) frames[k++] = (uint64_t)(uintptr_t)pcs[i];
     return k;
 }
 
-int etl_provider_write(etl_provider *p, const etl_event_descriptor *d, const etl_data *data, unsigned ndata,
-                       unsigned flags)
+/* What etl_provider_write_lbr adds to an event. */
+struct lbr_request {
+    uint32_t filters;
+    const etl_lbr_entry *entries;
+    unsigned count;
+};
+
+/* The event into every session it passes, with its LBR record when lbr is not NULL. Inlined
+   into both public functions, so that capture_stack knows how many frames are libetl's. */
+static inline __attribute__((always_inline)) int write_sessions(etl_provider *p, const etl_event_descriptor *d,
+                                                                const etl_data *data, unsigned ndata,
+                                                                unsigned flags, const struct lbr_request *lbr)
 {
     _Atomic int64_t *c;
     const struct enable_set *set;
     uint64_t stack[ETL_PROVIDER_MAX_STACK];
     etl_event_extras x, *xp = NULL;
+    uint32_t pid = 0, tid = 0;
     int rc = ETL_OK, any = 0;
 
     if (!atomic_load_explicit(&p->set, memory_order_relaxed)) return ETL_OK;
@@ -208,17 +222,43 @@ int etl_provider_write(etl_provider *p, const etl_event_descriptor *d, const etl
     for (unsigned i = 0; set && i < set->n; i++) {
         const struct enable *e = &set->e[i];
         if (!etl_enable_passes(e->level, e->any, e->all, d->level, d->keywords)) continue;
-        if (!any && (flags & ETL_WRITE_STACK)) {
+        if (!any && ((flags & ETL_WRITE_STACK) || lbr)) {
             memset(&x, 0, sizeof x);
-            x.stack = stack;
-            x.stack_frames = capture_stack(stack, ETL_PROVIDER_MAX_STACK);
+            if (flags & ETL_WRITE_STACK) {
+                x.stack = stack;
+                x.stack_frames = capture_stack(stack, ETL_PROVIDER_MAX_STACK);
+            }
+            if (lbr) {
+                pid = (uint32_t)getpid();
+                tid = (uint32_t)syscall(SYS_gettid);
+            }
             xp = &x;
         }
         any = 1;
+        /* Each session has its own clock: the event is given the timestamp its LBR record
+           names, in that session's clock. */
+        if (lbr) x.timestamp = etl_session_timestamp(e->s);
         if (etl_session_write_event(e->s, &p->guid, d, xp, data, ndata) != ETL_OK) rc = ETL_FAILED;
+        else if (lbr && etl_session_write_lbr(e->s, x.timestamp, pid, tid, lbr->filters, lbr->entries, lbr->count) !=
+                            ETL_OK)
+            rc = ETL_FAILED;
     }
     reader_leave(c);
     return rc;
+}
+
+int etl_provider_write(etl_provider *p, const etl_event_descriptor *d, const etl_data *data, unsigned ndata,
+                       unsigned flags)
+{
+    return write_sessions(p, d, data, ndata, flags, NULL);
+}
+
+int etl_provider_write_lbr(etl_provider *p, const etl_event_descriptor *d, const etl_data *data, unsigned ndata,
+                           unsigned flags, uint32_t filters, const etl_lbr_entry *entries, unsigned count)
+{
+    const struct lbr_request lbr = { filters, entries, count };
+
+    return write_sessions(p, d, data, ndata, flags, &lbr);
 }
 
 /* ---- sessions ---- */
