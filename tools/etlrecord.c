@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cmdline.h"
 #include "dump.h"
 #include "etl.h"
 #include "interrupt.h"
@@ -88,23 +89,10 @@ struct options {
 
 /* ---- small parsers shared by the command line and the controller ---- */
 
-static int parse_u32(const char *s, uint32_t max, uint32_t *out)
-{
-    char *end;
-    unsigned long long v;
-
-    if (*s < '0' || *s > '9') return -1;
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (errno || *end || v > max) return -1;
-    *out = (uint32_t)v;
-    return 0;
-}
-
 /* GUID|NAME[:LEVEL[:KEYWORDS]]; -1 with a message in err. */
 static int parse_provider(const char *spec, struct provider_spec *out, char *err, size_t errsize)
 {
-    char buf[256], *level, *kw = NULL, *end;
+    char buf[256], *level, *kw = NULL;
     uint32_t lv = 0;
 
     if (strlen(spec) >= sizeof buf) {
@@ -123,15 +111,13 @@ static int parse_provider(const char *spec, struct provider_spec *out, char *err
         snprintf(err, errsize, "provider '%s': not a GUID or a provider name libetl knows", buf);
         return -1;
     }
-    if (level && *level && parse_u32(level, 255, &lv) != 0) {
+    if (level && *level && tool_parse_u32(level, 255, &lv) != 0) {
         snprintf(err, errsize, "provider '%s': level '%s' is not 0 to 255", spec, level);
         return -1;
     }
     out->level = (uint8_t)lv;
     if (kw && *kw) {
-        errno = 0;
-        out->keywords = strtoull(kw, &end, 0);
-        if (errno || *end || *kw == '-') {
+        if (tool_parse_u64(kw, &out->keywords) != 0) {
             snprintf(err, errsize, "provider '%s': keywords '%s' are not a number (0x10)", spec, kw);
             return -1;
         }
@@ -927,7 +913,7 @@ static int command_line(int argc, char **argv, struct options *o)
             fprintf(stderr, "etlrecord: %s takes no --%s\nTry 'etlrecord --help'.\n", cmd->name, lname);
             return EXIT_ERROR;
         }
-        if (num && parse_u32(optarg, max, num) != 0) {
+        if (num && tool_parse_u32(optarg, max, num) != 0) {
             fprintf(stderr, "etlrecord: --%s: '%s' is not a number from 0 to %lu\n", lname, optarg,
                     (unsigned long)max);
             return EXIT_ERROR;
