@@ -416,44 +416,64 @@ static int controller_listen(struct controller *c, char *err, size_t errsize)
     return 0;
 }
 
-/* Claims the name, starts the session, enables its providers, listens: 0, or -1 (reported). */
-static int controller_setup(struct controller *c, const struct provider_spec *specs, unsigned n, int report_fd)
+/*
+ * Claims the name, starts the session, enables its providers, listens: 0, or -1 with the
+ * message in err. note gets a message for the user when an orphan of the name was cleaned
+ * up ("" otherwise).
+ */
+static int controller_setup(struct controller *c, const struct provider_spec *specs, unsigned n, char *note,
+                            char *err, size_t size)
 {
-    char err[1024];
     int orphan = 0;
 
-    if (etl_session_name_claim(&c->claim, c->name, &orphan, err, sizeof err) != ETL_OK) {
-        report(report_fd, "error", err);
-        return -1;
-    }
-    if (orphan) {
-        snprintf(err, sizeof err, "session %s: cleaned up what an earlier controller of that name left (it had died)",
+    note[0] = '\0';
+    if (etl_session_name_claim(&c->claim, c->name, &orphan, err, size) != ETL_OK) return -1;
+    if (orphan)
+        snprintf(note, size, "session %s: cleaned up what an earlier controller of that name left (it had died)",
                  c->name);
-        report(report_fd, "note", err);
-    }
     if (etl_session_start(&c->session, &c->props) != ETL_OK) {
-        snprintf(err, sizeof err, "session %s: %s", c->name,
-                 c->session ? etl_session_error(c->session) : "out of memory");
+        snprintf(err, size, "session %s: %s", c->name, c->session ? etl_session_error(c->session) : "out of memory");
         if (c->session) etl_session_stop(c->session, NULL);
         etl_session_name_release(c->claim);
-        report(report_fd, "error", err);
         return -1;
     }
     for (unsigned i = 0; i < n; i++)
-        if (controller_enable(c, &specs[i], err, sizeof err) != 0) break;
-    if (c->nproviders < n || controller_listen(c, err, sizeof err) != 0) {
+        if (controller_enable(c, &specs[i], err, size) != 0) break;
+    if (c->nproviders < n || controller_listen(c, err, size) != 0) {
         etl_session_stop(c->session, NULL);
         etl_session_name_release(c->claim);
-        report(report_fd, "error", err);
         return -1;
     }
     return 0;
 }
 
+/*
+ * Serves the control socket until a request stops the session (1) or done(arg) is true (0),
+ * which is asked at least every 200 ms, and as soon as wake_fd (-1: none) is readable.
+ */
+static int controller_serve(struct controller *c, int (*done)(void *), void *arg, int wake_fd)
+{
+    for (;;) {
+        struct pollfd p[2] = { { c->listen_fd, POLLIN, 0 }, { wake_fd, POLLIN, 0 } };
+        int fd;
+        if (done(arg)) return 0;
+        if (poll(p, wake_fd >= 0 ? 2 : 1, 200) <= 0 || !(p[0].revents & POLLIN)) continue;
+        fd = accept4(c->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+        if (fd >= 0 && serve(c, fd)) return 1;
+    }
+}
+
+static int interrupted(void *arg)
+{
+    (void)arg;
+    return tool_interrupted != 0;
+}
+
 /* The controller's life: set up, serve until stopped or signalled; never returns. */
 static void controller_run(struct controller *c, const struct provider_spec *specs, unsigned n, int report_fd)
 {
-    int devnull = open("/dev/null", O_RDWR);
+    char note[1024], err[1024];
+    int devnull = open("/dev/null", O_RDWR), rc;
 
     /* Nothing of the caller's stays open in a process that may live for days (a make
        jobserver, a pipe its caller waits on), but the pipe to 'start' and stderr. */
@@ -468,19 +488,17 @@ static void controller_run(struct controller *c, const struct provider_spec *spe
         dup2(devnull, 1);
     }
     if (chdir("/") != 0) {}
-    if (controller_setup(c, specs, n, report_fd) != 0) _exit(EXIT_ERROR);
+    rc = controller_setup(c, specs, n, note, err, sizeof err);
+    if (note[0]) report(report_fd, "note", note);
+    if (rc != 0) {
+        report(report_fd, "error", err);
+        _exit(EXIT_ERROR);
+    }
     report(report_fd, "ok", "running");
     close(report_fd);
     if (devnull >= 0) dup2(devnull, 2);
-    for (;;) {
-        struct pollfd p = { c->listen_fd, POLLIN, 0 };
-        if (tool_interrupted) {
-            _exit(controller_stop(c, NULL) == ETL_OK ? 0 : EXIT_ERROR);
-        }
-        if (poll(&p, 1, 200) <= 0) continue;
-        int fd = accept4(c->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-        if (fd >= 0 && serve(c, fd)) _exit(0);
-    }
+    if (controller_serve(c, interrupted, NULL, -1)) _exit(0);
+    _exit(controller_stop(c, NULL) == ETL_OK ? 0 : EXIT_ERROR);
 }
 
 /* ---- the commands ---- */
@@ -626,20 +644,12 @@ static void answer_free(struct answer *a)
     free(a->error);
 }
 
-/* Sends request to the controller of name and reads its answer; -1 (printed) when none came. */
-static int ask(const char *name, const char *request, struct answer *a)
+/* Reads the answer lines of a controller from f into a (zeroed first). */
+static void read_answer(FILE *f, struct answer *a)
 {
     char line[LINE_MAX_LEN];
-    int fd = connect_session(name);
-    FILE *f;
 
     memset(a, 0, sizeof *a);
-    if (fd < 0) return -1;
-    if (write(fd, request, strlen(request)) < 0 || write(fd, "\n", 1) < 0 || !(f = fdopen(fd, "r"))) {
-        fprintf(stderr, "etlrecord: session %s: %s\n", name, strerror(errno));
-        close(fd);
-        return -1;
-    }
     while (fgets(line, sizeof line, f)) {
         char **n;
         line[strcspn(line, "\n")] = '\0';
@@ -650,6 +660,22 @@ static int ask(const char *name, const char *request, struct answer *a)
             a->lines[a->n++] = strdup(line);
         }
     }
+}
+
+/* Sends request to the controller of name and reads its answer; -1 (printed) when none came. */
+static int ask(const char *name, const char *request, struct answer *a)
+{
+    int fd = connect_session(name);
+    FILE *f;
+
+    memset(a, 0, sizeof *a);
+    if (fd < 0) return -1;
+    if (write(fd, request, strlen(request)) < 0 || write(fd, "\n", 1) < 0 || !(f = fdopen(fd, "r"))) {
+        fprintf(stderr, "etlrecord: session %s: %s\n", name, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    read_answer(f, a);
     fclose(f);
     if (!a->ok && !a->error) {
         fprintf(stderr, "etlrecord: session %s: the controller gave no answer\n", name);
@@ -667,11 +693,12 @@ static int is_number(const char *s)
     return 1;
 }
 
-static void print_answer(const struct answer *a, int json)
+/* The answer as text lines (KEY padded, VALUE) or one JSON object, on out. */
+static void print_answer(FILE *out, const struct answer *a, int json)
 {
     unsigned nprov = 0;
 
-    if (json) fputc('{', stdout);
+    if (json) fputc('{', out);
     for (unsigned i = 0; i < a->n; i++) {
         char *key = a->lines[i], *sp = strchr(key, ' ');
         const char *value = sp ? sp + 1 : "";
@@ -684,36 +711,36 @@ static void print_answer(const struct answer *a, int json)
             etl_guid g;
             if (etl_guid_parse(guid, &g) == ETL_OK) pname = etl_guid_name(&g);
             if (!json) {
-                printf("%-20s %s%s%s level %u keywords %s\n", "Provider", guid, pname ? " " : "", pname ? pname : "",
-                       level, kw);
+                fprintf(out, "%-20s %s%s%s level %u keywords %s\n", "Provider", guid, pname ? " " : "",
+                        pname ? pname : "", level, kw);
                 continue;
             }
-            printf("%s\"Providers\":[", i ? "," : "");
+            fprintf(out, "%s\"Providers\":[", i ? "," : "");
             for (unsigned j = i; j < a->n && strncmp(a->lines[j], "Provider ", 9) == 0; j++, nprov++) {
                 sscanf(a->lines[j] + 9, "%63s %u %31s", guid, &level, kw);
                 pname = etl_guid_parse(guid, &g) == ETL_OK ? etl_guid_name(&g) : NULL;
-                printf("%s{\"Guid\":\"%s\",", j > i ? "," : "", guid);
+                fprintf(out, "%s{\"Guid\":\"%s\",", j > i ? "," : "", guid);
                 if (pname) {
-                    fputs("\"Name\":", stdout);
-                    dump_json_string(stdout, pname);
-                    fputc(',', stdout);
+                    fputs("\"Name\":", out);
+                    dump_json_string(out, pname);
+                    fputc(',', out);
                 }
-                printf("\"Level\":%u,\"MatchAnyKeyword\":\"%s\"}", level, kw);
+                fprintf(out, "\"Level\":%u,\"MatchAnyKeyword\":\"%s\"}", level, kw);
             }
-            fputc(']', stdout);
+            fputc(']', out);
             i += nprov - 1;
             nprov = 0;
             continue;
         }
         if (!json) {
-            printf("%-20.*s %s\n", klen, key, value);
+            fprintf(out, "%-20.*s %s\n", klen, key, value);
             continue;
         }
-        printf("%s\"%.*s\":", i ? "," : "", klen, key);
-        if (is_number(value)) fputs(value, stdout);
-        else dump_json_string(stdout, value);
+        fprintf(out, "%s\"%.*s\":", i ? "," : "", klen, key);
+        if (is_number(value)) fputs(value, out);
+        else dump_json_string(out, value);
     }
-    if (json) fputs("}\n", stdout);
+    if (json) fputs("}\n", out);
 }
 
 static uint64_t answer_number(const struct answer *a, const char *key)
@@ -725,23 +752,32 @@ static uint64_t answer_number(const struct answer *a, const char *key)
     return 0;
 }
 
-/* Asks, prints the answer (or the error); 0, or EXIT_ERROR. */
+/* What an answer means for the exit status, said on stderr: its error (EXIT_ERROR), or for the
+   final statistics of a stop, the events and buffers lost (EXIT_LOST); else 0. */
+static int answer_status(const char *name, const struct answer *a, int stop)
+{
+    if (a->error) {
+        fprintf(stderr, "etlrecord: session %s: %s\n", name, a->error);
+        return EXIT_ERROR;
+    }
+    if (stop && (answer_number(a, "EventsLost") > 0 || answer_number(a, "LogBuffersLost") > 0)) {
+        fprintf(stderr, "etlrecord: session %s lost events or buffers (EventsLost %llu, LogBuffersLost %llu)\n",
+                name, (unsigned long long)answer_number(a, "EventsLost"),
+                (unsigned long long)answer_number(a, "LogBuffersLost"));
+        return EXIT_LOST;
+    }
+    return 0;
+}
+
+/* Asks, prints the answer (or the error); 0, EXIT_LOST (stop) or EXIT_ERROR. */
 static int request(const struct options *o, const char *req, int print)
 {
     struct answer a;
     int rc;
 
     if (ask(o->name, req, &a) != 0) return EXIT_ERROR;
-    if (print) print_answer(&a, o->json);
-    if (a.error) fprintf(stderr, "etlrecord: session %s: %s\n", o->name, a.error);
-    rc = a.error ? EXIT_ERROR : 0;
-    if (!rc && strcmp(req, "stop") == 0 &&
-        (answer_number(&a, "EventsLost") > 0 || answer_number(&a, "LogBuffersLost") > 0)) {
-        fprintf(stderr, "etlrecord: session %s lost events or buffers (EventsLost %llu, LogBuffersLost %llu)\n",
-                o->name, (unsigned long long)answer_number(&a, "EventsLost"),
-                (unsigned long long)answer_number(&a, "LogBuffersLost"));
-        rc = EXIT_LOST;
-    }
+    if (print) print_answer(stdout, &a, o->json);
+    rc = answer_status(o->name, &a, strcmp(req, "stop") == 0);
     answer_free(&a);
     return rc;
 }
