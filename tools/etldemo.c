@@ -126,6 +126,10 @@ static void *work(void *arg)
                                         branches(w->index, seq, lbr));
         else
             rc = etl_provider_write(d->provider, &desc, &data, 1, 0);
+        if (rc != ETL_OK && errno == ESHUTDOWN) { /* the session was stopping: not lost, not taken */
+            w->not_enabled++;
+            continue;
+        }
         w->written++;
         if (rc != ETL_OK) w->refused++;
     }
