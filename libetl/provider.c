@@ -225,17 +225,23 @@ int etl_provider_enabled(etl_provider *p, uint8_t level, uint64_t keywords)
     return on;
 }
 
-/* The caller's stack, innermost first, without the frames of libetl itself. Never inlined:
-   the frames it skips are its own and the public write function's (write_sessions is
-   inlined into it); inlined itself, it would skip the caller's frame instead. */
-static __attribute__((noinline)) unsigned capture_stack(uint64_t *frames, unsigned max)
+/*
+ * The caller's stack, innermost first, from caller: the return address into the caller of
+ * the public write function (its __builtin_return_address). The frames before it are
+ * libetl's own, and how many there are depends on inlining and on what intercepts
+ * backtrace() (AddressSanitizer adds a frame), so they are found by that address, not
+ * counted.
+ */
+#define STACK_SKIP_MAX 8 /* frames of libetl (and interceptors) before the caller's, at most */
+static unsigned capture_stack(uint64_t *frames, unsigned max, const void *caller)
 {
-    void *pcs[ETL_PROVIDER_MAX_STACK + 2];
-    int n = backtrace(pcs, (int)(max + 2));
+    void *pcs[ETL_PROVIDER_MAX_STACK + STACK_SKIP_MAX];
+    int n = backtrace(pcs, (int)(max + STACK_SKIP_MAX)), first = 0;
     unsigned k = 0;
 
-    /* pcs[0] is capture_stack, pcs[1] etl_provider_write or etl_provider_write_lbr. */
-    for (int i = 2; i < n && k < max; i++) frames[k++] = (uint64_t)(uintptr_t)pcs[i];
+    while (first < n && first < STACK_SKIP_MAX && pcs[first] != caller) first++;
+    if (first == n || first == STACK_SKIP_MAX) return 0; /* an unwinder that cannot see the caller */
+    for (int i = first; i < n && k < max; i++) frames[k++] = (uint64_t)(uintptr_t)pcs[i];
     return k;
 }
 
@@ -246,11 +252,13 @@ struct lbr_request {
     unsigned count;
 };
 
-/* The event into every session it passes, with its LBR record when lbr is not NULL. Inlined
-   into both public functions, so that capture_stack knows how many frames are libetl's. */
+/* The event into every session it passes, with its LBR record when lbr is not NULL; caller is
+   the public function's return address (for ETL_WRITE_STACK). The hot path of both public
+   functions, inlined into each. */
 static inline __attribute__((always_inline)) int write_sessions(etl_provider *p, const etl_event_descriptor *d,
                                                                 const etl_data *data, unsigned ndata,
-                                                                unsigned flags, const struct lbr_request *lbr)
+                                                                unsigned flags, const struct lbr_request *lbr,
+                                                                const void *caller)
 {
     _Atomic int64_t *c;
     const struct enable_set *set;
@@ -270,7 +278,7 @@ static inline __attribute__((always_inline)) int write_sessions(etl_provider *p,
             memset(&x, 0, sizeof x);
             if (flags & ETL_WRITE_STACK) {
                 x.stack = stack;
-                x.stack_frames = capture_stack(stack, ETL_PROVIDER_MAX_STACK);
+                x.stack_frames = capture_stack(stack, ETL_PROVIDER_MAX_STACK, caller);
             }
             if (lbr) {
                 pid = (uint32_t)getpid();
@@ -294,7 +302,7 @@ static inline __attribute__((always_inline)) int write_sessions(etl_provider *p,
 int etl_provider_write(etl_provider *p, const etl_event_descriptor *d, const etl_data *data, unsigned ndata,
                        unsigned flags)
 {
-    return write_sessions(p, d, data, ndata, flags, NULL);
+    return write_sessions(p, d, data, ndata, flags, NULL, __builtin_return_address(0));
 }
 
 int etl_provider_write_lbr(etl_provider *p, const etl_event_descriptor *d, const etl_data *data, unsigned ndata,
@@ -302,7 +310,7 @@ int etl_provider_write_lbr(etl_provider *p, const etl_event_descriptor *d, const
 {
     const struct lbr_request lbr = { filters, entries, count };
 
-    return write_sessions(p, d, data, ndata, flags, &lbr);
+    return write_sessions(p, d, data, ndata, flags, &lbr, __builtin_return_address(0));
 }
 
 /* ---- sessions ---- */
