@@ -489,6 +489,7 @@ out:
 
 struct etl_ctx {
     const struct config *cfg;
+    int memory;          /* buffering mode (in memory), not a sequential file */
     const char *path;
     etl_session_name *name;
     etl_session *s;
@@ -505,7 +506,8 @@ static int etl_start(void *arg, char *why, size_t size)
     snprintf(name, sizeof name, "provbench-%ld", (long)getpid());
     memset(&p, 0, sizeof p);
     p.logger_name = name;
-    p.log_file_name = x->path;
+    if (x->memory) p.log_file_mode = ETL_MODE_BUFFERING;
+    else p.log_file_name = x->path;
     p.buffer_size_kb = x->cfg->buffer_kb;
     p.minimum_buffers = p.maximum_buffers = x->cfg->buffers * (uint32_t)(ncpu > 0 ? ncpu : 1);
     if (!x->cfg->in_process) {
@@ -533,11 +535,12 @@ static int etl_start(void *arg, char *why, size_t size)
     return 0;
 }
 
-/* One libetl run: a shared session writing a sequential file, the writers' processes' providers
-   writing into it; then stop, read back, check that written = in the file + EventsLost. */
-static int etl_run(const struct config *cfg, uint64_t events, uint64_t rate, struct run *r)
+/* One libetl run: a shared session writing a sequential file (or buffering in memory), the
+   writers' processes' providers writing into it; then stop, read the file back, check that
+   written = in the file + EventsLost (in memory: that EventsLost = the calls that failed). */
+static int etl_run(const struct config *cfg, int memory, uint64_t events, uint64_t rate, struct run *r)
 {
-    struct etl_ctx x = { cfg, NULL, NULL, NULL };
+    struct etl_ctx x = { cfg, memory, NULL, NULL, NULL };
     struct session_ops ops = { etl_start, &x };
     etl_session_stats st;
     struct readback rb;
@@ -564,6 +567,13 @@ static int etl_run(const struct config *cfg, uint64_t events, uint64_t rate, str
     }
     r->lost = st.events_lost;
     r->engine_used = st.engine_flags;
+    if (memory) {
+        r->kept = r->written - st.events_lost;
+        if (st.events_lost == r->failed) return 0;
+        snprintf(r->why, sizeof r->why, "EventsLost %llu, but %llu calls failed", (unsigned long long)st.events_lost,
+                 (unsigned long long)r->failed);
+        return -1;
+    }
     r->bytes = stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
     bench_read_back(path, nw, r->pid, &rb);
     if (!cfg->keep) unlink(path);
@@ -587,24 +597,27 @@ static int etl_run(const struct config *cfg, uint64_t events, uint64_t rate, str
 #ifdef HAVE_LTTNG_UST
 struct lttng_ctx {
     const struct config *cfg;
+    int memory;          /* snapshot mode (in memory, overwriting), not recording to disk */
     struct lttng_ctl *l;
     int created;
 };
 
 /* A session recording to disk with one channel of per-user buffers, in discard mode, with the
-   sub-buffers of the ETL session's size and count per processor. */
+   sub-buffers of the ETL session's size and count per processor; or, in memory, a snapshot
+   session with such a channel in overwrite mode. */
 static int lttng_start(void *arg, char *why, size_t size)
 {
     struct lttng_ctx *x = arg;
     struct lttng_ctl *l = x->l;
 
-    if (lttng_cmd(l, "create '%s' --output='%s/trace'", l->session, l->dir) != 0) {
+    if (lttng_cmd(l, "create '%s' %s--output='%s/trace'", l->session, x->memory ? "--snapshot " : "", l->dir) != 0) {
         snprintf(why, size, "lttng create failed (see %s)", l->log);
         return -1;
     }
     x->created = 1;
-    if (lttng_cmd(l, "enable-channel --userspace --session='%s' --buffers-uid --discard --subbuf-size=%uK "
-                     "--num-subbuf=%u bench", l->session, x->cfg->buffer_kb, x->cfg->buffers) != 0 ||
+    if (lttng_cmd(l, "enable-channel --userspace --session='%s' --buffers-uid %s --subbuf-size=%uK --num-subbuf=%u "
+                     "bench", l->session, x->memory ? "--overwrite" : "--discard", x->cfg->buffer_kb,
+                     x->cfg->buffers) != 0 ||
         lttng_cmd(l, "enable-event --userspace --session='%s' --channel=bench 'libetl_bench:*'", l->session) != 0 ||
         lttng_cmd(l, "start '%s'", l->session) != 0) {
         snprintf(why, size, "lttng enable-channel / enable-event / start failed (see %s)", l->log);
@@ -635,10 +648,11 @@ static int lttng_recorded(const struct lttng_ctl *l, uint64_t *out)
 }
 
 /* One LTTng-UST run: the same writer processes with the tracepoint; then stop, count what was
-   discarded (lttng list) and recorded (babeltrace2), check that written = recorded + discarded. */
-static int lttng_run(const struct config *cfg, struct lttng_ctl *l, uint64_t events, uint64_t rate, struct run *r)
+   discarded (the trace's index; lttng list) and recorded (babeltrace2). Nothing to count in memory. */
+static int lttng_run(const struct config *cfg, struct lttng_ctl *l, int memory, uint64_t events, uint64_t rate,
+                     struct run *r)
 {
-    struct lttng_ctx x = { cfg, l, 0 };
+    struct lttng_ctx x = { cfg, memory, l, 0 };
     struct session_ops ops = { lttng_start, &x };
     int rc;
     int64_t t0;
@@ -656,7 +670,8 @@ static int lttng_run(const struct config *cfg, struct lttng_ctl *l, uint64_t eve
         rc = -1;
     }
     r->stop_ms = (double)(bench_now_ns() - t0) * 1e-6;
-    if (rc == 0 && lttng_discarded(l, &r->listed) != 0) {
+    if (memory) r->kept = r->written;
+    if (rc == 0 && !memory && lttng_discarded(l, &r->listed) != 0) {
         snprintf(r->why, sizeof r->why, "cannot read the discarded-events count (see %s)", l->log);
         rc = -1;
     }
@@ -664,11 +679,11 @@ static int lttng_run(const struct config *cfg, struct lttng_ctl *l, uint64_t eve
         snprintf(r->why, sizeof r->why, "lttng destroy failed (see %s)", l->log);
         rc = -1;
     }
-    if (rc == 0 && lttng_recorded(l, &r->kept) != 0) {
+    if (rc == 0 && !memory && lttng_recorded(l, &r->kept) != 0) {
         snprintf(r->why, sizeof r->why, "babeltrace2 could not count the events of %.900s/trace (see %.900s)", l->dir, l->log);
         rc = -1;
     }
-    if (rc == 0 && lttng_trace_discarded(l->dir, &r->lost) != 0) {
+    if (rc == 0 && !memory && lttng_trace_discarded(l->dir, &r->lost) != 0) {
         snprintf(r->why, sizeof r->why, "cannot read the CTF index files below %s/trace", l->dir);
         rc = -1;
     }
@@ -725,6 +740,7 @@ static double disk_bandwidth(const struct config *cfg, double *cached_mbps, char
 struct bench_case {
     const char *label;
     int kind;
+    int memory;               /* libetl buffering mode, LTTng-UST snapshot mode: nothing written */
     int paced;
     unsigned n;
     double ns[MAX_RUNS];      /* wall time / events per writer */
@@ -765,10 +781,10 @@ static int run_case(const struct config *cfg, struct lttng_ctl *lt, struct bench
     int rc = -1;
 
     if (c->kind == KIND_ETL) {
-        rc = etl_run(cfg, events, rate, &r);
+        rc = etl_run(cfg, c->memory, events, rate, &r);
     } else {
 #ifdef HAVE_LTTNG_UST
-        rc = lttng_run(cfg, lt, events, rate, &r);
+        rc = lttng_run(cfg, lt, c->memory, events, rate, &r);
 #endif
     }
     if (rc != 0) {
@@ -793,14 +809,20 @@ static void print_case(const struct bench_case *c)
     struct stats cpu = stats_of(c->cpu, c->n);
 
     if (!c->measured) {
-        printf("  %-44s not measured: %s\n", c->label, c->note);
+        printf("  %-46s not measured: %s\n", c->label, c->note);
         return;
     }
-    printf("  %-44s %7.1f [%6.1f-%6.1f]  %6.2f [%5.2f-%5.2f]  %6.2f  %3.0f%%  %6.2f%%  %llu = %llu + %llu: %s\n",
-           c->label, ns.med, ns.min, ns.max, mevps.med, mevps.min, mevps.max, kept.med, 100 * cpu.med,
+    printf("  %-46s %7.1f [%6.1f-%6.1f]  %6.2f [%5.2f-%5.2f]  ", c->label, ns.med, ns.min, ns.max, mevps.med,
+           mevps.min, mevps.max);
+    if (c->memory) {
+        printf("%6s  %3.0f%%  %6.2f%%  in memory: nothing written%s\n", "-", 100 * cpu.med,
+               c->written ? 100.0 * (double)c->lost / (double)c->written : 0.0,
+               c->kind == KIND_ETL ? "; EventsLost = the calls that failed" : "");
+        return;
+    }
+    printf("%6.2f  %3.0f%%  %6.2f%%  %llu = %llu + %llu: %s\n", kept.med, 100 * cpu.med,
            c->written ? 100.0 * (double)c->lost / (double)c->written : 0.0, (unsigned long long)c->written,
-           (unsigned long long)c->kept, (unsigned long long)c->lost,
-           c->kept + c->lost == c->written ? "exact" : "NOT exact");
+           (unsigned long long)c->kept, (unsigned long long)c->lost, c->kept + c->lost == c->written ? "exact" : "NOT exact");
 }
 
 static void usage(FILE *to)
@@ -809,7 +831,7 @@ static void usage(FILE *to)
             "usage: provbench [options]\n"
             "  --processes N    writer processes (default 2, at most %d)\n"
             "  --threads N      writer threads per process (default 2, at most %d)\n"
-            "  --events N       events per writer thread and run, in millions (default 2)\n"
+            "  --events N       events per writer thread and run, in millions (default 5)\n"
             "  --runs N         measured rounds after one warm-up round (default 5, at most %d)\n"
             "  --buffer-size KB buffer size: the ETL session's and LTTng's sub-buffers (default 64; a power of 2)\n"
             "  --buffers N      buffers per processor: the ETL pool is N x processors, LTTng --num-subbuf N\n"
@@ -864,7 +886,7 @@ static int parse_args(int argc, char **argv, struct config *cfg)
     cfg->processes = 2;
     cfg->threads = 2;
     cfg->runs = 5;
-    cfg->events = 2000000;
+    cfg->events = 5000000;
     cfg->buffer_kb = 64;
     cfg->buffers = 32;
     cfg->pace_s = 5;
@@ -924,17 +946,25 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 
 int main(int argc, char **argv)
 {
-    enum { ETL_FILE, LTTNG_DISK, ETL_PACED, LTTNG_PACED, NCASES };
+    enum { ETL_FILE, LTTNG_DISK, ETL_MEM, LTTNG_MEM, ETL_PACED, LTTNG_PACED, NCASES };
     struct bench_case cases[NCASES] = {
         [ETL_FILE] = { .label = "libetl shared session, sequential file", .kind = KIND_ETL },
         [LTTNG_DISK] = { .label = "LTTng-UST per-user buffers, to disk", .kind = KIND_LTTNG },
+        [ETL_MEM] = { .label = "libetl shared session, buffering (memory)", .kind = KIND_ETL, .memory = 1 },
+        [LTTNG_MEM] = { .label = "LTTng-UST per-user buffers, snapshot mode", .kind = KIND_LTTNG, .memory = 1 },
         [ETL_PACED] = { .label = "libetl, paced", .kind = KIND_ETL, .paced = 1 },
         [LTTNG_PACED] = { .label = "LTTng-UST, paced", .kind = KIND_LTTNG, .paced = 1 },
     };
     struct config cfg;
     struct lttng_ctl lt;
-    double ratio[MAX_RUNS], kept_ratio[MAX_RUNS], disk, cached = 0;
-    unsigned nratio = 0, nw;
+    /* libetl against LTTng-UST: the pairs whose throughput ratio is reported, per round and of the medians. */
+    static const struct { int etl, lttng; const char *what; } pairs[] = {
+        { ETL_FILE, LTTNG_DISK, "sequential file / to disk" },
+        { ETL_MEM, LTTNG_MEM, "buffering / snapshot mode (in memory)" },
+    };
+    enum { NPAIRS = sizeof pairs / sizeof pairs[0] };
+    double ratio[NPAIRS][MAX_RUNS], kept_ratio[MAX_RUNS], disk, cached = 0;
+    unsigned nratio[NPAIRS] = { 0 }, nw;
     uint64_t rate, paced_events;
     int status = 0, lttng_ok = 0;
     char why[MSG_SIZE] = "";
@@ -949,8 +979,10 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     memset(&lt, 0, sizeof lt);
     nw = cfg.processes * cfg.threads;
-    cases[ETL_FILE].label = cfg.in_process ? "libetl, writers in-process, sequential file"
-                                           : "libetl shared session, sequential file";
+    if (cfg.in_process) {
+        cases[ETL_FILE].label = "libetl, writers in-process, sequential file";
+        cases[ETL_MEM].label = "libetl, writers in-process, buffering (memory)";
+    }
     printf("provbench: %u %s x %u threads writing one session; each event a %d-byte payload (libetl: a %u-byte "
            "EVENT_HEADER record through etl_provider_write; LTTng-UST: libetl_bench:event32)\n",
            cfg.processes, cfg.in_process ? "thread groups of the controller" : "writer processes", cfg.threads,
@@ -998,7 +1030,7 @@ int main(int argc, char **argv)
 
     for (unsigned round = 0; round <= cfg.runs; round++) {
         printf(round ? " round %u..." : "warm-up round...", round);
-        for (unsigned i = ETL_FILE; i <= LTTNG_DISK; i++) {
+        for (unsigned i = ETL_FILE; i <= LTTNG_MEM; i++) {
             struct bench_case *c = &cases[i];
             if (c->measured && run_case(&cfg, &lt, c, cfg.events, 0, round == 0) != 0) {
                 printf("\n%s: FAILED: %s\n", c->label, c->note);
@@ -1006,10 +1038,11 @@ int main(int argc, char **argv)
                 if (c->kind == KIND_ETL) status = 1;
             }
         }
-        if (round && cases[ETL_FILE].measured && cases[LTTNG_DISK].measured) {
-            const struct bench_case *e = &cases[ETL_FILE], *l = &cases[LTTNG_DISK];
-            ratio[nratio] = e->mevps[e->n - 1] / l->mevps[l->n - 1];
-            kept_ratio[nratio++] = e->kept_mevps[e->n - 1] / l->kept_mevps[l->n - 1];
+        for (unsigned k = 0; k < NPAIRS && round; k++) {
+            const struct bench_case *e = &cases[pairs[k].etl], *l = &cases[pairs[k].lttng];
+            if (!e->measured || !l->measured) continue;
+            if (k == 0) kept_ratio[nratio[k]] = e->kept_mevps[e->n - 1] / l->kept_mevps[l->n - 1];
+            ratio[k][nratio[k]++] = e->mevps[e->n - 1] / l->mevps[l->n - 1];
         }
     }
     printf("\npaced: %llu events/s of all writers (%.0f MB/s of ETL records, %.0f%% of the disk's bandwidth) for %g s, "
@@ -1030,7 +1063,7 @@ int main(int argc, char **argv)
            "M/s = events written per wall second by all writers [min-max], then those recorded; cpu = the writers' "
            "CPU time / (writers x wall); lost = libetl's EventsLost, LTTng-UST's discarded events; written = "
            "recorded + lost, summed over the runs\n", cfg.runs);
-    printf("  %-44s %-22s  %-21s  %6s  %4s  %7s  %s\n", "case", "ns/event [min-max]", "M/s written [min-max]",
+    printf("  %-46s %-22s  %-21s  %6s  %4s  %7s  %s\n", "case", "ns/event [min-max]", "M/s written [min-max]",
            "M/s rec", "cpu", "lost", "written = recorded + lost");
     for (unsigned i = 0; i < NCASES; i++) print_case(&cases[i]);
     if (!cases[ETL_FILE].pinned || !cases[LTTNG_DISK].pinned)
@@ -1047,17 +1080,20 @@ int main(int argc, char **argv)
            "its lost ones the sum of each stream's last events_discarded (CTF index files)\n");
 
     printf("\ngoals:\n");
-    if (nratio) {
-        const struct bench_case *e = &cases[ETL_FILE], *l = &cases[LTTNG_DISK];
-        struct stats pr = stats_of(ratio, nratio), kr = stats_of(kept_ratio, nratio);
+    for (unsigned k = 0; k < NPAIRS; k++) {
+        const struct bench_case *e = &cases[pairs[k].etl], *l = &cases[pairs[k].lttng];
+        struct stats pr = stats_of(ratio[k], nratio[k]), kr = stats_of(kept_ratio, nratio[k]);
         double r = stats_of(e->mevps, e->n).med / stats_of(l->mevps, l->n).med;
-        printf("  throughput, libetl / LTTng-UST (events written per second): %.2fx of the medians (per round %.2f "
-               "[%.2f-%.2f])   >= %.0fx: %s\n", r, pr.med, pr.min, pr.max, GOAL_RATIO,
+        if (!nratio[k]) {
+            printf("  throughput against LTTng-UST, %s: NOT MEASURED\n", pairs[k].what);
+            continue;
+        }
+        printf("  throughput (events written/s), libetl / LTTng-UST, %-38s %5.2fx of the medians (per round %.2f "
+               "[%.2f-%.2f])   >= %.0fx: %s\n", pairs[k].what, r, pr.med, pr.min, pr.max, GOAL_RATIO,
                r >= GOAL_RATIO ? "met" : "NOT met");
-        printf("  (events recorded per second: %.2fx of the medians, per round %.2f [%.2f-%.2f])\n",
-               stats_of(e->kept_mevps, e->n).med / stats_of(l->kept_mevps, l->n).med, kr.med, kr.min, kr.max);
-    } else {
-        printf("  throughput against LTTng-UST: NOT MEASURED\n");
+        if (k == 0)
+            printf("    (events recorded/s: %.2fx of the medians, per round %.2f [%.2f-%.2f])\n",
+                   stats_of(e->kept_mevps, e->n).med / stats_of(l->kept_mevps, l->n).med, kr.med, kr.min, kr.max);
     }
     if (cases[ETL_PACED].measured)
         printf("  no event lost below the disk's bandwidth (paced at %.0f%% of it): %llu lost: %s\n",
@@ -1068,7 +1104,8 @@ int main(int argc, char **argv)
     printf("%.0f s in all%s\n", (double)(bench_now_ns() - t_start) * 1e-9,
            cfg.quick ? " (--quick: a smoke test, not a measurement)" : "");
 #ifdef HAVE_LTTNG_UST
-    lttng_teardown(&lt, cfg.keep || (lttng_ok && !(cases[LTTNG_DISK].measured && cases[LTTNG_PACED].measured)));
+    lttng_teardown(&lt, cfg.keep || (lttng_ok && !(cases[LTTNG_DISK].measured && cases[LTTNG_MEM].measured &&
+                                                   cases[LTTNG_PACED].measured)));
 #endif
     return status;
 }
