@@ -731,6 +731,15 @@ typedef struct etl_session_properties {
  */
 #define ETL_ENGINE_ATOMIC_RESERVE 0x1u /* compare-and-swap reservation even where rseq works */
 #define ETL_ENGINE_EXACT_CLOCK    0x2u /* every PerfCounter reading from clock_gettime() */
+/*
+ * A session shared with other processes: its buffers live in RUNTIME/KEY.shm (0600; RUNTIME
+ * and KEY as for session names below), mapped at one address in every process, and any process
+ * of the user that registers a provider the session enables writes into it without a lock or a
+ * system call (doc/etlrecord-design.md). logger_name is the session's name, which the caller
+ * must hold (etl_session_name_claim). Needs restartable sequences (x86-64 Linux 4.18 and
+ * later); ETL_ENGINE_ATOMIC_RESERVE cannot be combined with it.
+ */
+#define ETL_ENGINE_SHARED         0x4u
 
 /* A session's statistics, as EVENT_TRACE_PROPERTIES reports them. */
 typedef struct etl_session_stats {
@@ -742,6 +751,10 @@ typedef struct etl_session_stats {
     uint32_t real_time_buffers_lost; /* RealTimeBuffersLost (no real-time mode yet: 0) */
     uint32_t engine_flags;         /* the ETL_ENGINE_* ways in effect (EXACT_CLOCK: the timestamps
                                       come from the kernel, or the clock is not PerfCounter) */
+    uint32_t buffers_reclaimed;    /* shared sessions: buffers taken back from writer processes
+                                      that died holding them (what they held was written) */
+    uint32_t writers_refused;      /* shared sessions: processes that could not map the session
+                                      (its address range was taken in them) */
     char error[256];               /* the last error (file I/O), "" if none */
 } etl_session_stats;
 
@@ -756,7 +769,9 @@ ETL_API int64_t etl_session_timestamp(const etl_session *s);
  * system call, never blocks. ETL_OK, or ETL_FAILED when the event is lost and counted in
  * EventsLost, with errno E2BIG (larger than a buffer can hold: ETW's limit of just under
  * 64 KB), ENOBUFS (no free buffer), ENOSPC (a sequential file reached its maximum size) or
- * ENOTSUP (the session writes with restartable sequences and this thread has no rseq area).
+ * ENOTSUP (the session writes with restartable sequences and this thread has no rseq area);
+ * or ETL_FAILED with errno ESHUTDOWN, not counted, when a shared session is stopping (the
+ * event comes after its end).
  * Safe in signal handlers.
  * The event's process and thread ids are the caller's; its timestamp is taken now.
  */

@@ -218,3 +218,33 @@ void etl_monoclock_refit(void) {}
 uint32_t etl_monoclock_tsc_mhz(void) { return 0; }
 
 #endif
+
+void etl_monoclock_publish_copy(struct etl_monoclock *dst)
+{
+    struct etl_monoclock *c = &etl_monoclock_line;
+    uint64_t base, mult, slew_ticks, max;
+    int64_t ns, slew;
+    int usable;
+    uint32_t seq, dseq;
+
+    do { /* a consistent reading of the process's line */
+        seq = atomic_load_explicit(&c->seq, memory_order_acquire);
+        usable = atomic_load_explicit(&c->usable, memory_order_acquire);
+        base = atomic_load_explicit(&c->base_tsc, memory_order_acquire);
+        ns = atomic_load_explicit(&c->base_ns, memory_order_acquire);
+        mult = atomic_load_explicit(&c->mult, memory_order_acquire);
+        slew = atomic_load_explicit(&c->slew_mult, memory_order_acquire);
+        slew_ticks = atomic_load_explicit(&c->slew_ticks, memory_order_acquire);
+        max = atomic_load_explicit(&c->max_ticks, memory_order_acquire);
+    } while ((seq & 1) || atomic_load_explicit(&c->seq, memory_order_relaxed) != seq);
+    dseq = atomic_load_explicit(&dst->seq, memory_order_relaxed);
+    atomic_store_explicit(&dst->seq, dseq + 1, memory_order_relaxed);
+    atomic_store_explicit(&dst->base_tsc, base, memory_order_release);
+    atomic_store_explicit(&dst->base_ns, ns, memory_order_release);
+    atomic_store_explicit(&dst->mult, mult, memory_order_release);
+    atomic_store_explicit(&dst->slew_mult, slew, memory_order_release);
+    atomic_store_explicit(&dst->slew_ticks, slew_ticks, memory_order_release);
+    atomic_store_explicit(&dst->max_ticks, max, memory_order_release);
+    atomic_store_explicit(&dst->seq, dseq + 2, memory_order_release);
+    atomic_store_explicit(&dst->usable, usable, memory_order_release);
+}

@@ -51,12 +51,12 @@ static inline int64_t etl_monoclock_exact(void)
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-/* The clock now: interpolated when the line is usable and fresh, else from the kernel. */
-static inline int64_t etl_monoclock_now(void)
+/* The clock now along line c: interpolated when the line is usable and fresh, else from the
+   kernel. c is the process's line, or a copy of it that another process publishes (a shared
+   session's, so that every process writing into it reads one clock). */
+static inline int64_t etl_monoclock_read(struct etl_monoclock *c)
 {
 #if defined(__x86_64__) && defined(__SIZEOF_INT128__)
-    struct etl_monoclock *c = &etl_monoclock_line;
-
     if (atomic_load_explicit(&c->usable, memory_order_relaxed) > 0) {
         for (;;) {
             uint32_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
@@ -76,9 +76,14 @@ static inline int64_t etl_monoclock_now(void)
                    (int64_t)(d < slew_ticks ? d : slew_ticks) * slew / 4294967296LL;
         }
     }
+#else
+    (void)c;
 #endif
     return etl_monoclock_exact();
 }
+
+/* The clock now along the process's line. */
+static inline int64_t etl_monoclock_now(void) { return etl_monoclock_read(&etl_monoclock_line); }
 
 /* Decide whether the TSC can be used and fit the first line (takes about 10 ms, once per
    process). Returns 1 when readings are interpolated, 0 when they come from the kernel. */
@@ -87,6 +92,8 @@ int etl_monoclock_init(void);
 void etl_monoclock_tick(void);
 /* Re-fit the line now (tests). */
 void etl_monoclock_refit(void);
+/* Copy the process's line into dst (a shared session's copy), under dst's sequence count. */
+void etl_monoclock_publish_copy(struct etl_monoclock *dst);
 /* TSC ticks per microsecond as the line measures them, or 0 without a line. */
 uint32_t etl_monoclock_tsc_mhz(void);
 

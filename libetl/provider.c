@@ -2,8 +2,9 @@
 /*
  * The provider API: providers register by GUID, sessions enable them by level and keywords,
  * and a provider's events go to every session whose filter they pass (ETW's EventRegister,
- * EventEnabled, EventWrite and EnableTraceEx2). Sessions of this process for now; the
- * registry is where sessions of other processes will enable providers too.
+ * EventEnabled, EventWrite and EnableTraceEx2). The sessions are this process's own, and the
+ * shared sessions of other processes that attach.c maps here; a shared session's controller
+ * publishes what it enables in the session's memory, for them.
  *
  * The write path takes no lock. Each provider publishes the set of sessions enabled for it
  * as an immutable array; a change publishes a new one and frees the old one only after
@@ -51,6 +52,44 @@ struct enable_request {
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct etl_provider *registry;
 static struct enable_request *requests;
+
+/*
+ * fork: the child is a new process, and the sessions of its parent are not its own (a private
+ * session has no flush thread in the child; a shared one it maps for itself, as any other
+ * process does, through attach.c). It starts with no session enabled; the shared sessions
+ * come back at its next look at the runtime directory.
+ */
+static _Atomic int look_again;
+
+static void atfork_prepare(void) { pthread_mutex_lock(&registry_lock); }
+static void atfork_parent(void) { pthread_mutex_unlock(&registry_lock); }
+static void atfork_child(void)
+{
+    while (requests) {
+        struct enable_request *r = requests;
+        requests = r->next;
+        free(r);
+    }
+    for (etl_provider *p = registry; p; p = p->next) {
+        free(atomic_exchange(&p->set, NULL));
+        atomic_store(&p->inflight[0], 0);
+        atomic_store(&p->inflight[1], 0);
+    }
+    /* Its providers look for shared sessions again at their next use. */
+    if (registry) atomic_store_explicit(&look_again, 1, memory_order_relaxed);
+    pthread_mutex_unlock(&registry_lock);
+}
+
+/* A child of a provider process: map the shared sessions (once). */
+static inline void after_fork_look(void)
+{
+    if (__builtin_expect(atomic_load_explicit(&look_again, memory_order_relaxed), 0) &&
+        atomic_exchange(&look_again, 0))
+        etl_shared_sessions_watch();
+}
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static void install_atfork(void) { pthread_atfork(atfork_prepare, atfork_parent, atfork_child); }
 
 /* ---- ETW's filter ---- */
 
@@ -128,6 +167,7 @@ int etl_provider_register(etl_provider **out, const etl_guid *guid)
 
     *out = NULL;
     if (!p) return ETL_FAILED;
+    pthread_once(&atfork_once, install_atfork);
     p->guid = *guid;
     atomic_init(&p->set, NULL);
     pthread_mutex_lock(&registry_lock);
@@ -141,6 +181,8 @@ int etl_provider_register(etl_provider **out, const etl_guid *guid)
     }
     pthread_mutex_unlock(&registry_lock);
     *out = p;
+    /* Shared sessions of other processes that enable it: mapped now, and watched for. */
+    etl_shared_sessions_watch();
     return ETL_OK;
 }
 
@@ -170,6 +212,7 @@ int etl_provider_enabled(etl_provider *p, uint8_t level, uint64_t keywords)
     const struct enable_set *set;
     int on = 0;
 
+    after_fork_look();
     if (!atomic_load_explicit(&p->set, memory_order_relaxed)) return 0;
     c = reader_enter(p);
     set = atomic_load(&p->set);
@@ -200,6 +243,7 @@ int etl_provider_write(etl_provider *p, const etl_event_descriptor *d, const etl
     etl_event_extras x, *xp = NULL;
     int rc = ETL_OK, any = 0;
 
+    after_fork_look();
     if (!atomic_load_explicit(&p->set, memory_order_relaxed)) return ETL_OK;
     c = reader_enter(p);
     set = atomic_load(&p->set);
@@ -221,16 +265,43 @@ int etl_provider_write(etl_provider *p, const etl_event_descriptor *d, const etl
 
 /* ---- sessions ---- */
 
+/* A shared session's controller publishes what it enables, for provider processes (registry
+   lock held). extra: room for one more entry that is about to be added. */
+static int publish_locked(etl_session *s, int extra)
+{
+    etl_shared_enable table[ETL_SHARED_MAX_ENABLES];
+    unsigned n = 0;
+
+    if (!etl_session_is_shared_controller(s)) return ETL_OK;
+    for (struct enable_request *r = requests; r; r = r->next) {
+        if (r->s != s) continue;
+        if (n == ETL_SHARED_MAX_ENABLES) return ETL_FAILED;
+        memset(&table[n], 0, sizeof table[n]);
+        table[n].guid = r->guid;
+        table[n].level = r->level;
+        table[n].any = r->any;
+        table[n].all = r->all;
+        n++;
+    }
+    if (n + (unsigned)extra > ETL_SHARED_MAX_ENABLES) return ETL_FAILED;
+    return extra ? ETL_OK : etl_session_enables_publish(s, table, n);
+}
+
 int etl_session_enable_provider(etl_session *s, const etl_guid *provider, uint8_t level, uint64_t match_any,
                                 uint64_t match_all)
 {
     struct enable_request *r;
     int rc;
 
+    pthread_once(&atfork_once, install_atfork);
     pthread_mutex_lock(&registry_lock);
     for (r = requests; r; r = r->next)
         if (r->s == s && etl_guid_equal(&r->guid, provider)) break;
     if (!r) {
+        if (publish_locked(s, 1) != ETL_OK) { /* a shared session's table is full */
+            pthread_mutex_unlock(&registry_lock);
+            return ETL_FAILED;
+        }
         r = calloc(1, sizeof *r);
         if (!r) {
             pthread_mutex_unlock(&registry_lock);
@@ -245,6 +316,7 @@ int etl_session_enable_provider(etl_session *s, const etl_guid *provider, uint8_
     r->any = match_any;
     r->all = match_all;
     rc = rebuild_guid(provider);
+    if (publish_locked(s, 0) != ETL_OK) rc = ETL_FAILED;
     pthread_mutex_unlock(&registry_lock);
     return rc;
 }
@@ -263,7 +335,10 @@ int etl_session_disable_provider(etl_session *s, const etl_guid *provider)
         }
         else q = &r->next;
     }
-    if (found) rc = rebuild_guid(provider);
+    if (found) {
+        rc = rebuild_guid(provider);
+        if (publish_locked(s, 0) != ETL_OK) rc = ETL_FAILED;
+    }
     pthread_mutex_unlock(&registry_lock);
     return found ? rc : ETL_FAILED;
 }

@@ -158,12 +158,15 @@ aborted:
 }
 
 /*
- * If the thread runs on processor cpu and slots[cpu] is still expect, make it fresh. Returns
- * 0 when done, 1 when the thread is on another processor or the slot changed, -1 when the
- * kernel restarted the sequence.
+ * If the thread runs on processor cpu and slots[cpu] is still expect, store mark_value at
+ * *mark (the taken buffer's holder: who has it in hand once it leaves the slot) and make the
+ * slot fresh. Returns 0 when done, 1 when the thread is on another processor or the slot
+ * changed (nothing stored), -1 when the kernel restarted the sequence (the mark may be stored,
+ * the slot is not changed).
  */
 static inline int etl_rseq_swap(struct etl_rseq_abi *rs, struct etl_rseq_cursor **slots, uint32_t cpu,
-                                struct etl_rseq_cursor *expect, struct etl_rseq_cursor *fresh)
+                                struct etl_rseq_cursor *expect, struct etl_rseq_cursor *fresh,
+                                int32_t *mark, int32_t mark_value)
 {
     __asm__ goto(ETL_RSEQ_DEFINE_CS(3, 1, 2, 4)
                  "leaq 3b(%%rip), %%rax\n\t"
@@ -173,12 +176,13 @@ static inline int etl_rseq_swap(struct etl_rseq_abi *rs, struct etl_rseq_cursor 
                  "jne %l[other]\n\t"
                  "cmpq %[expect], (%[slot])\n\t"
                  "jne %l[other]\n\t"
+                 "movl %[mval], (%[mark])\n\t"
                  "movq %[fresh], (%[slot])\n\t"     /* commit */
                  "2:\n\t"
                  ETL_RSEQ_DEFINE_ABORT(4, aborted)
                  :
                  : [rseq_cs] "m"(rs->rseq_cs), [cpu_id] "m"(rs->cpu_id), [cpu] "r"(cpu), [slot] "r"(slots + cpu),
-                   [expect] "r"(expect), [fresh] "r"(fresh)
+                   [expect] "r"(expect), [fresh] "r"(fresh), [mark] "r"(mark), [mval] "r"(mark_value)
                  : "memory", "cc", "rax"
                  : other, aborted);
     return 0;

@@ -11,8 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
@@ -54,6 +60,11 @@ struct ebuf {
     _Atomic uint32_t next;      /* stack link: index + 1 */
     uint32_t used;              /* end of the records, set by the sealer */
     uint16_t cpu;
+    /* The pid of the process that has the buffer in hand, out of every list and slot (it took
+       it from the free list, or swapped it out of a slot and is about to seal it); 0 when a
+       list or a slot holds it. A holder that died left it there: the flush thread takes it
+       back (reclaim_orphans). */
+    _Atomic int32_t holder;
     uint64_t seal;              /* sealing order */
 };
 
@@ -63,45 +74,95 @@ struct lost_count {
     _Alignas(64) _Atomic uint64_t n;
 };
 
+/*
+ * A session's memory is one mapping: this head, then the per-processor arrays, the buffer
+ * descriptors, the ring and the buffers themselves (layout_of). A private session maps it
+ * anonymously; a shared session (ETL_ENGINE_SHARED) maps RUNTIME/KEY.shm, at one address in
+ * every process that writes into it, so that the pointers in it (a slot's cursor, a cursor's
+ * data) mean the same everywhere and the restartable sequences run unchanged. Writers of any
+ * process touch only what is here; the file, the flush thread and the requests stay with the
+ * controller.
+ */
+#define SHARED_MAGIC UINT64_C(0x31304d48534c5445) /* "ETLSHM01" */
+#define SHARED_LAYOUT 1u
+#define SHARED_BASE UINT64_C(0x200000000000)     /* where shared sessions are mapped: slots of */
+#define SHARED_STRIDE UINT64_C(0x1000000000)     /* 64 GiB from 32 TiB up, */
+#define SHARED_SLOTS 1024u                       /* below the 48 TiB mark */
+
+enum { ROLE_PRIVATE, ROLE_CONTROLLER, ROLE_ATTACHED };
+
+struct shared {
+    /* What the controller sets before the file gets its name; read-only after. */
+    uint64_t magic;
+    uint32_t layout, head_size;
+    uint64_t size, address;       /* of the whole mapping */
+    uint32_t bsize, ncpu, nmin, nmax, low_water;
+    uint8_t buffering, rseq, exact_clock, reserved;
+    int32_t controller_pid;
+    etl_clock clock;
+    char name[ETL_SESSION_NAME_MAX + 1];
+    /* The pool. */
+    _Alignas(64) _Atomic uint64_t free_head; /* (tag << 32) | index + 1 */
+    _Atomic uint32_t free_count;
+    _Atomic uint64_t full_head;    /* sealed buffers waiting for the flush thread */
+    _Atomic uint32_t allocated;    /* buffers taken into the pool */
+    _Atomic uint64_t seal_counter;
+    _Atomic uint64_t events_lost;  /* what the flush thread counts (refused buffers) */
+    _Atomic int file_full;
+    _Atomic int stopping;          /* writers take no new buffer */
+    _Atomic int wake_pending;      /* the flush thread was woken and has not run yet */
+    _Atomic uint32_t buffers_written, log_buffers_lost;
+    _Atomic uint32_t buffers_reclaimed; /* taken back from writers that died holding them */
+    _Atomic uint32_t writers_refused;   /* processes that could not map the session */
+    sem_t wake;                    /* process-shared */
+    pthread_mutex_t ring_lock;     /* buffering mode's ring: process-shared, robust */
+    uint32_t ring_head, ring_n;
+    /* The controller's clock line, which every writer of the session reads. */
+    struct etl_monoclock line;
+    /* The providers the session enables, for provider processes: changed under enable_seq
+       (odd while being written), each change counted in generation. */
+    _Alignas(64) _Atomic uint64_t generation;
+    _Atomic uint32_t enable_seq;
+    uint32_t enable_n;
+    etl_shared_enable enables[ETL_SHARED_MAX_ENABLES];
+};
+
 struct etl_session {
+    struct shared *h;
+    int role;                      /* ROLE_*: whose session this is */
     etl_session_properties p;
     char *logger_name, *log_file_name;
+    /* Copies of the head's constants, for the write path. */
     uint32_t bsize, ncpu, nmin, nmax;
     int buffering;
     int rseq;                      /* writers use restartable sequences on slots */
     int exact_clock;               /* PerfCounter readings from clock_gettime() each time */
+    struct etl_monoclock *line;    /* the clock line the session's writers read */
     int evict;                     /* evict written buffers from the cache: 2 CLFLUSHOPT, 1 CLFLUSH */
+    /* Into the mapping. */
     struct etl_rseq_cursor **slots; /* rseq: per processor, its current buffer or NULL */
     uint8_t *memory;
     size_t memory_size;
     struct ebuf *bufs;
-    _Atomic uint64_t free_head;    /* (tag << 32) | index + 1 */
-    _Atomic uint32_t free_count;
-    _Atomic uint64_t full_head;    /* sealed buffers waiting for the flush thread */
-    _Atomic uint32_t allocated;    /* buffers taken into the pool */
     _Atomic uint64_t *current;     /* per processor: generation << 32 | index + 1, 0 for none */
-    _Atomic uint64_t seal_counter;
-    _Atomic uint64_t events_lost;  /* what the flush thread counts (refused buffers) */
     struct lost_count *lost;       /* per processor: events writers could not log */
-    _Atomic int file_full;
-    _Atomic int stopping;
-    _Atomic int wake_pending;      /* the flush thread was woken and has not run yet */
-    uint32_t low_water;            /* wake it when fewer buffers than this are available */
+    uint32_t *ring;                /* buffering mode: sealed buffers kept, oldest first */
+    uint32_t *batch;               /* sealed buffers being collected */
+    uint32_t low_water;            /* wake the flush thread when fewer buffers than this are available */
     etl_clock clock;
     int64_t boot_time;             /* FILETIME, from /proc/stat */
     etl_writer *writer;
-    /* The flush thread and the requests it serves. */
+    /* The flush thread and the requests it serves (the controller's). */
     pthread_t flusher;
     int flusher_started;
-    sem_t wake;
-    pthread_mutex_t lock;          /* the retained ring and the requests, never the write path */
+    int wake_made, ring_lock_made;
+    void *mapping;                 /* the whole mapping (head first) */
+    int borrowed;                  /* attached through a mapping inherited at fork: not ours to unmap */
+    int shm_fd, address_lock;      /* the controller's session file and address lock */
+    char shm_path[4096 + ETL_SESSION_NAME_MAX + 16], shm_new[4096 + ETL_SESSION_NAME_MAX + 16];
+    pthread_mutex_t lock;          /* the requests, never the write path */
     pthread_cond_t done;
     uint64_t flush_requested, flush_completed;
-    /* Buffering mode: sealed buffers kept, oldest first. */
-    uint32_t *ring;
-    uint32_t ring_head, ring_n;
-    uint32_t *batch;               /* sealed buffers being collected */
-    _Atomic uint32_t buffers_written, log_buffers_lost;
     char err[256];
 };
 
@@ -142,7 +203,7 @@ static inline int64_t session_now(const etl_session *s)
     switch (s->clock.type) {
     case ETL_CLOCK_SYSTEMTIME: return etl_ns_to_filetime(clock_ns(CLOCK_REALTIME));
     case ETL_CLOCK_CPUCYCLE: return cycles();
-    default: return s->exact_clock ? etl_monoclock_exact() : etl_monoclock_now();
+    default: return s->exact_clock ? etl_monoclock_exact() : etl_monoclock_read(s->line);
     }
 }
 
@@ -178,6 +239,37 @@ static void session_clock(etl_session *s)
     s->clock.start_time = etl_ns_to_filetime(clock_ns(CLOCK_REALTIME));
 }
 
+static _Thread_local uint32_t cached_tid __attribute__((tls_model("initial-exec")));
+static _Thread_local uint32_t cached_pid __attribute__((tls_model("initial-exec")));
+
+static void forget_ids(void)
+{
+    cached_tid = 0;
+    cached_pid = 0;
+}
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static void install_atfork(void) { pthread_atfork(NULL, NULL, forget_ids); }
+
+static inline void caller_ids(uint32_t *pid, uint32_t *tid)
+{
+    if (!cached_tid) {
+        cached_tid = (uint32_t)syscall(SYS_gettid);
+        cached_pid = (uint32_t)getpid();
+    }
+    *pid = cached_pid;
+    *tid = cached_tid;
+}
+
+static inline int32_t own_pid(void)
+{
+    uint32_t pid, tid;
+
+    caller_ids(&pid, &tid);
+    return (int32_t)pid;
+}
+
+
 /* ------------------------------------------------------------------ buffer stacks */
 
 static void stack_push(_Atomic uint64_t *head, struct ebuf *bufs, uint32_t index)
@@ -207,8 +299,9 @@ static uint32_t stack_pop(_Atomic uint64_t *head, struct ebuf *bufs)
 
 static void free_push(etl_session *s, uint32_t index)
 {
-    stack_push(&s->free_head, s->bufs, index);
-    atomic_fetch_add_explicit(&s->free_count, 1, memory_order_relaxed);
+    atomic_store_explicit(&s->bufs[index].holder, 0, memory_order_relaxed);
+    stack_push(&s->h->free_head, s->bufs, index);
+    atomic_fetch_add_explicit(&s->h->free_count, 1, memory_order_relaxed);
 }
 
 static uint32_t reclaim_oldest(etl_session *s);
@@ -216,13 +309,13 @@ static uint32_t reclaim_oldest(etl_session *s);
 /* A buffer ready for cpu: from the free list, else a new one while the pool may grow. */
 static uint64_t take_buffer(etl_session *s, uint16_t cpu)
 {
-    uint32_t top = stack_pop(&s->free_head, s->bufs);
+    uint32_t top = stack_pop(&s->h->free_head, s->bufs);
     struct ebuf *b;
 
     if (top) {
-        atomic_fetch_sub_explicit(&s->free_count, 1, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&s->h->free_count, 1, memory_order_relaxed);
     } else {
-        uint32_t n = atomic_load_explicit(&s->allocated, memory_order_relaxed);
+        uint32_t n = atomic_load_explicit(&s->h->allocated, memory_order_relaxed);
         do {
             if (n >= s->nmax) {
                 /* Buffering mode reuses its oldest buffer; a file session has none to give. */
@@ -230,11 +323,12 @@ static uint64_t take_buffer(etl_session *s, uint16_t cpu)
                 if (!top) return 0;
                 break;
             }
-        } while (!atomic_compare_exchange_weak_explicit(&s->allocated, &n, n + 1, memory_order_relaxed,
+        } while (!atomic_compare_exchange_weak_explicit(&s->h->allocated, &n, n + 1, memory_order_relaxed,
                                                          memory_order_relaxed));
         if (!top) top = n + 1;
     }
     b = &s->bufs[top - 1];
+    atomic_store_explicit(&b->holder, own_pid(), memory_order_relaxed);
     b->cpu = cpu;
     b->used = 0;
     /* An rseq writer may still look at the offset of a buffer it saw in a slot before (a hint
@@ -255,15 +349,16 @@ static void seal(etl_session *s, uint32_t top, uint32_t end)
     struct ebuf *b = &s->bufs[top - 1];
 
     b->used = end;
-    b->seal = atomic_fetch_add_explicit(&s->seal_counter, 1, memory_order_relaxed);
-    stack_push(&s->full_head, s->bufs, top - 1);
+    b->seal = atomic_fetch_add_explicit(&s->h->seal_counter, 1, memory_order_relaxed);
+    atomic_store_explicit(&b->holder, 0, memory_order_relaxed);
+    stack_push(&s->h->full_head, s->bufs, top - 1);
     /* Waking the flush thread is a system call, and the thread then takes the producer's
        processor: only when the pool runs low (it also wakes every 100 ms by itself). */
     if (!s->buffering &&
-        atomic_load_explicit(&s->free_count, memory_order_relaxed) +
-                (s->nmax - atomic_load_explicit(&s->allocated, memory_order_relaxed)) <= s->low_water &&
-        !atomic_exchange_explicit(&s->wake_pending, 1, memory_order_relaxed))
-        sem_post(&s->wake);
+        atomic_load_explicit(&s->h->free_count, memory_order_relaxed) +
+                (s->nmax - atomic_load_explicit(&s->h->allocated, memory_order_relaxed)) <= s->low_water &&
+        !atomic_exchange_explicit(&s->h->wake_pending, 1, memory_order_relaxed))
+        sem_post(&s->h->wake);
 }
 
 /* Replace cpu's buffer `old` (generation << 32 | index + 1, or 0) by a fresh one; returns the
@@ -274,32 +369,12 @@ static uint64_t switch_buffer(etl_session *s, uint16_t cpu, uint64_t old)
 
     if (!fresh) return 0;
     if (atomic_compare_exchange_strong_explicit(&s->current[cpu], &expected, fresh, memory_order_acq_rel,
-                                                memory_order_acquire))
+                                                memory_order_acquire)) {
+        atomic_store_explicit(&s->bufs[(uint32_t)fresh - 1].holder, 0, memory_order_relaxed);
         return fresh;
+    }
     free_push(s, (uint32_t)fresh - 1); /* another writer switched first */
     return expected ? expected : switch_buffer(s, cpu, 0);
-}
-
-static _Thread_local uint32_t cached_tid __attribute__((tls_model("initial-exec")));
-static _Thread_local uint32_t cached_pid __attribute__((tls_model("initial-exec")));
-
-static void forget_ids(void)
-{
-    cached_tid = 0;
-    cached_pid = 0;
-}
-
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-static void install_atfork(void) { pthread_atfork(NULL, NULL, forget_ids); }
-
-static inline void caller_ids(uint32_t *pid, uint32_t *tid)
-{
-    if (!cached_tid) {
-        cached_tid = (uint32_t)syscall(SYS_gettid);
-        cached_pid = (uint32_t)getpid();
-    }
-    *pid = cached_pid;
-    *tid = cached_tid;
 }
 
 /*
@@ -312,7 +387,7 @@ static uint8_t *reserve(etl_session *s, uint32_t space, struct ebuf **out)
     uint16_t cpu = (uint16_t)((c < 0 ? 0 : (unsigned)c) % s->ncpu);
     uint64_t cur = atomic_load_explicit(&s->current[cpu], memory_order_acquire);
 
-    if (atomic_load_explicit(&s->file_full, memory_order_relaxed)) {
+    if (atomic_load_explicit(&s->h->file_full, memory_order_relaxed)) {
         errno = ENOSPC;
         return NULL;
     }
@@ -370,7 +445,7 @@ static inline void commit(struct ebuf *b, uint32_t space)
 /* EventsLost: what writers and the flush thread counted. */
 static uint64_t events_lost(const etl_session *s)
 {
-    uint64_t n = atomic_load_explicit(&s->events_lost, memory_order_relaxed);
+    uint64_t n = atomic_load_explicit(&s->h->events_lost, memory_order_relaxed);
 
     for (uint32_t i = 0; s->lost && i < s->ncpu; i++) n += atomic_load_explicit(&s->lost[i].n, memory_order_relaxed);
     return n;
@@ -401,15 +476,18 @@ static struct ebuf *cursor_buffer(struct etl_rseq_cursor *c) { return (struct eb
 /*
  * The slow path of an append: the processor has no current buffer, or no room for space
  * bytes in it. Swap in a fresh buffer and close the old one. Returns 1 to try the append
- * again, 0 when no buffer is free (the event is lost).
+ * again, 0 when no buffer is free (the event is lost), -1 when a shared session stops (no
+ * new buffer goes in).
  */
 static int replace_current(etl_session *s, struct etl_rseq_abi *rs, uint32_t space)
 {
     uint32_t cpu = __atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED);
     struct etl_rseq_cursor *old;
+    int32_t pid = own_pid(), unmarked = 0;
     uint64_t fresh;
 
     if (cpu >= s->ncpu) return 0; /* a processor the session was not sized for */
+    if (s->role != ROLE_PRIVATE && atomic_load_explicit(&s->h->stopping, memory_order_relaxed)) return -1;
     old = __atomic_load_n(&s->slots[cpu], __ATOMIC_RELAXED);
     /* old may have been closed and reused since: this look is only a hint (an old buffer that
        came back to the slot is closed early by the swap below, which loses nothing). */
@@ -420,9 +498,17 @@ static int replace_current(etl_session *s, struct etl_rseq_abi *rs, uint32_t spa
     for (;;) {
         int r;
         ETL_HB_RELEASE(&s->slots[cpu]); /* what take_buffer wrote, for whoever takes it out */
-        r = etl_rseq_swap(rs, s->slots, cpu, old, &s->bufs[(uint32_t)fresh - 1].cur);
+        /* The old buffer is marked ours inside the sequence, as it leaves the slot: if this
+           process dies before it seals it, the flush thread knows whose it was. */
+        r = etl_rseq_swap(rs, s->slots, cpu, old, &s->bufs[(uint32_t)fresh - 1].cur,
+                          old ? (int32_t *)&cursor_buffer(old)->holder : &unmarked, pid);
         if (r == 0) {
+            int32_t mine = pid;
             ETL_HB_ACQUIRE(&s->slots[cpu]); /* what the one who put old in wrote */
+            /* The fresh buffer is in the slot now: no longer in our hands (unless a writer
+               already took it out again and marked it its own). */
+            atomic_compare_exchange_strong_explicit(&s->bufs[(uint32_t)fresh - 1].holder, &mine, 0,
+                                                    memory_order_relaxed, memory_order_relaxed);
             if (old) seal_taken(s, cursor_buffer(old));
             return 1;
         }
@@ -442,16 +528,23 @@ static int append(etl_session *s, const uint8_t *rec, uint32_t space)
         errno = ENOTSUP; /* a thread without an rseq area cannot write into this session */
         return lost(s);
     }
-    if (atomic_load_explicit(&s->file_full, memory_order_relaxed)) {
+    if (atomic_load_explicit(&s->h->file_full, memory_order_relaxed)) {
         errno = ENOSPC;
         return lost(s);
     }
     for (;;) {
         int r = etl_rseq_append(rs, s->slots, s->ncpu, rec, space);
         if (r == 0) return ETL_OK;
-        if (r > 0 && !replace_current(s, rs, space)) {
-            errno = ENOBUFS;
-            return lost(s);
+        if (r > 0) {
+            r = replace_current(s, rs, space);
+            if (r == 0) {
+                errno = ENOBUFS;
+                return lost(s);
+            }
+            if (r < 0) { /* the session stops: the event comes after its end, not lost */
+                errno = ESHUTDOWN;
+                return ETL_FAILED;
+            }
         }
     }
 }
@@ -572,7 +665,7 @@ int etl_session_write_lbr(etl_session *s, int64_t trigger_ts, uint32_t pid, uint
 static int close_on(etl_session *s, struct etl_rseq_abi *rs, uint32_t cpu, struct etl_rseq_cursor *old)
 {
     for (int tries = 0; tries < 100; tries++) {
-        int r = etl_rseq_swap(rs, s->slots, cpu, old, NULL);
+        int r = etl_rseq_swap(rs, s->slots, cpu, old, NULL, (int32_t *)&cursor_buffer(old)->holder, own_pid());
         if (r == 0) {
             ETL_HB_ACQUIRE(&s->slots[cpu]);
             return 1;
@@ -619,7 +712,7 @@ static void seal_current(etl_session *s)
 {
 #if defined(ETL_HAVE_RSEQ)
     if (s->rseq) {
-        seal_current_rseq(s, atomic_load(&s->stopping));
+        seal_current_rseq(s, atomic_load(&s->h->stopping));
         return;
     }
 #endif
@@ -673,10 +766,10 @@ static uint32_t count_records(const struct ebuf *b)
 }
 
 /* Takes every sealed buffer into s->batch, oldest first; returns how many. Called by the
-   flush thread (file modes) or under s->lock (buffering mode), never both. */
+   flush thread (file modes) or under the ring lock (buffering mode), never both. */
 static uint32_t collect_sealed(etl_session *s)
 {
-    uint32_t *batch = s->batch, n = 0, top = (uint32_t)atomic_exchange_explicit(&s->full_head, 0, memory_order_acquire);
+    uint32_t *batch = s->batch, n = 0, top = (uint32_t)atomic_exchange_explicit(&s->h->full_head, 0, memory_order_acquire);
 
     while (top && n < s->nmax) { /* a buffer is sealed once at a time: at most nmax */
         batch[n++] = top - 1;
@@ -699,12 +792,28 @@ static uint32_t collect_sealed(etl_session *s)
     return n;
 }
 
-/* Buffering mode, under s->lock: the sealed buffers join the ring, oldest first. */
+/* The ring's lock, which writers of any process may take (a writer of buffering mode that
+   reclaims the oldest buffer): process-shared and robust, so that one that died holding it
+   does not block the session. try: do not wait. 0 when taken. */
+static int ring_lock(etl_session *s, int try)
+{
+    int rc = try ? pthread_mutex_trylock(&s->h->ring_lock) : pthread_mutex_lock(&s->h->ring_lock);
+
+    if (rc == EOWNERDEAD) {
+        pthread_mutex_consistent(&s->h->ring_lock);
+        rc = 0;
+    }
+    return rc;
+}
+
+static void ring_unlock(etl_session *s) { pthread_mutex_unlock(&s->h->ring_lock); }
+
+/* Buffering mode, under the ring lock: the sealed buffers join the ring, oldest first. */
 static void ring_collect_locked(etl_session *s)
 {
     uint32_t n = collect_sealed(s);
 
-    for (uint32_t i = 0; i < n; i++) s->ring[(s->ring_head + s->ring_n++) % s->nmax] = s->batch[i];
+    for (uint32_t i = 0; i < n; i++) s->ring[(s->h->ring_head + s->h->ring_n++) % s->nmax] = s->batch[i];
 }
 
 /* Buffering mode, for a writer that finds no free buffer: the oldest kept buffer, if every
@@ -714,17 +823,17 @@ static uint32_t reclaim_oldest(etl_session *s)
 {
     uint32_t top = 0;
 
-    if (pthread_mutex_trylock(&s->lock) != 0) return 0;
+    if (ring_lock(s, 1) != 0) return 0;
     ring_collect_locked(s);
-    if (s->ring_n > 0) {
-        struct ebuf *b = &s->bufs[s->ring[s->ring_head]];
+    if (s->h->ring_n > 0) {
+        struct ebuf *b = &s->bufs[s->ring[s->h->ring_head]];
         if (atomic_load_explicit(&b->committed, memory_order_acquire) >= b->used - ETL_BUFFER_HEADER_SIZE) {
-            top = s->ring[s->ring_head] + 1;
-            s->ring_head = (s->ring_head + 1) % s->nmax;
-            s->ring_n--;
+            top = s->ring[s->h->ring_head] + 1;
+            s->h->ring_head = (s->h->ring_head + 1) % s->nmax;
+            s->h->ring_n--;
         }
     }
-    pthread_mutex_unlock(&s->lock);
+    ring_unlock(s);
     return top;
 }
 
@@ -768,9 +877,9 @@ static void drain(etl_session *s)
     uint32_t *batch = s->batch, n;
 
     if (s->buffering) {
-        pthread_mutex_lock(&s->lock);
+        ring_lock(s, 0);
         ring_collect_locked(s);
-        pthread_mutex_unlock(&s->lock);
+        ring_unlock(s);
         return;
     }
     n = collect_sealed(s);
@@ -780,17 +889,49 @@ static void drain(etl_session *s)
         if (s->writer) {
             int rc = etl_writer_write_buffer(s->writer, b->cur.data, b->used, b->cpu, session_now(s), i + 1 == n);
             if (rc == ETL_OK) {
-                atomic_fetch_add_explicit(&s->buffers_written, 1, memory_order_relaxed);
+                atomic_fetch_add_explicit(&s->h->buffers_written, 1, memory_order_relaxed);
             } else {
                 /* The file takes no more: what this buffer held is lost, and so is what comes. */
-                atomic_fetch_add_explicit(&s->events_lost, count_records(b), memory_order_relaxed);
-                atomic_store_explicit(&s->file_full, 1, memory_order_relaxed);
+                atomic_fetch_add_explicit(&s->h->events_lost, count_records(b), memory_order_relaxed);
+                atomic_store_explicit(&s->h->file_full, 1, memory_order_relaxed);
                 if (rc == ETL_FATAL && !s->err[0]) serror(s, "%s", etl_writer_error(s->writer));
-                atomic_fetch_add_explicit(&s->log_buffers_lost, 1, memory_order_relaxed);
+                atomic_fetch_add_explicit(&s->h->log_buffers_lost, 1, memory_order_relaxed);
             }
             evict(s, b->cur.data);
         }
         free_push(s, batch[i]);
+    }
+}
+
+/*
+ * Shared sessions: take back the buffers that writer processes died holding. A holder that
+ * no longer exists, of a buffer no slot holds: it had taken it from the free list (empty: it
+ * goes back there) or swapped it out of a slot and not sealed it yet (its records are whole,
+ * as restartable sequences commit a record with one store: it is written like any other).
+ * The holder is compared and cleared in one step, so a buffer that a live writer marked in
+ * the meantime stays its.
+ */
+static void reclaim_orphans(etl_session *s)
+{
+    uint32_t n = atomic_load_explicit(&s->h->allocated, memory_order_acquire);
+    int32_t self = own_pid();
+
+    for (uint32_t i = 0; i < n; i++) {
+        struct ebuf *b = &s->bufs[i];
+        int32_t pid = atomic_load_explicit(&b->holder, memory_order_acquire);
+        int in_slot = 0;
+
+        if (pid <= 0 || pid == self || kill(pid, 0) == 0 || errno != ESRCH) continue;
+        for (uint32_t c = 0; c < s->ncpu && !in_slot; c++)
+            in_slot = __atomic_load_n(&s->slots[c], __ATOMIC_ACQUIRE) == &b->cur;
+        if (in_slot) continue;
+        if (!atomic_compare_exchange_strong_explicit(&b->holder, &pid, 0, memory_order_acq_rel, memory_order_relaxed))
+            continue;
+        atomic_fetch_add_explicit(&s->h->buffers_reclaimed, 1, memory_order_relaxed);
+        if (__atomic_load_n(&b->cur.off, __ATOMIC_ACQUIRE) > ETL_BUFFER_HEADER_SIZE)
+            seal_taken(s, b);
+        else
+            free_push(s, i);
     }
 }
 
@@ -808,10 +949,14 @@ static void *flush_thread(void *arg)
 
         until.tv_sec = (now + wait) / 1000000000;
         until.tv_nsec = (now + wait) % 1000000000;
-        sem_timedwait(&s->wake, &until);
-        atomic_store_explicit(&s->wake_pending, 0, memory_order_relaxed);
+        sem_timedwait(&s->h->wake, &until);
+        atomic_store_explicit(&s->h->wake_pending, 0, memory_order_relaxed);
         etl_monoclock_tick();
-        stopping = atomic_load(&s->stopping);
+        if (s->role == ROLE_CONTROLLER) {
+            etl_monoclock_publish_copy(&s->h->line);
+            reclaim_orphans(s);
+        }
+        stopping = atomic_load(&s->h->stopping);
         pthread_mutex_lock(&s->lock);
         requested = s->flush_requested;
         pthread_mutex_unlock(&s->lock);
@@ -827,9 +972,19 @@ static void *flush_thread(void *arg)
             pthread_mutex_unlock(&s->lock);
         }
         if (stopping) {
-            seal_current(s);
-            drain(s);
-            if (!atomic_load_explicit(&s->full_head, memory_order_acquire)) break;
+            /* A shared session's writers in other processes see the stop a moment late: one
+               may put a buffer into a slot just after it was closed. Close them again. */
+            int rounds = s->role == ROLE_CONTROLLER ? 3 : 1;
+            for (int r = 0; r < rounds; r++) {
+                if (r) {
+                    struct timespec ms = { 0, 5000000 };
+                    nanosleep(&ms, NULL);
+                    reclaim_orphans(s);
+                }
+                seal_current(s);
+                drain(s);
+            }
+            if (!atomic_load_explicit(&s->h->full_head, memory_order_acquire)) break;
         }
     }
     return NULL;
@@ -843,7 +998,7 @@ static void flush_request(etl_session *s)
 
     pthread_mutex_lock(&s->lock);
     want = ++s->flush_requested;
-    sem_post(&s->wake);
+    sem_post(&s->h->wake);
     while (s->flush_completed < want) pthread_cond_wait(&s->done, &s->lock);
     pthread_mutex_unlock(&s->lock);
 }
@@ -907,15 +1062,15 @@ int etl_session_snapshot(etl_session *s, const char *path)
         etl_writer_close(w, 0);
         return ETL_FAILED;
     }
-    pthread_mutex_lock(&s->lock);
+    ring_lock(s, 0);
     ring_collect_locked(s);
-    for (uint32_t i = 0; i < s->ring_n && rc == ETL_OK; i++) {
-        struct ebuf *b = &s->bufs[s->ring[(s->ring_head + i) % s->nmax]];
+    for (uint32_t i = 0; i < s->h->ring_n && rc == ETL_OK; i++) {
+        struct ebuf *b = &s->bufs[s->ring[(s->h->ring_head + i) % s->nmax]];
         wait_committed(b);
-        if (etl_writer_write_buffer(w, b->cur.data, b->used, b->cpu, session_now(s), i + 1 == s->ring_n) != ETL_OK)
+        if (etl_writer_write_buffer(w, b->cur.data, b->used, b->cpu, session_now(s), i + 1 == s->h->ring_n) != ETL_OK)
             rc = ETL_FAILED;
     }
-    pthread_mutex_unlock(&s->lock);
+    ring_unlock(s);
     etl_writer_set_events_lost(w, (uint32_t)events_lost(s));
     if (rc != ETL_OK) serror(s, "%s", etl_writer_error(w));
     if (etl_writer_close(w, etl_ns_to_filetime(clock_ns(CLOCK_REALTIME))) != ETL_OK) rc = ETL_FAILED;
@@ -927,14 +1082,153 @@ int etl_session_snapshot(etl_session *s, const char *path)
 void etl_session_query(const etl_session *s, etl_session_stats *out)
 {
     memset(out, 0, sizeof *out);
-    out->number_of_buffers = atomic_load(&s->allocated);
-    out->free_buffers = atomic_load(&s->free_count);
+    out->number_of_buffers = atomic_load(&s->h->allocated);
+    out->free_buffers = atomic_load(&s->h->free_count);
     out->events_lost = events_lost(s);
-    out->buffers_written = atomic_load(&s->buffers_written);
-    out->log_buffers_lost = atomic_load(&s->log_buffers_lost);
+    out->buffers_written = atomic_load(&s->h->buffers_written);
+    out->log_buffers_lost = atomic_load(&s->h->log_buffers_lost);
     out->engine_flags = (s->rseq ? 0 : ETL_ENGINE_ATOMIC_RESERVE) |
-                        (s->exact_clock || s->clock.type != ETL_CLOCK_PERFCOUNTER ? ETL_ENGINE_EXACT_CLOCK : 0);
+                        (s->exact_clock || s->clock.type != ETL_CLOCK_PERFCOUNTER ? ETL_ENGINE_EXACT_CLOCK : 0) |
+                        (s->role != ROLE_PRIVATE ? ETL_ENGINE_SHARED : 0);
+    out->buffers_reclaimed = atomic_load(&s->h->buffers_reclaimed);
+    out->writers_refused = atomic_load(&s->h->writers_refused);
     snprintf(out->error, sizeof out->error, "%s", s->err);
+}
+
+/* ------------------------------------------------------------------ the mapping */
+
+/* Where each part of a session's mapping starts (layout of struct shared's comment). */
+struct layout {
+    size_t current, slots, lost, bufs, ring, batch, data, size;
+};
+
+#define ALIGN_UP(x, a) (((x) + (a) - 1) / (a) * (a))
+
+static void layout_of(uint32_t ncpu, uint32_t nmax, uint32_t bsize, struct layout *l)
+{
+    size_t o = ALIGN_UP(sizeof(struct shared), 64);
+
+    l->current = o;
+    o += (size_t)ncpu * sizeof(uint64_t);
+    l->slots = o;
+    o += (size_t)ncpu * sizeof(void *);
+    o = ALIGN_UP(o, 64);
+    l->lost = o;
+    o += (size_t)ncpu * sizeof(struct lost_count);
+    l->bufs = o;
+    o += (size_t)nmax * sizeof(struct ebuf);
+    l->ring = o;
+    o += (size_t)nmax * sizeof(uint32_t);
+    l->batch = o;
+    o += (size_t)nmax * sizeof(uint32_t);
+    l->data = ALIGN_UP(o, 4096);
+    l->size = l->data + (size_t)nmax * bsize;
+}
+
+/* Points the session's arrays into its mapping. */
+static void place(etl_session *s, uint8_t *base, const struct layout *l)
+{
+    s->h = (struct shared *)(void *)base;
+    s->current = (_Atomic uint64_t *)(void *)(base + l->current);
+    s->slots = (struct etl_rseq_cursor **)(void *)(base + l->slots);
+    s->lost = (struct lost_count *)(void *)(base + l->lost);
+    s->bufs = (struct ebuf *)(void *)(base + l->bufs);
+    s->ring = (uint32_t *)(void *)(base + l->ring);
+    s->batch = (uint32_t *)(void *)(base + l->batch);
+    s->memory = base + l->data;
+}
+
+static uint64_t fnv1a(const char *t)
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+
+    for (; *t; t++) h = (h ^ (unsigned char)*t) * UINT64_C(0x100000001b3);
+    return h;
+}
+
+/* The address a shared session of the runtime directory dir already uses (its file's head), or 0. */
+static uint64_t address_in_use(const char *dir, const char *file)
+{
+    char path[4096 + 300];
+    struct shared h;
+    int fd;
+    uint64_t a = 0;
+
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, file) >= sizeof path) return 0;
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return 0;
+    if (pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h && h.magic == SHARED_MAGIC) a = h.address;
+    close(fd);
+    return a;
+}
+
+/*
+ * The controller's mapping: RUNTIME/KEY.shm.new, sized and mapped at a free slot address
+ * (one no other session of the directory uses, and free in this process), under the
+ * directory's address lock, which start keeps until the file has its name.
+ */
+static int shared_create(etl_session *s, size_t size)
+{
+    char dir[4096], key[ETL_SESSION_NAME_MAX + 1], lockpath[4096 + 32];
+    uint8_t used[SHARED_SLOTS] = { 0 };
+    DIR *d;
+    struct dirent *e;
+    uint32_t first;
+
+    if (etl_session_name_key(s->logger_name, key) != ETL_OK) {
+        serror(s, "'%s' is not a session name", s->logger_name);
+        return -1;
+    }
+    if (etl_runtime_dir(dir, sizeof dir, s->err, sizeof s->err) != ETL_OK) return -1;
+    if (!etl_session_name_held(s->logger_name)) {
+        serror(s, "session '%s': a shared session's name must be claimed first (etl_session_name_claim)", s->logger_name);
+        return -1;
+    }
+    if (size > SHARED_STRIDE) {
+        serror(s, "%zu bytes of buffers are more than a shared session may map (%llu)", size,
+               (unsigned long long)SHARED_STRIDE);
+        return -1;
+    }
+    snprintf(lockpath, sizeof lockpath, "%s/.address.lock", dir);
+    s->address_lock = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (s->address_lock < 0 || flock(s->address_lock, LOCK_EX) != 0) {
+        serror(s, "%s: %s", lockpath, strerror(errno));
+        return -1;
+    }
+    if ((d = opendir(dir)) != NULL) {
+        while ((e = readdir(d)) != NULL) {
+            size_t len = strlen(e->d_name);
+            uint64_t a;
+            if (len < 5 || strcmp(e->d_name + len - 4, ".shm") != 0) continue;
+            a = address_in_use(dir, e->d_name);
+            if (a >= SHARED_BASE && (a - SHARED_BASE) % SHARED_STRIDE == 0 && (a - SHARED_BASE) / SHARED_STRIDE < SHARED_SLOTS)
+                used[(a - SHARED_BASE) / SHARED_STRIDE] = 1;
+        }
+        closedir(d);
+    }
+    snprintf(s->shm_path, sizeof s->shm_path, "%s/%s.shm", dir, key);
+    snprintf(s->shm_new, sizeof s->shm_new, "%s/%s.shm.new", dir, key);
+    unlink(s->shm_new);
+    s->shm_fd = open(s->shm_new, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (s->shm_fd < 0 || ftruncate(s->shm_fd, (off_t)size) != 0) {
+        serror(s, "%s: %s", s->shm_new, strerror(errno));
+        return -1;
+    }
+    first = (uint32_t)(fnv1a(key) % SHARED_SLOTS);
+    for (uint32_t i = 0; i < SHARED_SLOTS; i++) {
+        uint32_t slot = (first + i) % SHARED_SLOTS;
+        void *want = (void *)(uintptr_t)(SHARED_BASE + (uint64_t)slot * SHARED_STRIDE), *got;
+        if (used[slot]) continue;
+        got = mmap(want, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, s->shm_fd, 0);
+        if (got == want) {
+            s->mapping = got;
+            return 0;
+        }
+        if (got != MAP_FAILED) munmap(got, size); /* a kernel before 4.17 took the flag as a hint */
+        if (got == MAP_FAILED && errno != EEXIST) break;
+    }
+    serror(s, "%s: cannot map %zu bytes of session memory at a free address: %s", s->shm_new, size, strerror(errno));
+    return -1;
 }
 
 static int start(etl_session *s)
@@ -942,6 +1236,9 @@ static int start(etl_session *s)
     etl_session_properties *p = &s->p;
     uint32_t kb = p->buffer_size_kb ? p->buffer_size_kb : 64;
     long conf = sysconf(_SC_NPROCESSORS_CONF);
+    struct layout l;
+    struct shared *h;
+    pthread_mutexattr_t ma;
 
     if (kb < 4 || kb > 16384) {
         serror(s, "buffer size %u KB is out of range (4 to 16384)", kb);
@@ -957,39 +1254,65 @@ static int start(etl_session *s)
     s->nmax = s->buffering ? s->nmin
               : p->maximum_buffers ? (p->maximum_buffers > s->nmin ? p->maximum_buffers : s->nmin)
                                    : s->nmin + 64;
+    if (s->ncpu > 65536 || s->nmax > (1u << 24)) {
+        serror(s, "%u processors and %u buffers are more than a session takes", s->ncpu, s->nmax);
+        return -1;
+    }
     if (!s->buffering && !(s->log_file_name && *s->log_file_name)) {
         serror(s, "a session needs a log file name unless it is in buffering mode");
         return -1;
     }
-    s->memory_size = (size_t)s->nmax * s->bsize;
-    s->memory = mmap(NULL, s->memory_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (s->memory == MAP_FAILED) {
-        s->memory = NULL;
-        serror(s, "cannot reserve %zu bytes for %u buffers: %s", s->memory_size, s->nmax, strerror(errno));
-        return -1;
-    }
-    s->low_water = s->nmax / 2 > 2 * s->ncpu ? s->nmax / 2 : 2 * s->ncpu;
-    s->bufs = aligned_alloc(64, (size_t)s->nmax * sizeof *s->bufs);
-    if (s->bufs) memset(s->bufs, 0, (size_t)s->nmax * sizeof *s->bufs);
-    s->current = calloc(s->ncpu, sizeof *s->current);
-    s->slots = calloc(s->ncpu, sizeof *s->slots);
-    s->lost = aligned_alloc(64, (size_t)s->ncpu * sizeof *s->lost);
-    if (s->lost) memset(s->lost, 0, (size_t)s->ncpu * sizeof *s->lost);
-#if defined(__x86_64__)
-    s->evict = can_clflushopt() ? 2 : 1; /* CLFLUSH is in every x86-64 (SSE2) */
-#else
-    s->evict = can_clflushopt();
-#endif
     /* Restartable sequences need a buffer of its own for every processor a writer may run on,
        and an rseq area in this thread (whose kind every thread of the process shares). */
 #if defined(ETL_HAVE_RSEQ)
     s->rseq = !(p->engine_flags & ETL_ENGINE_ATOMIC_RESERVE) && conf > 0 && s->ncpu >= (uint32_t)conf &&
               etl_rseq_thread_area() != NULL;
 #endif
-    s->ring = calloc(s->nmax, sizeof *s->ring);
-    s->batch = calloc(s->nmax, sizeof *s->batch);
-    if (!s->bufs || !s->current || !s->slots || !s->lost || !s->ring || !s->batch) {
-        serror(s, "out of memory");
+    s->role = p->engine_flags & ETL_ENGINE_SHARED ? ROLE_CONTROLLER : ROLE_PRIVATE;
+    if (s->role == ROLE_CONTROLLER && !s->rseq) {
+        serror(s, "a shared session needs restartable sequences (x86-64, Linux 4.18 or later), a buffer per "
+                  "processor and no ETL_ENGINE_ATOMIC_RESERVE");
+        return -1;
+    }
+    layout_of(s->ncpu, s->nmax, s->bsize, &l);
+    s->memory_size = l.size;
+    if (s->role == ROLE_CONTROLLER) {
+        if (shared_create(s, l.size) != 0) return -1;
+    } else {
+        s->mapping = mmap(NULL, l.size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (s->mapping == MAP_FAILED) {
+            s->mapping = NULL;
+            serror(s, "cannot reserve %zu bytes for %u buffers: %s", l.size, s->nmax, strerror(errno));
+            return -1;
+        }
+    }
+    place(s, s->mapping, &l);
+    h = s->h;
+    h->layout = SHARED_LAYOUT;
+    h->head_size = (uint32_t)sizeof *h;
+    h->size = l.size;
+    h->address = (uint64_t)(uintptr_t)s->mapping;
+    h->bsize = s->bsize;
+    h->ncpu = s->ncpu;
+    h->nmin = s->nmin;
+    h->nmax = s->nmax;
+    h->buffering = (uint8_t)s->buffering;
+    h->rseq = (uint8_t)s->rseq;
+    h->controller_pid = (int32_t)getpid();
+    snprintf(h->name, sizeof h->name, "%s", s->logger_name);
+    s->low_water = h->low_water = s->nmax / 2 > 2 * s->ncpu ? s->nmax / 2 : 2 * s->ncpu;
+#if defined(__x86_64__)
+    s->evict = can_clflushopt() ? 2 : 1; /* CLFLUSH is in every x86-64 (SSE2) */
+#else
+    s->evict = can_clflushopt();
+#endif
+    pthread_mutexattr_init(&ma);
+    pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+    pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST);
+    s->ring_lock_made = pthread_mutex_init(&h->ring_lock, &ma) == 0;
+    pthread_mutexattr_destroy(&ma);
+    if (!s->ring_lock_made) {
+        serror(s, "cannot make the session's ring lock");
         return -1;
     }
     for (uint32_t i = 0; i < s->nmax; i++) {
@@ -1001,8 +1324,11 @@ static int start(etl_session *s)
         memset(s->bufs[i].cur.data, 0, s->bsize);
         free_push(s, i);
     }
-    atomic_store(&s->allocated, s->nmin);
+    atomic_store(&h->allocated, s->nmin);
+    s->line = s->role == ROLE_CONTROLLER ? &h->line : &etl_monoclock_line;
     session_clock(s);
+    h->clock = s->clock;
+    h->exact_clock = (uint8_t)s->exact_clock;
     s->boot_time = boot_filetime();
     if (!s->buffering) {
         etl_writer_options o;
@@ -1014,11 +1340,27 @@ static int start(etl_session *s)
             return -1;
         }
     }
-    if (sem_init(&s->wake, 0, 0) != 0 || pthread_create(&s->flusher, NULL, flush_thread, s) != 0) {
+    if (sem_init(&h->wake, s->role == ROLE_CONTROLLER, 0) != 0) {
+        serror(s, "cannot make the flush thread's semaphore: %s", strerror(errno));
+        return -1;
+    }
+    s->wake_made = 1;
+    if (pthread_create(&s->flusher, NULL, flush_thread, s) != 0) {
         serror(s, "cannot start the flush thread: %s", strerror(errno));
         return -1;
     }
     s->flusher_started = 1;
+    if (s->role == ROLE_CONTROLLER) {
+        /* Complete: the file gets its name, and provider processes may map it. */
+        atomic_store_explicit((_Atomic uint64_t *)&h->magic, SHARED_MAGIC, memory_order_release);
+        if (rename(s->shm_new, s->shm_path) != 0) {
+            serror(s, "%s: %s", s->shm_path, strerror(errno));
+            return -1;
+        }
+        s->shm_new[0] = '\0';
+        close(s->address_lock);
+        s->address_lock = -1;
+    }
     return 0;
 }
 
@@ -1036,23 +1378,53 @@ void etl_session_properties_get(const etl_session *s, etl_session_properties *ou
         out->log_file_mode |= ETL_MODE_FILE_SEQUENTIAL;
 }
 
-int etl_session_start(etl_session **out, const etl_session_properties *p)
+static etl_session *session_new(void)
 {
     etl_session *s = calloc(1, sizeof *s);
 
+    if (!s) return NULL;
+    s->shm_fd = -1;
+    s->address_lock = -1;
+    pthread_once(&atfork_once, install_atfork);
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->done, NULL);
+    return s;
+}
+
+static void session_free(etl_session *s)
+{
+    if (s->mapping && !s->borrowed) munmap(s->mapping, s->memory_size);
+    if (s->shm_fd >= 0) close(s->shm_fd);
+    if (s->address_lock >= 0) close(s->address_lock);
+    pthread_mutex_destroy(&s->lock);
+    pthread_cond_destroy(&s->done);
+    free(s->logger_name);
+    free(s->log_file_name);
+    free(s);
+}
+
+int etl_session_start(etl_session **out, const etl_session_properties *p)
+{
+    etl_session *s = session_new();
+
     *out = s;
     if (!s) return ETL_FATAL;
-    pthread_once(&atfork_once, install_atfork);
     s->p = *p;
     s->logger_name = strdup(p->logger_name ? p->logger_name : "libetl");
     s->log_file_name = p->log_file_name ? strdup(p->log_file_name) : NULL;
-    pthread_mutex_init(&s->lock, NULL);
-    pthread_cond_init(&s->done, NULL);
     if (!s->logger_name || (p->log_file_name && !s->log_file_name)) {
         serror(s, "out of memory");
         return ETL_FATAL;
     }
     return start(s) == 0 ? ETL_OK : ETL_FATAL;
+}
+
+/* Tell provider processes that the shared session changed (their watch sees the file's
+   attributes change). */
+static void shared_changed(etl_session *s)
+{
+    atomic_fetch_add_explicit(&s->h->generation, 1, memory_order_release);
+    if (s->shm_fd >= 0) futimens(s->shm_fd, NULL);
 }
 
 int etl_session_stop(etl_session *s, etl_session_stats *out)
@@ -1061,11 +1433,18 @@ int etl_session_stop(etl_session *s, etl_session_stats *out)
 
     if (!s) return ETL_FATAL;
     etl_providers_forget_session(s);
+    if (s->role == ROLE_ATTACHED) { /* not the controller's to stop: just leave it */
+        etl_session_detach(s);
+        return ETL_OK;
+    }
+    if (s->h && s->role == ROLE_CONTROLLER) {
+        atomic_store(&s->h->stopping, 1);
+        shared_changed(s);
+    }
     if (s->flusher_started) {
-        atomic_store(&s->stopping, 1);
-        sem_post(&s->wake);
+        atomic_store(&s->h->stopping, 1);
+        sem_post(&s->h->wake);
         pthread_join(s->flusher, NULL);
-        sem_destroy(&s->wake);
     }
     if (s->writer) {
         etl_writer_set_events_lost(s->writer, (uint32_t)events_lost(s));
@@ -1075,18 +1454,207 @@ int etl_session_stop(etl_session *s, etl_session_stats *out)
         }
     }
     if (s->err[0]) rc = ETL_FATAL;
-    if (out) etl_session_query(s, out);
-    if (s->memory) munmap(s->memory, s->memory_size);
-    pthread_mutex_destroy(&s->lock);
-    pthread_cond_destroy(&s->done);
-    free(s->bufs);
-    free((void *)s->current);
-    free(s->slots);
-    free(s->lost);
-    free(s->ring);
-    free(s->batch);
-    free(s->logger_name);
-    free(s->log_file_name);
-    free(s);
+    if (out) {
+        if (s->h) etl_session_query(s, out);
+        else {
+            memset(out, 0, sizeof *out);
+            snprintf(out->error, sizeof out->error, "%s", s->err);
+        }
+    }
+    if (s->role == ROLE_CONTROLLER) {
+        if (s->shm_path[0]) unlink(s->shm_path);
+        if (s->shm_new[0]) unlink(s->shm_new);
+    }
+    if (s->wake_made) sem_destroy(&s->h->wake);
+    if (s->ring_lock_made) pthread_mutex_destroy(&s->h->ring_lock);
+    session_free(s);
     return rc;
+}
+
+/* ------------------------------------------------------------------ shared sessions */
+
+int etl_session_is_shared_controller(const etl_session *s) { return s->role == ROLE_CONTROLLER; }
+
+int etl_session_enables_publish(etl_session *s, const etl_shared_enable *e, unsigned n)
+{
+    struct shared *h = s->h;
+    uint32_t seq;
+
+    if (s->role != ROLE_CONTROLLER) return ETL_OK;
+    if (n > ETL_SHARED_MAX_ENABLES) {
+        serror(s, "a shared session enables at most %d providers", ETL_SHARED_MAX_ENABLES);
+        return ETL_FAILED;
+    }
+    seq = atomic_load_explicit(&h->enable_seq, memory_order_relaxed);
+    atomic_store_explicit(&h->enable_seq, seq + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    memcpy(h->enables, e, n * sizeof *e);
+    h->enable_n = n;
+    atomic_store_explicit(&h->enable_seq, seq + 2, memory_order_release);
+    shared_changed(s);
+    return ETL_OK;
+}
+
+uint64_t etl_session_enables_read(const etl_session *s, etl_shared_enable *out, unsigned *n)
+{
+    const struct shared *h = s->h;
+
+    for (;;) {
+        uint64_t gen = atomic_load_explicit(&h->generation, memory_order_acquire);
+        uint32_t seq = atomic_load_explicit(&h->enable_seq, memory_order_acquire);
+        uint32_t k = h->enable_n;
+        if (seq & 1) {
+            sched_yield();
+            continue;
+        }
+        if (k > ETL_SHARED_MAX_ENABLES) k = ETL_SHARED_MAX_ENABLES;
+        memcpy(out, (const void *)h->enables, k * sizeof *out);
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&h->enable_seq, memory_order_relaxed) == seq) {
+            *n = k;
+            return gen;
+        }
+    }
+}
+
+uint64_t etl_session_generation(const etl_session *s)
+{
+    return atomic_load_explicit(&s->h->generation, memory_order_acquire);
+}
+
+int etl_session_running(const etl_session *s)
+{
+    if (atomic_load_explicit(&s->h->stopping, memory_order_acquire)) return 0;
+    /* A controller that died (SIGKILL) left an orphan: nobody flushes it any more. */
+    return kill((pid_t)s->h->controller_pid, 0) == 0 || errno != ESRCH;
+}
+
+long etl_session_controller_pid(const etl_session *s) { return s->h->controller_pid; }
+
+/* Whether this process maps the file st from address want on, size bytes or more (a
+   mapping inherited at fork), as /proc/self/maps says. */
+static int mapped_here(void *want, uint64_t size, const struct stat *st)
+{
+    char line[512];
+    FILE *f = fopen("/proc/self/maps", "re");
+    int found = 0;
+
+    if (!f) return 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        unsigned long long from, to, offset, inode;
+        unsigned maj, min;
+        if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu", &from, &to, &offset, &maj, &min, &inode) != 6) continue;
+        found = from == (uint64_t)(uintptr_t)want && to - from >= size && offset == 0 && inode == (unsigned long long)st->st_ino &&
+                makedev(maj, min) == st->st_dev;
+    }
+    fclose(f);
+    return found;
+}
+
+/* Counts a process that could not map the session, through a mapping of its head anywhere. */
+static void count_refused(int fd)
+{
+    struct shared *h = mmap(NULL, sizeof *h, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+    if (h == MAP_FAILED) return;
+    atomic_fetch_add_explicit(&h->writers_refused, 1, memory_order_relaxed);
+    munmap(h, sizeof *h);
+}
+
+int etl_session_attach(etl_session **out, const char *path, char *err, size_t errsize)
+{
+    struct shared head;
+    struct layout l;
+    struct stat st;
+    etl_session *s;
+    void *want, *got;
+    int fd, borrowed = 0;
+
+    *out = NULL;
+    fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+        snprintf(err, errsize, "%s: %s", path, strerror(errno));
+        return ETL_FAILED;
+    }
+    /* Only the user's own session files, and only ones that are what they say. */
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) ||
+        pread(fd, &head, sizeof head, 0) != (ssize_t)sizeof head || head.magic != SHARED_MAGIC ||
+        head.layout != SHARED_LAYOUT || head.head_size != sizeof head) {
+        snprintf(err, errsize, "%s: not a session file of this user and this version of libetl", path);
+        close(fd);
+        return ETL_FAILED;
+    }
+    layout_of(head.ncpu, head.nmax, head.bsize, &l);
+    if (head.ncpu == 0 || head.ncpu > 65536 || head.nmax > (1u << 24) || head.nmax < head.nmin ||
+        head.bsize < 4096 || head.bsize > 16384 * 1024 || head.bsize % 1024 || l.size != head.size ||
+        (uint64_t)st.st_size != head.size || head.address < SHARED_BASE ||
+        head.address >= SHARED_BASE + (uint64_t)SHARED_SLOTS * SHARED_STRIDE || (head.address - SHARED_BASE) % SHARED_STRIDE ||
+        head.size > SHARED_STRIDE || !head.rseq) {
+        snprintf(err, errsize, "%s: the session's head is damaged", path);
+        close(fd);
+        return ETL_FAILED;
+    }
+    if (head.stopping) {
+        snprintf(err, errsize, "%s: the session is stopping", path);
+        close(fd);
+        return ETL_FAILED;
+    }
+    if (head.controller_pid == (int32_t)getpid()) { /* its providers write into it directly */
+        snprintf(err, errsize, "%s: the session is this process's own", path);
+        close(fd);
+        return ETL_FAILED;
+    }
+    want = (void *)(uintptr_t)head.address;
+    got = mmap(want, head.size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+    if (got == MAP_FAILED && errno == EEXIST && mapped_here(want, head.size, &st)) {
+        got = want; /* a child of the controller (or of a provider process) has it from the fork */
+        borrowed = 1;
+    }
+    if (got != want) {
+        int e = got == MAP_FAILED ? errno : EEXIST;
+        if (got != MAP_FAILED) munmap(got, head.size);
+        count_refused(fd);
+        snprintf(err, errsize, "%s: cannot map the session at %p: %s", path, want, strerror(e));
+        close(fd);
+        return ETL_FAILED;
+    }
+    s = session_new();
+    if (!s || !(s->logger_name = strdup(head.name))) {
+        if (!borrowed) munmap(got, head.size);
+        close(fd);
+        if (s) session_free(s);
+        snprintf(err, errsize, "out of memory");
+        return ETL_FAILED;
+    }
+    close(fd);
+    s->role = ROLE_ATTACHED;
+    s->mapping = got;
+    s->borrowed = borrowed;
+    s->memory_size = head.size;
+    place(s, got, &l);
+    s->bsize = head.bsize;
+    s->ncpu = head.ncpu;
+    s->nmin = head.nmin;
+    s->nmax = head.nmax;
+    s->buffering = head.buffering;
+    s->rseq = head.rseq;
+    s->exact_clock = head.exact_clock;
+    s->low_water = head.low_water;
+    s->clock = head.clock;
+    s->line = &s->h->line;
+    /* The buffers must be where the layout puts them: a writer follows these pointers. */
+    for (uint32_t i = 0; i < s->nmax; i++) {
+        if (s->bufs[i].cur.data != s->memory + (size_t)i * s->bsize || s->bufs[i].cur.limit != s->bsize) {
+            snprintf(err, errsize, "%s: the session's buffer table is damaged", path);
+            session_free(s);
+            return ETL_FAILED;
+        }
+    }
+    *out = s;
+    return ETL_OK;
+}
+
+void etl_session_detach(etl_session *s)
+{
+    if (s && s->role == ROLE_ATTACHED) session_free(s);
 }

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "etl.h"
+#include "provider.h"
 
 struct etl_session_name {
     int fd;
@@ -247,4 +248,22 @@ int etl_session_name_list(void (*cb)(void *arg, const char *name, long pid, int 
     }
     closedir(d);
     return ETL_OK;
+}
+
+int etl_session_name_held(const char *name)
+{
+    char dir[4096], key[ETL_SESSION_NAME_MAX + 1], path[4096 + ETL_SESSION_NAME_MAX + 16], err[64], owner[8];
+    long pid;
+    int fd, held;
+
+    if (etl_session_name_key(name, key) != ETL_OK || etl_runtime_dir(dir, sizeof dir, err, sizeof err) != ETL_OK)
+        return 0;
+    if ((size_t)snprintf(path, sizeof path, "%s/%s.lock", dir, key) >= sizeof path) return 0;
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return 0;
+    read_owner(fd, &pid, owner, sizeof owner);
+    /* Ours, and locked (by our claim's open file, which this one is not). */
+    held = pid == (long)getpid() && flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    close(fd);
+    return held;
 }

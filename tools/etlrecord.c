@@ -510,6 +510,7 @@ static int start_properties(const struct options *o, etl_session_properties *p)
     p->flush_timer_s = o->flush_timer_s;
     p->log_file_mode = ETL_MODE_FILE_SEQUENTIAL;
     p->clock_type = ETL_CLOCK_PERFCOUNTER;
+    p->engine_flags = ETL_ENGINE_SHARED; /* providers of any process of the user write into it */
     if (o->mode) {
         unsigned i;
         if (strcmp(o->mode, "realtime") == 0) {
