@@ -287,7 +287,7 @@ struct run {
     double wall_s;                /* first start to last end, over all writers */
     uint64_t written;             /* calls made by the writers */
     uint64_t failed;              /* calls that returned an error */
-    double cpu_share;             /* the writers' CPU time / (writers x wall) */
+    double cpu_ns;                /* the writers' CPU time / events written */
     double max_lag_ms;            /* paced: the furthest behind schedule a writer was */
     long pid[MAX_WRITERS];        /* the process each writer reported */
     int pinned;
@@ -474,7 +474,7 @@ static int run_writers(const struct config *cfg, int kind, uint64_t events, uint
         m[i].done = 1;
     }
     r->wall_s = (double)(last - first) * 1e-9;
-    r->cpu_share = (double)cpu / ((double)nw * (double)(last - first));
+    r->cpu_ns = (double)cpu / (double)r->written;
     r->max_lag_ms = (double)lag * 1e-6;
     rc = 0;
 out:
@@ -746,7 +746,7 @@ struct bench_case {
     double ns[MAX_RUNS];      /* wall time / events per writer */
     double mevps[MAX_RUNS];   /* events written per wall second, all writers, millions */
     double kept_mevps[MAX_RUNS]; /* events recorded per wall second */
-    double cpu[MAX_RUNS];     /* the writers' CPU share */
+    double cpu_ns[MAX_RUNS];  /* the writers' CPU time / events */
     double stop_ms[MAX_RUNS];
     uint64_t written, lost, kept, bytes;
     double max_lag_ms;
@@ -762,7 +762,7 @@ static void record(struct bench_case *c, const struct config *cfg, const struct 
     c->ns[c->n] = r->wall_s * 1e9 / (double)(r->written / (cfg->processes * cfg->threads));
     c->mevps[c->n] = (double)r->written / r->wall_s * 1e-6;
     c->kept_mevps[c->n] = (double)r->kept / r->wall_s * 1e-6;
-    c->cpu[c->n] = r->cpu_share;
+    c->cpu_ns[c->n] = r->cpu_ns;
     c->stop_ms[c->n] = r->stop_ms;
     c->n++;
     c->written += r->written;
@@ -806,7 +806,7 @@ static int run_case(const struct config *cfg, struct lttng_ctl *lt, struct bench
 static void print_case(const struct bench_case *c)
 {
     struct stats ns = stats_of(c->ns, c->n), mevps = stats_of(c->mevps, c->n), kept = stats_of(c->kept_mevps, c->n);
-    struct stats cpu = stats_of(c->cpu, c->n);
+    struct stats cpu = stats_of(c->cpu_ns, c->n);
 
     if (!c->measured) {
         printf("  %-46s not measured: %s\n", c->label, c->note);
@@ -815,12 +815,12 @@ static void print_case(const struct bench_case *c)
     printf("  %-46s %7.1f [%6.1f-%6.1f]  %6.2f [%5.2f-%5.2f]  ", c->label, ns.med, ns.min, ns.max, mevps.med,
            mevps.min, mevps.max);
     if (c->memory) {
-        printf("%6s  %3.0f%%  %6.2f%%  in memory: nothing written%s\n", "-", 100 * cpu.med,
+        printf("%6s  %6.1f  %6.2f%%  in memory: nothing written%s\n", "-", cpu.med,
                c->written ? 100.0 * (double)c->lost / (double)c->written : 0.0,
                c->kind == KIND_ETL ? "; EventsLost = the calls that failed" : "");
         return;
     }
-    printf("%6.2f  %3.0f%%  %6.2f%%  %llu = %llu + %llu: %s\n", kept.med, 100 * cpu.med,
+    printf("%6.2f  %6.1f  %6.2f%%  %llu = %llu + %llu: %s\n", kept.med, cpu.med,
            c->written ? 100.0 * (double)c->lost / (double)c->written : 0.0, (unsigned long long)c->written,
            (unsigned long long)c->kept, (unsigned long long)c->lost, c->kept + c->lost == c->written ? "exact" : "NOT exact");
 }
@@ -836,8 +836,8 @@ static void usage(FILE *to)
             "  --buffer-size KB buffer size: the ETL session's and LTTng's sub-buffers (default 64; a power of 2)\n"
             "  --buffers N      buffers per processor: the ETL pool is N x processors, LTTng --num-subbuf N\n"
             "                   (default 32; a power of 2)\n"
-            "  --rate N         paced runs: events/s of all writers together (default: half the disk's\n"
-            "                   bandwidth, measured first, in ETL records)\n"
+            "  --rate N         one paced run at N events/s of all writers together (default: two, at a\n"
+            "                   quarter and at half the disk's bandwidth, measured first, in ETL records)\n"
             "  --seconds S      paced runs: how long (default 5)\n"
             "  --disk-mb N      the disk bandwidth measurement writes N MB (default 2000)\n"
             "  --in-process     the writers as threads of the controller, not processes (for comparison)\n"
@@ -946,14 +946,16 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 
 int main(int argc, char **argv)
 {
-    enum { ETL_FILE, LTTNG_DISK, ETL_MEM, LTTNG_MEM, ETL_PACED, LTTNG_PACED, NCASES };
+    enum { ETL_FILE, LTTNG_DISK, ETL_MEM, LTTNG_MEM, ETL_PACED, LTTNG_PACED, ETL_PACED2, LTTNG_PACED2, NCASES };
     struct bench_case cases[NCASES] = {
         [ETL_FILE] = { .label = "libetl shared session, sequential file", .kind = KIND_ETL },
         [LTTNG_DISK] = { .label = "LTTng-UST per-user buffers, to disk", .kind = KIND_LTTNG },
         [ETL_MEM] = { .label = "libetl shared session, buffering (memory)", .kind = KIND_ETL, .memory = 1 },
         [LTTNG_MEM] = { .label = "LTTng-UST per-user buffers, snapshot mode", .kind = KIND_LTTNG, .memory = 1 },
-        [ETL_PACED] = { .label = "libetl, paced", .kind = KIND_ETL, .paced = 1 },
-        [LTTNG_PACED] = { .label = "LTTng-UST, paced", .kind = KIND_LTTNG, .paced = 1 },
+        [ETL_PACED] = { .kind = KIND_ETL, .paced = 1 },
+        [LTTNG_PACED] = { .kind = KIND_LTTNG, .paced = 1 },
+        [ETL_PACED2] = { .kind = KIND_ETL, .paced = 2 },
+        [LTTNG_PACED2] = { .kind = KIND_LTTNG, .paced = 2 },
     };
     struct config cfg;
     struct lttng_ctl lt;
@@ -965,7 +967,10 @@ int main(int argc, char **argv)
     enum { NPAIRS = sizeof pairs / sizeof pairs[0] };
     double ratio[NPAIRS][MAX_RUNS], kept_ratio[MAX_RUNS], disk, cached = 0;
     unsigned nratio[NPAIRS] = { 0 }, nw;
-    uint64_t rate, paced_events;
+    static const double pace_share[2] = { 0.25, 0.5 }; /* the paced runs' rates, of the disk's bandwidth */
+    uint64_t rate[2];
+    unsigned npaced = 2;
+    char paced_label[NCASES][64];
     int status = 0, lttng_ok = 0;
     char why[MSG_SIZE] = "";
     int64_t t_start = bench_now_ns();
@@ -999,14 +1004,23 @@ int main(int argc, char **argv)
     disk = disk_bandwidth(&cfg, &cached, why, sizeof why);
     if (disk <= 0) {
         printf("disk bandwidth: NOT MEASURED: %s\n", why);
-        if (!cfg.rate) cfg.rate = 2000000;
+        if (!cfg.rate) cfg.rate = 2000000; /* sessionbench's no-loss rate */
     } else {
         printf("disk bandwidth of %s: %.0f MB/s with fdatasync (%u MB in %u KB writes; %.0f MB/s into the page "
                "cache)\n", cfg.tmpdir, disk, cfg.disk_mb, cfg.buffer_kb, cached);
     }
-    rate = cfg.rate ? cfg.rate : (uint64_t)(disk * 1e6 / 2 / bench_record_space());
-    rate -= rate % nw;
-    paced_events = (uint64_t)((double)rate / nw * cfg.pace_s);
+    if (cfg.rate) npaced = 1;
+    for (unsigned k = 0; k < npaced; k++) {
+        rate[k] = cfg.rate ? cfg.rate : (uint64_t)(disk * 1e6 * pace_share[k] / bench_record_space());
+        rate[k] -= rate[k] % nw;
+    }
+    for (unsigned i = ETL_PACED; i < NCASES; i++) {
+        struct bench_case *c = &cases[i];
+        uint64_t r = rate[c->paced - 1];
+        snprintf(paced_label[i], sizeof paced_label[i], "%s, paced at %.2f M/s (%.0f MB/s)",
+                 c->kind == KIND_ETL ? "libetl" : "LTTng-UST", (double)r * 1e-6, (double)r * bench_record_space() * 1e-6);
+        c->label = paced_label[i];
+    }
 
 #ifdef HAVE_LTTNG_UST
     if (!cfg.lttng) {
@@ -1045,13 +1059,19 @@ int main(int argc, char **argv)
             ratio[k][nratio[k]++] = e->mevps[e->n - 1] / l->mevps[l->n - 1];
         }
     }
-    printf("\npaced: %llu events/s of all writers (%.0f MB/s of ETL records, %.0f%% of the disk's bandwidth) for %g s, "
-           "%llu events per writer...", (unsigned long long)rate, (double)rate * bench_record_space() * 1e-6,
-           disk > 0 ? 100.0 * (double)rate * bench_record_space() * 1e-6 / disk : 0.0, cfg.pace_s,
-           (unsigned long long)paced_events);
-    for (unsigned i = ETL_PACED; i <= LTTNG_PACED; i++) {
+    for (unsigned i = ETL_PACED; i < NCASES; i++) {
         struct bench_case *c = &cases[i];
-        if (c->measured && run_case(&cfg, &lt, c, paced_events, rate, 0) != 0) {
+        uint64_t r = rate[c->paced - 1];
+        if (c->paced > (int)npaced) {
+            c->measured = 0;
+            snprintf(c->note, sizeof c->note, "--rate gives one paced rate");
+            continue;
+        }
+        if (c->kind == KIND_ETL)
+            printf("\npaced: %llu events/s of all writers (%.0f MB/s of ETL records, %.0f%% of the disk's bandwidth) "
+                   "for %g s...", (unsigned long long)r, (double)r * bench_record_space() * 1e-6,
+                   disk > 0 ? 100.0 * (double)r * bench_record_space() * 1e-6 / disk : 0.0, cfg.pace_s);
+        if (c->measured && run_case(&cfg, &lt, c, (uint64_t)((double)r / nw * cfg.pace_s), r, 0) != 0) {
             printf("\n%s: FAILED: %s\n", c->label, c->note);
             c->measured = 0;
             if (c->kind == KIND_ETL) status = 1;
@@ -1060,11 +1080,11 @@ int main(int argc, char **argv)
     printf("\n");
 
     printf("\nns/event = wall time (first start to last end) / events per writer: median [min-max] of %u runs; "
-           "M/s = events written per wall second by all writers [min-max], then those recorded; cpu = the writers' "
-           "CPU time / (writers x wall); lost = libetl's EventsLost, LTTng-UST's discarded events; written = "
+           "M/s = events written per wall second by all writers [min-max], then those recorded; cpu ns = the writers' "
+           "CPU time / events written (medians); lost = libetl's EventsLost, LTTng-UST's discarded events; written = "
            "recorded + lost, summed over the runs\n", cfg.runs);
-    printf("  %-46s %-22s  %-21s  %6s  %4s  %7s  %s\n", "case", "ns/event [min-max]", "M/s written [min-max]",
-           "M/s rec", "cpu", "lost", "written = recorded + lost");
+    printf("  %-46s %-22s  %-21s  %6s  %6s  %7s  %s\n", "case", "ns/event [min-max]", "M/s written [min-max]",
+           "M/s rec", "cpu ns", "lost", "written = recorded + lost");
     for (unsigned i = 0; i < NCASES; i++) print_case(&cases[i]);
     if (!cases[ETL_FILE].pinned || !cases[LTTNG_DISK].pinned)
         printf("WARNING: a writer thread could not be pinned to its processor\n");
@@ -1072,9 +1092,9 @@ int main(int argc, char **argv)
         if (cases[i].listed_wrong)
             printf("%s: in %u run(s) lttng list's discarded count was not the trace's (e.g. %s); the table has the "
                    "trace's\n", cases[i].label, cases[i].listed_wrong, cases[i].listed_example);
-    if (cases[ETL_PACED].measured)
-        printf("paced runs: the writers were at most %.1f ms (libetl) / %.1f ms (LTTng-UST) behind schedule\n",
-               cases[ETL_PACED].max_lag_ms, cases[LTTNG_PACED].max_lag_ms);
+    for (unsigned i = ETL_PACED; i < NCASES; i++)
+        if (cases[i].measured)
+            printf("%s: the writers were at most %.1f ms behind schedule\n", cases[i].label, cases[i].max_lag_ms);
     printf("every libetl run was read back with etl_reader: each writer's events in order, with its process's pid, "
            "and exactly the events written minus EventsLost; LTTng-UST's recorded events are babeltrace2's count, "
            "its lost ones the sum of each stream's last events_discarded (CTF index files)\n");
@@ -1095,10 +1115,11 @@ int main(int argc, char **argv)
             printf("    (events recorded/s: %.2fx of the medians, per round %.2f [%.2f-%.2f])\n",
                    stats_of(e->kept_mevps, e->n).med / stats_of(l->kept_mevps, l->n).med, kr.med, kr.min, kr.max);
     }
-    if (cases[ETL_PACED].measured)
-        printf("  no event lost below the disk's bandwidth (paced at %.0f%% of it): %llu lost: %s\n",
-               disk > 0 ? 100.0 * (double)rate * bench_record_space() * 1e-6 / disk : 0.0,
-               (unsigned long long)cases[ETL_PACED].lost, cases[ETL_PACED].lost ? "NOT met" : "met");
+    for (unsigned i = ETL_PACED; i < NCASES; i += 2)
+        if (cases[i].measured)
+            printf("  no event lost below the disk's bandwidth, sequential file, at %.0f%% of it (%s): %llu lost: %s\n",
+                   disk > 0 ? 100.0 * (double)rate[cases[i].paced - 1] * bench_record_space() * 1e-6 / disk : 0.0,
+                   cases[i].label, (unsigned long long)cases[i].lost, cases[i].lost ? "NOT met" : "met");
     if (cases[ETL_FILE].measured)
         printf("  loss counter exact beyond it (written = in the file + EventsLost, in every run): met\n");
     printf("%.0f s in all%s\n", (double)(bench_now_ns() - t_start) * 1e-9,
