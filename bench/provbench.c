@@ -511,12 +511,7 @@ static int etl_start(void *arg, char *why, size_t size)
     p.buffer_size_kb = x->cfg->buffer_kb;
     p.minimum_buffers = p.maximum_buffers = x->cfg->buffers * (uint32_t)(ncpu > 0 ? ncpu : 1);
     if (!x->cfg->in_process) {
-#ifdef ETL_ENGINE_SHARED
         p.engine_flags |= ETL_ENGINE_SHARED;
-#else
-        snprintf(why, size, "this libetl has no shared sessions (ETL_ENGINE_SHARED): only --in-process works");
-        return -1;
-#endif
         if (etl_session_name_claim(&x->name, name, &orphan, err, sizeof err) != ETL_OK) {
             snprintf(why, size, "etl_session_name_claim: %s", err);
             return -1;
