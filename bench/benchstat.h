@@ -1,11 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* Median, min and max of a benchmark's runs, and the inputs' random numbers, shared by the benchmark programs. */
+/* Median, min and max of a benchmark's runs, the inputs' random numbers, and the machine line, shared by the benchmark programs. */
 #ifndef ETL_BENCHSTAT_H
 #define ETL_BENCHSTAT_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "etl.h"
 
 /* xorshift64*: the benchmarks' deterministic pseudo-random numbers (state must not be 0). */
 static inline uint64_t rng_next(uint64_t *s)
@@ -49,6 +55,29 @@ static inline struct stats stats_of(const double *v, unsigned n)
     st.max = s[n - 1];
     st.med = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
     return st;
+}
+
+/* "machine: N processors online (CPU model), kernel; libetl version" on stdout. */
+static inline void bench_print_machine(void)
+{
+    char line[512], model[256] = "unknown";
+    struct utsname u;
+    FILE *f = fopen("/proc/cpuinfo", "r");
+
+    if (f) {
+        while (fgets(line, sizeof line, f)) {
+            char *colon = strchr(line, ':');
+            if (strncmp(line, "model name", 10) == 0 && colon) {
+                snprintf(model, sizeof model, "%s", colon + 2);
+                model[strcspn(model, "\n")] = 0;
+                break;
+            }
+        }
+        fclose(f);
+    }
+    uname(&u);
+    printf("machine: %ld processors online (%s), %s %s %s; %s\n", sysconf(_SC_NPROCESSORS_ONLN), model, u.sysname,
+           u.release, u.machine, etl_version_details());
 }
 
 #endif

@@ -4,11 +4,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,8 +14,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
-#include <sys/utsname.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
@@ -29,12 +24,13 @@
 #include "monoclock.h" /* the default clock, as a reference point (libetl private) */
 #ifdef HAVE_LTTNG_UST
 #include "lttng_tp.h"
-#include "benchstat.h"
 #endif
+#include "benchevent.h"
+#include "benchstat.h"
+#include "lttngctl.h"
 
 #define MAX_RUNS 25
 #define MAX_THREADS 2
-#define PAYLOAD_SIZE 32
 #define GOAL_NS 50.0          /* per event, per thread */
 #define GOAL_LTTNG_RATIO 3.0  /* LTTng-UST ns per event / libetl ns per event */
 #define GOAL_RATE 2000000     /* events per second without loss, sequential file, default buffers */
@@ -53,33 +49,7 @@ struct config {
     char tmpdir[TMPDIR_SIZE];
 };
 
-/* The provider and event of every ETL event of the benchmark. */
-static const etl_guid bench_provider = { 0x5eb1c0de, 0x00be, 0x4c11, { 0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x32 } };
-static const etl_event_descriptor bench_descriptor = { .id = 1, .version = 0, .level = 4, .keywords = 1 };
-
 /* ------------------------------------------------------------------ clocks, statistics */
-
-static int64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
-static int64_t thread_cpu_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
-
-static uint64_t load64(const uint8_t *p)
-{
-    uint64_t v;
-    memcpy(&v, p, sizeof v); /* written natively by this process */
-    return v;
-}
 
 /* ------------------------------------------------------------------ producer threads */
 
@@ -115,16 +85,6 @@ static void find_cpus(void)
         if (CPU_ISSET(c, &process_cpus)) allowed_cpus[n_allowed_cpus++] = c;
 }
 
-static int pin_self(int cpu)
-{
-    cpu_set_t set;
-
-    if (cpu < 0) return 0;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
-}
-
 /* Back to the processors the process started with (a session started now gives its flush
    thread the caller's affinity). */
 static void unpin_self(void)
@@ -135,7 +95,7 @@ static void unpin_self(void)
 static void etl_loop(struct worker *w)
 {
     uint64_t payload[4] = { 0, w->index, 0x5eb1c0de5eb1c0deULL, 0x0123456789abcdefULL };
-    etl_data data = { payload, PAYLOAD_SIZE };
+    etl_data data = { payload, BENCH_PAYLOAD_SIZE };
     uint64_t failed = 0;
 
     for (uint64_t i = 0; i < w->n; i++) {
@@ -164,12 +124,12 @@ static void *worker_main(void *arg)
     struct worker *w = arg;
     int64_t cpu0;
 
-    w->pinned = pin_self(w->cpu);
+    w->pinned = bench_pin_self(w->cpu);
     if (!w->pinned) atomic_store(&pin_failed, 1);
     atomic_fetch_add(&workers_ready, 1);
     while (!atomic_load_explicit(&workers_go, memory_order_acquire)) sched_yield();
-    cpu0 = thread_cpu_ns();
-    w->start_ns = now_ns();
+    cpu0 = bench_thread_cpu_ns();
+    w->start_ns = bench_now_ns();
     if (w->kind == KIND_LTTNG) {
 #ifdef HAVE_LTTNG_UST
         lttng_loop(w);
@@ -177,8 +137,8 @@ static void *worker_main(void *arg)
     } else {
         etl_loop(w);
     }
-    w->end_ns = now_ns();
-    w->cpu_ns = thread_cpu_ns() - cpu0;
+    w->end_ns = bench_now_ns();
+    w->cpu_ns = bench_thread_cpu_ns() - cpu0;
     return NULL;
 }
 
@@ -229,204 +189,9 @@ static int run_producers(int kind, etl_session *s, unsigned threads, uint64_t n,
     return 0;
 }
 
-/* ------------------------------------------------------------------ reading back */
-
-struct readback {
-    uint64_t events;                 /* benchmark events found */
-    uint64_t per_thread[MAX_THREADS];
-    uint64_t last_seq[MAX_THREADS];  /* + 1; 0 if none */
-    uint32_t header_events_lost;
-    int ok;
-    char why[512];
-};
-
-/*
- * Read path back with etl_reader (time order) and check every event: our provider and
- * payload size, and each thread's sequence numbers rising.
- */
-static void read_back(const char *path, unsigned threads, struct readback *rb)
-{
-    etl_reader *r = NULL;
-    etl_event ev;
-    int rc;
-
-    memset(rb, 0, sizeof *rb);
-    rb->ok = 1;
-    rc = etl_reader_open_path(&r, path, NULL);
-    if (rc != ETL_OK) {
-        rb->ok = 0;
-        snprintf(rb->why, sizeof rb->why, "open: %s", r ? etl_reader_error(r) : "out of memory");
-        etl_reader_close(r);
-        return;
-    }
-    rb->header_events_lost = etl_reader_info(r)->events_lost;
-    while ((rc = etl_reader_next(r, &ev)) == ETL_OK) {
-        uint64_t seq, th;
-        if (ev.kind != ETL_KIND_EVENT) continue; /* the logfile header event */
-        if (!etl_guid_equal(&ev.provider, &bench_provider) || ev.payload_len != PAYLOAD_SIZE) {
-            snprintf(rb->why, sizeof rb->why, "a foreign event at buffer %u offset %u", ev.buffer_index,
-                     ev.record_offset);
-            rb->ok = 0;
-            break;
-        }
-        seq = load64(ev.payload);
-        th = load64(ev.payload + 8);
-        if (th >= threads) {
-            snprintf(rb->why, sizeof rb->why, "an event of thread %llu, of %u", (unsigned long long)th, threads);
-            rb->ok = 0;
-            break;
-        }
-        if (rb->last_seq[th] && seq < rb->last_seq[th]) {
-            snprintf(rb->why, sizeof rb->why, "thread %llu: sequence %llu after %llu", (unsigned long long)th,
-                     (unsigned long long)seq, (unsigned long long)rb->last_seq[th] - 1);
-            rb->ok = 0;
-            break;
-        }
-        rb->last_seq[th] = seq + 1;
-        rb->per_thread[th]++;
-        rb->events++;
-    }
-    if (rb->ok && rc != ETL_EOF) {
-        snprintf(rb->why, sizeof rb->why, "read: %s", etl_reader_error(r));
-        rb->ok = 0;
-    }
-    etl_reader_close(r);
-}
-
 /* ------------------------------------------------------------------ LTTng-UST control */
 
-struct lttng_ctl {
-    int available;           /* built with it, and the lttng command and a session daemon work */
-    int started_sessiond;    /* we started the session daemon (and stop it at exit) */
-    pid_t sessiond_pid;
-    char session[64];
-    char dir[PATH_SIZE];     /* trace output of the current run */
-    char log[PATH_SIZE];     /* what the lttng commands printed */
-    char why[MSG_SIZE];      /* why LTTng-UST is not measured */
-};
-
 #ifdef HAVE_LTTNG_UST
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static int lttng_cmd(struct lttng_ctl *l, const char *fmt, ...)
-{
-    char args[4096], cmd[8192];
-    va_list ap;
-    int rc;
-
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof cmd, "lttng %s >>'%s' 2>&1", args, l->log);
-    rc = system(cmd);
-    return rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
-/* Events the session's channels discarded (lttng --mi=xml list SESSION). */
-static int lttng_discarded(struct lttng_ctl *l, uint64_t *out)
-{
-    char cmd[256], line[4096];
-    FILE *f;
-    int found = 0;
-
-    snprintf(cmd, sizeof cmd, "lttng --mi=xml list '%s' 2>/dev/null", l->session);
-    *out = 0;
-    f = popen(cmd, "r");
-    if (!f) return -1;
-    while (fgets(line, sizeof line, f)) {
-        for (char *p = line; (p = strstr(p, "<discarded_events>")) != NULL; p++) {
-            *out += strtoull(p + strlen("<discarded_events>"), NULL, 10);
-            found = 1;
-        }
-    }
-    return pclose(f) == 0 && found ? 0 : -1;
-}
-
-static const char *sessiond_pidfile(char *buf, size_t size)
-{
-    const char *home = getenv("LTTNG_HOME");
-
-    if (geteuid() == 0) return "/var/run/lttng/lttng-sessiond.pid";
-    if (!home || !*home) home = getenv("HOME");
-    snprintf(buf, size, "%s/.lttng/lttng-sessiond.pid", home ? home : "");
-    return buf;
-}
-
-/* Find a session daemon, or start one (without kernel tracing). */
-static int lttng_setup(const struct config *cfg, struct lttng_ctl *l)
-{
-    int fd;
-
-    snprintf(l->log, sizeof l->log, "%s/sessionbench-lttng-log-XXXXXX", cfg->tmpdir);
-    fd = mkstemp(l->log);
-    if (fd < 0) {
-        snprintf(l->why, sizeof l->why, "cannot create a log file in %s", cfg->tmpdir);
-        l->log[0] = 0;
-        return -1;
-    }
-    close(fd);
-    if (system("command -v lttng >/dev/null 2>&1") != 0) {
-        snprintf(l->why, sizeof l->why, "the lttng command (lttng-tools) is not installed");
-        return -1;
-    }
-    if (lttng_cmd(l, "--no-sessiond list") != 0) {
-        char buf[PATH_SIZE];
-        FILE *f;
-        long pid = 0;
-        if (system("lttng-sessiond --daemonize --no-kernel >/dev/null 2>&1") != 0 ||
-            lttng_cmd(l, "--no-sessiond list") != 0) {
-            snprintf(l->why, sizeof l->why, "no LTTng session daemon runs, and lttng-sessiond --daemonize failed "
-                                            "(see %s)", l->log);
-            return -1;
-        }
-        f = fopen(sessiond_pidfile(buf, sizeof buf), "r");
-        if (f) {
-            if (fscanf(f, "%ld", &pid) != 1) pid = 0;
-            fclose(f);
-        }
-        l->started_sessiond = 1;
-        l->sessiond_pid = (pid_t)pid;
-        if (pid > 0) printf("started an LTTng session daemon (pid %ld); it is stopped at the end\n", pid);
-        else printf("started an LTTng session daemon; its pid file was not found, so it is left running\n");
-    }
-    snprintf(l->session, sizeof l->session, "sessionbench-%ld", (long)getpid());
-    l->available = 1;
-    return 0;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    return remove(path);
-}
-
-static uint64_t tree_bytes;
-static int add_size(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    if (flag == FTW_F) tree_bytes += (uint64_t)st->st_size;
-    return 0;
-}
-
-static void lttng_teardown(struct lttng_ctl *l)
-{
-    if (l->started_sessiond && l->sessiond_pid > 0) {
-        kill(l->sessiond_pid, SIGTERM);
-        for (int i = 0; i < 100 && kill(l->sessiond_pid, 0) == 0; i++) usleep(50000);
-    }
-}
-
-/* Wait (up to 10 s) until the session daemon has told this process to turn the tracepoint on or off. */
-static int wait_tracepoint(int on)
-{
-    int64_t deadline = now_ns() + 10 * (int64_t)1000000000;
-
-    while ((lttng_ust_tracepoint_enabled(libetl_bench, event32) != 0) != on) {
-        if (now_ns() > deadline) return -1;
-        usleep(5000);
-    }
-    return 0;
-}
-
 /*
  * One run with LTTng-UST: create a session (recording to disk, or in snapshot mode: in
  * memory, overwriting), enable the tracepoint, start, log, stop (which waits until the
@@ -452,7 +217,7 @@ static int lttng_run(const struct config *cfg, struct lttng_ctl *l, int snapshot
         goto destroy;
     }
     /* The session daemon tells the process asynchronously. */
-    if (wait_tracepoint(1) != 0) {
+    if (lttng_wait_tracepoint(1) != 0) {
         snprintf(l->why, sizeof l->why, "the tracepoint was not enabled 10 s after lttng start: this process did "
                                         "not register with the session daemon");
         goto destroy;
@@ -471,15 +236,13 @@ static int lttng_run(const struct config *cfg, struct lttng_ctl *l, int snapshot
     }
     rc = 0;
 destroy:
-    if (lttng_cmd(l, "destroy '%s'", l->session) != 0 || wait_tracepoint(0) != 0) {
+    if (lttng_cmd(l, "destroy '%s'", l->session) != 0 || lttng_wait_tracepoint(0) != 0) {
         snprintf(l->why, sizeof l->why, "lttng destroy failed (see %s)", l->log);
         rc = -1;
     }
 out:
-    tree_bytes = 0;
-    nftw(l->dir, add_size, 16, FTW_PHYS);
-    *bytes = tree_bytes;
-    if (!cfg->keep) nftw(l->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    *bytes = tree_size(l->dir);
+    if (!cfg->keep) tree_remove(l->dir);
     return rc;
 }
 #endif /* HAVE_LTTNG_UST */
@@ -531,12 +294,6 @@ static void temp_path(const struct config *cfg, char *out, size_t size, const ch
     snprintf(out, size, "%s/sessionbench-%s-%ld.etl", cfg->tmpdir, what, (long)getpid());
 }
 
-/* Bytes an event of the benchmark takes in a buffer. */
-static uint32_t record_space(void)
-{
-    etl_data data = { NULL, PAYLOAD_SIZE };
-    return ETL_RECORD_SPACE(etl_encode_event(NULL, 0, 0, 0, 0, &bench_provider, &bench_descriptor, NULL, &data, 1));
-}
 
 /*
  * A buffering-mode pool that holds every event of a run, so that the flush thread never has
@@ -546,7 +303,7 @@ static uint32_t record_space(void)
 static uint32_t whole_run_buffers(uint64_t events, unsigned threads)
 {
     long conf = sysconf(_SC_NPROCESSORS_CONF);
-    uint32_t ncpu = conf > 0 ? (uint32_t)conf : 1, per_buffer = (64 * 1024 - 0x48) / record_space();
+    uint32_t ncpu = conf > 0 ? (uint32_t)conf : 1, per_buffer = (64 * 1024 - 0x48) / bench_record_space();
 
     return threads * (uint32_t)((events + per_buffer - 1) / per_buffer) + 2 * ncpu + 2;
 }
@@ -588,13 +345,13 @@ static int etl_run(const struct config *cfg, struct bench_case *c, int warmup)
         unlink(path);
         return -1;
     }
-    t0 = now_ns();
+    t0 = bench_now_ns();
     if (etl_session_stop(s, &st) != ETL_OK) {
         snprintf(c->note, sizeof c->note, "etl_session_stop: %s", st.error);
         unlink(path);
         return -1;
     }
-    stop_ms = (double)(now_ns() - t0) * 1e-6;
+    stop_ms = (double)(bench_now_ns() - t0) * 1e-6;
     c->engine_used = st.engine_flags;
     if (st.number_of_buffers > c->max_buffers) c->max_buffers = st.number_of_buffers;
     bytes = stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
@@ -604,7 +361,7 @@ static int etl_run(const struct config *cfg, struct bench_case *c, int warmup)
         unlink(path);
         return -1;
     }
-    read_back(path, c->threads, &rb);
+    bench_read_back(path, c->threads, NULL, &rb);
     if (!cfg->keep) unlink(path);
     if (!rb.ok) {
         snprintf(c->note, sizeof c->note, "reading %s back: %s", path, rb.why);
@@ -674,17 +431,17 @@ static void reference_points(void)
         { "CLOCK_MONOTONIC_RAW through the TSC line: the default clock", 2000000 },
     };
     uint64_t payload[4] = { 1, 2, 3, 4 };
-    etl_data data = { payload, PAYLOAD_SIZE };
+    etl_data data = { payload, BENCH_PAYLOAD_SIZE };
     _Alignas(8) uint8_t rec[256];
 
     etl_monoclock_init();
     printf("\nreference points (ns per call, median of %d runs, pinned to one processor):\n", RUNS);
-    pin_self(n_allowed_cpus ? allowed_cpus[0] : -1);
+    bench_pin_self(n_allowed_cpus ? allowed_cpus[0] : -1);
     for (unsigned k = 0; k < sizeof refs / sizeof refs[0]; k++) {
         double v[RUNS];
         for (int r = 0; r < RUNS; r++) {
             etl_monoclock_init(); /* no session runs: fit the line now, or its readings are the kernel's */
-            int64_t t0 = now_ns();
+            int64_t t0 = bench_now_ns();
             uint64_t acc = 0;
             struct timespec ts;
             for (int i = 0; i < refs[k].calls; i++) {
@@ -705,7 +462,7 @@ static void reference_points(void)
                 }
             }
             sink = acc;
-            v[r] = (double)(now_ns() - t0) / refs[k].calls;
+            v[r] = (double)(bench_now_ns() - t0) / refs[k].calls;
         }
         printf("  %-62s %7.1f\n", refs[k].name, stats_of(v, RUNS).med);
     }
@@ -736,7 +493,7 @@ static void paced_check(const struct config *cfg, struct paced *r)
     struct stat sb;
     char path[PATH_SIZE];
     uint64_t payload[4] = { 0, 0, 0x5eb1c0de5eb1c0deULL, 0x0123456789abcdefULL };
-    etl_data data = { payload, PAYLOAD_SIZE };
+    etl_data data = { payload, BENCH_PAYLOAD_SIZE };
     uint64_t total = (uint64_t)(cfg->rate * cfg->pace_s), i = 0;
     int64_t t0, max_lag = 0;
 
@@ -749,11 +506,11 @@ static void paced_check(const struct config *cfg, struct paced *r)
         etl_session_stop(s, NULL);
         return;
     }
-    pin_self(n_allowed_cpus ? allowed_cpus[0] : -1);
-    t0 = now_ns();
+    bench_pin_self(n_allowed_cpus ? allowed_cpus[0] : -1);
+    t0 = bench_now_ns();
     while (i < total) {
         int64_t due = t0 + (int64_t)((double)i * 1e9 / (double)cfg->rate), now;
-        while ((now = now_ns()) < due) {
+        while ((now = bench_now_ns()) < due) {
         }
         if (now - due > max_lag) max_lag = now - due;
         for (unsigned k = 0; k < BATCH && i < total; k++, i++) {
@@ -766,7 +523,7 @@ static void paced_check(const struct config *cfg, struct paced *r)
             if (q.number_of_buffers > r->max_buffers) r->max_buffers = q.number_of_buffers;
         }
     }
-    r->seconds = (double)(now_ns() - t0) * 1e-9;
+    r->seconds = (double)(bench_now_ns() - t0) * 1e-9;
     unpin_self();
     r->logged = total;
     r->achieved = (double)total / r->seconds;
@@ -780,7 +537,7 @@ static void paced_check(const struct config *cfg, struct paced *r)
     r->buffers = st.number_of_buffers;
     if (st.number_of_buffers > r->max_buffers) r->max_buffers = st.number_of_buffers;
     r->file_mb = stat(path, &sb) == 0 ? (double)sb.st_size / 1e6 : 0;
-    read_back(path, 1, &rb);
+    bench_read_back(path, 1, NULL, &rb);
     if (!cfg->keep) unlink(path);
     r->read = rb.events;
     if (!rb.ok) {
@@ -873,28 +630,6 @@ static int parse_args(int argc, char **argv, struct config *cfg)
     return 0;
 }
 
-static void print_machine(void)
-{
-    char line[512], model[256] = "unknown";
-    struct utsname u;
-    FILE *f = fopen("/proc/cpuinfo", "r");
-
-    if (f) {
-        while (fgets(line, sizeof line, f)) {
-            char *colon = strchr(line, ':');
-            if (strncmp(line, "model name", 10) == 0 && colon) {
-                snprintf(model, sizeof model, "%s", colon + 2);
-                model[strcspn(model, "\n")] = 0;
-                break;
-            }
-        }
-        fclose(f);
-    }
-    uname(&u);
-    printf("machine: %ld processors online (%s), %s %s %s; %s\n", sysconf(_SC_NPROCESSORS_ONLN), model, u.sysname,
-           u.release, u.machine, etl_version_details());
-}
-
 /* ------------------------------------------------------------------ report */
 
 static void print_case(const struct bench_case *c)
@@ -973,7 +708,7 @@ int main(int argc, char **argv)
     struct paced paced;
     int status = 0, lttng_ok = 0;
     unsigned met = 0, goals = 0;
-    int64_t t_start = now_ns();
+    int64_t t_start = bench_now_ns();
 
     if (parse_args(argc, argv, &cfg) != 0) {
         usage(stderr);
@@ -984,8 +719,8 @@ int main(int argc, char **argv)
     memset(&lt, 0, sizeof lt);
     memset(nratio, 0, sizeof nratio);
     printf("sessionbench: etl_session_write_event with one %d-byte etl_data (a %u-byte EVENT_HEADER record)\n",
-           PAYLOAD_SIZE, record_space());
-    print_machine();
+           BENCH_PAYLOAD_SIZE, bench_record_space());
+    bench_print_machine();
 #ifndef __OPTIMIZE__
     printf("WARNING: sessionbench was built without optimisation; its figures mean little\n");
 #endif
@@ -1001,7 +736,7 @@ int main(int argc, char **argv)
 #ifdef HAVE_LTTNG_UST
     if (!cfg.lttng) {
         snprintf(lt.why, sizeof lt.why, "--no-lttng");
-    } else if (lttng_setup(&cfg, &lt) == 0) {
+    } else if (lttng_setup(&lt, cfg.tmpdir, "sessionbench") == 0) {
         lttng_ok = 1;
         printf("LTTng-UST %s: tracepoint libetl_bench:event32 (four 64-bit integers), a fresh session per run with "
                "the default channel (per-user buffers, 4 x 512 KiB per processor; to disk: discard mode; snapshot "
@@ -1110,15 +845,13 @@ int main(int argc, char **argv)
                (unsigned long long)cfg.rate, (unsigned long long)paced.lost, ok ? "met" : "NOT met");
     }
     printf("%u of %u goals met%s; %.0f s in all\n", met, goals,
-           cfg.quick ? " (--quick: a smoke test, not a measurement)" : "", (double)(now_ns() - t_start) * 1e-9);
+           cfg.quick ? " (--quick: a smoke test, not a measurement)" : "", (double)(bench_now_ns() - t_start) * 1e-9);
 
 #ifdef HAVE_LTTNG_UST
-    lttng_teardown(&lt);
-    if (lt.log[0]) {
+    {
         int failed = 0;
         for (unsigned i = 0; i < NCASES; i++) failed |= cases[i].kind == KIND_LTTNG && !cases[i].measured;
-        if (cfg.keep || failed) printf("kept the lttng commands' output in %s\n", lt.log);
-        else unlink(lt.log);
+        lttng_teardown(&lt, cfg.keep || failed);
     }
 #endif
     return status;

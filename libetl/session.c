@@ -85,9 +85,14 @@ struct lost_count {
  */
 #define SHARED_MAGIC UINT64_C(0x31304d48534c5445) /* "ETLSHM01" */
 #define SHARED_LAYOUT 1u
-#define SHARED_BASE UINT64_C(0x200000000000)     /* where shared sessions are mapped: slots of */
-#define SHARED_STRIDE UINT64_C(0x1000000000)     /* 64 GiB from 32 TiB up, */
-#define SHARED_SLOTS 1024u                       /* below the 48 TiB mark */
+/* Where shared sessions are mapped: 128 slots of 16 GiB from 0x5660'0000'0000 up. Nothing is
+   there in a process of x86-64 Linux (position-independent executables load below
+   0x5656'0000'0000, the shared libraries and mappings come down from 0x7fff'ffff'ffff), and
+   the sanitizers leave it to the program too (it is application memory for ThreadSanitizer,
+   high memory for AddressSanitizer), so instrumented test programs share sessions as well. */
+#define SHARED_BASE UINT64_C(0x566000000000)
+#define SHARED_STRIDE UINT64_C(0x400000000)
+#define SHARED_SLOTS 128u
 
 enum { ROLE_PRIVATE, ROLE_CONTROLLER, ROLE_ATTACHED };
 
@@ -297,8 +302,15 @@ static uint32_t stack_pop(_Atomic uint64_t *head, struct ebuf *bufs)
     }
 }
 
+/*
+ * A buffer passes from hand to hand through the free and full lists: a writer seals it, the
+ * flush thread writes it and frees it, a writer takes it. In a shared session the flush
+ * thread is in another process, where ThreadSanitizer cannot follow it, so the hand-overs
+ * are told to it on the buffer itself (nothing in other builds).
+ */
 static void free_push(etl_session *s, uint32_t index)
 {
+    ETL_HB_RELEASE(&s->bufs[index]);
     atomic_store_explicit(&s->bufs[index].holder, 0, memory_order_relaxed);
     stack_push(&s->h->free_head, s->bufs, index);
     atomic_fetch_add_explicit(&s->h->free_count, 1, memory_order_relaxed);
@@ -328,6 +340,7 @@ static uint64_t take_buffer(etl_session *s, uint16_t cpu)
         if (!top) top = n + 1;
     }
     b = &s->bufs[top - 1];
+    ETL_HB_ACQUIRE(b);
     atomic_store_explicit(&b->holder, own_pid(), memory_order_relaxed);
     b->cpu = cpu;
     b->used = 0;
@@ -351,6 +364,7 @@ static void seal(etl_session *s, uint32_t top, uint32_t end)
     b->used = end;
     b->seal = atomic_fetch_add_explicit(&s->h->seal_counter, 1, memory_order_relaxed);
     atomic_store_explicit(&b->holder, 0, memory_order_relaxed);
+    ETL_HB_RELEASE(b);
     stack_push(&s->h->full_head, s->bufs, top - 1);
     /* Waking the flush thread is a system call, and the thread then takes the producer's
        processor: only when the pool runs low (it also wakes every 100 ms by itself). */
@@ -498,6 +512,7 @@ static int replace_current(etl_session *s, struct etl_rseq_abi *rs, uint32_t spa
     for (;;) {
         int r;
         ETL_HB_RELEASE(&s->slots[cpu]); /* what take_buffer wrote, for whoever takes it out */
+        ETL_HB_RELEASE(&s->bufs[(uint32_t)fresh - 1]); /* (the flush thread of another process may) */
         /* The old buffer is marked ours inside the sequence, as it leaves the slot: if this
            process dies before it seals it, the flush thread knows whose it was. */
         r = etl_rseq_swap(rs, s->slots, cpu, old, &s->bufs[(uint32_t)fresh - 1].cur,
@@ -1138,6 +1153,21 @@ static void place(etl_session *s, uint8_t *base, const struct layout *l)
     s->memory = base + l->data;
 }
 
+/*
+ * Maps size bytes of fd at exactly want, or fails with EEXIST when something is there
+ * already. The address is given as a hint, not with MAP_FIXED_NOREPLACE: the kernel takes a
+ * hint when the range is free, and ThreadSanitizer's mmap (GCC 12) mishandles the flag.
+ */
+static void *map_at(void *want, size_t size, int fd)
+{
+    void *got = mmap(want, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+    if (got == MAP_FAILED || got == want) return got;
+    munmap(got, size);
+    errno = EEXIST;
+    return MAP_FAILED;
+}
+
 static uint64_t fnv1a(const char *t)
 {
     uint64_t h = UINT64_C(0xcbf29ce484222325);
@@ -1219,13 +1249,12 @@ static int shared_create(etl_session *s, size_t size)
         uint32_t slot = (first + i) % SHARED_SLOTS;
         void *want = (void *)(uintptr_t)(SHARED_BASE + (uint64_t)slot * SHARED_STRIDE), *got;
         if (used[slot]) continue;
-        got = mmap(want, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, s->shm_fd, 0);
+        got = map_at(want, size, s->shm_fd);
         if (got == want) {
             s->mapping = got;
             return 0;
         }
-        if (got != MAP_FAILED) munmap(got, size); /* a kernel before 4.17 took the flag as a hint */
-        if (got == MAP_FAILED && errno != EEXIST) break;
+        if (errno != EEXIST) break;
     }
     serror(s, "%s: cannot map %zu bytes of session memory at a free address: %s", s->shm_new, size, strerror(errno));
     return -1;
@@ -1605,14 +1634,13 @@ int etl_session_attach(etl_session **out, const char *path, char *err, size_t er
         return ETL_FAILED;
     }
     want = (void *)(uintptr_t)head.address;
-    got = mmap(want, head.size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+    got = map_at(want, head.size, fd);
     if (got == MAP_FAILED && errno == EEXIST && mapped_here(want, head.size, &st)) {
         got = want; /* a child of the controller (or of a provider process) has it from the fork */
         borrowed = 1;
     }
     if (got != want) {
-        int e = got == MAP_FAILED ? errno : EEXIST;
-        if (got != MAP_FAILED) munmap(got, head.size);
+        int e = errno;
         count_refused(fd);
         snprintf(err, errsize, "%s: cannot map the session at %p: %s", path, want, strerror(e));
         close(fd);
