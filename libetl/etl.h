@@ -832,7 +832,8 @@ ETL_API int etl_provider_enabled(etl_provider *p, uint8_t level, uint64_t keywor
 #define ETL_PROVIDER_MAX_STACK 192 /* frames at most, as ETW's stack walks */
 
 /* Writes the event into every session it passes: ETL_OK (also when it passes none), or
-   ETL_FAILED when a session lost it (counted in that session's EventsLost). */
+   ETL_FAILED when a session lost it (counted in that session's EventsLost), or when a shared
+   session was stopping (errno ESHUTDOWN, not counted: the event came after its end). */
 ETL_API int etl_provider_write(etl_provider *p, const etl_event_descriptor *d, const etl_data *data,
                                unsigned ndata, unsigned flags);
 /*
@@ -840,8 +841,9 @@ ETL_API int etl_provider_write(etl_provider *p, const etl_event_descriptor *d, c
  * (etl_session_write_lbr: LbrFilterFlags filters, count entries, most recent branch first)
  * whose trigger timestamp is the event's own, to the tick, and whose process and thread ids
  * are the caller's: the pair Windows writes for an event with LBR. ETL_OK, or ETL_FAILED
- * when a session lost the event or its LBR record (counted in its EventsLost); a session that
- * lost the event gets no LBR record for it.
+ * when a session lost the event or its LBR record (counted in its EventsLost) or was stopping
+ * (ESHUTDOWN, as for etl_provider_write); a session that did not take the event gets no LBR
+ * record for it.
  */
 ETL_API int etl_provider_write_lbr(etl_provider *p, const etl_event_descriptor *d, const etl_data *data,
                                    unsigned ndata, unsigned flags, uint32_t filters, const etl_lbr_entry *entries,
