@@ -238,6 +238,9 @@ static void session_clock(etl_session *s)
     s->clock.type = s->p.clock_type ? s->p.clock_type : ETL_CLOCK_PERFCOUNTER;
     /* The TSC line serves every session of the process; it is fitted once, here. */
     s->exact_clock = (s->p.engine_flags & ETL_ENGINE_EXACT_CLOCK) || !etl_monoclock_init();
+    /* A shared session's writers read the line from its memory: there from the start (the
+       flush thread publishes it again after each re-fit). */
+    if (s->role == ROLE_CONTROLLER) etl_monoclock_publish_copy(&s->h->line);
     s->clock.cpu_speed_mhz = measure_cpu_mhz(); /* recorded whatever the clock, as Windows does */
     s->clock.perf_freq = s->clock.type == ETL_CLOCK_SYSTEMTIME ? 10000000 : 1000000000;
     s->clock.start_timestamp = session_now(s);
