@@ -770,7 +770,8 @@ ETL_API int etl_session_start(etl_session **out, const etl_session_properties *p
 ETL_API int64_t etl_session_timestamp(const etl_session *s);
 /*
  * Log one event into the current buffer of the calling thread's processor: no lock, no
- * system call, never blocks. ETL_OK, or ETL_FAILED when the event is lost and counted in
+ * system call, never blocks (in buffering mode, a writer that must reuse the oldest buffer
+ * while another takes one yields the processor a few times at most). ETL_OK, or ETL_FAILED when the event is lost and counted in
  * EventsLost, with errno E2BIG (larger than a buffer can hold: ETW's limit of just under
  * 64 KB), ENOBUFS (no free buffer), ENOSPC (a sequential file reached its maximum size) or
  * ENOTSUP (the session writes with restartable sequences and this thread has no rseq area);

@@ -8,10 +8,11 @@
  *
  * The write path takes no lock. Each provider publishes the set of sessions enabled for it
  * as an immutable array; a change publishes a new one and frees the old one only after
- * every writer that could be reading it is done (two counters of writers in flight, by
- * epoch, the way a simple RCU does). Stopping a session removes it from every set first.
+ * every writer that could be reading it is done (each thread marks the writes it has in
+ * progress in a record of its own, and the updater waits for them, as userspace RCU does with
+ * membarrier). Stopping a session removes it from every set first.
  */
-#define _GNU_SOURCE /* syscall */
+#define _GNU_SOURCE /* syscall, membarrier */
 #include <execinfo.h>
 #include <pthread.h>
 #include <sched.h>
@@ -38,8 +39,6 @@ struct enable_set {
 struct etl_provider {
     etl_guid guid;
     _Atomic(struct enable_set *) set;   /* NULL: no session enables it */
-    _Atomic uint64_t epoch;             /* which counter writers register on (its low bit) */
-    _Atomic int64_t inflight[2];
     struct etl_provider *next;          /* the registry's list */
 };
 
@@ -55,6 +54,113 @@ struct enable_request {
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct etl_provider *registry;
 static struct enable_request *requests;
+
+/* ---- ETW's filter ---- */
+
+int etl_enable_passes(uint8_t enable_level, uint64_t match_any, uint64_t match_all, uint8_t level, uint64_t keywords)
+{
+    if (enable_level != 0 && level != 0 && level > enable_level) return 0;
+    if (keywords == 0) return 1;
+    if (match_any != 0 && (keywords & match_any) == 0) return 0;
+    return (keywords & match_all) == match_all;
+}
+
+/* ---- the readers' side of a set ---- */
+
+/*
+ * Who is reading a set: each thread that writes has a record of its own, on a list of them,
+ * with a count of the writes it has in progress (more than one when a signal handler writes
+ * in the middle of a write). Entering and leaving are two plain stores to the thread's own
+ * record: no atomic instruction, no cache line shared with another thread. The ordering that
+ * a reader would otherwise need between its store and its load of the set (a full fence)
+ * the updater gives instead, with one membarrier() call that runs a barrier on every
+ * processor running a thread of the process; where the kernel has no membarrier, readers
+ * take the fence themselves. After publishing a new set and that barrier, the updater waits
+ * until each record has been seen idle once: a write that could hold the old set is done.
+ */
+struct reader {
+    _Atomic unsigned depth;             /* writes in progress in the thread */
+    _Atomic int in_use;                 /* 0: the thread ended, the record is free for another */
+    struct reader *next;
+};
+
+static pthread_mutex_t readers_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct reader *_Atomic readers;
+static _Thread_local struct reader *own_reader __attribute__((tls_model("initial-exec")));
+static pthread_key_t reader_key;
+static int use_membarrier;              /* 0: readers fence themselves */
+
+#ifndef MEMBARRIER_CMD_PRIVATE_EXPEDITED
+#define MEMBARRIER_CMD_PRIVATE_EXPEDITED (1 << 3)
+#define MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED (1 << 4)
+#endif
+
+static void reader_gone(void *arg) { atomic_store_explicit(&((struct reader *)arg)->in_use, 0, memory_order_release); }
+
+static pthread_once_t readers_once = PTHREAD_ONCE_INIT;
+static void readers_init(void)
+{
+    pthread_key_create(&reader_key, reader_gone);
+#if defined(__NR_membarrier)
+    use_membarrier = syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+#endif
+}
+
+/* The calling thread's record: a free one taken over, or a new one (NULL without memory). */
+static struct reader *reader_slow(void)
+{
+    struct reader *r;
+
+    pthread_once(&readers_once, readers_init);
+    pthread_mutex_lock(&readers_lock);
+    for (r = atomic_load(&readers); r; r = r->next) {
+        int idle = 0;
+        if (atomic_compare_exchange_strong(&r->in_use, &idle, 1)) break;
+    }
+    if (!r && (r = calloc(1, sizeof *r)) != NULL) {
+        atomic_store(&r->in_use, 1);
+        r->next = atomic_load(&readers);
+        atomic_store(&readers, r);
+    }
+    pthread_mutex_unlock(&readers_lock);
+    if (r) pthread_setspecific(reader_key, r); /* the destructor frees it for another thread */
+    own_reader = r;
+    return r;
+}
+
+/* Before a write reads a set. NULL when the thread has no record (no memory): the write is
+   skipped. */
+static inline struct reader *reader_enter(void)
+{
+    struct reader *r = own_reader;
+
+    if (__builtin_expect(!r, 0) && !(r = reader_slow())) return NULL;
+    atomic_store_explicit(&r->depth, atomic_load_explicit(&r->depth, memory_order_relaxed) + 1, memory_order_relaxed);
+    if (use_membarrier)
+        atomic_signal_fence(memory_order_seq_cst);
+    else
+        atomic_thread_fence(memory_order_seq_cst);
+    return r;
+}
+
+static inline void reader_leave(struct reader *r)
+{
+    atomic_store_explicit(&r->depth, atomic_load_explicit(&r->depth, memory_order_relaxed) - 1, memory_order_release);
+}
+
+/* After a new set is published: wait until no write can still read the one before. */
+static void wait_for_readers(void)
+{
+    pthread_once(&readers_once, readers_init);
+#if defined(__NR_membarrier)
+    if (use_membarrier) syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+#endif
+    atomic_thread_fence(memory_order_seq_cst);
+    for (struct reader *r = atomic_load(&readers); r; r = r->next)
+        while (atomic_load_explicit(&r->in_use, memory_order_acquire) &&
+               atomic_load_explicit(&r->depth, memory_order_acquire) != 0)
+            sched_yield();
+}
 
 /*
  * fork: the child is a new process, and the sessions of its parent are not its own (a private
@@ -75,9 +181,13 @@ static void atfork_child(void)
     }
     for (etl_provider *p = registry; p; p = p->next) {
         free(atomic_exchange(&p->set, NULL));
-        atomic_store(&p->inflight[0], 0);
-        atomic_store(&p->inflight[1], 0);
     }
+    /* Only the forking thread goes on in the child: the other threads' records are free. */
+    for (struct reader *r = atomic_load(&readers); r; r = r->next)
+        if (r != own_reader) {
+            atomic_store(&r->depth, 0);
+            atomic_store(&r->in_use, 0);
+        }
     /* Its providers look for shared sessions again at their next use. */
     if (registry) atomic_store_explicit(&look_again, 1, memory_order_relaxed);
     pthread_mutex_unlock(&registry_lock);
@@ -93,43 +203,6 @@ static inline void after_fork_look(void)
 
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static void install_atfork(void) { pthread_atfork(atfork_prepare, atfork_parent, atfork_child); }
-
-/* ---- ETW's filter ---- */
-
-int etl_enable_passes(uint8_t enable_level, uint64_t match_any, uint64_t match_all, uint8_t level, uint64_t keywords)
-{
-    if (enable_level != 0 && level != 0 && level > enable_level) return 0;
-    if (keywords == 0) return 1;
-    if (match_any != 0 && (keywords & match_any) == 0) return 0;
-    return (keywords & match_all) == match_all;
-}
-
-/* ---- the readers' side of a set ---- */
-
-/* Registers the calling writer on the current epoch's counter; returns that counter. */
-static _Atomic int64_t *reader_enter(etl_provider *p)
-{
-    for (;;) {
-        uint64_t e = atomic_load(&p->epoch);
-        _Atomic int64_t *c = &p->inflight[e & 1];
-        atomic_fetch_add(c, 1);
-        if (atomic_load(&p->epoch) == e) return c;
-        atomic_fetch_sub(c, 1);
-    }
-}
-
-static void reader_leave(_Atomic int64_t *c)
-{
-    atomic_fetch_sub_explicit(c, 1, memory_order_release);
-}
-
-/* After a new set is published: wait until no writer can still read the one before. Called
-   with the registry lock held, so that one update at a time flips the epoch. */
-static void wait_for_readers(etl_provider *p)
-{
-    uint64_t e = atomic_fetch_add(&p->epoch, 1);
-    while (atomic_load(&p->inflight[e & 1]) != 0) sched_yield();
-}
 
 /* Publishes p's set from the requests (registry lock held). */
 static int rebuild(etl_provider *p)
@@ -148,7 +221,7 @@ static int rebuild(etl_provider *p)
         set->n = n;
     }
     old = atomic_exchange(&p->set, set);
-    wait_for_readers(p);
+    wait_for_readers();
     free(old);
     return ETL_OK;
 }
@@ -166,10 +239,11 @@ static int rebuild_guid(const etl_guid *g)
 
 int etl_provider_register(etl_provider **out, const etl_guid *guid)
 {
-    etl_provider *p = calloc(1, sizeof *p);
+    etl_provider *p = aligned_alloc(_Alignof(etl_provider), sizeof *p); /* its counters' cache lines */
 
     *out = NULL;
     if (!p) return ETL_FAILED;
+    memset(p, 0, sizeof *p);
     pthread_once(&atfork_once, install_atfork);
     p->guid = *guid;
     atomic_init(&p->set, NULL);
@@ -199,7 +273,7 @@ void etl_provider_unregister(etl_provider *p)
             break;
         }
     free(atomic_exchange(&p->set, NULL));
-    wait_for_readers(p);
+    wait_for_readers();
     pthread_mutex_unlock(&registry_lock);
     free(p);
 }
@@ -211,14 +285,14 @@ const etl_guid *etl_provider_guid(const etl_provider *p)
 
 int etl_provider_enabled(etl_provider *p, uint8_t level, uint64_t keywords)
 {
-    _Atomic int64_t *c;
+    struct reader *c;
     const struct enable_set *set;
     int on = 0;
 
     after_fork_look();
     if (!atomic_load_explicit(&p->set, memory_order_relaxed)) return 0;
-    c = reader_enter(p);
-    set = atomic_load(&p->set);
+    if (!(c = reader_enter())) return 0;
+    set = atomic_load_explicit(&p->set, memory_order_acquire);
     for (unsigned i = 0; set && i < set->n && !on; i++)
         on = etl_enable_passes(set->e[i].level, set->e[i].any, set->e[i].all, level, keywords);
     reader_leave(c);
@@ -260,7 +334,7 @@ static inline __attribute__((always_inline)) int write_sessions(etl_provider *p,
                                                                 unsigned flags, const struct lbr_request *lbr,
                                                                 const void *caller)
 {
-    _Atomic int64_t *c;
+    struct reader *c;
     const struct enable_set *set;
     uint64_t stack[ETL_PROVIDER_MAX_STACK];
     etl_event_extras x, *xp = NULL;
@@ -269,8 +343,8 @@ static inline __attribute__((always_inline)) int write_sessions(etl_provider *p,
 
     after_fork_look();
     if (!atomic_load_explicit(&p->set, memory_order_relaxed)) return ETL_OK;
-    c = reader_enter(p);
-    set = atomic_load(&p->set);
+    if (!(c = reader_enter())) return ETL_FAILED;
+    set = atomic_load_explicit(&p->set, memory_order_acquire);
     for (unsigned i = 0; set && i < set->n; i++) {
         const struct enable *e = &set->e[i];
         if (!etl_enable_passes(e->level, e->any, e->all, d->level, d->keywords)) continue;

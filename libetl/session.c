@@ -238,6 +238,9 @@ static void session_clock(etl_session *s)
     s->clock.type = s->p.clock_type ? s->p.clock_type : ETL_CLOCK_PERFCOUNTER;
     /* The TSC line serves every session of the process; it is fitted once, here. */
     s->exact_clock = (s->p.engine_flags & ETL_ENGINE_EXACT_CLOCK) || !etl_monoclock_init();
+    /* A shared session's writers read the line from its memory: there from the start (the
+       flush thread publishes it again after each re-fit). */
+    if (s->role == ROLE_CONTROLLER) etl_monoclock_publish_copy(&s->h->line);
     s->clock.cpu_speed_mhz = measure_cpu_mhz(); /* recorded whatever the clock, as Windows does */
     s->clock.perf_freq = s->clock.type == ETL_CLOCK_SYSTEMTIME ? 10000000 : 1000000000;
     s->clock.start_timestamp = session_now(s);
@@ -316,7 +319,7 @@ static void free_push(etl_session *s, uint32_t index)
     atomic_fetch_add_explicit(&s->h->free_count, 1, memory_order_relaxed);
 }
 
-static uint32_t reclaim_oldest(etl_session *s);
+static uint32_t reclaim_oldest(etl_session *s, int *busy);
 
 /* A buffer ready for cpu: from the free list, else a new one while the pool may grow. */
 static uint64_t take_buffer(etl_session *s, uint16_t cpu)
@@ -330,8 +333,17 @@ static uint64_t take_buffer(etl_session *s, uint16_t cpu)
         uint32_t n = atomic_load_explicit(&s->h->allocated, memory_order_relaxed);
         do {
             if (n >= s->nmax) {
-                /* Buffering mode reuses its oldest buffer; a file session has none to give. */
-                top = s->buffering ? reclaim_oldest(s) : 0;
+                /* Buffering mode reuses its oldest buffer; a file session has none to give.
+                   The ring's lock is held only for a moment, by a writer that takes from it
+                   or by the flush thread: a writer that finds it taken yields and tries
+                   again, a few times, rather than lose its event (the holder may have been
+                   preempted by it). */
+                int busy = 0;
+                for (int tries = 0; s->buffering && !top && tries < 16; tries++) {
+                    top = reclaim_oldest(s, &busy);
+                    if (top || !busy) break;
+                    sched_yield();
+                }
                 if (!top) return 0;
                 break;
             }
@@ -833,12 +845,13 @@ static void ring_collect_locked(etl_session *s)
 
 /* Buffering mode, for a writer that finds no free buffer: the oldest kept buffer, if every
    record in it is written and nobody else holds the ring (try-lock: a writer never waits).
-   Returns index + 1, or 0. */
-static uint32_t reclaim_oldest(etl_session *s)
+   Returns index + 1, or 0 (*busy: the ring was locked). */
+static uint32_t reclaim_oldest(etl_session *s, int *busy)
 {
     uint32_t top = 0;
 
-    if (ring_lock(s, 1) != 0) return 0;
+    *busy = ring_lock(s, 1) != 0;
+    if (*busy) return 0;
     ring_collect_locked(s);
     if (s->h->ring_n > 0) {
         struct ebuf *b = &s->bufs[s->ring[s->h->ring_head]];
