@@ -62,6 +62,7 @@ uint32_t etl_encode_event(uint8_t *dst, uint32_t cap, int64_t ts, uint32_t pid, 
     size = ETL_EVENT_HEADER_SIZE + ext + data_size(data, ndata);
     if (size > ETL_MAX_RECORD_SIZE) return 0;
     if (!dst || cap < ETL_RECORD_SPACE(size)) return size;
+    if (x && x->timestamp) ts = x->timestamp;
 
     /* The header as ten whole words (a staged record is copied right after: see etl_put64). */
     etl_put64(dst, (uint64_t)(uint16_t)size | (uint64_t)ETL_HT_EVENT64 << 16 | (uint64_t)0xC0 << 24 |

@@ -369,6 +369,9 @@ typedef struct etl_event_extras {
     const uint64_t *stack;                /* STACK_TRACE64 item: frames, or NULL */
     unsigned stack_frames;
     uint64_t stack_match_id;
+    int64_t timestamp;                    /* the event's timestamp (the raw clock of the session
+                                             it goes to), or 0: the one the caller passes, or
+                                             for a session, taken when it is written */
 } etl_event_extras;
 
 /*
@@ -377,7 +380,8 @@ typedef struct etl_event_extras {
  * the record cannot exist (larger than ETL_MAX_RECORD_SIZE). The caller reserves
  * ETL_RECORD_SPACE(size) bytes; the padding is zeroed by the encoder.
  */
-/* EVENT_HEADER (64-bit) with extended data items. */
+/* EVENT_HEADER (64-bit) with extended data items; its timestamp is ts, or x->timestamp when
+   that is not 0. */
 ETL_API uint32_t etl_encode_event(uint8_t *dst, uint32_t cap, int64_t ts, uint32_t pid, uint32_t tid,
                                   const etl_guid *provider, const etl_event_descriptor *d,
                                   const etl_event_extras *x, const etl_data *data, unsigned ndata);
@@ -774,7 +778,9 @@ ETL_API int64_t etl_session_timestamp(const etl_session *s);
  * or ETL_FAILED with errno ESHUTDOWN, not counted, when a shared session is stopping (the
  * event comes after its end).
  * Safe in signal handlers.
- * The event's process and thread ids are the caller's; its timestamp is taken now.
+ * The event's process and thread ids are the caller's; its timestamp is taken now, or is
+ * x->timestamp when x gives one (etl_session_timestamp of this session, taken earlier: an
+ * event a caller must refer to by its timestamp, as an LBR record does).
  */
 ETL_API int etl_session_write_event(etl_session *s, const etl_guid *provider, const etl_event_descriptor *d,
                                     const etl_event_extras *x, const etl_data *data, unsigned ndata);
@@ -827,9 +833,22 @@ ETL_API int etl_provider_enabled(etl_provider *p, uint8_t level, uint64_t keywor
 #define ETL_PROVIDER_MAX_STACK 192 /* frames at most, as ETW's stack walks */
 
 /* Writes the event into every session it passes: ETL_OK (also when it passes none), or
-   ETL_FAILED when a session lost it (counted in that session's EventsLost). */
+   ETL_FAILED when a session lost it (counted in that session's EventsLost), or when a shared
+   session was stopping (errno ESHUTDOWN, not counted: the event came after its end). */
 ETL_API int etl_provider_write(etl_provider *p, const etl_event_descriptor *d, const etl_data *data,
                                unsigned ndata, unsigned flags);
+/*
+ * The same, and after the event, in every session that took it, an LBR record
+ * (etl_session_write_lbr: LbrFilterFlags filters, count entries, most recent branch first)
+ * whose trigger timestamp is the event's own, to the tick, and whose process and thread ids
+ * are the caller's: the pair Windows writes for an event with LBR. ETL_OK, or ETL_FAILED
+ * when a session lost the event or its LBR record (counted in its EventsLost) or was stopping
+ * (ESHUTDOWN, as for etl_provider_write); a session that did not take the event gets no LBR
+ * record for it.
+ */
+ETL_API int etl_provider_write_lbr(etl_provider *p, const etl_event_descriptor *d, const etl_data *data,
+                                   unsigned ndata, unsigned flags, uint32_t filters, const etl_lbr_entry *entries,
+                                   unsigned count);
 
 /* Enables provider (registered or not yet) in s with a level and keywords (replacing an
    earlier enable of it), or disables it (ETL_FAILED when it was not enabled). Stopping a

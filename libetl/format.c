@@ -54,7 +54,11 @@ static const char *const group_names[ETL_GROUP_COUNT] = {
 const etl_guid etl_guid_event_trace =
     G(0x68fdd900, 0x4a3e, 0x11d1, 0x84, 0xf4, 0x00, 0x00, 0xf8, 0x04, 0x64, 0xe3);
 
-/* User-mode providers and merge-added event classes seen in real files. */
+/* User-mode providers and merge-added event classes seen in real files, and the toolkit's own
+   demo provider (tools/etldemo.c), whose GUID is the one Windows derives from the name
+   "etldemo" for EventSource and TraceLogging providers (SHA-1 of the namespace
+   482c2db2-c390-47c8-87f8-1a15bfc130fb and the upper-cased name in UTF-16BE; the first 16
+   bytes, version nibble 5), as PerfView's "*etldemo" names it. */
 static const struct { etl_guid guid; const char *name; } known_providers[] = {
     { G(0xe13c0d23, 0xccbc, 0x4e12, 0x93, 0x1b, 0xd9, 0xcc, 0x2e, 0xee, 0x27, 0xe4), "Microsoft-Windows-DotNETRuntime" },
     { G(0xa669021c, 0xc450, 0x4609, 0xa0, 0x35, 0x5a, 0xf5, 0x9a, 0xf4, 0xdf, 0x18), "Microsoft-Windows-DotNETRuntimeRundown" },
@@ -66,6 +70,7 @@ static const struct { etl_guid guid; const char *name; } known_providers[] = {
     { G(0xed54dff8, 0xc409, 0x4cf6, 0xbf, 0x83, 0x05, 0xe1, 0xe6, 0x1a, 0x09, 0xc4), "WinSat" },
     { G(0xbbccf6c1, 0x6cd1, 0x48c4, 0x80, 0xff, 0x83, 0x94, 0x82, 0xe3, 0x76, 0x71), "MetaData" },
     { G(0x9e814aad, 0x3204, 0x11d2, 0x9a, 0x82, 0x00, 0x60, 0x08, 0xa8, 0x69, 0x39), "SystemTraceControl" },
+    { G(0x458d4a63, 0x7cc9, 0x5239, 0x62, 0xc4, 0xf8, 0xae, 0xbb, 0xe5, 0x97, 0xac), "etldemo" },
 };
 
 const etl_guid *etl_group_guid(unsigned group)

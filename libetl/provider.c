@@ -12,7 +12,7 @@
  * progress in a record of its own, and the updater waits for them, as userspace RCU does with
  * membarrier). Stopping a session removes it from every set first.
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* syscall, membarrier */
 #include <execinfo.h>
 #include <pthread.h>
 #include <sched.h>
@@ -299,25 +299,46 @@ int etl_provider_enabled(etl_provider *p, uint8_t level, uint64_t keywords)
     return on;
 }
 
-/* The caller's stack, innermost first, without the frames of libetl itself. */
-static unsigned capture_stack(uint64_t *frames, unsigned max)
+/*
+ * The caller's stack, innermost first, from caller: the return address into the caller of
+ * the public write function (its __builtin_return_address). The frames before it are
+ * libetl's own, and how many there are depends on inlining and on what intercepts
+ * backtrace() (AddressSanitizer adds a frame), so they are found by that address, not
+ * counted.
+ */
+#define STACK_SKIP_MAX 8 /* frames of libetl (and interceptors) before the caller's, at most */
+static unsigned capture_stack(uint64_t *frames, unsigned max, const void *caller)
 {
-    void *pcs[ETL_PROVIDER_MAX_STACK + 2];
-    int n = backtrace(pcs, (int)(max + 2));
+    void *pcs[ETL_PROVIDER_MAX_STACK + STACK_SKIP_MAX];
+    int n = backtrace(pcs, (int)(max + STACK_SKIP_MAX)), first = 0;
     unsigned k = 0;
 
-    /* pcs[0] is capture_stack, pcs[1] etl_provider_write. */
-    for (int i = 2; i < n && k < max; i++) frames[k++] = (uint64_t)(uintptr_t)pcs[i];
+    while (first < n && first < STACK_SKIP_MAX && pcs[first] != caller) first++;
+    if (first == n || first == STACK_SKIP_MAX) return 0; /* an unwinder that cannot see the caller */
+    for (int i = first; i < n && k < max; i++) frames[k++] = (uint64_t)(uintptr_t)pcs[i];
     return k;
 }
 
-int etl_provider_write(etl_provider *p, const etl_event_descriptor *d, const etl_data *data, unsigned ndata,
-                       unsigned flags)
+/* What etl_provider_write_lbr adds to an event. */
+struct lbr_request {
+    uint32_t filters;
+    const etl_lbr_entry *entries;
+    unsigned count;
+};
+
+/* The event into every session it passes, with its LBR record when lbr is not NULL; caller is
+   the public function's return address (for ETL_WRITE_STACK). The hot path of both public
+   functions, inlined into each. */
+static inline __attribute__((always_inline)) int write_sessions(etl_provider *p, const etl_event_descriptor *d,
+                                                                const etl_data *data, unsigned ndata,
+                                                                unsigned flags, const struct lbr_request *lbr,
+                                                                const void *caller)
 {
     struct reader *c;
     const struct enable_set *set;
     uint64_t stack[ETL_PROVIDER_MAX_STACK];
     etl_event_extras x, *xp = NULL;
+    uint32_t pid = 0, tid = 0;
     int rc = ETL_OK, any = 0;
 
     after_fork_look();
@@ -327,17 +348,43 @@ int etl_provider_write(etl_provider *p, const etl_event_descriptor *d, const etl
     for (unsigned i = 0; set && i < set->n; i++) {
         const struct enable *e = &set->e[i];
         if (!etl_enable_passes(e->level, e->any, e->all, d->level, d->keywords)) continue;
-        if (!any && (flags & ETL_WRITE_STACK)) {
+        if (!any && ((flags & ETL_WRITE_STACK) || lbr)) {
             memset(&x, 0, sizeof x);
-            x.stack = stack;
-            x.stack_frames = capture_stack(stack, ETL_PROVIDER_MAX_STACK);
+            if (flags & ETL_WRITE_STACK) {
+                x.stack = stack;
+                x.stack_frames = capture_stack(stack, ETL_PROVIDER_MAX_STACK, caller);
+            }
+            if (lbr) {
+                pid = (uint32_t)getpid();
+                tid = (uint32_t)syscall(SYS_gettid);
+            }
             xp = &x;
         }
         any = 1;
+        /* Each session has its own clock: the event is given the timestamp its LBR record
+           names, in that session's clock. */
+        if (lbr) x.timestamp = etl_session_timestamp(e->s);
         if (etl_session_write_event(e->s, &p->guid, d, xp, data, ndata) != ETL_OK) rc = ETL_FAILED;
+        else if (lbr && etl_session_write_lbr(e->s, x.timestamp, pid, tid, lbr->filters, lbr->entries, lbr->count) !=
+                            ETL_OK)
+            rc = ETL_FAILED;
     }
     reader_leave(c);
     return rc;
+}
+
+int etl_provider_write(etl_provider *p, const etl_event_descriptor *d, const etl_data *data, unsigned ndata,
+                       unsigned flags)
+{
+    return write_sessions(p, d, data, ndata, flags, NULL, __builtin_return_address(0));
+}
+
+int etl_provider_write_lbr(etl_provider *p, const etl_event_descriptor *d, const etl_data *data, unsigned ndata,
+                           unsigned flags, uint32_t filters, const etl_lbr_entry *entries, unsigned count)
+{
+    const struct lbr_request lbr = { filters, entries, count };
+
+    return write_sessions(p, d, data, ndata, flags, &lbr, __builtin_return_address(0));
 }
 
 /* ---- sessions ---- */

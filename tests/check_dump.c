@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* Tests of the tools' event formatting: JSON keys and nulls, CSV columns, text, summary. */
+/* Tests of the tools' event formatting (JSON keys and nulls, CSV columns, text, summary) and
+   of their shared command-line numbers. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmdline.h"
 #include "dump.h"
 #include "format.h"
 #include "synth.h"
@@ -191,6 +193,36 @@ START_TEST(format_names)
 }
 END_TEST
 
+/* Counts and masks of the command lines (etlrecord, etldemo). */
+START_TEST(command_line_numbers)
+{
+    uint32_t u = 7;
+    uint64_t k = 7;
+
+    ck_assert_int_eq(tool_parse_u32("255", 255, &u), 0);
+    ck_assert_uint_eq(u, 255);
+    ck_assert_int_eq(tool_parse_u32("256", 255, &u), -1);
+    ck_assert_int_eq(tool_parse_u32("4294967295", UINT32_MAX, &u), 0);
+    ck_assert_uint_eq(u, UINT32_MAX);
+    ck_assert_int_eq(tool_parse_u32("4294967296", UINT32_MAX, &u), -1);
+    ck_assert_int_eq(tool_parse_u32("-1", 10, &u), -1);
+    ck_assert_int_eq(tool_parse_u32(" 1", 10, &u), -1);
+    ck_assert_int_eq(tool_parse_u32("1x", 10, &u), -1);
+    ck_assert_int_eq(tool_parse_u32("", 10, &u), -1);
+    ck_assert_int_eq(tool_parse_u32("0x10", 100, &u), -1);
+    ck_assert_int_eq(tool_parse_u64("0x10", &k), 0);
+    ck_assert_uint_eq(k, 16);
+    ck_assert_int_eq(tool_parse_u64("12", &k), 0);
+    ck_assert_uint_eq(k, 12);
+    ck_assert_int_eq(tool_parse_u64("0xffffffffffffffff", &k), 0);
+    ck_assert_uint_eq(k, UINT64_MAX);
+    ck_assert_int_eq(tool_parse_u64("0x10000000000000000", &k), -1);
+    ck_assert_int_eq(tool_parse_u64("-0x10", &k), -1);
+    ck_assert_int_eq(tool_parse_u64("0xg", &k), -1);
+    ck_assert_int_eq(tool_parse_u64("", &k), -1);
+}
+END_TEST
+
 /* Decoded kernel events show their fields, and sample and stack addresses resolve through the
    image map to the image loaded there at that time. */
 START_TEST(kernel_events_resolve_images)
@@ -286,6 +318,7 @@ int main(void)
     tcase_add_test(tc, lbr_events_show_branches);
     tcase_add_test(tc, kernel_events_resolve_images);
     tcase_add_test(tc, format_names);
+    tcase_add_test(tc, command_line_numbers);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

@@ -363,6 +363,11 @@ START_TEST(guids_and_names)
     ck_assert_str_eq(etl_guid_name(etl_group_guid(ETL_GROUP_STACKWALK)), "StackWalk");
     memset(&g, 0, sizeof g);
     ck_assert_ptr_null(etl_guid_name(&g));
+    /* The demo provider: the GUID Windows derives from its name, found in any case. */
+    ck_assert_int_eq(etl_guid_from_name("ETLdemo", &g), ETL_OK);
+    ck_assert_str_eq(etl_guid_format(&g, s), "458d4a63-7cc9-5239-62c4-f8aebbe597ac");
+    ck_assert_str_eq(etl_guid_name(&g), "etldemo");
+    ck_assert_int_eq(etl_guid_from_name("etldemo2", &g), ETL_FAILED);
 
     /* The in-file layout: Data1..3 little-endian, Data4 as bytes. */
     {

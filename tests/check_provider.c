@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* Tests of the provider API: ETW's level and keyword rules, enabling before and after
    registration, several sessions and providers, stacks, and sessions stopped under writers. */
+#define _GNU_SOURCE /* syscall */
 #include <check.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "check_run.h"
 #include "etl.h"
@@ -16,14 +19,19 @@
 static const etl_guid guid_a = { 0x11111111, 0x2222, 0x3333, { 1, 2, 3, 4, 5, 6, 7, 8 } };
 static const etl_guid guid_b = { 0x44444444, 0x5555, 0x6666, { 8, 7, 6, 5, 4, 3, 2, 1 } };
 
-static etl_session *start_session(const char *name, const char *file)
+static etl_session *start_session_clock(const char *name, const char *file, int clock_type)
 {
-    etl_session_properties p = { .logger_name = name, .buffer_size_kb = 64 };
+    etl_session_properties p = { .logger_name = name, .buffer_size_kb = 64, .clock_type = clock_type };
     etl_session *s = NULL;
 
     p.log_file_name = test_dir_path(file);
     ck_assert_msg(etl_session_start(&s, &p) == ETL_OK, "start: %s", etl_session_error(s));
     return s;
+}
+
+static etl_session *start_session(const char *name, const char *file)
+{
+    return start_session_clock(name, file, 0);
 }
 
 /* How many events of provider g the file holds, and the sum of their ids (which says which). */
@@ -163,27 +171,163 @@ START_TEST(many_sessions_many_providers)
 }
 END_TEST
 
-/* ETL_WRITE_STACK adds the caller's stack, innermost first, starting in this test. */
-static __attribute__((noinline)) int write_with_stack(etl_provider *p)
+/* The frames of the STACK_TRACE64 item of the event id of provider g in file (its MatchId
+   left out): how many, at most max into frames; 0 when it has none. */
+static unsigned stack_in(const char *file, const etl_guid *g, uint16_t id, uint64_t *frames, unsigned max)
 {
-    return write_ev(p, 7, 4, 0, ETL_WRITE_STACK);
+    etl_reader *r = NULL;
+    etl_event ev;
+    unsigned n = 0;
+
+    ck_assert_int_eq(etl_reader_open_path(&r, test_dir_path(file), NULL), ETL_OK);
+    while (n == 0 && etl_reader_next(r, &ev) == ETL_OK) {
+        if (ev.kind != ETL_KIND_EVENT || !etl_guid_equal(&ev.provider, g) || ev.id != id) continue;
+        for (unsigned i = 0; i < ev.ext_count; i++) {
+            etl_ext_item it;
+            ck_assert_int_eq(etl_event_ext_item(&ev, i, &it), ETL_OK);
+            if (it.type != ETL_EXT_STACK_TRACE64 || it.size < 8) continue;
+            for (n = 0; n < (it.size - 8u) / 8u && n < max; n++) frames[n] = etl_le64(it.data + 8 + 8 * n);
+        }
+    }
+    etl_reader_close(r);
+    return n;
 }
 
+/* ETL_WRITE_STACK adds the caller's stack, innermost first: its first frame is the return
+   address into the function that called etl_provider_write (or _lbr), its second that
+   function's own return address, which *ret gets. */
+static volatile int stack_writes;
+
+static __attribute__((noinline)) int write_with_stack(etl_provider *p, uint16_t id, int lbr, void **ret)
+{
+    etl_event_descriptor d = { id, 0, 0, 4, 0, 0, 0 };
+    etl_lbr_entry branch = { 0x401000, 0x402000, 0 };
+    uint32_t v = id;
+    etl_data data = { &v, sizeof v };
+    int rc;
+
+    *ret = __builtin_return_address(0);
+    rc = lbr ? etl_provider_write_lbr(p, &d, &data, 1, ETL_WRITE_STACK, ETL_LBR_FILTER_USER, &branch, 1)
+             : etl_provider_write(p, &d, &data, 1, ETL_WRITE_STACK);
+    stack_writes++; /* not a tail call: this frame stays on the stack during the write */
+    return rc;
+}
 START_TEST(stack_of_the_caller)
 {
     etl_provider *a = NULL;
     etl_session *s;
+    uint64_t frames[2];
+    void *ret[2];
     int stacks;
 
     test_dir_create();
     s = start_session("Stacks", "stack.etl");
     ck_assert_int_eq(etl_provider_register(&a, &guid_a), ETL_OK);
     ck_assert_int_eq(etl_session_enable_provider(s, &guid_a, 0, 0, 0), ETL_OK);
-    ck_assert_int_eq(write_with_stack(a), ETL_OK);
+    ck_assert_int_eq(write_with_stack(a, 7, 0, &ret[0]), ETL_OK);
     ck_assert_int_eq(write_ev(a, 8, 4, 0, 0), ETL_OK);
+    ck_assert_int_eq(write_with_stack(a, 9, 1, &ret[1]), ETL_OK);
     ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
-    ck_assert_int_eq(count_in("stack.etl", &guid_a, NULL, &stacks), 2);
-    ck_assert_int_eq(stacks, 1);
+    ck_assert_int_eq(count_in("stack.etl", &guid_a, NULL, &stacks), 3);
+    ck_assert_int_eq(stacks, 2);
+    for (int i = 0; i < 2; i++) {
+        ck_assert_uint_ge(stack_in("stack.etl", &guid_a, i ? 9 : 7, frames, 2), 2);
+        ck_assert_msg(frames[0] != (uint64_t)(uintptr_t)ret[i], "%s: the first frame is the caller's caller",
+                      i ? "etl_provider_write_lbr" : "etl_provider_write");
+        ck_assert_uint_eq(frames[1], (uint64_t)(uintptr_t)ret[i]);
+    }
+    etl_provider_unregister(a);
+    test_dir_remove();
+}
+END_TEST
+
+/* The timestamps of the events of provider g (ids below 100: those written with LBR) and of
+   the LBR records in file, each sorted; the LBR records' pid, tid, filters and entries are
+   checked against what lbr_after_the_event wrote. */
+static const etl_lbr_entry branches[3] = {
+    { 0x401000, 0x402000, 0 }, { 0x403010, 0x404020, 0 }, { 0x7f0000001000, 0x7f0000002000, 0 },
+};
+
+static int ts_cmp(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void lbr_timestamps(const char *file, const etl_guid *g, int64_t *events, unsigned *nevents, int64_t *lbrs,
+                           unsigned *nlbrs, unsigned max)
+{
+    uint32_t pid = (uint32_t)getpid(), tid = (uint32_t)syscall(SYS_gettid);
+    etl_reader *r = NULL;
+    etl_event ev;
+    etl_kernel_event k;
+
+    *nevents = *nlbrs = 0;
+    ck_assert_int_eq(etl_reader_open_path(&r, test_dir_path(file), NULL), ETL_OK);
+    while (etl_reader_next(r, &ev) == ETL_OK) {
+        if (ev.kind == ETL_KIND_EVENT && etl_guid_equal(&ev.provider, g) && ev.id < 100) {
+            ck_assert_uint_lt(*nevents, max);
+            ck_assert_uint_eq(ev.pid, pid);
+            ck_assert_uint_eq(ev.tid, tid);
+            events[(*nevents)++] = ev.timestamp;
+        }
+        if (etl_kernel_decode(&ev, &k) != 1 || k.kclass != ETL_KCLASS_LBR) continue;
+        ck_assert_uint_lt(*nlbrs, max);
+        ck_assert_uint_eq(k.u.lbr.pid, pid);
+        ck_assert_uint_eq(k.u.lbr.tid, tid);
+        ck_assert_uint_eq(k.u.lbr.filters, ETL_LBR_FILTER_USER | ETL_LBR_CALLSTACK);
+        ck_assert_uint_eq(k.u.lbr.count, 3);
+        for (unsigned i = 0; i < 3; i++) {
+            etl_lbr_entry b = etl_lbr_entry_at(&k.u.lbr, i);
+            ck_assert_uint_eq(b.from, branches[i].from);
+            ck_assert_uint_eq(b.to, branches[i].to);
+        }
+        lbrs[(*nlbrs)++] = k.u.lbr.timestamp;
+    }
+    etl_reader_close(r);
+    qsort(events, *nevents, sizeof *events, ts_cmp);
+    qsort(lbrs, *nlbrs, sizeof *lbrs, ts_cmp);
+}
+
+/* etl_provider_write_lbr: in each session that takes the event, the event and an LBR record
+   whose trigger timestamp is the event's own (each session on its own clock), with the
+   caller's pid and tid and the entries; none in a session whose filter refuses the event,
+   and none after a plain etl_provider_write. */
+START_TEST(lbr_after_the_event)
+{
+    static const char *const files[] = { "lbr-perf.etl", "lbr-sys.etl", "lbr-none.etl" };
+    enum { N = 200 };
+    etl_provider *a = NULL;
+    etl_session *s[3];
+    int64_t ev_ts[N + 1], lbr_ts[N + 1];
+    unsigned nev, nlbr;
+
+    test_dir_create();
+    s[0] = start_session_clock("LbrPerf", files[0], ETL_CLOCK_PERFCOUNTER);
+    s[1] = start_session_clock("LbrSys", files[1], ETL_CLOCK_SYSTEMTIME);
+    s[2] = start_session("LbrNone", files[2]);
+    ck_assert_int_eq(etl_provider_register(&a, &guid_a), ETL_OK);
+    for (int i = 0; i < 3; i++) ck_assert_int_eq(etl_session_enable_provider(s[i], &guid_a, i == 2 ? 3 : 0, 0, 0), ETL_OK);
+    for (uint16_t i = 0; i < N; i++) {
+        etl_event_descriptor d = { (uint16_t)(i % 100), 0, 0, 4, 0, 0, 0 };
+        etl_data data = { &i, sizeof i };
+        ck_assert_int_eq(etl_provider_write_lbr(a, &d, &data, 1, 0, ETL_LBR_FILTER_USER | ETL_LBR_CALLSTACK, branches,
+                                                3), ETL_OK);
+    }
+    ck_assert_int_eq(write_ev(a, 100, 4, 0, 0), ETL_OK); /* no LBR record */
+    for (int i = 0; i < 3; i++) ck_assert_int_eq(etl_session_stop(s[i], NULL), ETL_OK);
+
+    for (int i = 0; i < 2; i++) {
+        lbr_timestamps(files[i], &guid_a, ev_ts, &nev, lbr_ts, &nlbr, N + 1);
+        ck_assert_uint_eq(nev, N);
+        ck_assert_uint_eq(nlbr, N);
+        for (unsigned j = 0; j < N; j++)
+            ck_assert_msg(ev_ts[j] == lbr_ts[j], "%s: the %u-th timestamp: event %lld, LBR %lld", files[i], j,
+                          (long long)ev_ts[j], (long long)lbr_ts[j]);
+    }
+    ck_assert_int_eq(count_in(files[1], &guid_a, NULL, NULL), N + 1);
+    lbr_timestamps(files[2], &guid_a, ev_ts, &nev, lbr_ts, &nlbr, N + 1);
+    ck_assert_uint_eq(nev + nlbr, 0);
     etl_provider_unregister(a);
     test_dir_remove();
 }
@@ -245,6 +389,7 @@ int main(void)
     tcase_add_test(tc, enable_before_and_after_register);
     tcase_add_test(tc, many_sessions_many_providers);
     tcase_add_test(tc, stack_of_the_caller);
+    tcase_add_test(tc, lbr_after_the_event);
     tcase_add_test(tc, sessions_stopped_under_writers);
     suite_add_tcase(s, tc);
     return check_run(s);

@@ -481,7 +481,7 @@ START_TEST(encoders_round_trip)
     uint8_t rec[0x10000];
     uint64_t stack[3] = { 0x1000, 0x2000, 0x3000 };
     etl_guid act = { 1, 2, 3, { 4 } }, rel = { 5, 6, 7, { 8 } };
-    etl_event_extras x = { &act, &rel, stack, 3, 99 };
+    etl_event_extras x = { &act, &rel, stack, 3, 99, 0 };
     etl_event_descriptor d = { 300, 2, 16, 5, 11, 9, 0xF0 };
     etl_data data[2] = { { "hello", 5 }, { "world!", 6 } };
     etl_event ev;
@@ -497,6 +497,7 @@ START_TEST(encoders_round_trip)
     ck_assert_uint_eq(ev.id, 300);
     ck_assert_uint_eq(ev.channel, 16);
     ck_assert_uint_eq(ev.keywords, 0xF0);
+    ck_assert_int_eq(ev.timestamp, 1234);
     ck_assert(etl_guid_equal(&ev.activity_id, &act));
     ck_assert_uint_eq(ev.ext_count, 2);
     ck_assert_int_eq(etl_event_ext_item(&ev, 0, &item), ETL_OK);
@@ -509,6 +510,11 @@ START_TEST(encoders_round_trip)
     ck_assert_uint_eq(ev.payload_len, 11);
     ck_assert_mem_eq(ev.payload, "helloworld!", 11);
     for (uint32_t i = size; i < ETL_RECORD_SPACE(size); i++) ck_assert_uint_eq(rec[i], 0);
+    /* A timestamp in the extras takes the place of the argument's. */
+    x.timestamp = 5678;
+    etl_encode_event(rec, sizeof rec, 1234, 10, 20, &prov, &d, &x, data, 2);
+    ck_assert_int_eq(etl_record_decode(NULL, rec, sizeof rec, &ev, &step, &why), ETL_RECORD_OK);
+    ck_assert_int_eq(ev.timestamp, 5678);
 
     size = etl_encode_system(rec, sizeof rec, 55, 0x0501, 3, 4, 5, data, 1);
     ck_assert_int_eq(etl_record_decode(NULL, rec, sizeof rec, &ev, &step, &why), ETL_RECORD_OK);

@@ -13,10 +13,12 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cmdline.h"
 #include "dump.h"
 #include "etl.h"
 #include "interrupt.h"
@@ -30,6 +32,8 @@
 
 static const char usage_text[] =
     "Usage: etlrecord start NAME -o FILE [START OPTION]...\n"
+    "       etlrecord run -o FILE [START OPTION]... [--name NAME] [--json]\n"
+    "                     -- COMMAND [ARG]...\n"
     "       etlrecord stop NAME [--json]\n"
     "       etlrecord query NAME [--json]\n"
     "       etlrecord flush NAME [-o SNAPSHOT]\n"
@@ -37,7 +41,11 @@ static const char usage_text[] =
     "       etlrecord list [--json]\n"
     "Control named ETW-style sessions: 'start' leaves a controller process in the\n"
     "background that owns the session (its buffers, flush thread and file) and\n"
-    "answers the other commands over a private socket.\n"
+    "answers the other commands over a private socket. 'run' is that controller for\n"
+    "the life of COMMAND: it starts the session (named etlrecord-PID unless --name),\n"
+    "runs COMMAND with ETL_SESSION=NAME in its environment, and when COMMAND ends,\n"
+    "stops the session, prints its statistics on stderr and exits with COMMAND's\n"
+    "status. SIGINT, SIGTERM and SIGHUP sent to 'run' go on to COMMAND.\n"
     "\n"
     "Start options:\n"
     "  -o, --output=FILE        the log file (not in buffering mode)\n"
@@ -52,20 +60,24 @@ static const char usage_text[] =
     "                           repeated; LEVEL 0-255, 0 = all; KEYWORDS, MatchAnyKeyword,\n"
     "                           e.g. 0x10; 0 = all)\n"
     "Other options:\n"
-    "      --json               stop, query, list: print one JSON value\n"
+    "      --name=NAME          run: the session's name (default etlrecord-PID)\n"
+    "      --json               stop, query, list: print one JSON value; run: the\n"
+    "                           final statistics as one JSON object on stderr\n"
     "  -o, --output=SNAPSHOT    flush of a buffering session: the snapshot to write\n"
     "  -h, --help               show this help and exit\n"
     "  -V, --version            show the versions of etlrecord, libetl and zlib and exit\n"
     "\n"
-    "Not yet supported: providers in other processes cannot write into a session yet\n"
-    "(only the controller's own session writes; shared memory comes next), so there\n"
-    "is no 'run' command, no --mode realtime and no --stackwalk.\n"
+    "The session's buffers are in shared memory: providers in any process of the user\n"
+    "write into it (libetl's provider API; etldemo is one). Not yet supported:\n"
+    "--mode realtime and --stackwalk.\n"
     "\n"
     "Exit status: 0 done; 1 (stop) the session lost events or buffers (EventsLost or\n"
-    "LogBuffersLost above 0); 2 bad usage, no such session, or the request failed.\n";
+    "LogBuffersLost above 0); 2 bad usage, no such session, or the request failed.\n"
+    "run: COMMAND's exit status, 128+N when signal N ended it, 127 when it could not\n"
+    "be run; 2 when the session could not be started (COMMAND was not run).\n";
 
 enum { OPT_MODE = 256, OPT_BUFSIZE, OPT_MINBUF, OPT_MAXBUF, OPT_MAXFILE, OPT_FLUSH, OPT_CLOCK, OPT_PROVIDER,
-       OPT_JSON, OPT_STACKWALK };
+       OPT_JSON, OPT_STACKWALK, OPT_NAME };
 
 struct provider_spec {
     etl_guid guid;
@@ -84,27 +96,15 @@ struct options {
     uint32_t buffer_size_kb, min_buffers, max_buffers, max_file_size_mb, flush_timer_s;
     const char **providers; /* the specs as given */
     unsigned nproviders;
+    char **command;         /* run: the command and its arguments */
 };
 
 /* ---- small parsers shared by the command line and the controller ---- */
 
-static int parse_u32(const char *s, uint32_t max, uint32_t *out)
-{
-    char *end;
-    unsigned long long v;
-
-    if (*s < '0' || *s > '9') return -1;
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (errno || *end || v > max) return -1;
-    *out = (uint32_t)v;
-    return 0;
-}
-
 /* GUID|NAME[:LEVEL[:KEYWORDS]]; -1 with a message in err. */
 static int parse_provider(const char *spec, struct provider_spec *out, char *err, size_t errsize)
 {
-    char buf[256], *level, *kw = NULL, *end;
+    char buf[256], *level, *kw = NULL;
     uint32_t lv = 0;
 
     if (strlen(spec) >= sizeof buf) {
@@ -123,15 +123,13 @@ static int parse_provider(const char *spec, struct provider_spec *out, char *err
         snprintf(err, errsize, "provider '%s': not a GUID or a provider name libetl knows", buf);
         return -1;
     }
-    if (level && *level && parse_u32(level, 255, &lv) != 0) {
+    if (level && *level && tool_parse_u32(level, 255, &lv) != 0) {
         snprintf(err, errsize, "provider '%s': level '%s' is not 0 to 255", spec, level);
         return -1;
     }
     out->level = (uint8_t)lv;
     if (kw && *kw) {
-        errno = 0;
-        out->keywords = strtoull(kw, &end, 0);
-        if (errno || *end || *kw == '-') {
+        if (tool_parse_u64(kw, &out->keywords) != 0) {
             snprintf(err, errsize, "provider '%s': keywords '%s' are not a number (0x10)", spec, kw);
             return -1;
         }
@@ -430,44 +428,64 @@ static int controller_listen(struct controller *c, char *err, size_t errsize)
     return 0;
 }
 
-/* Claims the name, starts the session, enables its providers, listens: 0, or -1 (reported). */
-static int controller_setup(struct controller *c, const struct provider_spec *specs, unsigned n, int report_fd)
+/*
+ * Claims the name, starts the session, enables its providers, listens: 0, or -1 with the
+ * message in err. note gets a message for the user when an orphan of the name was cleaned
+ * up ("" otherwise).
+ */
+static int controller_setup(struct controller *c, const struct provider_spec *specs, unsigned n, char *note,
+                            char *err, size_t size)
 {
-    char err[1024];
     int orphan = 0;
 
-    if (etl_session_name_claim(&c->claim, c->name, &orphan, err, sizeof err) != ETL_OK) {
-        report(report_fd, "error", err);
-        return -1;
-    }
-    if (orphan) {
-        snprintf(err, sizeof err, "session %s: cleaned up what an earlier controller of that name left (it had died)",
+    note[0] = '\0';
+    if (etl_session_name_claim(&c->claim, c->name, &orphan, err, size) != ETL_OK) return -1;
+    if (orphan)
+        snprintf(note, size, "session %s: cleaned up what an earlier controller of that name left (it had died)",
                  c->name);
-        report(report_fd, "note", err);
-    }
     if (etl_session_start(&c->session, &c->props) != ETL_OK) {
-        snprintf(err, sizeof err, "session %s: %s", c->name,
-                 c->session ? etl_session_error(c->session) : "out of memory");
+        snprintf(err, size, "session %s: %s", c->name, c->session ? etl_session_error(c->session) : "out of memory");
         if (c->session) etl_session_stop(c->session, NULL);
         etl_session_name_release(c->claim);
-        report(report_fd, "error", err);
         return -1;
     }
     for (unsigned i = 0; i < n; i++)
-        if (controller_enable(c, &specs[i], err, sizeof err) != 0) break;
-    if (c->nproviders < n || controller_listen(c, err, sizeof err) != 0) {
+        if (controller_enable(c, &specs[i], err, size) != 0) break;
+    if (c->nproviders < n || controller_listen(c, err, size) != 0) {
         etl_session_stop(c->session, NULL);
         etl_session_name_release(c->claim);
-        report(report_fd, "error", err);
         return -1;
     }
     return 0;
 }
 
+/*
+ * Serves the control socket until a request stops the session (1) or done(arg) is true (0),
+ * which is asked at least every 200 ms, and as soon as wake_fd (-1: none) is readable.
+ */
+static int controller_serve(struct controller *c, int (*done)(void *), void *arg, int wake_fd)
+{
+    for (;;) {
+        struct pollfd p[2] = { { c->listen_fd, POLLIN, 0 }, { wake_fd, POLLIN, 0 } };
+        int fd;
+        if (done(arg)) return 0;
+        if (poll(p, wake_fd >= 0 ? 2 : 1, 200) <= 0 || !(p[0].revents & POLLIN)) continue;
+        fd = accept4(c->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+        if (fd >= 0 && serve(c, fd)) return 1;
+    }
+}
+
+static int interrupted(void *arg)
+{
+    (void)arg;
+    return tool_interrupted != 0;
+}
+
 /* The controller's life: set up, serve until stopped or signalled; never returns. */
 static void controller_run(struct controller *c, const struct provider_spec *specs, unsigned n, int report_fd)
 {
-    int devnull = open("/dev/null", O_RDWR);
+    char note[1024], err[1024];
+    int devnull = open("/dev/null", O_RDWR), rc;
 
     /* Nothing of the caller's stays open in a process that may live for days (a make
        jobserver, a pipe its caller waits on), but the pipe to 'start' and stderr. */
@@ -482,19 +500,17 @@ static void controller_run(struct controller *c, const struct provider_spec *spe
         dup2(devnull, 1);
     }
     if (chdir("/") != 0) {}
-    if (controller_setup(c, specs, n, report_fd) != 0) _exit(EXIT_ERROR);
+    rc = controller_setup(c, specs, n, note, err, sizeof err);
+    if (note[0]) report(report_fd, "note", note);
+    if (rc != 0) {
+        report(report_fd, "error", err);
+        _exit(EXIT_ERROR);
+    }
     report(report_fd, "ok", "running");
     close(report_fd);
     if (devnull >= 0) dup2(devnull, 2);
-    for (;;) {
-        struct pollfd p = { c->listen_fd, POLLIN, 0 };
-        if (tool_interrupted) {
-            _exit(controller_stop(c, NULL) == ETL_OK ? 0 : EXIT_ERROR);
-        }
-        if (poll(&p, 1, 200) <= 0) continue;
-        int fd = accept4(c->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-        if (fd >= 0 && serve(c, fd)) _exit(0);
-    }
+    if (controller_serve(c, interrupted, NULL, -1)) _exit(0);
+    _exit(controller_stop(c, NULL) == ETL_OK ? 0 : EXIT_ERROR);
 }
 
 /* ---- the commands ---- */
@@ -502,7 +518,6 @@ static void controller_run(struct controller *c, const struct provider_spec *spe
 static int start_properties(const struct options *o, etl_session_properties *p)
 {
     memset(p, 0, sizeof *p);
-    p->logger_name = o->name;
     p->buffer_size_kb = o->buffer_size_kb; /* 0: the engine's default (query shows what is in effect) */
     p->minimum_buffers = o->min_buffers;
     p->maximum_buffers = o->max_buffers;
@@ -546,31 +561,44 @@ static int start_properties(const struct options *o, etl_session_properties *p)
     return 0;
 }
 
+/* The controller of session name as the start options describe it (c zeroed first), and the
+   providers to enable (*specs, o->nproviders of them, to free): 0, or -1 (printed). */
+static int controller_config(const struct options *o, const char *name, struct controller *c,
+                             struct provider_spec **specs)
+{
+    char err[512];
+
+    memset(c, 0, sizeof *c);
+    c->name = name;
+    *specs = NULL;
+    if (start_properties(o, &c->props) != 0) return -1;
+    c->props.logger_name = name;
+    *specs = calloc(o->nproviders + 1, sizeof **specs);
+    if (!*specs) return -1;
+    for (unsigned i = 0; i < o->nproviders; i++)
+        if (parse_provider(o->providers[i], &(*specs)[i], err, sizeof err) != 0) {
+            fprintf(stderr, "etlrecord: %s\n", err);
+            free(*specs);
+            return -1;
+        }
+    if (o->output && !(c->props.log_file_name = absolute(o->output))) {
+        fprintf(stderr, "etlrecord: %s: %s\n", o->output, strerror(errno));
+        free(*specs);
+        return -1;
+    }
+    return 0;
+}
+
 static int cmd_start(const struct options *o)
 {
     struct controller c;
     struct provider_spec *specs;
-    char err[512], line[LINE_MAX_LEN];
+    char line[LINE_MAX_LEN];
     int pfd[2], status, ok = 0;
     pid_t pid;
     FILE *f;
 
-    memset(&c, 0, sizeof c);
-    c.name = o->name;
-    if (start_properties(o, &c.props) != 0) return EXIT_ERROR;
-    specs = calloc(o->nproviders + 1, sizeof *specs);
-    if (!specs) return EXIT_ERROR;
-    for (unsigned i = 0; i < o->nproviders; i++)
-        if (parse_provider(o->providers[i], &specs[i], err, sizeof err) != 0) {
-            fprintf(stderr, "etlrecord: %s\n", err);
-            free(specs);
-            return EXIT_ERROR;
-        }
-    if (o->output && !(c.props.log_file_name = absolute(o->output))) {
-        fprintf(stderr, "etlrecord: %s: %s\n", o->output, strerror(errno));
-        free(specs);
-        return EXIT_ERROR;
-    }
+    if (controller_config(o, o->name, &c, &specs) != 0) return EXIT_ERROR;
     if (pipe(pfd) != 0 || (pid = fork()) < 0) {
         fprintf(stderr, "etlrecord: session %s: cannot start a controller: %s\n", o->name, strerror(errno));
         free(specs);
@@ -641,20 +669,12 @@ static void answer_free(struct answer *a)
     free(a->error);
 }
 
-/* Sends request to the controller of name and reads its answer; -1 (printed) when none came. */
-static int ask(const char *name, const char *request, struct answer *a)
+/* Reads the answer lines of a controller from f into a (zeroed first). */
+static void read_answer(FILE *f, struct answer *a)
 {
     char line[LINE_MAX_LEN];
-    int fd = connect_session(name);
-    FILE *f;
 
     memset(a, 0, sizeof *a);
-    if (fd < 0) return -1;
-    if (write(fd, request, strlen(request)) < 0 || write(fd, "\n", 1) < 0 || !(f = fdopen(fd, "r"))) {
-        fprintf(stderr, "etlrecord: session %s: %s\n", name, strerror(errno));
-        close(fd);
-        return -1;
-    }
     while (fgets(line, sizeof line, f)) {
         char **n;
         line[strcspn(line, "\n")] = '\0';
@@ -665,6 +685,22 @@ static int ask(const char *name, const char *request, struct answer *a)
             a->lines[a->n++] = strdup(line);
         }
     }
+}
+
+/* Sends request to the controller of name and reads its answer; -1 (printed) when none came. */
+static int ask(const char *name, const char *request, struct answer *a)
+{
+    int fd = connect_session(name);
+    FILE *f;
+
+    memset(a, 0, sizeof *a);
+    if (fd < 0) return -1;
+    if (write(fd, request, strlen(request)) < 0 || write(fd, "\n", 1) < 0 || !(f = fdopen(fd, "r"))) {
+        fprintf(stderr, "etlrecord: session %s: %s\n", name, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    read_answer(f, a);
     fclose(f);
     if (!a->ok && !a->error) {
         fprintf(stderr, "etlrecord: session %s: the controller gave no answer\n", name);
@@ -682,11 +718,12 @@ static int is_number(const char *s)
     return 1;
 }
 
-static void print_answer(const struct answer *a, int json)
+/* The answer as text lines (KEY padded, VALUE) or one JSON object, on out. */
+static void print_answer(FILE *out, const struct answer *a, int json)
 {
     unsigned nprov = 0;
 
-    if (json) fputc('{', stdout);
+    if (json) fputc('{', out);
     for (unsigned i = 0; i < a->n; i++) {
         char *key = a->lines[i], *sp = strchr(key, ' ');
         const char *value = sp ? sp + 1 : "";
@@ -699,36 +736,36 @@ static void print_answer(const struct answer *a, int json)
             etl_guid g;
             if (etl_guid_parse(guid, &g) == ETL_OK) pname = etl_guid_name(&g);
             if (!json) {
-                printf("%-20s %s%s%s level %u keywords %s\n", "Provider", guid, pname ? " " : "", pname ? pname : "",
-                       level, kw);
+                fprintf(out, "%-20s %s%s%s level %u keywords %s\n", "Provider", guid, pname ? " " : "",
+                        pname ? pname : "", level, kw);
                 continue;
             }
-            printf("%s\"Providers\":[", i ? "," : "");
+            fprintf(out, "%s\"Providers\":[", i ? "," : "");
             for (unsigned j = i; j < a->n && strncmp(a->lines[j], "Provider ", 9) == 0; j++, nprov++) {
                 sscanf(a->lines[j] + 9, "%63s %u %31s", guid, &level, kw);
                 pname = etl_guid_parse(guid, &g) == ETL_OK ? etl_guid_name(&g) : NULL;
-                printf("%s{\"Guid\":\"%s\",", j > i ? "," : "", guid);
+                fprintf(out, "%s{\"Guid\":\"%s\",", j > i ? "," : "", guid);
                 if (pname) {
-                    fputs("\"Name\":", stdout);
-                    dump_json_string(stdout, pname);
-                    fputc(',', stdout);
+                    fputs("\"Name\":", out);
+                    dump_json_string(out, pname);
+                    fputc(',', out);
                 }
-                printf("\"Level\":%u,\"MatchAnyKeyword\":\"%s\"}", level, kw);
+                fprintf(out, "\"Level\":%u,\"MatchAnyKeyword\":\"%s\"}", level, kw);
             }
-            fputc(']', stdout);
+            fputc(']', out);
             i += nprov - 1;
             nprov = 0;
             continue;
         }
         if (!json) {
-            printf("%-20.*s %s\n", klen, key, value);
+            fprintf(out, "%-20.*s %s\n", klen, key, value);
             continue;
         }
-        printf("%s\"%.*s\":", i ? "," : "", klen, key);
-        if (is_number(value)) fputs(value, stdout);
-        else dump_json_string(stdout, value);
+        fprintf(out, "%s\"%.*s\":", i ? "," : "", klen, key);
+        if (is_number(value)) fputs(value, out);
+        else dump_json_string(out, value);
     }
-    if (json) fputs("}\n", stdout);
+    if (json) fputs("}\n", out);
 }
 
 static uint64_t answer_number(const struct answer *a, const char *key)
@@ -740,25 +777,202 @@ static uint64_t answer_number(const struct answer *a, const char *key)
     return 0;
 }
 
-/* Asks, prints the answer (or the error); 0, or EXIT_ERROR. */
+/* What an answer means for the exit status, said on stderr: its error (EXIT_ERROR), or for the
+   final statistics of a stop, the events and buffers lost (EXIT_LOST); else 0. */
+static int answer_status(const char *name, const struct answer *a, int stop)
+{
+    if (a->error) {
+        fprintf(stderr, "etlrecord: session %s: %s\n", name, a->error);
+        return EXIT_ERROR;
+    }
+    if (stop && (answer_number(a, "EventsLost") > 0 || answer_number(a, "LogBuffersLost") > 0)) {
+        fprintf(stderr, "etlrecord: session %s lost events or buffers (EventsLost %llu, LogBuffersLost %llu)\n",
+                name, (unsigned long long)answer_number(a, "EventsLost"),
+                (unsigned long long)answer_number(a, "LogBuffersLost"));
+        return EXIT_LOST;
+    }
+    return 0;
+}
+
+/* Asks, prints the answer (or the error); 0, EXIT_LOST (stop) or EXIT_ERROR. */
 static int request(const struct options *o, const char *req, int print)
 {
     struct answer a;
     int rc;
 
     if (ask(o->name, req, &a) != 0) return EXIT_ERROR;
-    if (print) print_answer(&a, o->json);
-    if (a.error) fprintf(stderr, "etlrecord: session %s: %s\n", o->name, a.error);
-    rc = a.error ? EXIT_ERROR : 0;
-    if (!rc && strcmp(req, "stop") == 0 &&
-        (answer_number(&a, "EventsLost") > 0 || answer_number(&a, "LogBuffersLost") > 0)) {
-        fprintf(stderr, "etlrecord: session %s lost events or buffers (EventsLost %llu, LogBuffersLost %llu)\n",
-                o->name, (unsigned long long)answer_number(&a, "EventsLost"),
-                (unsigned long long)answer_number(&a, "LogBuffersLost"));
-        rc = EXIT_LOST;
-    }
+    if (print) print_answer(stdout, &a, o->json);
+    rc = answer_status(o->name, &a, strcmp(req, "stop") == 0);
     answer_free(&a);
     return rc;
+}
+
+/* ---- run: a session for the life of a command ---- */
+
+/* The command's pid once it runs, for the signal handler. */
+static volatile sig_atomic_t run_child;
+
+/* SIGINT, SIGTERM and SIGHUP sent to 'run' go on to the command; not those the kernel sent (a
+   terminal's Ctrl-C and hangup), which reach the command itself: the terminal signals its
+   whole foreground process group. */
+static void forward_signal(int sig, siginfo_t *si, void *ctx)
+{
+    (void)ctx;
+    if (run_child > 0 && si->si_code != SI_KERNEL) kill((pid_t)run_child, sig);
+}
+
+static const int run_signals[] = { SIGINT, SIGTERM, SIGHUP };
+
+/* Forks and execs command with the signal mask mask and the default dispositions; the
+   caller holds run_signals blocked. The pid, or -1 (errno set). *exec_errno gets why exec
+   failed (the child then exits 127), or 0. */
+static pid_t launch(char **command, const sigset_t *mask, int *exec_errno)
+{
+    int pfd[2], e = 0;
+    ssize_t n;
+    pid_t pid;
+
+    *exec_errno = 0;
+    if (pipe2(pfd, O_CLOEXEC) != 0) return -1;
+    pid = fork();
+    if (pid == 0) {
+        for (unsigned i = 0; i < sizeof run_signals / sizeof run_signals[0]; i++) signal(run_signals[i], SIG_DFL);
+        signal(SIGPIPE, SIG_DFL); /* etlrecord ignores it; an ignored signal stays ignored across exec */
+        sigprocmask(SIG_SETMASK, mask, NULL);
+        close(pfd[0]);
+        execvp(command[0], command);
+        e = errno;
+        if (write(pfd[1], &e, sizeof e) < 0) {}
+        _exit(127);
+    }
+    e = errno;
+    close(pfd[1]);
+    if (pid < 0) {
+        close(pfd[0]);
+        errno = e;
+        return -1;
+    }
+    run_child = pid;
+    n = read(pfd[0], &e, sizeof e); /* nothing: exec closed the pipe */
+    if (n == (ssize_t)sizeof e) *exec_errno = e;
+    close(pfd[0]);
+    return pid;
+}
+
+struct child {
+    pid_t pid;
+    int status, ended;
+};
+
+static int child_ended(void *arg)
+{
+    struct child *ch = arg;
+
+    if (!ch->ended && waitpid(ch->pid, &ch->status, WNOHANG) == ch->pid) ch->ended = 1;
+    return ch->ended;
+}
+
+/* A descriptor that turns readable when pid ends (pidfd_open), or -1 where there is none. */
+static int child_wake_fd(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+    (void)pid;
+    return -1;
+#endif
+}
+
+/* Stops the session and prints its final statistics on stderr (stdout is the command's), as
+   'stop' prints them; lost events or a file that could not be written are said there too. */
+static void run_stop(struct controller *c, int json)
+{
+    struct answer a;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+
+    if (!f) {
+        controller_stop(c, NULL);
+        fprintf(stderr, "etlrecord: session %s stopped; out of memory for its statistics\n", c->name);
+        return;
+    }
+    controller_stop(c, f);
+    fclose(f);
+    f = fmemopen(text, len, "r");
+    if (f) {
+        read_answer(f, &a);
+        fclose(f);
+        print_answer(stderr, &a, json);
+        answer_status(c->name, &a, 1);
+        answer_free(&a);
+    }
+    free(text);
+}
+
+/* The exit status of 'run': the command's, 128 + the signal that killed it. */
+static int command_status(int status)
+{
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+    return EXIT_ERROR;
+}
+
+static int cmd_run(const struct options *o)
+{
+    struct controller c;
+    struct provider_spec *specs;
+    struct sigaction sa;
+    struct child ch = { -1, 0, 0 };
+    sigset_t block, old;
+    char name[ETL_SESSION_NAME_MAX + 1], note[1024], err[1024];
+    int exec_errno, wake_fd, rc;
+
+    if (o->name) snprintf(name, sizeof name, "%s", o->name);
+    else snprintf(name, sizeof name, "etlrecord-%ld", (long)getpid());
+    if (controller_config(o, name, &c, &specs) != 0) return EXIT_ERROR;
+    /* A signal before the command runs waits (blocked) and goes to it once it does. */
+    sigemptyset(&block);
+    for (unsigned i = 0; i < sizeof run_signals / sizeof run_signals[0]; i++) sigaddset(&block, run_signals[i]);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = forward_signal;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    for (unsigned i = 0; i < sizeof run_signals / sizeof run_signals[0]; i++) sigaction(run_signals[i], &sa, NULL);
+
+    rc = controller_setup(&c, specs, o->nproviders, note, err, sizeof err);
+    free(specs);
+    if (note[0]) fprintf(stderr, "etlrecord: %s\n", note);
+    if (rc != 0) {
+        fprintf(stderr, "etlrecord: %s\n", err);
+        free((char *)c.props.log_file_name);
+        free(c.providers);
+        return EXIT_ERROR;
+    }
+    if (setenv("ETL_SESSION", name, 1) != 0 || (ch.pid = launch(o->command, &old, &exec_errno)) < 0) {
+        fprintf(stderr, "etlrecord: cannot run %s: %s\n", o->command[0], strerror(errno));
+        ch.status = 127 << 8; /* as a shell: the command could not be run */
+        ch.ended = 1;
+    }
+    else if (exec_errno) {
+        fprintf(stderr, "etlrecord: cannot run %s: %s\n", o->command[0], strerror(exec_errno));
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    wake_fd = ch.ended ? -1 : child_wake_fd(ch.pid);
+    if (controller_serve(&c, child_ended, &ch, wake_fd)) {
+        fprintf(stderr, "etlrecord: session %s was stopped by a request; waiting for %s to end\n", name,
+                o->command[0]);
+        while (!ch.ended)
+            if (waitpid(ch.pid, &ch.status, 0) == ch.pid || errno != EINTR) ch.ended = 1;
+    }
+    else {
+        run_stop(&c, o->json);
+    }
+    if (wake_fd >= 0) close(wake_fd);
+    free((char *)c.props.log_file_name);
+    free(c.providers);
+    return command_status(ch.status);
 }
 
 static int cmd_flush(const struct options *o)
@@ -842,10 +1056,12 @@ static int cmd_list(const struct options *o)
 
 /* ---- the command line ---- */
 
-/* Which options each command takes (bits of the option's index in the table below). */
+/* What each command takes: its arguments after the options, and which options. */
+enum { ARGS_NONE, ARGS_NAME, ARGS_COMMAND };
+
 struct command {
     const char *name;
-    int needs_name;
+    int args;            /* ARGS_NAME: a session name; ARGS_COMMAND: a command and its arguments */
     const char *options; /* the long options it takes, space-separated */
     int (*run)(const struct options *);
 };
@@ -854,13 +1070,16 @@ static int cmd_stop(const struct options *o) { return request(o, "stop", 1); }
 static int cmd_query(const struct options *o) { return request(o, "query", 1); }
 
 static const struct command commands[] = {
-    { "start", 1, " output mode buffer-size min-buffers max-buffers max-file-size flush-timer clock provider stackwalk ",
-      cmd_start },
-    { "stop", 1, " json ", cmd_stop },
-    { "query", 1, " json ", cmd_query },
-    { "flush", 1, " output ", cmd_flush },
-    { "update", 1, " provider flush-timer max-buffers ", cmd_update },
-    { "list", 0, " json ", cmd_list },
+    { "start", ARGS_NAME,
+      " output mode buffer-size min-buffers max-buffers max-file-size flush-timer clock provider stackwalk ", cmd_start },
+    { "run", ARGS_COMMAND,
+      " output mode buffer-size min-buffers max-buffers max-file-size flush-timer clock provider stackwalk name json ",
+      cmd_run },
+    { "stop", ARGS_NAME, " json ", cmd_stop },
+    { "query", ARGS_NAME, " json ", cmd_query },
+    { "flush", ARGS_NAME, " output ", cmd_flush },
+    { "update", ARGS_NAME, " provider flush-timer max-buffers ", cmd_update },
+    { "list", ARGS_NONE, " json ", cmd_list },
 };
 
 __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
@@ -884,24 +1103,21 @@ static int command_line(int argc, char **argv, struct options *o)
         { "max-buffers", required_argument, NULL, OPT_MAXBUF }, { "max-file-size", required_argument, NULL, OPT_MAXFILE },
         { "flush-timer", required_argument, NULL, OPT_FLUSH },  { "clock", required_argument, NULL, OPT_CLOCK },
         { "provider", required_argument, NULL, OPT_PROVIDER },  { "json", no_argument, NULL, OPT_JSON },
-        { "stackwalk", no_argument, NULL, OPT_STACKWALK },      { "help", no_argument, NULL, 'h' },
-        { "version", no_argument, NULL, 'V' },                  { NULL, 0, NULL, 0 },
+        { "stackwalk", no_argument, NULL, OPT_STACKWALK },      { "name", required_argument, NULL, OPT_NAME },
+        { "help", no_argument, NULL, 'h' },                     { "version", no_argument, NULL, 'V' },
+        { NULL, 0, NULL, 0 },
     };
     const struct command *cmd = NULL;
     int c, idx;
 
     if (argc > 1 && argv[1][0] != '-') {
-        if (strcmp(argv[1], "run") == 0) {
-            fputs("etlrecord: not yet supported: run (it needs providers in other processes to write into the "
-                  "session, which comes with shared-memory sessions)\n", stderr);
-            return EXIT_ERROR;
-        }
         for (unsigned i = 0; i < sizeof commands / sizeof commands[0]; i++)
             if (strcmp(argv[1], commands[i].name) == 0) cmd = &commands[i];
         if (!cmd) return usage_error("unknown command '%s'", argv[1]);
         optind = 2;
     }
-    while ((c = getopt_long(argc, argv, "o:hV", longopts, &idx)) != -1) {
+    /* run's options end at its command's name ("+"): what follows is the command's. */
+    while ((c = getopt_long(argc, argv, cmd && cmd->args == ARGS_COMMAND ? "+o:hV" : "o:hV", longopts, &idx)) != -1) {
         const char *lname = NULL;
         uint32_t *num = NULL, max = UINT32_MAX;
         switch (c) {
@@ -918,33 +1134,38 @@ static int command_line(int argc, char **argv, struct options *o)
         case OPT_PROVIDER: o->providers[o->nproviders++] = optarg; break;
         case OPT_JSON: o->json = 1; break;
         case OPT_STACKWALK: o->stackwalk = 1; break;
+        case OPT_NAME: o->name = optarg; break;
         default: fputs("Try 'etlrecord --help'.\n", stderr); return EXIT_ERROR;
         }
         if (!lname) lname = longopts[c == 'o' ? 0 : c - OPT_MODE + 1].name;
-        if (!cmd) return usage_error("no command (start, stop, query, flush, update, list) before --%s", lname);
+        if (!cmd) return usage_error("no command (start, run, stop, query, flush, update, list) before --%s", lname);
         char pat[40];
         snprintf(pat, sizeof pat, " %s ", lname);
         if (!strstr(cmd->options, pat)) {
             fprintf(stderr, "etlrecord: %s takes no --%s\nTry 'etlrecord --help'.\n", cmd->name, lname);
             return EXIT_ERROR;
         }
-        if (num && parse_u32(optarg, max, num) != 0) {
+        if (num && tool_parse_u32(optarg, max, num) != 0) {
             fprintf(stderr, "etlrecord: --%s: '%s' is not a number from 0 to %lu\n", lname, optarg,
                     (unsigned long)max);
             return EXIT_ERROR;
         }
     }
-    if (!cmd) return usage_error("%s", "no command (start, stop, query, flush, update, list)");
+    if (!cmd) return usage_error("%s", "no command (start, run, stop, query, flush, update, list)");
     if (o->stackwalk) {
         fputs("etlrecord: not yet supported: --stackwalk (a provider asks for its stacks with ETL_WRITE_STACK; "
               "the session-wide option comes with providers in other processes)\n", stderr);
         return EXIT_ERROR;
     }
-    if (cmd->needs_name) {
+    if (cmd->args == ARGS_NAME) {
         if (optind >= argc) return usage_error("%s needs a session name", cmd->name);
         o->name = argv[optind++];
     }
-    if (optind < argc) return usage_error("unexpected argument '%s'", argv[optind]);
+    if (cmd->args == ARGS_COMMAND) {
+        if (optind >= argc) return usage_error("run needs a command: etlrecord run -o FILE -- COMMAND [ARG]...");
+        o->command = argv + optind;
+    }
+    else if (optind < argc) return usage_error("unexpected argument '%s'", argv[optind]);
     if (o->name) {
         char key[ETL_SESSION_NAME_MAX + 1];
         if (etl_session_name_key(o->name, key) != ETL_OK)
