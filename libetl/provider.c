@@ -134,12 +134,18 @@ static inline struct reader *reader_enter(void)
 {
     struct reader *r = own_reader;
 
+    unsigned depth;
+
     if (__builtin_expect(!r, 0) && !(r = reader_slow())) return NULL;
-    atomic_store_explicit(&r->depth, atomic_load_explicit(&r->depth, memory_order_relaxed) + 1, memory_order_relaxed);
-    if (use_membarrier)
-        atomic_signal_fence(memory_order_seq_cst);
-    else
-        atomic_thread_fence(memory_order_seq_cst);
+    depth = atomic_load_explicit(&r->depth, memory_order_relaxed) + 1;
+    if (use_membarrier) {
+        atomic_store_explicit(&r->depth, depth, memory_order_relaxed);
+        atomic_signal_fence(memory_order_seq_cst); /* the updater's membarrier does the rest */
+    } else {
+        /* The store must be seen before the set is read: a sequentially consistent exchange
+           (the updater's exchange of the set and its loads of the depths are, too). */
+        atomic_exchange_explicit(&r->depth, depth, memory_order_seq_cst);
+    }
     return r;
 }
 
@@ -155,11 +161,8 @@ static void wait_for_readers(void)
 #if defined(__NR_membarrier)
     if (use_membarrier) syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 #endif
-    atomic_thread_fence(memory_order_seq_cst);
     for (struct reader *r = atomic_load(&readers); r; r = r->next)
-        while (atomic_load_explicit(&r->in_use, memory_order_acquire) &&
-               atomic_load_explicit(&r->depth, memory_order_acquire) != 0)
-            sched_yield();
+        while (atomic_load(&r->in_use) && atomic_load(&r->depth) != 0) sched_yield();
 }
 
 /*
@@ -292,7 +295,7 @@ int etl_provider_enabled(etl_provider *p, uint8_t level, uint64_t keywords)
     after_fork_look();
     if (!atomic_load_explicit(&p->set, memory_order_relaxed)) return 0;
     if (!(c = reader_enter())) return 0;
-    set = atomic_load_explicit(&p->set, memory_order_acquire);
+    set = atomic_load(&p->set);
     for (unsigned i = 0; set && i < set->n && !on; i++)
         on = etl_enable_passes(set->e[i].level, set->e[i].any, set->e[i].all, level, keywords);
     reader_leave(c);
@@ -344,7 +347,7 @@ static inline __attribute__((always_inline)) int write_sessions(etl_provider *p,
     after_fork_look();
     if (!atomic_load_explicit(&p->set, memory_order_relaxed)) return ETL_OK;
     if (!(c = reader_enter())) return ETL_FAILED;
-    set = atomic_load_explicit(&p->set, memory_order_acquire);
+    set = atomic_load(&p->set);
     for (unsigned i = 0; set && i < set->n; i++) {
         const struct enable *e = &set->e[i];
         if (!etl_enable_passes(e->level, e->any, e->all, d->level, d->keywords)) continue;
