@@ -244,6 +244,9 @@ static void send_stats(FILE *f, const etl_session_stats *st)
             "RealTimeBuffersLost %u\n", st->number_of_buffers, st->free_buffers,
             (unsigned long long)st->events_lost, st->buffers_written, st->log_buffers_lost,
             st->real_time_buffers_lost);
+    /* libetl's own, for sessions shared by processes: buffers taken back from writer
+       processes that died holding them, and processes that could not map the session. */
+    fprintf(f, "BuffersReclaimed %u\nWritersRefused %u\n", st->buffers_reclaimed, st->writers_refused);
 }
 
 /* The properties in effect (the engine's defaults resolved), as EVENT_TRACE_PROPERTIES names them. */
