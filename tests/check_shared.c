@@ -635,6 +635,71 @@ START_TEST(name_must_be_claimed)
 }
 END_TEST
 
+/* Damaged or hostile session files in the runtime directory: attaching refuses each with a
+   message that says why, and a provider process still finds the good session beside them. */
+static void write_file(const char *path, const void *data, size_t size, mode_t mode)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, data, size), (ssize_t)size);
+    close(fd);
+}
+
+START_TEST(hostile_session_files)
+{
+    struct ctl c;
+    etl_session_stats st;
+    etl_session *s = NULL;
+    char good[1024], path[1024], err[512], key[ETL_SESSION_NAME_MAX + 1];
+    static uint8_t head[8192];
+    int fd;
+
+    ctl_start(&c, "Shared Good", "good.etl", 0);
+    ck_assert_int_eq(etl_session_enable_provider(c.s, &guid_p, 0, 0, 0), ETL_OK);
+    ck_assert_int_eq(etl_session_name_key("Shared Good", key), ETL_OK);
+    snprintf(good, sizeof good, "%s/%s.shm", runtime, key);
+    fd = open(good, O_RDONLY);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(read(fd, head, sizeof head), (ssize_t)sizeof head);
+    close(fd);
+
+    /* Not a session at all. */
+    snprintf(path, sizeof path, "%s/junk.shm", runtime);
+    write_file(path, "not a session", 13, 0600);
+    ck_assert_int_eq(etl_session_attach(&s, path, err, sizeof err), ETL_FAILED);
+    ck_assert_msg(strstr(err, "junk.shm: not a session file") != NULL, "%s", err);
+    /* A real head, cut short: the file is smaller than the head says. */
+    snprintf(path, sizeof path, "%s/short.shm", runtime);
+    write_file(path, head, sizeof head, 0600);
+    ck_assert_int_eq(etl_session_attach(&s, path, err, sizeof err), ETL_FAILED);
+    ck_assert_msg(strstr(err, "short.shm: the session's head is damaged") != NULL, "%s", err);
+    /* A head whose address points elsewhere (full size, so only the address is wrong). */
+    {
+        struct stat sb;
+        uint64_t elsewhere = 0x7f0000000000ULL;
+        ck_assert_int_eq(stat(good, &sb), 0);
+        snprintf(path, sizeof path, "%s/moved.shm", runtime);
+        memcpy(head + 24, &elsewhere, sizeof elsewhere);
+        write_file(path, head, sizeof head, 0600);
+        ck_assert_int_eq(truncate(path, sb.st_size), 0);
+        ck_assert_int_eq(etl_session_attach(&s, path, err, sizeof err), ETL_FAILED);
+        ck_assert_msg(strstr(err, "moved.shm: the session's head is damaged") != NULL, "%s", err);
+    }
+    /* Readable by others: not this user's private session. */
+    snprintf(path, sizeof path, "%s/open.shm", runtime);
+    write_file(path, "x", 1, 0644);
+    ck_assert_int_eq(chmod(path, 0644), 0);
+    ck_assert_int_eq(etl_session_attach(&s, path, err, sizeof err), ETL_FAILED);
+    ck_assert_msg(strstr(err, "open.shm: not a session file") != NULL, "%s", err);
+
+    /* A provider process among them: enabled through the good session, and its events there. */
+    ck_assert_int_eq(exit_status(spawn("enabled", (char *)NULL)), 1);
+    ctl_stop(&c, &st);
+    ck_assert_uint_eq(st.writers_refused, 0);
+}
+END_TEST
+
 static Suite *shared_suite(void)
 {
     Suite *s = suite_create("shared");
@@ -652,6 +717,7 @@ static Suite *shared_suite(void)
     tcase_add_test(tc, other_user_refused);
     tcase_add_test(tc, address_taken);
     tcase_add_test(tc, name_must_be_claimed);
+    tcase_add_test(tc, hostile_session_files);
     suite_add_tcase(s, tc);
     return s;
 }
