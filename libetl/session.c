@@ -2,18 +2,18 @@
 /* The capture engine: a session's per-processor buffer pool with lock-free reservation, its flush thread and logging modes. */
 /* sched_getcpu, gettid through syscall, MAP_ANONYMOUS: Linux interfaces of the engine. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
