@@ -1253,8 +1253,14 @@ static int shared_create(etl_session *s, size_t size)
     snprintf(s->shm_new, sizeof s->shm_new, "%s/%s.shm.new", dir, key);
     unlink(s->shm_new);
     s->shm_fd = open(s->shm_new, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (s->shm_fd < 0 || ftruncate(s->shm_fd, (off_t)size) != 0) {
+    if (s->shm_fd < 0) {
         serror(s, "%s: %s", s->shm_new, strerror(errno));
+        return -1;
+    }
+    /* Reserved now, not when a writer first touches a page: a full /dev/shm must fail the
+       start with a message, not kill a writer later with SIGBUS. */
+    if ((errno = posix_fallocate(s->shm_fd, 0, (off_t)size)) != 0) {
+        serror(s, "%s: cannot reserve %zu bytes of session memory: %s", s->shm_new, size, strerror(errno));
         return -1;
     }
     first = (uint32_t)(fnv1a(key) % SHARED_SLOTS);
