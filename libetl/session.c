@@ -532,6 +532,7 @@ static int replace_current(etl_session *s, struct etl_rseq_abi *rs, uint32_t spa
         if (r == 0) {
             int32_t mine = pid;
             ETL_HB_ACQUIRE(&s->slots[cpu]); /* what the one who put old in wrote */
+            if (old) ETL_HB_ACQUIRE(cursor_buffer(old)); /* (put in by a writer of another process) */
             /* The fresh buffer is in the slot now: no longer in our hands (unless a writer
                already took it out again and marked it its own). */
             atomic_compare_exchange_strong_explicit(&s->bufs[(uint32_t)fresh - 1].holder, &mine, 0,
@@ -695,6 +696,7 @@ static int close_on(etl_session *s, struct etl_rseq_abi *rs, uint32_t cpu, struc
         int r = etl_rseq_swap(rs, s->slots, cpu, old, NULL, (int32_t *)&cursor_buffer(old)->holder, own_pid());
         if (r == 0) {
             ETL_HB_ACQUIRE(&s->slots[cpu]);
+            ETL_HB_ACQUIRE(cursor_buffer(old));
             return 1;
         }
         if (r > 0) {
