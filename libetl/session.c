@@ -1558,11 +1558,18 @@ uint64_t etl_session_enables_read(const etl_session *s, etl_shared_enable *out, 
 {
     const struct shared *h = s->h;
 
-    for (;;) {
+    /* A controller killed in the middle of a change leaves the count odd for good: after a
+       while the table reads as empty (the session is dead, and the next look lets it go),
+       rather than the watch thread, and the registrations waiting on it, hanging. */
+    for (unsigned tries = 0;; tries++) {
         uint64_t gen = atomic_load_explicit(&h->generation, memory_order_acquire);
         uint32_t seq = atomic_load_explicit(&h->enable_seq, memory_order_acquire);
         uint32_t k = h->enable_n;
         if (seq & 1) {
+            if (tries >= 10000) {
+                *n = 0;
+                return gen;
+            }
             sched_yield();
             continue;
         }
