@@ -106,6 +106,15 @@ static void ctl_stop(struct ctl *c, etl_session_stats *st)
     etl_session_name_release(c->name);
 }
 
+/* The path of session name's memory file in the runtime directory. */
+static void session_file(const char *name, char *out, size_t size)
+{
+    char key[ETL_SESSION_NAME_MAX + 1];
+
+    ck_assert_int_eq(etl_session_name_key(name, key), ETL_OK);
+    snprintf(out, size, "%s/%s.shm", runtime, key);
+}
+
 /* ---- the writer processes ---- */
 
 struct wthread {
@@ -547,13 +556,12 @@ START_TEST(other_user_refused)
 {
     struct ctl c;
     etl_session_stats st;
-    char path[1024], key[ETL_SESSION_NAME_MAX + 1];
+    char path[1024];
     pid_t pid;
 
     if (geteuid() != 0) return; /* needs root to become another user */
     ctl_start(&c, "Shared Private", "private.etl", 0);
-    ck_assert_int_eq(etl_session_name_key("Shared Private", key), ETL_OK);
-    snprintf(path, sizeof path, "%s/%s.shm", runtime, key);
+    session_file("Shared Private", path, sizeof path);
     ck_assert_int_eq(access(path, F_OK), 0);
     pid = fork();
     ck_assert_int_ge(pid, 0);
@@ -574,15 +582,14 @@ START_TEST(address_taken)
 {
     struct ctl c;
     etl_session_stats st;
-    char path[1024], key[ETL_SESSION_NAME_MAX + 1];
+    char path[1024];
     uint64_t address = 0;
     int fd;
     pid_t pid;
 
     ctl_start(&c, "Shared Taken", "taken.etl", 0);
     ck_assert_int_eq(etl_session_enable_provider(c.s, &guid_p, 0, 0, 0), ETL_OK);
-    ck_assert_int_eq(etl_session_name_key("Shared Taken", key), ETL_OK);
-    snprintf(path, sizeof path, "%s/%s.shm", runtime, key);
+    session_file("Shared Taken", path, sizeof path);
     fd = open(path, O_RDONLY);
     ck_assert_int_ge(fd, 0);
     ck_assert_int_eq(pread(fd, &address, sizeof address, 24), (ssize_t)sizeof address); /* the head's address */
@@ -651,14 +658,13 @@ START_TEST(hostile_session_files)
     struct ctl c;
     etl_session_stats st;
     etl_session *s = NULL;
-    char good[1024], path[1024], err[512], key[ETL_SESSION_NAME_MAX + 1];
+    char good[1024], path[1024], err[512];
     static uint8_t head[8192];
     int fd;
 
     ctl_start(&c, "Shared Good", "good.etl", 0);
     ck_assert_int_eq(etl_session_enable_provider(c.s, &guid_p, 0, 0, 0), ETL_OK);
-    ck_assert_int_eq(etl_session_name_key("Shared Good", key), ETL_OK);
-    snprintf(good, sizeof good, "%s/%s.shm", runtime, key);
+    session_file("Shared Good", good, sizeof good);
     fd = open(good, O_RDONLY);
     ck_assert_int_ge(fd, 0);
     ck_assert_int_eq(read(fd, head, sizeof head), (ssize_t)sizeof head);
