@@ -310,6 +310,24 @@ ETL_API int etl_reader_open_fd(etl_reader **out, int fd, const etl_open_options 
 /* Open from memory; the caller keeps data alive and unchanged until etl_reader_close(). */
 ETL_API int etl_reader_open_memory(etl_reader **out, const void *data, size_t size,
                                    const etl_open_options *opt);
+/*
+ * Real-time consumers. etl_reader_open_session connects to the running session NAME of this
+ * user (etlrecord start NAME --mode realtime) and consumes it; etl_reader_open_stream reads
+ * the same stream from fd, a socket on which a session's etl_session_realtime_deliver answers
+ * (the caller keeps fd). The buffers the session held for a consumer come first.
+ * etl_reader_next waits for events and delivers them in time order within each batch of
+ * buffers that arrive together, and batches in the order the session wrote its buffers. It
+ * returns ETL_EOF once the session stopped and everything was delivered: etl_reader_info's
+ * events_lost is then the session's EventsLost plus the events of the buffers no consumer got,
+ * and buffers_lost their number (RealTimeBuffersLost). ETL_FATAL when the session went away
+ * without stopping or the stream is damaged (the message gives the byte of the stream), or,
+ * with errno EINTR, when a signal interrupted the wait (nothing was lost: call again to go
+ * on). A stream cannot be rewound; an event's buffer_index and buffer_offset are within its
+ * batch. etl_reader_open_session fails (ETL_FATAL, message in etl_reader_error) when no such
+ * session runs, it is not in real-time mode, or it has a consumer already.
+ */
+ETL_API int etl_reader_open_session(etl_reader **out, const char *name, const etl_open_options *opt);
+ETL_API int etl_reader_open_stream(etl_reader **out, int fd, const etl_open_options *opt);
 
 /*
  * Deliver the next event into *ev: ETL_OK, ETL_WARN (the event is valid, and damage was
@@ -709,7 +727,8 @@ typedef struct etl_session etl_session;
 /* What starts a session, as EVENT_TRACE_PROPERTIES describes it. */
 typedef struct etl_session_properties {
     const char *logger_name;       /* the session name (default "libetl") */
-    const char *log_file_name;     /* the file; NULL in buffering mode. NEWFILE: holds %d */
+    const char *log_file_name;     /* the file; NULL in buffering mode and for real time only.
+                                      NEWFILE: holds %d */
     uint32_t buffer_size_kb;       /* BufferSize in KB, 4 .. 16384 (default 64) */
     uint32_t minimum_buffers;      /* raised to at least 2 per processor */
     uint32_t maximum_buffers;      /* raised to at least minimum_buffers (default: minimum + 64);
@@ -717,9 +736,11 @@ typedef struct etl_session_properties {
     uint32_t maximum_file_size_mb; /* 0: none; required for circular, NEWFILE, preallocate */
     uint32_t log_file_mode;        /* ETL_MODE_FILE_SEQUENTIAL (default), _CIRCULAR, _NEWFILE
                                       (| ETL_MODE_FILE_PREALLOCATE), or ETL_MODE_BUFFERING;
-                                      | ETL_MODE_COMPRESSED */
+                                      | ETL_MODE_COMPRESSED; | ETL_MODE_REAL_TIME (with a file
+                                      mode, or alone without a file; not with buffering) */
     uint32_t flush_timer_s;        /* flush non-empty buffers this often; 0: only when full,
-                                      at stop, or on etl_session_flush (not in buffering mode) */
+                                      at stop, or on etl_session_flush (not in buffering mode;
+                                      real-time mode: 0 means 1 s) */
     int clock_type;                /* ETL_CLOCK_PERFCOUNTER (default: CLOCK_MONOTONIC_RAW in ns),
                                       ETL_CLOCK_SYSTEMTIME (FILETIME) or ETL_CLOCK_CPUCYCLE (TSC) */
     uint32_t number_of_processors; /* default: the processors configured */
@@ -750,15 +771,16 @@ typedef struct etl_session_stats {
     uint32_t number_of_buffers;    /* NumberOfBuffers: allocated to the pool */
     uint32_t free_buffers;         /* FreeBuffers */
     uint64_t events_lost;          /* EventsLost */
-    uint32_t buffers_written;      /* BuffersWritten */
+    uint32_t buffers_written;      /* BuffersWritten (real time only: delivered to a consumer) */
     uint32_t log_buffers_lost;     /* LogBuffersLost: buffers the file did not take */
-    uint32_t real_time_buffers_lost; /* RealTimeBuffersLost (no real-time mode yet: 0) */
+    uint32_t real_time_buffers_lost; /* RealTimeBuffersLost: buffers no real-time consumer got */
     uint32_t engine_flags;         /* the ETL_ENGINE_* ways in effect (EXACT_CLOCK: the timestamps
                                       come from the kernel, or the clock is not PerfCounter) */
     uint32_t buffers_reclaimed;    /* shared sessions: buffers taken back from writer processes
                                       that died holding them (what they held was written) */
     uint32_t writers_refused;      /* shared sessions: processes that could not map the session
                                       (its address range was taken in them) */
+    uint64_t real_time_events_lost; /* the events in the RealTimeBuffersLost buffers */
     char error[256];               /* the last error (file I/O), "" if none */
 } etl_session_stats;
 
@@ -797,6 +819,24 @@ ETL_API int etl_session_write_lbr(etl_session *s, int64_t trigger_ts, uint32_t p
 ETL_API int etl_session_flush(etl_session *s);
 /* Buffering mode: write what the buffers hold to path, in time order, without clearing them. */
 ETL_API int etl_session_snapshot(etl_session *s, const char *path);
+/*
+ * Real-time mode: a consumer. etl_session_realtime_attach takes the consumer on fd (a
+ * connected stream socket), one at a time: ETL_OK, or ETL_FAILED after writing "error
+ * MESSAGE" to fd, with errno EINVAL (not a real-time session), EBUSY (a consumer is attached
+ * already) or ESHUTDOWN (the session is stopping). Then etl_session_realtime_deliver, which
+ * must follow, from a thread of its own, serves it until the session stops or it goes: it
+ * writes "ok" and the real-time stream that etl_reader_open_stream reads (the buffers held
+ * before it came first, then each as the flush thread writes it, then the final statistics)
+ * and detaches it; the caller closes fd after. etl_session_stop waits for the consumer to
+ * take what is left (giving up on one that takes nothing for 5 s). A session holds its
+ * written buffers for the consumer up to its maximum number of buffers less one per
+ * processor and one; beyond that, and for what is still held at the stop, buffers are
+ * dropped and counted in RealTimeBuffersLost (their events in real_time_events_lost).
+ * deliver returns ETL_OK when the consumer got everything to the end, ETL_FAILED with errno
+ * EPIPE when it went away (the buffer it was being sent stays held for the next consumer).
+ */
+ETL_API int etl_session_realtime_attach(etl_session *s, int fd);
+ETL_API int etl_session_realtime_deliver(etl_session *s);
 ETL_API void etl_session_query(const etl_session *s, etl_session_stats *out);
 /* The properties in effect, defaults resolved (buffer size, minimum and maximum buffers,
    processors, clock, mode); the strings are the session's, valid until it stops. */

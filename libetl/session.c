@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -28,6 +30,7 @@
 #include "format.h"
 #include "monoclock.h"
 #include "provider.h"
+#include "realtime.h"
 #include "rseq.h"
 #include "writer.h"
 
@@ -118,6 +121,8 @@ struct shared {
     _Atomic int wake_pending;      /* the flush thread was woken and has not run yet */
     _Atomic uint32_t buffers_written, log_buffers_lost;
     _Atomic uint32_t buffers_reclaimed; /* taken back from writers that died holding them */
+    _Atomic uint32_t rt_buffers_lost;   /* real-time mode: buffers no consumer got, */
+    _Atomic uint64_t rt_events_lost;    /* and the events they held */
     _Atomic uint32_t writers_refused;   /* processes that could not map the session */
     sem_t wake;                    /* process-shared */
     pthread_mutex_t ring_lock;     /* buffering mode's ring: process-shared, robust */
@@ -168,6 +173,15 @@ struct etl_session {
     pthread_mutex_t lock;          /* the requests, never the write path */
     pthread_cond_t done;
     uint64_t flush_requested, flush_completed;
+    /* Real-time mode (under lock): the buffers written and held for the consumer, oldest
+       first, in ring[] (held_head, held_n, at most held_max); the consumer being served. */
+    int realtime;
+    uint32_t held_head, held_n, held_max;
+    int64_t rt_sequence;           /* SequenceNumber of the next buffer delivered */
+    int ended;                     /* the flush thread is done: what is held is all there is */
+    int consumer, consumer_fd, consumer_abort;
+    uint64_t delivered;            /* buffers delivered, for the stop's progress check */
+    pthread_cond_t held_cond;      /* held_n, ended, consumer changed */
     char err[256];
 };
 
@@ -901,7 +915,40 @@ static int can_clflushopt(void) { return 0; }
 static void evict(const etl_session *s, const uint8_t *p) { (void)s; (void)p; }
 #endif
 
-/* Take the sealed buffers, oldest first: write them (file modes) or keep them (buffering). */
+/*
+ * Real-time mode: a buffer written (or not: real time only) waits in the held queue for the
+ * consumer, with its buffer header filled as in a file; when the queue is at its limit the
+ * buffer is dropped and counted in RealTimeBuffersLost (and its events with it), as ETW
+ * drops what a session with no consumer cannot hold.
+ */
+static void hold(etl_session *s, uint32_t index)
+{
+    struct ebuf *b = &s->bufs[index];
+    uint32_t used = ETL_RECORD_SPACE(b->used);
+
+    if (b->used <= ETL_BUFFER_HEADER_SIZE) { /* nothing in it */
+        free_push(s, index);
+        return;
+    }
+    if (used > s->bsize) used = s->bsize;
+    memset(b->cur.data + b->used, 0, used - b->used);
+    pthread_mutex_lock(&s->lock);
+    if (s->held_n < s->held_max) {
+        etl_buffer_header_fill(b->cur.data, s->bsize, used, b->cpu, session_now(s), s->rt_sequence++, 0, 1);
+        b->used = used;
+        s->ring[(s->held_head + s->held_n++) % s->nmax] = index;
+        pthread_cond_broadcast(&s->held_cond);
+        index = UINT32_MAX;
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (index == UINT32_MAX) return;
+    atomic_fetch_add_explicit(&s->h->rt_buffers_lost, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->h->rt_events_lost, count_records(b), memory_order_relaxed);
+    free_push(s, index);
+}
+
+/* Take the sealed buffers, oldest first: write them (file modes) or keep them (buffering);
+   in real-time mode, then hold them for the consumer. */
 static void drain(etl_session *s)
 {
     uint32_t *batch = s->batch, n;
@@ -927,9 +974,10 @@ static void drain(etl_session *s)
                 if (rc == ETL_FATAL && !s->err[0]) serror(s, "%s", etl_writer_error(s->writer));
                 atomic_fetch_add_explicit(&s->h->log_buffers_lost, 1, memory_order_relaxed);
             }
-            evict(s, b->cur.data);
+            if (!s->realtime) evict(s, b->cur.data);
         }
-        free_push(s, batch[i]);
+        if (s->realtime) hold(s, batch[i]);
+        else free_push(s, batch[i]);
     }
 }
 
@@ -1107,6 +1155,185 @@ int etl_session_snapshot(etl_session *s, const char *path)
     return rc;
 }
 
+/* ------------------------------------------------------------------ real-time delivery */
+
+/* Sends all of n bytes (no SIGPIPE); 0, or -1 when the consumer is gone or the stop gave up on it. */
+static int send_all(int fd, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+
+    while (n) {
+        ssize_t k = send(fd, b, n, MSG_NOSIGNAL);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return -1;
+        b += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+static int send_frame(int fd, uint32_t kind, const void *p, uint32_t n)
+{
+    uint8_t head[ETL_RT_FRAME_HEAD];
+
+    etl_put32(head, ETL_RT_MAGIC);
+    etl_put32(head + 4, kind);
+    etl_put32(head + 8, n);
+    return send_all(fd, head, sizeof head) == 0 && send_all(fd, p, n) == 0 ? 0 : -1;
+}
+
+/* The consumer has hung up (or sent something, which it never should). */
+static int consumer_gone(int fd)
+{
+    struct pollfd pf = { fd, POLLIN | POLLRDHUP, 0 };
+
+    return poll(&pf, 1, 0) > 0 && (pf.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR));
+}
+
+/* The END frame: the final statistics, as etlrecord names them. */
+static int send_end(etl_session *s, int fd)
+{
+    etl_session_stats st;
+    char text[ETL_RT_END_MAX];
+    int n;
+
+    etl_session_query(s, &st);
+    n = snprintf(text, sizeof text,
+                 "EventsLost %llu\nBuffersWritten %u\nLogBuffersLost %u\nRealTimeBuffersLost %u\n"
+                 "RealTimeEventsLost %llu\n", (unsigned long long)st.events_lost, st.buffers_written,
+                 st.log_buffers_lost, st.real_time_buffers_lost, (unsigned long long)st.real_time_events_lost);
+    return send_frame(fd, ETL_RT_END, text, (uint32_t)n);
+}
+
+int etl_session_realtime_attach(etl_session *s, int fd)
+{
+    char line[256];
+    int e = 0, n;
+
+    pthread_mutex_lock(&s->lock);
+    if (!s->realtime) e = EINVAL;
+    else if (s->consumer) e = EBUSY;
+    else if (s->ended) e = ESHUTDOWN;
+    else {
+        s->consumer = 1;
+        s->consumer_fd = fd;
+        s->consumer_abort = 0;
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (!e) return ETL_OK;
+    n = snprintf(line, sizeof line, e == EINVAL ? "error session %s is not in real-time mode\n"
+                                    : e == EBUSY ? "error session %s already has a real-time consumer\n"
+                                                 : "error session %s is stopping\n", s->logger_name);
+    send_all(fd, line, (size_t)n);
+    errno = e;
+    return ETL_FAILED;
+}
+
+int etl_session_realtime_deliver(etl_session *s)
+{
+    etl_writer_options o;
+    uint8_t *header;
+    uint32_t used;
+    int rc = ETL_FAILED, fd;
+
+    pthread_mutex_lock(&s->lock);
+    fd = s->consumer ? s->consumer_fd : -1;
+    pthread_mutex_unlock(&s->lock);
+    if (fd < 0) {
+        errno = EINVAL;
+        return ETL_FAILED;
+    }
+    header = malloc(s->bsize);
+    if (!header) goto out;
+    writer_options(s, &o, ETL_MODE_REAL_TIME | (s->writer ? s->p.log_file_mode & ~ETL_MODE_COMPRESSED : 0));
+    etl_header_buffer_build(&o, s->log_file_name, &(etl_header_counts){ 0, 0, 0, 0 }, header);
+    used = etl_le32(header + ETL_BH_SAVED_OFFSET);
+    if (send_all(fd, "ok\n", 3) != 0 || send_frame(fd, ETL_RT_HEADER, header, used) != 0) goto out;
+    /* The held buffers, oldest first (those held before the consumer came too), as they come. */
+    for (;;) {
+        uint32_t index;
+        struct ebuf *b;
+
+        pthread_mutex_lock(&s->lock);
+        while (!s->held_n && !s->ended && !s->consumer_abort) {
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_nsec += 500000000;
+            if (until.tv_nsec >= 1000000000) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000;
+            }
+            if (pthread_cond_timedwait(&s->held_cond, &s->lock, &until) == ETIMEDOUT && consumer_gone(fd)) break;
+        }
+        if (s->consumer_abort || (!s->held_n && !s->ended)) {
+            pthread_mutex_unlock(&s->lock);
+            goto out;
+        }
+        if (!s->held_n) { /* ended, everything delivered */
+            pthread_mutex_unlock(&s->lock);
+            break;
+        }
+        index = s->ring[s->held_head];
+        pthread_mutex_unlock(&s->lock);
+        b = &s->bufs[index];
+        if (send_frame(fd, ETL_RT_BUFFER, b->cur.data, b->used) != 0) goto out; /* it stays held */
+        pthread_mutex_lock(&s->lock);
+        s->held_head = (s->held_head + 1) % s->nmax;
+        s->held_n--;
+        s->delivered++;
+        if (!s->writer) atomic_fetch_add_explicit(&s->h->buffers_written, 1, memory_order_relaxed);
+        pthread_mutex_unlock(&s->lock);
+        free_push(s, index);
+    }
+    rc = send_end(s, fd) == 0 ? ETL_OK : ETL_FAILED;
+out:
+    free(header);
+    pthread_mutex_lock(&s->lock);
+    s->consumer = 0;
+    s->consumer_fd = -1;
+    pthread_cond_broadcast(&s->held_cond);
+    pthread_mutex_unlock(&s->lock);
+    if (rc != ETL_OK) errno = EPIPE;
+    return rc;
+}
+
+/*
+ * At the stop, once the flush thread has held the last buffers: the consumer attached gets
+ * them (the stop waits while it makes progress, and gives up on one that takes nothing for 5
+ * seconds); whatever no consumer got is counted in RealTimeBuffersLost.
+ */
+static void realtime_end(etl_session *s)
+{
+    int64_t last = clock_ns(CLOCK_MONOTONIC);
+    uint64_t seen;
+
+    pthread_mutex_lock(&s->lock);
+    s->ended = 1;
+    pthread_cond_broadcast(&s->held_cond);
+    seen = s->delivered;
+    while (s->consumer) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 1;
+        pthread_cond_timedwait(&s->held_cond, &s->lock, &until);
+        if (s->delivered != seen) {
+            seen = s->delivered;
+            last = clock_ns(CLOCK_MONOTONIC);
+        } else if (s->consumer && !s->consumer_abort && clock_ns(CLOCK_MONOTONIC) - last > 5000000000LL) {
+            s->consumer_abort = 1;
+            shutdown(s->consumer_fd, SHUT_RDWR); /* its send fails now */
+        }
+    }
+    while (s->held_n) {
+        struct ebuf *b = &s->bufs[s->ring[s->held_head]];
+        atomic_fetch_add_explicit(&s->h->rt_buffers_lost, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&s->h->rt_events_lost, count_records(b), memory_order_relaxed);
+        s->held_head = (s->held_head + 1) % s->nmax;
+        s->held_n--;
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
 /* ------------------------------------------------------------------ start, query, stop */
 
 void etl_session_query(const etl_session *s, etl_session_stats *out)
@@ -1122,6 +1349,8 @@ void etl_session_query(const etl_session *s, etl_session_stats *out)
                         (s->role != ROLE_PRIVATE ? ETL_ENGINE_SHARED : 0);
     out->buffers_reclaimed = atomic_load(&s->h->buffers_reclaimed);
     out->writers_refused = atomic_load(&s->h->writers_refused);
+    out->real_time_buffers_lost = atomic_load(&s->h->rt_buffers_lost);
+    out->real_time_events_lost = atomic_load(&s->h->rt_events_lost);
     snprintf(out->error, sizeof out->error, "%s", s->err);
 }
 
@@ -1308,10 +1537,20 @@ static int start(etl_session *s)
         serror(s, "%u processors and %u buffers are more than a session takes", s->ncpu, s->nmax);
         return -1;
     }
-    if (!s->buffering && !(s->log_file_name && *s->log_file_name)) {
-        serror(s, "a session needs a log file name unless it is in buffering mode");
+    s->realtime = (p->log_file_mode & ETL_MODE_REAL_TIME) != 0;
+    if (s->realtime && s->buffering) {
+        serror(s, "real-time mode cannot be combined with buffering mode");
         return -1;
     }
+    if (!s->buffering && !s->realtime && !(s->log_file_name && *s->log_file_name)) {
+        serror(s, "a session needs a log file name unless it is in buffering or real-time mode");
+        return -1;
+    }
+    /* A real-time session delivers every second unless told otherwise (EVENT_TRACE_PROPERTIES,
+       FlushTimer); it holds for a consumer what the pool can spare beyond a buffer per
+       processor and one more. */
+    if (s->realtime && !p->flush_timer_s) p->flush_timer_s = 1;
+    s->held_max = s->nmax > s->ncpu + 1 ? s->nmax - s->ncpu - 1 : 1;
     /* Restartable sequences need a buffer of its own for every processor a writer may run on,
        and an rseq area in this thread (whose kind every thread of the process shares). */
 #if defined(ETL_HAVE_RSEQ)
@@ -1380,7 +1619,7 @@ static int start(etl_session *s)
     h->clock = s->clock;
     h->exact_clock = (uint8_t)s->exact_clock;
     s->boot_time = boot_filetime();
-    if (!s->buffering) {
+    if (!s->buffering && s->log_file_name && *s->log_file_name) {
         etl_writer_options o;
         writer_options(s, &o, p->log_file_mode & ~ETL_MODE_BUFFERING);
         if (etl_writer_open(&s->writer, s->log_file_name, &o) != ETL_OK) {
@@ -1424,7 +1663,8 @@ void etl_session_properties_get(const etl_session *s, etl_session_properties *ou
     out->maximum_buffers = s->nmax;
     out->number_of_processors = s->ncpu;
     out->clock_type = s->clock.type;
-    if (!(out->log_file_mode & (ETL_MODE_FILE_CIRCULAR | ETL_MODE_FILE_NEWFILE | ETL_MODE_BUFFERING)))
+    if (!(out->log_file_mode & (ETL_MODE_FILE_CIRCULAR | ETL_MODE_FILE_NEWFILE | ETL_MODE_BUFFERING)) &&
+        s->log_file_name && *s->log_file_name)
         out->log_file_mode |= ETL_MODE_FILE_SEQUENTIAL;
 }
 
@@ -1436,8 +1676,10 @@ static etl_session *session_new(void)
     s->shm_fd = -1;
     s->address_lock = -1;
     pthread_once(&atfork_once, install_atfork);
+    s->consumer_fd = -1;
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->done, NULL);
+    pthread_cond_init(&s->held_cond, NULL);
     return s;
 }
 
@@ -1448,6 +1690,7 @@ static void session_free(etl_session *s)
     if (s->address_lock >= 0) close(s->address_lock);
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->done);
+    pthread_cond_destroy(&s->held_cond);
     free(s->logger_name);
     free(s->log_file_name);
     free(s);
@@ -1503,6 +1746,7 @@ int etl_session_stop(etl_session *s, etl_session_stats *out)
             rc = ETL_FATAL;
         }
     }
+    if (s->realtime) realtime_end(s);
     if (s->err[0]) rc = ETL_FATAL;
     if (out) {
         if (s->h) etl_session_query(s, out);

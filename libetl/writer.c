@@ -376,21 +376,26 @@ int etl_writer_open(etl_writer **out, const char *path, const etl_writer_options
     return ETL_OK;
 }
 
-/* Fill the WMI_BUFFER_HEADER of a data buffer (etl-format.md section 10, item 4). */
-static void fill_buffer_header(etl_writer *w, uint8_t *b, uint32_t used, uint16_t cpu, int64_t ts, int marker)
+void etl_buffer_header_fill(uint8_t *b, uint32_t buffer_size, uint32_t used, uint16_t cpu, int64_t ts,
+                            int64_t sequence, uint16_t logger_id, int marker)
 {
     memset(b, 0, ETL_BUFFER_HEADER_SIZE);
-    etl_put32(b + ETL_BH_BUFFER_SIZE, w->o.buffer_size);
+    etl_put32(b + ETL_BH_BUFFER_SIZE, buffer_size);
     etl_put32(b + ETL_BH_SAVED_OFFSET, used);
-    etl_put32(b + ETL_BH_CURRENT_OFFSET, w->o.buffer_size + used);
+    etl_put32(b + ETL_BH_CURRENT_OFFSET, buffer_size + used);
     etl_put64(b + ETL_BH_TIMESTAMP, (uint64_t)ts);
-    etl_put64(b + ETL_BH_SEQUENCE_NUMBER, (uint64_t)w->sequence);
+    etl_put64(b + ETL_BH_SEQUENCE_NUMBER, (uint64_t)sequence);
     etl_put16(b + ETL_BH_CLIENT_CONTEXT, cpu);
-    etl_put16(b + ETL_BH_LOGGER_ID, w->o.logger_id);
+    etl_put16(b + ETL_BH_LOGGER_ID, logger_id);
     etl_put32(b + ETL_BH_STATE, ETL_BUFFER_STATE_FLUSH);
     etl_put32(b + ETL_BH_OFFSET, used);
     etl_put16(b + ETL_BH_BUFFER_FLAG, (uint16_t)(ETL_BUFFER_FLAG_PROC_INDEX | (marker ? ETL_BUFFER_FLAG_FLUSH_MARKER : 0)));
     etl_put16(b + ETL_BH_BUFFER_TYPE, ETL_BUFFER_TYPE_GENERIC);
+}
+
+static void fill_buffer_header(etl_writer *w, uint8_t *b, uint32_t used, uint16_t cpu, int64_t ts, int marker)
+{
+    etl_buffer_header_fill(b, w->o.buffer_size, used, cpu, ts, w->sequence, w->o.logger_id, marker);
 }
 
 int etl_writer_write_buffer(etl_writer *w, uint8_t *buffer, uint32_t used, uint16_t cpu,

@@ -29,4 +29,11 @@ void etl_writer_options_defaults(etl_writer_options *o);
 uint32_t etl_header_buffer_build(const etl_writer_options *o, const char *file_name,
                                  const etl_header_counts *c, uint8_t *b);
 
+/*
+ * Fills the WMI_BUFFER_HEADER of a data buffer of buffer_size bytes whose records end at used
+ * (etl-format.md section 10, item 4): the file writer's and the real-time stream's.
+ */
+void etl_buffer_header_fill(uint8_t *b, uint32_t buffer_size, uint32_t used, uint16_t cpu, int64_t ts,
+                            int64_t sequence, uint16_t logger_id, int marker);
+
 #endif

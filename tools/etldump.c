@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dump.h"
+#include "interrupt.h"
 #include "normalize.h"
 
 /* Exit codes (doc/etldump.1). */
@@ -15,8 +16,13 @@
 
 static const char usage_text[] =
     "Usage: etldump [OPTION]... FILE...\n"
-    "Print the events of Event Trace Log (.etl, .etl.gz) files.\n"
+    "       etldump [OPTION]... --session NAME\n"
+    "Print the events of Event Trace Log (.etl, .etl.gz) files, or of a running\n"
+    "real-time session as they arrive.\n"
     "\n"
+    "  -S, --session=NAME   consume the real-time session NAME (etlrecord start NAME\n"
+    "                       --mode realtime): the events it held first, then each\n"
+    "                       as it comes, until the session stops or Ctrl-C\n"
     "  -f, --format=FMT     text (default), jsonl (one JSON object per event) or csv\n"
     "  -o, --order=ORDER    time (default: merged across processors by timestamp)\n"
     "                       or file (buffer by buffer, as stored)\n"
@@ -30,8 +36,10 @@ static const char usage_text[] =
     "  -V, --version        show the versions of etldump, libetl and zlib and exit\n"
     "\n"
     "Exit status: 0 all read; 1 a file had damaged parts (everything readable was\n"
-    "printed and stderr says what was skipped, at which offset); 2 a file could not\n"
-    "be opened or is not an ETL file, or bad usage.\n";
+    "printed and stderr says what was skipped, at which offset), or the session\n"
+    "lost events this consumer did not get (stderr says how many); 2 a file could\n"
+    "not be opened or is not an ETL file, no such real-time session, the session\n"
+    "went away without stopping, or bad usage.\n";
 
 struct options {
     int format;
@@ -81,8 +89,26 @@ static int map_images(etl_reader *r, etl_image_map *map, struct damage_report *d
     return ETL_OK;
 }
 
-/* Dump one file; returns the exit code it deserves. */
-static int dump_file(const char *path, const struct options *o)
+/* What a real-time session's consumer is told at its end: what it got and what it missed. */
+static int session_end(const char *name, etl_reader *r, long long n, int rc)
+{
+    const etl_trace_info *in = etl_reader_info(r);
+
+    if (rc != ETL_EOF) {
+        fprintf(stderr, "etldump: session %s: stopped reading after %lld events\n", name, n);
+        return 0;
+    }
+    if (in->events_lost || in->buffers_lost) {
+        fprintf(stderr, "etldump: session %s ended: %lld events; %u lost (RealTimeBuffersLost %u)\n", name, n,
+                in->events_lost, in->buffers_lost);
+        return EXIT_DAMAGED;
+    }
+    fprintf(stderr, "etldump: session %s ended: %lld events\n", name, n);
+    return 0;
+}
+
+/* Dump one file, or the real-time session of that name; returns the exit code it deserves. */
+static int dump_file(const char *path, int session, const struct options *o)
 {
     etl_open_options oo;
     struct damage_report damage = { o->quiet, 0 };
@@ -97,7 +123,7 @@ static int dump_file(const char *path, const struct options *o)
     oo.order = o->order;
     oo.on_damage = report_damage;
     oo.on_damage_arg = &damage;
-    rc = etl_reader_open_path(&r, path, &oo);
+    rc = session ? etl_reader_open_session(&r, path, &oo) : etl_reader_open_path(&r, path, &oo);
     if (rc == ETL_FATAL) {
         fprintf(stderr, "etldump: %s\n", r ? etl_reader_error(r) : "out of memory");
         etl_reader_close(r);
@@ -108,7 +134,8 @@ static int dump_file(const char *path, const struct options *o)
         normalizer nz;
         norm_options_init(&no);
         normalizer_init(&nz, &no);
-        while ((o->max_events < 0 || n < o->max_events) && ((rc = etl_reader_next(r, &ev)) == ETL_OK || rc == ETL_WARN)) {
+        while ((o->max_events < 0 || n < o->max_events) && !tool_interrupted &&
+               ((rc = etl_reader_next(r, &ev)) == ETL_OK || rc == ETL_WARN)) {
             int k = norm_event(&nz, &ev, etl_reader_time_ns(r, ev.timestamp));
             if (k < 0) {
                 fprintf(stderr, "etldump: out of memory\n");
@@ -123,6 +150,10 @@ static int dump_file(const char *path, const struct options *o)
         }
         normalizer_free(&nz);
         norm_options_free(&no);
+        if (session && (rc == ETL_EOF || tool_interrupted || n == o->max_events)) {
+            status = session_end(path, r, n, rc);
+            rc = ETL_EOF;
+        }
         if (rc == ETL_FATAL) {
             fprintf(stderr, "etldump: %s\n", etl_reader_error(r));
             status = EXIT_ERROR;
@@ -141,15 +172,22 @@ static int dump_file(const char *path, const struct options *o)
         dump_counts_init(counts);
     } else if (o->format != DUMP_CSV) {
         map = etl_image_map_new();
-        if (!map || map_images(r, map, &damage) != ETL_OK) {
+        /* A session cannot be read twice: its images are mapped as their events come. */
+        if (!map || (!session && map_images(r, map, &damage) != ETL_OK)) {
             if (!map) fprintf(stderr, "etldump: out of memory\n");
             etl_image_map_free(map);
             etl_reader_close(r);
             return EXIT_ERROR;
         }
     }
-    while ((o->max_events < 0 || n < o->max_events) && ((rc = etl_reader_next(r, &ev)) == ETL_OK || rc == ETL_WARN)) {
+    while ((o->max_events < 0 || n < o->max_events) && !tool_interrupted &&
+           ((rc = etl_reader_next(r, &ev)) == ETL_OK || rc == ETL_WARN)) {
         n++;
+        if (session && map && etl_image_map_add(map, &ev) != ETL_OK) {
+            fprintf(stderr, "etldump: out of memory\n");
+            status = EXIT_ERROR;
+            break;
+        }
         if (counts && dump_counts_add(counts, &ev) != 0) {
             fprintf(stderr, "etldump: out of memory\n");
             status = EXIT_ERROR;
@@ -157,6 +195,10 @@ static int dump_file(const char *path, const struct options *o)
         }
         if (!counts)
             dump_event(stdout, o->format, r, &ev, map);
+    }
+    if (session && !status && (rc == ETL_EOF || tool_interrupted || n == o->max_events)) {
+        status = session_end(path, r, n, rc);
+        rc = ETL_EOF;
     }
     if (rc == ETL_FATAL) {
         fprintf(stderr, "etldump: %s\n", etl_reader_error(r));
@@ -178,12 +220,14 @@ int main(int argc, char **argv)
         { "summary", no_argument, NULL, 's' },       { "max-events", required_argument, NULL, 'n' },
         { "normalize", no_argument, NULL, 'N' },
         { "quiet", no_argument, NULL, 'q' },         { "help", no_argument, NULL, 'h' },
-        { "version", no_argument, NULL, 'V' },       { NULL, 0, NULL, 0 },
+        { "version", no_argument, NULL, 'V' },       { "session", required_argument, NULL, 'S' },
+        { NULL, 0, NULL, 0 },
     };
     struct options o = { DUMP_TEXT, ETL_ORDER_TIME, 0, 0, 0, -1 };
+    const char *session = NULL;
     int c, status = 0;
 
-    while ((c = getopt_long(argc, argv, "f:o:sNn:qhV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "f:o:sNn:qhVS:", longopts, NULL)) != -1) {
         switch (c) {
         case 'f':
             o.format = dump_format_parse(optarg);
@@ -213,12 +257,17 @@ int main(int argc, char **argv)
             break;
         }
         case 'q': o.quiet = 1; break;
+        case 'S': session = optarg; break;
         case 'h': fputs(usage_text, stdout); return 0;
         case 'V': printf("etldump %s (%s)\n", etl_version(), etl_version_details()); return 0;
         default: fputs("Try 'etldump --help'.\n", stderr); return EXIT_ERROR;
         }
     }
-    if (optind >= argc) {
+    if (session && optind < argc) {
+        fputs("etldump: --session reads a session, not files\nTry 'etldump --help'.\n", stderr);
+        return EXIT_ERROR;
+    }
+    if (!session && optind >= argc) {
         fputs("etldump: no input file\nTry 'etldump --help'.\n", stderr);
         return EXIT_ERROR;
     }
@@ -227,8 +276,14 @@ int main(int argc, char **argv)
         return EXIT_ERROR;
     }
     if (o.format == DUMP_CSV && !o.summary) dump_csv_header(stdout);
+    if (session) {
+        /* Each event out as it comes; Ctrl-C ends the reading, not the session. */
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        tool_catch_signals();
+        status = dump_file(session, 1, &o);
+    }
     for (int i = optind; i < argc; i++) {
-        int s = dump_file(argv[i], &o);
+        int s = dump_file(argv[i], 0, &o);
         if (s > status) status = s;
     }
     if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -5,7 +5,9 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,8 +33,8 @@
 #define LINE_MAX_LEN 4096
 
 static const char usage_text[] =
-    "Usage: etlrecord start NAME -o FILE [START OPTION]...\n"
-    "       etlrecord run -o FILE [START OPTION]... [--name NAME] [--json]\n"
+    "Usage: etlrecord start NAME [-o FILE] [START OPTION]...\n"
+    "       etlrecord run [-o FILE] [START OPTION]... [--name NAME] [--json]\n"
     "                     -- COMMAND [ARG]...\n"
     "       etlrecord stop NAME [--json]\n"
     "       etlrecord query NAME [--json]\n"
@@ -48,13 +50,17 @@ static const char usage_text[] =
     "status. SIGINT, SIGTERM and SIGHUP sent to 'run' go on to COMMAND.\n"
     "\n"
     "Start options:\n"
-    "  -o, --output=FILE        the log file (not in buffering mode)\n"
-    "      --mode=MODE          sequential (default), circular, newfile or buffering\n"
+    "  -o, --output=FILE        the log file (required but in buffering and realtime\n"
+    "                           modes; none in buffering mode)\n"
+    "      --mode=MODE          sequential (default), circular, newfile, buffering or\n"
+    "                           realtime (events go to a live consumer, 'etldump\n"
+    "                           --session NAME'; with -o, to the file too)\n"
     "      --buffer-size=KB     buffer size, 4 to 16384 KB (default 64)\n"
     "      --min-buffers=N      buffers allocated at start (at least 2 per processor)\n"
     "      --max-buffers=N      most buffers the pool may grow to\n"
     "      --max-file-size=MB   required for circular and newfile\n"
-    "      --flush-timer=S      flush non-empty buffers every S seconds (0: when full)\n"
+    "      --flush-timer=S      flush non-empty buffers every S seconds (0: when full;\n"
+    "                           realtime: 0 means 1)\n"
     "      --clock=CLOCK        perfcounter (default), systemtime or cycle\n"
     "      --provider=SPEC      GUID|NAME[:LEVEL[:KEYWORDS]]: enable a provider (may be\n"
     "                           repeated; LEVEL 0-255, 0 = all; KEYWORDS, MatchAnyKeyword,\n"
@@ -68,11 +74,13 @@ static const char usage_text[] =
     "  -V, --version            show the versions of etlrecord, libetl and zlib and exit\n"
     "\n"
     "The session's buffers are in shared memory: providers in any process of the user\n"
-    "write into it (libetl's provider API; etldemo is one). Not yet supported:\n"
-    "--mode realtime and --stackwalk.\n"
+    "write into it (libetl's provider API; etldemo is one). A realtime session holds\n"
+    "its buffers for a consumer up to --max-buffers less one per processor and one,\n"
+    "then counts what it drops in RealTimeBuffersLost. Not yet supported: --stackwalk.\n"
     "\n"
-    "Exit status: 0 done; 1 (stop) the session lost events or buffers (EventsLost or\n"
-    "LogBuffersLost above 0); 2 bad usage, no such session, or the request failed.\n"
+    "Exit status: 0 done; 1 (stop) the session lost events or buffers (EventsLost,\n"
+    "LogBuffersLost or RealTimeBuffersLost above 0); 2 bad usage, no such session, or\n"
+    "the request failed.\n"
     "run: COMMAND's exit status, 128+N when signal N ended it, 127 when it could not\n"
     "be run; 2 when the session could not be started (COMMAND was not run).\n";
 
@@ -145,6 +153,7 @@ static const struct {
     { "circular", ETL_MODE_FILE_CIRCULAR },
     { "newfile", ETL_MODE_FILE_NEWFILE },
     { "buffering", ETL_MODE_BUFFERING },
+    { "realtime", ETL_MODE_REAL_TIME },
 };
 
 static const struct {
@@ -156,8 +165,10 @@ static const struct {
     { "cycle", ETL_CLOCK_CPUCYCLE },
 };
 
+/* The mode's name; a real-time session with a file is "sequential+realtime". */
 static const char *mode_name(uint32_t mode)
 {
+    if (mode == (ETL_MODE_REAL_TIME | ETL_MODE_FILE_SEQUENTIAL)) return "sequential+realtime";
     for (unsigned i = 0; i < sizeof modes / sizeof modes[0]; i++)
         if (modes[i].mode == mode) return modes[i].name;
     return "?";
@@ -203,7 +214,17 @@ static int socket_path(const char *name, char *out, size_t size, char *err, size
 
 /* ---- the controller: the process that owns a session ---- */
 
+/* A real-time consumer and the thread that serves it. */
+struct consumer {
+    etl_session *session;
+    int fd;
+    pthread_t thread;
+    atomic_int done;
+    struct consumer *next;
+};
+
 struct controller {
+    struct consumer *consumers;
     const char *name;
     etl_session_properties props;
     etl_session *session;
@@ -246,7 +267,8 @@ static void send_stats(FILE *f, const etl_session_stats *st)
             st->real_time_buffers_lost);
     /* libetl's own, for sessions shared by processes: buffers taken back from writer
        processes that died holding them, and processes that could not map the session. */
-    fprintf(f, "BuffersReclaimed %u\nWritersRefused %u\n", st->buffers_reclaimed, st->writers_refused);
+    fprintf(f, "BuffersReclaimed %u\nWritersRefused %u\nRealTimeEventsLost %llu\n", st->buffers_reclaimed,
+            st->writers_refused, (unsigned long long)st->real_time_events_lost);
 }
 
 /* The properties in effect (the engine's defaults resolved), as EVENT_TRACE_PROPERTIES names them. */
@@ -315,6 +337,12 @@ static int controller_stop(struct controller *c, FILE *f)
     int rc = etl_session_stop(c->session, &st);
 
     c->session = NULL;
+    while (c->consumers) { /* done: the stop waited for the one attached */
+        struct consumer *k = c->consumers;
+        pthread_join(k->thread, NULL);
+        c->consumers = k->next;
+        free(k);
+    }
     close(c->listen_fd);
     etl_session_name_release(c->claim);
     if (!f) return rc;
@@ -343,6 +371,54 @@ static int read_request(int fd, char *line, size_t size)
     return n ? 0 : -1;
 }
 
+/* A real-time consumer's thread: the session's stream until the stop, or until it goes. */
+static void *consumer_thread(void *arg)
+{
+    struct consumer *k = arg;
+
+    etl_session_realtime_deliver(k->session);
+    close(k->fd);
+    atomic_store(&k->done, 1);
+    return NULL;
+}
+
+/* "consume": the connection becomes the session's real-time consumer, served by a thread of
+   its own (the session's stop waits for it to take what is left). */
+static void serve_consumer(struct controller *c, int fd)
+{
+    struct timeval none = { 0, 0 };
+    struct consumer *k;
+
+    /* Threads of consumers that went are joined here, and at the stop. */
+    for (struct consumer **p = &c->consumers; (k = *p);) {
+        if (atomic_load(&k->done)) {
+            pthread_join(k->thread, NULL);
+            *p = k->next;
+            free(k);
+        } else {
+            p = &k->next;
+        }
+    }
+    k = calloc(1, sizeof *k);
+    if (!k || etl_session_realtime_attach(c->session, fd) != ETL_OK) {
+        if (!k && write(fd, "error out of memory\n", 20) < 0) {}
+        free(k);
+        close(fd);
+        return;
+    }
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof none);
+    k->session = c->session;
+    k->fd = fd;
+    if (pthread_create(&k->thread, NULL, consumer_thread, k) != 0) {
+        /* The consumer is attached: it must be served, here then, until the stop or it goes. */
+        consumer_thread(k);
+        free(k);
+        return;
+    }
+    k->next = c->consumers;
+    c->consumers = k;
+}
+
 /* Serves one connection; 1 when the session was stopped. */
 static int serve(struct controller *c, int fd)
 {
@@ -351,18 +427,23 @@ static int serve(struct controller *c, int fd)
     struct timeval tv = { 5, 0 };
     char line[LINE_MAX_LEN];
     FILE *f;
-    int stopped = 0;
+    int stopped = 0, refused;
 
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    /* The request is read even from a peer refused: closing with it unread would reset the
+       connection before the peer reads why. */
+    if (read_request(fd, line, sizeof line) != 0) line[0] = '\0';
+    refused = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || (cred.uid != getuid() && cred.uid != 0);
+    if (!refused && strcmp(line, "consume") == 0) {
+        serve_consumer(c, fd);
+        return 0;
+    }
     f = fdopen(fd, "r+");
     if (!f) {
         close(fd);
         return 0;
     }
-    /* The request is read even from a peer refused: closing with it unread would reset the
-       connection before the peer reads why. */
-    if (read_request(fd, line, sizeof line) != 0) line[0] = '\0';
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || (cred.uid != getuid() && cred.uid != 0)) {
+    if (refused) {
         fprintf(f, "error session %s belongs to uid %ld; only it and root may control it\n", c->name,
                 (long)getuid());
     }
@@ -531,14 +612,10 @@ static int start_properties(const struct options *o, etl_session_properties *p)
     p->engine_flags = ETL_ENGINE_SHARED; /* providers of any process of the user write into it */
     if (o->mode) {
         unsigned i;
-        if (strcmp(o->mode, "realtime") == 0) {
-            fputs("etlrecord: not yet supported: --mode realtime (real-time consumers come with sessions shared "
-                  "through shared memory)\n", stderr);
-            return -1;
-        }
         for (i = 0; i < sizeof modes / sizeof modes[0] && strcmp(modes[i].name, o->mode) != 0; i++) {}
         if (i == sizeof modes / sizeof modes[0]) {
-            fprintf(stderr, "etlrecord: --mode: '%s' is not sequential, circular, newfile or buffering\n", o->mode);
+            fprintf(stderr, "etlrecord: --mode: '%s' is not sequential, circular, newfile, buffering or realtime\n",
+                    o->mode);
             return -1;
         }
         p->log_file_mode = modes[i].mode;
@@ -557,7 +634,9 @@ static int start_properties(const struct options *o, etl_session_properties *p)
               "SNAPSHOT'\n", stderr);
         return -1;
     }
-    if (p->log_file_mode != ETL_MODE_BUFFERING && !o->output) {
+    /* Real time beside a file: the file is sequential, as ETW makes it. */
+    if (p->log_file_mode == ETL_MODE_REAL_TIME && o->output) p->log_file_mode |= ETL_MODE_FILE_SEQUENTIAL;
+    if (p->log_file_mode != ETL_MODE_BUFFERING && p->log_file_mode != ETL_MODE_REAL_TIME && !o->output) {
         fputs("etlrecord: no log file (-o FILE)\nTry 'etlrecord --help'.\n", stderr);
         return -1;
     }
@@ -788,10 +867,12 @@ static int answer_status(const char *name, const struct answer *a, int stop)
         fprintf(stderr, "etlrecord: session %s: %s\n", name, a->error);
         return EXIT_ERROR;
     }
-    if (stop && (answer_number(a, "EventsLost") > 0 || answer_number(a, "LogBuffersLost") > 0)) {
-        fprintf(stderr, "etlrecord: session %s lost events or buffers (EventsLost %llu, LogBuffersLost %llu)\n",
-                name, (unsigned long long)answer_number(a, "EventsLost"),
-                (unsigned long long)answer_number(a, "LogBuffersLost"));
+    if (stop && (answer_number(a, "EventsLost") > 0 || answer_number(a, "LogBuffersLost") > 0 ||
+                 answer_number(a, "RealTimeBuffersLost") > 0)) {
+        fprintf(stderr, "etlrecord: session %s lost events or buffers (EventsLost %llu, LogBuffersLost %llu, "
+                "RealTimeBuffersLost %llu)\n", name, (unsigned long long)answer_number(a, "EventsLost"),
+                (unsigned long long)answer_number(a, "LogBuffersLost"),
+                (unsigned long long)answer_number(a, "RealTimeBuffersLost"));
         return EXIT_LOST;
     }
     return 0;
