@@ -1411,8 +1411,10 @@ struct live {
     uint64_t offset;           /* bytes of the stream read */
     uint64_t batches;
     etl_reader *batch;
-    etl_reader *outer;
     int ended;
+    int broken;                /* the stream failed after the batch's last whole buffer */
+    char why[1024];            /* and why, for when the batch is delivered */
+    int64_t why_offset;
 };
 
 static void live_free(struct live *l)
@@ -1522,6 +1524,12 @@ static int live_batch(etl_reader *r)
 
     etl_reader_close(l->batch);
     l->batch = NULL;
+    if (l->broken) { /* the buffers before the failure were delivered: now the failure */
+        snprintf(r->err, sizeof r->err, "%s", l->why);
+        r->err_offset = l->why_offset;
+        r->fatal = 1;
+        return ETL_FATAL;
+    }
     if (l->ended) return ETL_EOF;
     if (poll(&pf, 1, -1) < 0) {
         int e = errno;
@@ -1533,13 +1541,18 @@ static int live_batch(etl_reader *r)
     do {
         uint32_t kind, length;
         uint8_t *b = l->image + (size_t)l->n * l->bsize;
-        if (live_frame(r, &kind, &length) != 0) return ETL_FATAL;
-        if (kind == ETL_RT_END) {
-            if (live_end(r, length) != 0) return ETL_FATAL;
+        if (live_frame(r, &kind, &length) != 0 ||
+            (kind == ETL_RT_END && live_end(r, length) != 0) ||
+            (kind == ETL_RT_BUFFER && (l->at[l->n] = l->offset, live_read(r, b, length, "a buffer") != 0))) {
+            if (l->n == 1) return ETL_FATAL;
+            /* What came whole before is delivered first. */
+            l->broken = 1;
+            r->fatal = 0;
+            snprintf(l->why, sizeof l->why, "%s", r->err);
+            l->why_offset = r->err_offset;
             break;
         }
-        l->at[l->n] = l->offset;
-        if (live_read(r, b, length, "a buffer") != 0) return ETL_FATAL;
+        if (kind == ETL_RT_END) break;
         memset(b + length, 0xFF, l->bsize - length);
         l->n++;
         pf.revents = 0;
