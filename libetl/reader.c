@@ -1400,6 +1400,7 @@ void etl_reader_close(etl_reader *r)
  * reader of its own delivers in time order. Offsets in messages are bytes of the stream.
  */
 #define LIVE_BATCH_BYTES (16u << 20)
+#define LIVE_INPUT (256u << 10)
 
 struct live {
     int fd, owned;
@@ -1409,6 +1410,8 @@ struct live {
     uint32_t cap, n;           /* buffers the image holds, and holds now (header included) */
     uint64_t *at;              /* stream offset of each buffer's bytes */
     uint64_t offset;           /* bytes of the stream read */
+    uint8_t *in;               /* what read() brought and the frames have not taken yet */
+    size_t in_pos, in_len;
     uint64_t batches;
     etl_reader *batch;
     int ended;
@@ -1423,6 +1426,7 @@ static void live_free(struct live *l)
     etl_reader_close(l->batch);
     if (l->owned && l->fd >= 0) close(l->fd);
     free(l->header);
+    free(l->in);
     free(l->image);
     free(l->at);
     free(l);
@@ -1436,7 +1440,22 @@ static int live_read(etl_reader *r, void *buf, size_t n, const char *what)
     size_t got = 0;
 
     while (got < n) {
-        ssize_t k = read(l->fd, p + got, n - got);
+        ssize_t k;
+        if (l->in_pos < l->in_len) { /* what came already */
+            size_t take = l->in_len - l->in_pos < n - got ? l->in_len - l->in_pos : n - got;
+            memcpy(p + got, l->in + l->in_pos, take);
+            l->in_pos += take;
+            got += take;
+            continue;
+        }
+        /* A large read straight into place; a small one through the input buffer, which takes
+           the frames that follow with it (one system call for many small reads). */
+        if (n - got >= LIVE_INPUT) k = read(l->fd, p + got, n - got);
+        else if ((k = read(l->fd, l->in, LIVE_INPUT)) > 0) {
+            l->in_pos = 0;
+            l->in_len = (size_t)k;
+            continue;
+        }
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0) {
             if (k == 0)
@@ -1531,7 +1550,7 @@ static int live_batch(etl_reader *r)
         return ETL_FATAL;
     }
     if (l->ended) return ETL_EOF;
-    if (poll(&pf, 1, -1) < 0) {
+    if (l->in_pos == l->in_len && poll(&pf, 1, -1) < 0) {
         int e = errno;
         set_error(r, -1, "waiting for events: %s", strerror(e));
         errno = e;
@@ -1556,7 +1575,7 @@ static int live_batch(etl_reader *r)
         memset(b + length, 0xFF, l->bsize - length);
         l->n++;
         pf.revents = 0;
-    } while (l->n < l->cap && poll(&pf, 1, 0) > 0 && (pf.revents & POLLIN));
+    } while (l->n < l->cap && (l->in_pos < l->in_len || (poll(&pf, 1, 0) > 0 && (pf.revents & POLLIN))));
     if (l->n == 1) return ETL_EOF;
     l->batches++;
     memset(&o, 0, sizeof o);
@@ -1660,7 +1679,8 @@ static int live_open(etl_reader **out, int fd, int owned, const etl_open_options
     r = reader_new(&none, opt, name);
     *out = r;
     if (r) r->live = calloc(1, sizeof *r->live);
-    if (!r || !r->live) {
+    if (r && r->live) r->live->in = malloc(LIVE_INPUT);
+    if (!r || !r->live || !r->live->in) {
         if (owned && fd >= 0) close(fd);
         if (r) {
             set_error(r, -1, "out of memory");

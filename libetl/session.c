@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -1172,14 +1173,22 @@ static int send_all(int fd, const void *p, size_t n)
     return 0;
 }
 
+/* A frame: its head and bytes in one system call, unless the socket takes them in parts. */
 static int send_frame(int fd, uint32_t kind, const void *p, uint32_t n)
 {
     uint8_t head[ETL_RT_FRAME_HEAD];
+    struct iovec iov[2] = { { head, sizeof head }, { (void *)(uintptr_t)p, n } };
+    struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2 };
+    ssize_t k;
 
     etl_put32(head, ETL_RT_MAGIC);
     etl_put32(head + 4, kind);
     etl_put32(head + 8, n);
-    return send_all(fd, head, sizeof head) == 0 && send_all(fd, p, n) == 0 ? 0 : -1;
+    do k = sendmsg(fd, &m, MSG_NOSIGNAL);
+    while (k < 0 && errno == EINTR);
+    if (k < 0) return -1;
+    if ((size_t)k < sizeof head) return send_all(fd, head + k, sizeof head - (size_t)k) == 0 && send_all(fd, p, n) == 0 ? 0 : -1;
+    return send_all(fd, (const uint8_t *)p + (k - (ssize_t)sizeof head), n - (size_t)(k - (ssize_t)sizeof head));
 }
 
 /* The consumer has hung up (or sent something, which it never should). */
