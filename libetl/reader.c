@@ -1407,7 +1407,8 @@ struct live {
     uint32_t bsize, header_used;
     uint8_t *header;           /* the header buffer frame */
     uint8_t *image;            /* header buffer, then the batch's buffers, bsize apart */
-    uint32_t cap, n;           /* buffers the image holds, and holds now (header included) */
+    uint32_t cap, n;           /* buffers the image may hold, and holds now (header included) */
+    uint32_t room;             /* buffers it has memory for (it grows to cap) */
     uint64_t *at;              /* stream offset of each buffer's bytes */
     uint64_t offset;           /* bytes of the stream read */
     uint8_t *in;               /* what read() brought and the frames have not taken yet */
@@ -1559,7 +1560,19 @@ static int live_batch(etl_reader *r)
     l->n = 1;
     do {
         uint32_t kind, length;
-        uint8_t *b = l->image + (size_t)l->n * l->bsize;
+        uint8_t *b;
+        if (l->n == l->room) {
+            uint32_t more = l->room * 2 < l->cap ? l->room * 2 : l->cap;
+            uint8_t *image = realloc(l->image, (size_t)more * l->bsize);
+            if (!image) {
+                set_error(r, -1, "out of memory");
+                r->fatal = 1;
+                return ETL_FATAL;
+            }
+            l->image = image;
+            l->room = more;
+        }
+        b = l->image + (size_t)l->n * l->bsize;
         if (live_frame(r, &kind, &length) != 0 ||
             (kind == ETL_RT_END && live_end(r, length) != 0) ||
             (kind == ETL_RT_BUFFER && (l->at[l->n] = l->offset, live_read(r, b, length, "a buffer") != 0))) {
@@ -1656,7 +1669,8 @@ static int live_start(etl_reader *r)
     }
     l->bsize = r->info.buffer_size;
     l->cap = LIVE_BATCH_BYTES / l->bsize > 2 ? LIVE_BATCH_BYTES / l->bsize : 2;
-    l->image = malloc((size_t)l->cap * l->bsize);
+    l->room = 2;
+    l->image = malloc((size_t)l->room * l->bsize);
     l->at = calloc(l->cap, sizeof *l->at);
     if (!l->image || !l->at) {
         set_error(r, -1, "out of memory");

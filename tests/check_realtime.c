@@ -454,6 +454,13 @@ static void record_stream(void)
     stream = k.data;
     stream_size = k.n;
     stream_events = 3000;
+    /* ETL_STREAM_OUT=PATH keeps it (testdata/realtime.stream, the fuzzer's seed, came so). */
+    if (getenv("ETL_STREAM_OUT")) {
+        FILE *f = fopen(getenv("ETL_STREAM_OUT"), "wb");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_uint_eq(fwrite(stream, 1, stream_size, f), stream_size);
+        fclose(f);
+    }
 }
 
 /* Reads bytes as a stream (through a file: read and poll work on it as on a socket). */
@@ -563,6 +570,25 @@ START_TEST(damaged_streams)
 }
 END_TEST
 
+/* The stream kept in testdata (the fuzzer's seed): its format is the one this reader reads. */
+START_TEST(kept_stream)
+{
+    size_t size;
+    uint8_t *data = test_read_file(testdata_path("realtime.stream"), &size);
+    struct consumer c;
+
+    ck_assert_ptr_nonnull(data);
+    read_stream(data, size, &c);
+    ck_assert_msg(c.rc == ETL_EOF, "%s", c.err);
+    ck_assert_int_gt(c.n, 100);
+    for (long i = 0; i < c.n; i++) ck_assert_uint_eq(c.value[i], (uint64_t)i);
+    ck_assert_uint_eq(c.info.events_lost, 0);
+    ck_assert_uint_eq(c.info.buffer_size, 4096);
+    consumer_free(&c);
+    free(data);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("realtime");
@@ -575,6 +601,7 @@ int main(void)
     tcase_add_test(tc, consumers_one_after_another);
     tcase_add_test(tc, not_a_real_time_session);
     tcase_add_test(tc, damaged_streams);
+    tcase_add_test(tc, kept_stream);
     suite_add_tcase(s, tc);
     return check_run(s);
 }
