@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -1648,7 +1649,14 @@ static int live_start(etl_reader *r)
         line[n] = '\0';
         if (strcmp(line, "ok") == 0) break;
         if (strncmp(line, "error ", 6) == 0) {
-            set_error(r, -1, "%s", line + 6);
+            size_t k = strlen(r->name);
+            /* The controller names the session itself ("session NAME is ..."). */
+            if (strncasecmp(line + 6, r->name, k) == 0 && line[6 + k] == ' ') {
+                snprintf(r->err, sizeof r->err, "%s", line + 6);
+                r->err_offset = -1;
+            } else {
+                set_error(r, -1, "%s", line + 6);
+            }
             return -1;
         }
         n = 0; /* an answer line this reader does not need */
