@@ -1591,6 +1591,13 @@ static int live_batch(etl_reader *r)
         pf.revents = 0;
     } while (l->n < l->cap && (l->in_pos < l->in_len || (poll(&pf, 1, 0) > 0 && (pf.revents & POLLIN))));
     if (l->n == 1) return ETL_EOF;
+    /* Taken: the session may let these buffers go (a consumer that goes before saying so
+       leaves them to the next). Not a socket (a file read as a stream): nobody to tell. */
+    {
+        uint8_t ack[4];
+        etl_put32(ack, l->n - 1);
+        if (send(l->fd, ack, sizeof ack, MSG_NOSIGNAL) < 0) {}
+    }
     l->batches++;
     memset(&o, 0, sizeof o);
     o.order = r->opt.order;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -183,6 +184,7 @@ struct etl_session {
     int consumer, consumer_fd, consumer_abort;
     uint64_t delivered;            /* buffers delivered, for the stop's progress check */
     pthread_cond_t held_cond;      /* held_n, ended, consumer changed */
+    int rt_wake;                   /* eventfd: the consumer's thread has something to do */
     char err[256];
 };
 
@@ -922,6 +924,12 @@ static void evict(const etl_session *s, const uint8_t *p) { (void)s; (void)p; }
  * buffer is dropped and counted in RealTimeBuffersLost (and its events with it), as ETW
  * drops what a session with no consumer cannot hold.
  */
+static void realtime_wake(etl_session *s)
+{
+    uint64_t one = 1;
+    if (write(s->rt_wake, &one, sizeof one) < 0) {} /* full: it is awake anyway */
+}
+
 static void hold(etl_session *s, uint32_t index)
 {
     struct ebuf *b = &s->bufs[index];
@@ -942,6 +950,7 @@ static void hold(etl_session *s, uint32_t index)
         index = UINT32_MAX;
     }
     pthread_mutex_unlock(&s->lock);
+    if (index == UINT32_MAX) realtime_wake(s);
     if (index == UINT32_MAX) return;
     atomic_fetch_add_explicit(&s->h->rt_buffers_lost, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->h->rt_events_lost, count_records(b), memory_order_relaxed);
@@ -1191,14 +1200,6 @@ static int send_frame(int fd, uint32_t kind, const void *p, uint32_t n)
     return send_all(fd, (const uint8_t *)p + (k - (ssize_t)sizeof head), n - (size_t)(k - (ssize_t)sizeof head));
 }
 
-/* The consumer has hung up (or sent something, which it never should). */
-static int consumer_gone(int fd)
-{
-    struct pollfd pf = { fd, POLLIN | POLLRDHUP, 0 };
-
-    return poll(&pf, 1, 0) > 0 && (pf.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR));
-}
-
 /* The END frame: the final statistics, as etlrecord names them. */
 static int send_end(etl_session *s, int fd)
 {
@@ -1214,12 +1215,77 @@ static int send_end(etl_session *s, int fd)
     return send_frame(fd, ETL_RT_END, text, (uint32_t)n);
 }
 
+/* The consumer's end of the socket is closed. */
+static int peer_gone(int fd)
+{
+    struct pollfd pf = { fd, POLLRDHUP, 0 };
+
+    return poll(&pf, 1, 0) > 0 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+/* The consumer took n more of the buffers sent: they leave the held queue, oldest first. */
+static void realtime_release(etl_session *s, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t index;
+        pthread_mutex_lock(&s->lock);
+        index = s->ring[s->held_head];
+        s->held_head = (s->held_head + 1) % s->nmax;
+        s->held_n--;
+        s->delivered++;
+        if (!s->writer) atomic_fetch_add_explicit(&s->h->buffers_written, 1, memory_order_relaxed);
+        pthread_cond_broadcast(&s->held_cond);
+        pthread_mutex_unlock(&s->lock);
+        free_push(s, index);
+    }
+}
+
+/*
+ * The consumer's acknowledgements that have come (each a 4-byte count of buffers it has
+ * taken, ack[] holding a partial one): what they count is released. -1 when the consumer is
+ * gone, or acknowledges more than it was sent.
+ */
+static int take_acks(etl_session *s, int fd, uint32_t *sent, uint8_t ack[4], unsigned *nack)
+{
+    uint8_t buf[256];
+
+    for (;;) {
+        ssize_t k = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+        if (k == 0) return -1;
+        for (ssize_t i = 0; i < k; i++) {
+            ack[(*nack)++] = buf[i];
+            if (*nack == 4) {
+                uint32_t n = etl_le32(ack);
+                *nack = 0;
+                if (n > *sent) return -1;
+                realtime_release(s, n);
+                *sent -= n;
+            }
+        }
+    }
+}
+
 int etl_session_realtime_attach(etl_session *s, int fd)
 {
     char line[256];
     int e = 0, n;
 
     pthread_mutex_lock(&s->lock);
+    /* A consumer that has just gone is still attached until its thread sees it (at once, as
+       it waits on the socket): the next one waits for that, a second at most. */
+    for (int i = 0; i < 20 && s->consumer && peer_gone(s->consumer_fd); i++) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 50000000;
+        if (until.tv_nsec >= 1000000000) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000;
+        }
+        realtime_wake(s);
+        pthread_cond_timedwait(&s->held_cond, &s->lock, &until);
+    }
     if (!s->realtime) e = EINVAL;
     else if (s->consumer) e = EBUSY;
     else if (s->ended) e = ESHUTDOWN;
@@ -1241,8 +1307,9 @@ int etl_session_realtime_attach(etl_session *s, int fd)
 int etl_session_realtime_deliver(etl_session *s)
 {
     etl_writer_options o;
-    uint8_t *header;
-    uint32_t used;
+    uint8_t *header, ack[4];
+    uint32_t used, sent = 0; /* buffers sent that the consumer has not acknowledged */
+    unsigned nack = 0;
     int rc = ETL_FAILED, fd;
 
     pthread_mutex_lock(&s->lock);
@@ -1258,41 +1325,33 @@ int etl_session_realtime_deliver(etl_session *s)
     etl_header_buffer_build(&o, s->log_file_name, &(etl_header_counts){ 0, 0, 0, 0 }, header);
     used = etl_le32(header + ETL_BH_SAVED_OFFSET);
     if (send_all(fd, "ok\n", 3) != 0 || send_frame(fd, ETL_RT_HEADER, header, used) != 0) goto out;
-    /* The held buffers, oldest first (those held before the consumer came too), as they come. */
+    /* The held buffers, oldest first (those held before the consumer came too), as they come;
+       each stays held until the consumer says it has taken it. */
     for (;;) {
-        uint32_t index;
-        struct ebuf *b;
+        struct pollfd pf[2] = { { fd, POLLIN, 0 }, { s->rt_wake, POLLIN, 0 } };
+        uint32_t held, index = 0;
+        int ended, abort_;
 
+        if (take_acks(s, fd, &sent, ack, &nack) != 0) goto out;
         pthread_mutex_lock(&s->lock);
-        while (!s->held_n && !s->ended && !s->consumer_abort) {
-            struct timespec until;
-            clock_gettime(CLOCK_REALTIME, &until);
-            until.tv_nsec += 500000000;
-            if (until.tv_nsec >= 1000000000) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000;
-            }
-            if (pthread_cond_timedwait(&s->held_cond, &s->lock, &until) == ETIMEDOUT && consumer_gone(fd)) break;
-        }
-        if (s->consumer_abort || (!s->held_n && !s->ended)) {
-            pthread_mutex_unlock(&s->lock);
-            goto out;
-        }
-        if (!s->held_n) { /* ended, everything delivered */
-            pthread_mutex_unlock(&s->lock);
-            break;
-        }
-        index = s->ring[s->held_head];
+        held = s->held_n;
+        ended = s->ended;
+        abort_ = s->consumer_abort;
+        if (sent < held) index = s->ring[(s->held_head + sent) % s->nmax];
         pthread_mutex_unlock(&s->lock);
-        b = &s->bufs[index];
-        if (send_frame(fd, ETL_RT_BUFFER, b->cur.data, b->used) != 0) goto out; /* it stays held */
-        pthread_mutex_lock(&s->lock);
-        s->held_head = (s->held_head + 1) % s->nmax;
-        s->held_n--;
-        s->delivered++;
-        if (!s->writer) atomic_fetch_add_explicit(&s->h->buffers_written, 1, memory_order_relaxed);
-        pthread_mutex_unlock(&s->lock);
-        free_push(s, index);
+        if (abort_) goto out;
+        if (sent < held) {
+            struct ebuf *b = &s->bufs[index];
+            if (send_frame(fd, ETL_RT_BUFFER, b->cur.data, b->used) != 0) goto out; /* it stays held */
+            sent++;
+            continue;
+        }
+        if (ended && !held) break; /* everything taken */
+        /* Wait for the consumer's word, a buffer or the end. */
+        if (poll(pf, 2, 1000) > 0 && (pf[1].revents & POLLIN)) {
+            uint64_t v;
+            if (read(s->rt_wake, &v, sizeof v) < 0) {}
+        }
     }
     rc = send_end(s, fd) == 0 ? ETL_OK : ETL_FAILED;
 out:
@@ -1319,6 +1378,7 @@ static void realtime_end(etl_session *s)
     pthread_mutex_lock(&s->lock);
     s->ended = 1;
     pthread_cond_broadcast(&s->held_cond);
+    realtime_wake(s);
     seen = s->delivered;
     while (s->consumer) {
         struct timespec until;
@@ -1331,6 +1391,7 @@ static void realtime_end(etl_session *s)
         } else if (s->consumer && !s->consumer_abort && clock_ns(CLOCK_MONOTONIC) - last > 5000000000LL) {
             s->consumer_abort = 1;
             shutdown(s->consumer_fd, SHUT_RDWR); /* its send fails now */
+            realtime_wake(s);
         }
     }
     while (s->held_n) {
@@ -1559,6 +1620,10 @@ static int start(etl_session *s)
        FlushTimer); it holds for a consumer what the pool can spare beyond a buffer per
        processor and one more. */
     if (s->realtime && !p->flush_timer_s) p->flush_timer_s = 1;
+    if (s->realtime && (s->rt_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
+        serror(s, "cannot make the real-time consumer's event: %s", strerror(errno));
+        return -1;
+    }
     s->held_max = s->nmax > s->ncpu + 1 ? s->nmax - s->ncpu - 1 : 1;
     /* Restartable sequences need a buffer of its own for every processor a writer may run on,
        and an rseq area in this thread (whose kind every thread of the process shares). */
@@ -1686,6 +1751,7 @@ static etl_session *session_new(void)
     s->address_lock = -1;
     pthread_once(&atfork_once, install_atfork);
     s->consumer_fd = -1;
+    s->rt_wake = -1;
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->done, NULL);
     pthread_cond_init(&s->held_cond, NULL);
@@ -1697,6 +1763,7 @@ static void session_free(etl_session *s)
     if (s->mapping && !s->borrowed) munmap(s->mapping, s->memory_size);
     if (s->shm_fd >= 0) close(s->shm_fd);
     if (s->address_lock >= 0) close(s->address_lock);
+    if (s->rt_wake >= 0) close(s->rt_wake);
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->done);
     pthread_cond_destroy(&s->held_cond);

@@ -376,6 +376,50 @@ START_TEST(consumers_one_after_another)
 }
 END_TEST
 
+/* A consumer that goes without saying it took its buffers (killed with them still in its
+   socket) leaves them to the next: nothing lost, nothing counted twice. */
+START_TEST(unacknowledged_buffers_go_to_the_next)
+{
+    etl_session *s = start_rt(4, 0, 512, NULL);
+    struct server sv;
+    struct consumer c;
+    etl_session_stats st;
+    uint8_t some[20000];
+    int a[2], b[2];
+    size_t got = 0;
+
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, a), 0);
+    serve_start(&sv, s, a[0]);
+    for (uint64_t i = 0; i < 2000; i++) ck_assert_int_eq(write_one(s, 1, i, 8), ETL_OK);
+    ck_assert_int_eq(etl_session_flush(s), ETL_OK);
+    /* It reads a few buffers' bytes, and goes. */
+    while (got < sizeof some) {
+        ssize_t k = read(a[1], some + got, sizeof some - got);
+        ck_assert_int_gt(k, 0);
+        got += (size_t)k;
+    }
+    close(a[1]);
+    pthread_join(sv.t, NULL);
+    ck_assert_int_eq(sv.rc, ETL_FAILED);
+    close(a[0]);
+    /* The next, at once: every event, from the first. */
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, b), 0);
+    serve_start(&sv, s, b[0]);
+    consumer_start(&c, b[1]);
+    ck_assert_int_eq(etl_session_stop(s, &st), ETL_OK);
+    pthread_join(sv.t, NULL);
+    pthread_join(c.t, NULL);
+    ck_assert_msg(c.rc == ETL_EOF, "%s", c.err);
+    ck_assert_int_eq(c.n, 2000);
+    for (long i = 0; i < c.n; i++) ck_assert_uint_eq(c.value[i], (uint64_t)i);
+    ck_assert_uint_eq(st.real_time_buffers_lost, 0);
+    ck_assert_uint_eq(c.info.events_lost, 0);
+    consumer_free(&c);
+    close(b[0]);
+    close(b[1]);
+}
+END_TEST
+
 /* A session that is not in real-time mode refuses a consumer, and the reader says why. */
 START_TEST(not_a_real_time_session)
 {
@@ -419,14 +463,31 @@ struct sink {
     size_t n, cap;
 };
 
+/* Reads exactly n bytes into the sink; 0, or -1 at the end. */
+static int sink_read(struct sink *k, size_t n)
+{
+    while (k->n + n > k->cap) k->data = realloc(k->data, k->cap = k->cap ? 2 * k->cap : 65536);
+    for (size_t got = 0; got < n;) {
+        ssize_t r = read(k->fd, k->data + k->n + got, n - got);
+        if (r <= 0) return -1;
+        got += (size_t)r;
+    }
+    k->n += n;
+    return 0;
+}
+
+/* Keeps the stream's bytes, frame by frame, acknowledging each buffer as a consumer does. */
 static void *drain_all(void *arg)
 {
     struct sink *k = arg;
-    for (;;) {
-        if (k->n == k->cap) k->data = realloc(k->data, k->cap = k->cap ? 2 * k->cap : 65536);
-        ssize_t got = read(k->fd, k->data + k->n, k->cap - k->n);
-        if (got <= 0) break;
-        k->n += (size_t)got;
+
+    if (sink_read(k, 3) != 0) return NULL;
+    while (sink_read(k, ETL_RT_FRAME_HEAD) == 0) {
+        uint32_t kind = etl_le32(k->data + k->n - 8), length = etl_le32(k->data + k->n - 4);
+        uint8_t one[4];
+        if (sink_read(k, length) != 0) break;
+        etl_put32(one, 1);
+        if (kind == ETL_RT_BUFFER) ck_assert_int_eq(write(k->fd, one, 4), 4);
     }
     return NULL;
 }
@@ -599,6 +660,7 @@ int main(void)
     tcase_add_test(tc, beside_a_file);
     tcase_add_test(tc, held_then_dropped_exactly);
     tcase_add_test(tc, consumers_one_after_another);
+    tcase_add_test(tc, unacknowledged_buffers_go_to_the_next);
     tcase_add_test(tc, not_a_real_time_session);
     tcase_add_test(tc, damaged_streams);
     tcase_add_test(tc, kept_stream);
