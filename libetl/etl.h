@@ -833,7 +833,7 @@ ETL_API int etl_session_snapshot(etl_session *s, const char *path);
  * processor and one; beyond that, and for what is still held at the stop, buffers are
  * dropped and counted in RealTimeBuffersLost (their events in real_time_events_lost).
  * deliver returns ETL_OK when the consumer got everything to the end, ETL_FAILED with errno
- * EPIPE when it went away (the buffer it was being sent stays held for the next consumer).
+ * EPIPE when it went away (what it had not acknowledged stays held for the next consumer).
  */
 ETL_API int etl_session_realtime_attach(etl_session *s, int fd);
 ETL_API int etl_session_realtime_deliver(etl_session *s);

@@ -5,7 +5,9 @@
  * Frames, each a 12-byte head (magic, kind, length: little-endian 32-bit) and length bytes:
  * one HEADER (the logfile header buffer, up to its used size), then a BUFFER per data buffer
  * (its WMI_BUFFER_HEADER filled, up to its used size), then END (the final statistics as
- * "KEY VALUE" lines) when the session stopped. Private to libetl.
+ * "KEY VALUE" lines) when the session stopped and every buffer was acknowledged. The
+ * consumer acknowledges the buffers it has taken with a little-endian 32-bit count (one per
+ * batch); a buffer leaves the session's held queue only then. Private to libetl.
  */
 #ifndef LIBETL_REALTIME_H
 #define LIBETL_REALTIME_H
