@@ -15,14 +15,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/eventfd.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
@@ -950,8 +950,10 @@ static void hold(etl_session *s, uint32_t index)
         index = UINT32_MAX;
     }
     pthread_mutex_unlock(&s->lock);
-    if (index == UINT32_MAX) realtime_wake(s);
-    if (index == UINT32_MAX) return;
+    if (index == UINT32_MAX) {
+        realtime_wake(s);
+        return;
+    }
     atomic_fetch_add_explicit(&s->h->rt_buffers_lost, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->h->rt_events_lost, count_records(b), memory_order_relaxed);
     free_push(s, index);

@@ -7,8 +7,8 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,8 +50,9 @@ static const char usage_text[] =
     "status. SIGINT, SIGTERM and SIGHUP sent to 'run' go on to COMMAND.\n"
     "\n"
     "Start options:\n"
-    "  -o, --output=FILE        the log file (required but in buffering and realtime\n"
-    "                           modes; none in buffering mode)\n"
+    "  -o, --output=FILE        the log file (required, except in buffering mode,\n"
+    "                           which has none, and in realtime mode, where it is\n"
+    "                           optional)\n"
     "      --mode=MODE          sequential (default), circular, newfile, buffering or\n"
     "                           realtime (events go to a live consumer, 'etldump\n"
     "                           --session NAME'; with -o, to the file too)\n"
@@ -265,8 +266,9 @@ static void send_stats(FILE *f, const etl_session_stats *st)
             "RealTimeBuffersLost %u\n", st->number_of_buffers, st->free_buffers,
             (unsigned long long)st->events_lost, st->buffers_written, st->log_buffers_lost,
             st->real_time_buffers_lost);
-    /* libetl's own, for sessions shared by processes: buffers taken back from writer
-       processes that died holding them, and processes that could not map the session. */
+    /* libetl's own: for sessions shared by processes, buffers taken back from writer
+       processes that died holding them, and processes that could not map the session; for
+       real-time sessions, the events in the RealTimeBuffersLost buffers. */
     fprintf(f, "BuffersReclaimed %u\nWritersRefused %u\nRealTimeEventsLost %llu\n", st->buffers_reclaimed,
             st->writers_refused, (unsigned long long)st->real_time_events_lost);
 }
