@@ -1414,6 +1414,7 @@ struct live {
     uint64_t offset;           /* bytes of the stream read */
     uint8_t *in;               /* what read() brought and the frames have not taken yet */
     size_t in_pos, in_len;
+    uint32_t unacked;          /* buffers taken that the session has not been told of */
     uint64_t batches;
     etl_reader *batch;
     int ended;
@@ -1434,6 +1435,22 @@ static void live_free(struct live *l)
     free(l);
 }
 
+/*
+ * Tells the session that the buffers read so far are taken (it may let them go; those a
+ * consumer that goes has not acknowledged go to the next one). Before every read that may
+ * wait, so that the session's held buffers do not wait for a whole batch: a batch may be as
+ * large as the session's pool. Not a socket (a file read as a stream): nobody to tell.
+ */
+static void live_ack(struct live *l)
+{
+    uint8_t ack[4];
+
+    if (!l->unacked) return;
+    etl_put32(ack, l->unacked);
+    l->unacked = 0;
+    if (send(l->fd, ack, sizeof ack, MSG_NOSIGNAL) < 0) {}
+}
+
 /* Reads n bytes; 0, or -1 (message set; fatal) when the stream ends or fails. */
 static int live_read(etl_reader *r, void *buf, size_t n, const char *what)
 {
@@ -1452,6 +1469,7 @@ static int live_read(etl_reader *r, void *buf, size_t n, const char *what)
         }
         /* A large read straight into place; a small one through the input buffer, which takes
            the frames that follow with it (one system call for many small reads). */
+        live_ack(l);
         if (n - got >= LIVE_INPUT) k = read(l->fd, p + got, n - got);
         else if ((k = read(l->fd, l->in, LIVE_INPUT)) > 0) {
             l->in_pos = 0;
@@ -1588,16 +1606,11 @@ static int live_batch(etl_reader *r)
         if (kind == ETL_RT_END) break;
         memset(b + length, 0xFF, l->bsize - length);
         l->n++;
+        l->unacked++;
         pf.revents = 0;
     } while (l->n < l->cap && (l->in_pos < l->in_len || (poll(&pf, 1, 0) > 0 && (pf.revents & POLLIN))));
+    live_ack(l);
     if (l->n == 1) return ETL_EOF;
-    /* Taken: the session may let these buffers go (a consumer that goes before saying so
-       leaves them to the next). Not a socket (a file read as a stream): nobody to tell. */
-    {
-        uint8_t ack[4];
-        etl_put32(ack, l->n - 1);
-        if (send(l->fd, ack, sizeof ack, MSG_NOSIGNAL) < 0) {}
-    }
     l->batches++;
     memset(&o, 0, sizeof o);
     o.order = r->opt.order;
