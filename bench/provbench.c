@@ -666,7 +666,7 @@ static int lttng_run(const struct config *cfg, struct lttng_ctl *l, int memory, 
     }
     r->stop_ms = (double)(bench_now_ns() - t0) * 1e-6;
     if (memory) r->kept = r->written;
-    if (rc == 0 && !memory && lttng_discarded(l, &r->listed) != 0) {
+    if (rc == 0 && !memory && lttng_discarded(l, l->session, &r->listed) != 0) {
         snprintf(r->why, sizeof r->why, "cannot read the discarded-events count (see %s)", l->log);
         rc = -1;
     }
