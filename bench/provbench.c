@@ -1271,10 +1271,11 @@ int main(int argc, char **argv)
         if (!c->measured) snprintf(c->note, sizeof c->note, "%s", lttng_ok ? lt.live_why : lt.why);
     }
     printf("real time: libetl's session in real-time mode without a file (flush timer 1 s), its buffers through a "
-           "socket pair to a consumer thread of the controller (etl_reader_open_stream); LTTng-UST: a live session "
-           "(--live=%u, the same channel) through a relay daemon, which also writes it to disk, read by babeltrace2 "
-           "(source.ctf.lttng-live to sink.utils.counter); both consumers start before the writers and end after the "
-           "session\n", LIVE_TIMER_US);
+           "socket pair to a consumer thread of the controller (etl_reader_open_stream)");
+    if (live_ok)
+        printf("; LTTng-UST: a live session (--live=%u, the same channel) through a relay daemon, which also writes it "
+               "to disk, read by babeltrace2 (source.ctf.lttng-live to sink.utils.counter)", LIVE_TIMER_US);
+    printf("; the consumer%s start before the writers and end after the session\n", live_ok ? "s" : "");
     printf("unpaced: %llu events per writer and run (%llu in all); 1 warm-up round, then %u rounds that each run "
            "every case once, in turn\n", (unsigned long long)cfg.events, (unsigned long long)cfg.events * nw, cfg.runs);
 
