@@ -1,16 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /* Drives LTTng for the benchmarks that compare with LTTng-UST (sessionbench, provbench). */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
+#include <glob.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "benchevent.h"
 #include "benchstat.h"
 #include "lttng_tp.h"
 #include "lttngctl.h"
@@ -36,13 +44,13 @@ int lttng_cmd(struct lttng_ctl *l, const char *fmt, ...)
     return rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
-int lttng_discarded(struct lttng_ctl *l, uint64_t *out)
+int lttng_discarded(struct lttng_ctl *l, const char *session, uint64_t *out)
 {
     char cmd[256], line[4096];
     FILE *f;
     int found = 0;
 
-    snprintf(cmd, sizeof cmd, "lttng --mi=xml list '%s' 2>/dev/null", l->session);
+    snprintf(cmd, sizeof cmd, "lttng --mi=xml list '%s' 2>/dev/null", session);
     *out = 0;
     f = popen(cmd, "r");
     if (!f) return -1;
@@ -108,6 +116,16 @@ int lttng_setup(struct lttng_ctl *l, const char *tmpdir, const char *prog)
 
 void lttng_teardown(struct lttng_ctl *l, int keep_log)
 {
+    if (l->relayd_pid > 0) {
+        int st;
+        kill(l->relayd_pid, SIGTERM);
+        for (int i = 0; waitpid(l->relayd_pid, &st, WNOHANG) == 0; i++) {
+            if (i == 100) kill(l->relayd_pid, SIGKILL); /* 5 s */
+            usleep(50000);
+        }
+    }
+    if (l->relayd_dir[0] && keep_log) printf("kept the relay daemon's output in %s\n", l->relayd_dir);
+    else if (l->relayd_dir[0]) tree_remove(l->relayd_dir);
     if (l->started_sessiond && l->sessiond_pid > 0) {
         kill(l->sessiond_pid, SIGTERM);
         for (int i = 0; i < 100 && kill(l->sessiond_pid, 0) == 0; i++) usleep(50000);
@@ -187,4 +205,243 @@ int lttng_trace_discarded(const char *dir, uint64_t *out)
     if (nftw(dir, add_discarded, 16, FTW_PHYS) != 0 || index_bad) return -1;
     *out = index_discarded;
     return 0;
+}
+
+/* ------------------------------------------------------------------ LTTng live */
+
+#define LIVE_URL "net://127.0.0.1"
+
+/* Whether something accepts connections on 127.0.0.1:port. */
+static int listening(unsigned port)
+{
+    struct sockaddr_in a;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), ok;
+
+    if (fd < 0) return 0;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ok = connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
+    close(fd);
+    return ok;
+}
+
+/* Runs argv with stdin from /dev/null, stdout to out_fd (-1: the log) and stderr to the log. */
+static pid_t start_program(const struct lttng_ctl *l, char *const argv[], int out_fd)
+{
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDONLY), log = open(l->log, O_WRONLY | O_APPEND | O_CREAT, 0600);
+        if (null < 0 || log < 0) _exit(127);
+        dup2(null, 0);
+        dup2(out_fd >= 0 ? out_fd : log, 1);
+        dup2(log, 2);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+int lttng_live_setup(struct lttng_ctl *l, const char *tmpdir, const char *prog)
+{
+    char *argv[] = { "lttng-relayd", "--output", l->relayd_dir, NULL };
+    int st;
+
+    if (listening(LTTNG_LIVE_PORT)) {
+        printf("an LTTng relay daemon listens on 127.0.0.1:%d: the live sessions use it (their traces stay in its "
+               "output directory)\n", LTTNG_LIVE_PORT);
+        l->live_available = 1;
+        return 0;
+    }
+    if (system("command -v lttng-relayd >/dev/null 2>&1") != 0 ||
+        system("command -v babeltrace2 >/dev/null 2>&1") != 0) {
+        snprintf(l->live_why, sizeof l->live_why, "lttng-relayd (lttng-tools) or babeltrace2 is not installed");
+        return -1;
+    }
+    snprintf(l->relayd_dir, sizeof l->relayd_dir, "%s/%s-relayd-XXXXXX", tmpdir, prog);
+    if (!mkdtemp(l->relayd_dir)) {
+        snprintf(l->live_why, sizeof l->live_why, "cannot create a directory in %s", tmpdir);
+        l->relayd_dir[0] = 0;
+        return -1;
+    }
+    l->relayd_pid = start_program(l, argv, -1);
+    if (l->relayd_pid < 0) {
+        snprintf(l->live_why, sizeof l->live_why, "cannot start lttng-relayd: %s", strerror(errno));
+        l->relayd_pid = 0;
+        return -1;
+    }
+    /* It listens on its control, data and live ports once it has started. */
+    for (double deadline = bench_now_s() + 10; !listening(LTTNG_LIVE_PORT);) {
+        if (waitpid(l->relayd_pid, &st, WNOHANG) == l->relayd_pid) {
+            snprintf(l->live_why, sizeof l->live_why, "no LTTng relay daemon listens on 127.0.0.1:%d, and "
+                     "lttng-relayd exited at once (see %s)", LTTNG_LIVE_PORT, l->log);
+            l->relayd_pid = 0;
+            return -1;
+        }
+        if (bench_now_s() > deadline) {
+            snprintf(l->live_why, sizeof l->live_why, "lttng-relayd did not listen on 127.0.0.1:%d 10 s after it "
+                     "started (see %s)", LTTNG_LIVE_PORT, l->log);
+            return -1;
+        }
+        usleep(20000);
+    }
+    printf("started an LTTng relay daemon (pid %ld, output in %s); it is stopped at the end\n", (long)l->relayd_pid,
+           l->relayd_dir);
+    l->live_available = 1;
+    return 0;
+}
+
+/* The relay daemon's live sessions (babeltrace2 lists them): session's URL into url and its
+   clients. 1 when it is listed, 0 when not, -1 when babeltrace2 could not list them. */
+static int live_session(const struct lttng_ctl *l, const char *session, char *url, size_t size, unsigned *clients)
+{
+    char cmd[LTTNG_PATH_SIZE + 128], line[1024], end[128];
+    FILE *f;
+    int found = 0;
+
+    snprintf(cmd, sizeof cmd, "babeltrace2 --input-format=lttng-live " LIVE_URL " 2>>'%s'", l->log);
+    snprintf(end, sizeof end, "/%s (", session);
+    f = popen(cmd, "r");
+    if (!f) return -1;
+    /* net://127.0.0.1/host/HOSTNAME/SESSION (timer = T, N stream(s), C client(s) connected) */
+    while (fgets(line, sizeof line, f)) {
+        char *at = strstr(line, end), *c;
+        if (found || strncmp(line, "net://", 6) != 0 || !at) continue;
+        snprintf(url, size, "%.*s", (int)(at - line) + (int)strlen(session) + 1, line);
+        c = strstr(at, "stream(s), ");
+        *clients = c ? (unsigned)strtoul(c + strlen("stream(s), "), NULL, 10) : 0;
+        found = 1;
+    }
+    return pclose(f) == 0 ? found : -1;
+}
+
+int lttng_live_attach(struct lttng_ctl *l, const char *session, struct lttng_live *v, char *why, size_t size)
+{
+    char *argv[] = { "babeltrace2", "--input-format=lttng-live", v->url, "--params=session-not-found-action=\"end\"",
+                     "-c", "sink.utils.counter", "--params=step=+0", NULL };
+    double deadline = bench_now_s() + 10;
+    unsigned clients = 0;
+    int p[2], k, st;
+
+    memset(v, 0, sizeof *v);
+    v->out = -1;
+    /* The relay daemon knows the session once its consumer daemon connected (at lttng start). */
+    while ((k = live_session(l, session, v->url, sizeof v->url, &clients)) != 1) {
+        if (k < 0 || bench_now_s() > deadline) {
+            snprintf(why, size, k < 0 ? "babeltrace2 could not list the relay daemon's live sessions (see %s)"
+                                      : "the relay daemon did not list the live session 10 s after lttng start "
+                                        "(see %s)", l->log);
+            return -1;
+        }
+        usleep(20000);
+    }
+    if (pipe2(p, O_CLOEXEC) != 0) {
+        snprintf(why, size, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    v->pid = start_program(l, argv, p[1]);
+    close(p[1]);
+    if (v->pid < 0) {
+        snprintf(why, size, "cannot start babeltrace2: %s", strerror(errno));
+        close(p[0]);
+        v->pid = 0;
+        return -1;
+    }
+    v->out = p[0];
+    /* It is the session's client once it has attached. */
+    while ((k = live_session(l, session, v->url, sizeof v->url, &clients)) == 1 && clients == 0) {
+        if (waitpid(v->pid, &st, WNOHANG) == v->pid) {
+            snprintf(why, size, "babeltrace2 ended before it attached to the live session %s (see %s)", v->url, l->log);
+            v->pid = 0;
+            return -1;
+        }
+        if (bench_now_s() > deadline) {
+            snprintf(why, size, "babeltrace2 did not attach to the live session %s in 10 s (see %s)", v->url, l->log);
+            return -1;
+        }
+        usleep(20000);
+    }
+    if (k != 1) {
+        snprintf(why, size, "the relay daemon no longer lists the live session %s (see %s)", v->url, l->log);
+        return -1;
+    }
+    return 0;
+}
+
+int lttng_live_end(struct lttng_ctl *l, struct lttng_live *v, int timeout_s, char *why, size_t size)
+{
+    char text[4096];
+    size_t len = 0;
+    double deadline = bench_now_s() + timeout_s;
+    int st = 0, ended = 0, found = 0;
+    struct rusage ru;
+
+    if (!v->pid) return -1;
+    /* The counter sink writes its counts only at the end: the pipe does not fill before. */
+    for (;;) {
+        pid_t k = wait4(v->pid, &st, WNOHANG, &ru);
+        if (k == v->pid || (k < 0 && errno != EINTR)) {
+            ended = k == v->pid;
+            break;
+        }
+        if (bench_now_s() > deadline) break;
+        usleep(5000);
+    }
+    v->end_ns = bench_now_ns();
+    if (ended)
+        v->cpu_ns = ((int64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000 +
+                    ((int64_t)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000;
+    if (!ended) {
+        kill(v->pid, SIGKILL);
+        while (waitpid(v->pid, &st, 0) < 0 && errno == EINTR) {
+        }
+    }
+    v->pid = 0;
+    for (;;) {
+        ssize_t n = read(v->out, text + len, sizeof text - 1 - len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        len += (size_t)n;
+    }
+    text[len] = 0;
+    close(v->out);
+    v->out = -1;
+    if (!ended) {
+        snprintf(why, size, "babeltrace2 did not end %d s after the live session was destroyed", timeout_s);
+        return -1;
+    }
+    /* "   N Event messages", then the other kinds of messages and the total */
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        unsigned long long n;
+        int at = 0;
+        if (sscanf(line, " %llu %n", &n, &at) != 1) continue;
+        if (strcmp(line + at, "Event messages") == 0) v->events = n, found = 1;
+    }
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || !found) {
+        snprintf(why, size, "babeltrace2 on the live session %s failed (see %s)", v->url, l->log);
+        return -1;
+    }
+    return 0;
+}
+
+int lttng_live_trace_dir(const struct lttng_ctl *l, const struct lttng_live *v, const char *session, char *out,
+                         size_t size)
+{
+    const char *host = strstr(v->url, "/host/");
+    char pattern[LTTNG_PATH_SIZE + 700];
+    glob_t g;
+    int rc = -1;
+
+    if (!host || !l->relayd_dir[0]) return -1;
+    host += strlen("/host/");
+    snprintf(pattern, sizeof pattern, "%s/%.*s/%s-*", l->relayd_dir, (int)strcspn(host, "/"), host, session);
+    if (glob(pattern, GLOB_NOSORT, NULL, &g) != 0) return -1;
+    if (g.gl_pathc == 1 && strlen(g.gl_pathv[0]) < size) {
+        snprintf(out, size, "%s", g.gl_pathv[0]);
+        rc = 0;
+    }
+    globfree(&g);
+    return rc;
 }

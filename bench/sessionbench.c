@@ -230,7 +230,7 @@ static int lttng_run(const struct config *cfg, struct lttng_ctl *l, int snapshot
         snprintf(l->why, sizeof l->why, "lttng stop failed (see %s)", l->log);
         goto destroy;
     }
-    if (lttng_discarded(l, discarded) != 0) {
+    if (lttng_discarded(l, l->session, discarded) != 0) {
         snprintf(l->why, sizeof l->why, "cannot read the discarded-events count (see %s)", l->log);
         goto destroy;
     }
