@@ -1697,8 +1697,12 @@ static int live_start(etl_reader *r)
     }
     l->bsize = r->info.buffer_size;
     l->cap = LIVE_BATCH_BYTES / l->bsize > 2 ? LIVE_BATCH_BYTES / l->bsize : 2;
-    l->room = 2;
+    /* Room for 4 MB of buffers from the start, touched now: the page faults of a growing image
+       slowed the first batches enough for a busy session to drop buffers. */
+    l->room = (4u << 20) / l->bsize > 2 ? (4u << 20) / l->bsize : 2;
+    if (l->room > l->cap) l->room = l->cap;
     l->image = malloc((size_t)l->room * l->bsize);
+    if (l->image) memset(l->image, 0xFF, (size_t)l->room * l->bsize);
     l->at = calloc(l->cap, sizeof *l->at);
     if (!l->image || !l->at) {
         set_error(r, -1, "out of memory");

@@ -1292,6 +1292,11 @@ int etl_session_realtime_attach(etl_session *s, int fd)
     else if (s->consumer) e = EBUSY;
     else if (s->ended) e = ESHUTDOWN;
     else {
+        /* Room in the socket for 16 buffers on their way (as far as the system allows), so
+           that the consumer's thread and this one do not take turns a frame at a time. */
+        int want = (int)(s->bsize * 16);
+        if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &want, sizeof want) != 0)
+            setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &want, sizeof want);
         s->consumer = 1;
         s->consumer_fd = fd;
         s->consumer_abort = 0;
@@ -1665,7 +1670,9 @@ static int start(etl_session *s)
     h->rseq = (uint8_t)s->rseq;
     h->controller_pid = (int32_t)getpid();
     snprintf(h->name, sizeof h->name, "%s", s->logger_name);
-    s->low_water = h->low_water = s->nmax / 2 > 2 * s->ncpu ? s->nmax / 2 : 2 * s->ncpu;
+    /* A real-time session hands each buffer on as soon as it is full: batches of half the
+       pool made the consumer take 30 buffers at once and fall behind at the start. */
+    s->low_water = h->low_water = s->realtime ? s->nmax : s->nmax / 2 > 2 * s->ncpu ? s->nmax / 2 : 2 * s->ncpu;
 #if defined(__x86_64__)
     s->evict = can_clflushopt() ? 2 : 1; /* CLFLUSH is in every x86-64 (SSE2) */
 #else
