@@ -513,6 +513,7 @@ struct consumer {
     uint64_t events_lost;     /* etl_reader_info's events_lost at ETL_EOF: EventsLost + RealTimeEventsLost */
     int64_t end_ns;           /* when it read ETL_EOF (or failed) */
     int64_t cpu_ns;           /* the reader thread's CPU time */
+    atomic_int opened;        /* the reader has read the stream's start */
     int rc;                   /* etl_reader_next's last result */
     char why[512];
 };
@@ -531,6 +532,7 @@ static void *consume_main(void *arg)
     int64_t cpu0 = bench_thread_cpu_ns();
 
     c->rc = etl_reader_open_stream(&r, c->fd[1], NULL);
+    atomic_store(&c->opened, 1);
     if (c->rc != ETL_OK) {
         snprintf(c->why, sizeof c->why, "etl_reader_open_stream: %s", r ? etl_reader_error(r) : "out of memory");
         etl_reader_close(r);
@@ -593,6 +595,8 @@ static int consumer_start(struct consumer *c, etl_session *s, unsigned writers, 
         snprintf(why, size, "cannot start the consumer thread");
         return -1;
     }
+    /* The writers go once the consumer reads, as LTTng-UST's wait for babeltrace2 to connect. */
+    for (int i = 0; i < 5000 && !atomic_load(&c->opened); i++) usleep(1000);
     return 0;
 }
 
