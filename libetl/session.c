@@ -211,6 +211,13 @@ static int64_t clock_ns(clockid_t id)
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
+/* CLOCK_REALTIME ns from now: the deadline sem_timedwait and pthread_cond_timedwait take. */
+static struct timespec deadline_in(int64_t ns)
+{
+    int64_t t = clock_ns(CLOCK_REALTIME) + ns;
+    return (struct timespec){ (time_t)(t / 1000000000), (long)(t % 1000000000) };
+}
+
 static int64_t cycles(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -1032,13 +1039,10 @@ static void *flush_thread(void *arg)
                              ? clock_ns(CLOCK_MONOTONIC) + (int64_t)s->p.flush_timer_s * 1000000000 : INT64_MAX;
 
     for (;;) {
-        struct timespec until;
-        int64_t now = clock_ns(CLOCK_REALTIME), wait = 100000000;
+        struct timespec until = deadline_in(100000000);
         uint64_t requested;
         int stopping;
 
-        until.tv_sec = (now + wait) / 1000000000;
-        until.tv_nsec = (now + wait) % 1000000000;
         sem_timedwait(&s->h->wake, &until);
         atomic_store_explicit(&s->h->wake_pending, 0, memory_order_relaxed);
         etl_monoclock_tick();
@@ -1278,13 +1282,7 @@ int etl_session_realtime_attach(etl_session *s, int fd)
     /* A consumer that has just gone is still attached until its thread sees it (at once, as
        it waits on the socket): the next one waits for that, a second at most. */
     for (int i = 0; i < 20 && s->consumer && peer_gone(s->consumer_fd); i++) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += 50000000;
-        if (until.tv_nsec >= 1000000000) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000;
-        }
+        struct timespec until = deadline_in(50000000);
         realtime_wake(s);
         pthread_cond_timedwait(&s->held_cond, &s->lock, &until);
     }
@@ -1388,9 +1386,7 @@ static void realtime_end(etl_session *s)
     realtime_wake(s);
     seen = s->delivered;
     while (s->consumer) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += 1;
+        struct timespec until = deadline_in(1000000000);
         pthread_cond_timedwait(&s->held_cond, &s->lock, &until);
         if (s->delivered != seen) {
             seen = s->delivered;
