@@ -46,7 +46,8 @@ static char dir[4096];
 
 static int same_enable(const etl_shared_enable *a, const etl_shared_enable *b)
 {
-    return etl_guid_equal(&a->guid, &b->guid) && a->level == b->level && a->any == b->any && a->all == b->all;
+    return etl_guid_equal(&a->guid, &b->guid) && a->level == b->level && a->any == b->any && a->all == b->all &&
+           a->properties == b->properties;
 }
 
 /* Applies a's table to the registry: what it no longer enables is disabled, the rest enabled. */
@@ -64,7 +65,9 @@ static void apply(struct attached *a)
     for (unsigned j = 0; j < n; j++) {
         unsigned i = 0;
         while (i < a->n && !same_enable(&a->enables[i], &now[j])) i++;
-        if (i == a->n) etl_session_enable_provider(a->s, &now[j].guid, now[j].level, now[j].any, now[j].all);
+        if (i == a->n)
+            etl_session_enable_provider_ex(a->s, &now[j].guid, now[j].level, now[j].any, now[j].all,
+                                           now[j].properties & ETL_ENABLE_STACK_TRACE);
     }
     memcpy(a->enables, now, n * sizeof now[0]);
     a->n = n;

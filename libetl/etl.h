@@ -895,6 +895,16 @@ ETL_API int etl_provider_write_lbr(etl_provider *p, const etl_event_descriptor *
    session disables all its providers. */
 ETL_API int etl_session_enable_provider(etl_session *s, const etl_guid *provider, uint8_t level,
                                         uint64_t match_any_keyword, uint64_t match_all_keyword);
+/*
+ * The same with EnableTraceEx2's enable properties: ETL_ENABLE_STACK_TRACE
+ * (EVENT_ENABLE_PROPERTY_STACK_TRACE) gives every event of the provider that the session
+ * takes the writer's stack (a STACK_TRACE64 extended item), as ETL_WRITE_STACK does for one
+ * write; other sessions get the event without it. Other bits: ETL_FAILED, errno EINVAL.
+ */
+#define ETL_ENABLE_STACK_TRACE 0x4u
+ETL_API int etl_session_enable_provider_ex(etl_session *s, const etl_guid *provider, uint8_t level,
+                                           uint64_t match_any_keyword, uint64_t match_all_keyword,
+                                           uint32_t enable_properties);
 ETL_API int etl_session_disable_provider(etl_session *s, const etl_guid *provider);
 
 /* ---- Session names: unique per user on the machine (doc/etlrecord-design.md) ---- */

@@ -13,6 +13,7 @@
  * membarrier). Stopping a session removes it from every set first.
  */
 #define _GNU_SOURCE /* syscall, membarrier */
+#include <errno.h>
 #include <execinfo.h>
 #include <pthread.h>
 #include <sched.h>
@@ -28,6 +29,7 @@
 struct enable {
     etl_session *s;
     uint8_t level;
+    uint32_t properties;   /* ETL_ENABLE_* */
     uint64_t any, all;
 };
 
@@ -47,6 +49,7 @@ struct enable_request {
     etl_session *s;
     etl_guid guid;
     uint8_t level;
+    uint32_t properties;
     uint64_t any, all;
     struct enable_request *next;
 };
@@ -220,7 +223,7 @@ static int rebuild(etl_provider *p)
         if (!set) return ETL_FAILED;
         for (struct enable_request *r = requests; r; r = r->next)
             if (etl_guid_equal(&r->guid, &p->guid))
-                set->e[i++] = (struct enable){ r->s, r->level, r->any, r->all };
+                set->e[i++] = (struct enable){ r->s, r->level, r->properties, r->any, r->all };
         set->n = n;
     }
     old = atomic_exchange(&p->set, set);
@@ -340,9 +343,10 @@ static inline __attribute__((always_inline)) int write_sessions(etl_provider *p,
     struct reader *c;
     const struct enable_set *set;
     uint64_t stack[ETL_PROVIDER_MAX_STACK];
-    etl_event_extras x, *xp = NULL;
+    etl_event_extras x;
     uint32_t pid = 0, tid = 0;
-    int rc = ETL_OK, any = 0;
+    unsigned frames = 0;
+    int rc = ETL_OK, stacked = 0, ids = 0;
 
     after_fork_look();
     if (!atomic_load_explicit(&p->set, memory_order_relaxed)) return ETL_OK;
@@ -350,24 +354,31 @@ static inline __attribute__((always_inline)) int write_sessions(etl_provider *p,
     set = atomic_load(&p->set);
     for (unsigned i = 0; set && i < set->n; i++) {
         const struct enable *e = &set->e[i];
+        int want_stack = (flags & ETL_WRITE_STACK) || (e->properties & ETL_ENABLE_STACK_TRACE);
         if (!etl_enable_passes(e->level, e->any, e->all, d->level, d->keywords)) continue;
-        if (!any && ((flags & ETL_WRITE_STACK) || lbr)) {
-            memset(&x, 0, sizeof x);
-            if (flags & ETL_WRITE_STACK) {
-                x.stack = stack;
-                x.stack_frames = capture_stack(stack, ETL_PROVIDER_MAX_STACK, caller);
+        if (want_stack || lbr) {
+            /* The stack once for every session that wants it (the caller's, or the session's
+               enable property), the ids once for the LBR records. */
+            if (want_stack && !stacked) {
+                frames = capture_stack(stack, ETL_PROVIDER_MAX_STACK, caller);
+                stacked = 1;
             }
-            if (lbr) {
+            if (lbr && !ids) {
                 pid = (uint32_t)getpid();
                 tid = (uint32_t)syscall(SYS_gettid);
+                ids = 1;
             }
-            xp = &x;
+            memset(&x, 0, sizeof x);
+            if (want_stack) {
+                x.stack = stack;
+                x.stack_frames = frames;
+            }
+            /* Each session has its own clock: the event is given the timestamp its LBR record
+               names, in that session's clock. */
+            if (lbr) x.timestamp = etl_session_timestamp(e->s);
         }
-        any = 1;
-        /* Each session has its own clock: the event is given the timestamp its LBR record
-           names, in that session's clock. */
-        if (lbr) x.timestamp = etl_session_timestamp(e->s);
-        if (etl_session_write_event(e->s, &p->guid, d, xp, data, ndata) != ETL_OK) rc = ETL_FAILED;
+        if (etl_session_write_event(e->s, &p->guid, d, want_stack || lbr ? &x : NULL, data, ndata) != ETL_OK)
+            rc = ETL_FAILED;
         else if (lbr && etl_session_write_lbr(e->s, x.timestamp, pid, tid, lbr->filters, lbr->entries, lbr->count) !=
                             ETL_OK)
             rc = ETL_FAILED;
@@ -406,6 +417,7 @@ static int publish_locked(etl_session *s, int extra)
         memset(&table[n], 0, sizeof table[n]);
         table[n].guid = r->guid;
         table[n].level = r->level;
+        table[n].properties = (uint16_t)r->properties;
         table[n].any = r->any;
         table[n].all = r->all;
         n++;
@@ -417,9 +429,19 @@ static int publish_locked(etl_session *s, int extra)
 int etl_session_enable_provider(etl_session *s, const etl_guid *provider, uint8_t level, uint64_t match_any,
                                 uint64_t match_all)
 {
+    return etl_session_enable_provider_ex(s, provider, level, match_any, match_all, 0);
+}
+
+int etl_session_enable_provider_ex(etl_session *s, const etl_guid *provider, uint8_t level, uint64_t match_any,
+                                   uint64_t match_all, uint32_t properties)
+{
     struct enable_request *r;
     int rc;
 
+    if (properties & ~ETL_ENABLE_STACK_TRACE) {
+        errno = EINVAL;
+        return ETL_FAILED;
+    }
     pthread_once(&atfork_once, install_atfork);
     pthread_mutex_lock(&registry_lock);
     for (r = requests; r; r = r->next)
@@ -440,6 +462,7 @@ int etl_session_enable_provider(etl_session *s, const etl_guid *provider, uint8_
         requests = r;
     }
     r->level = level;
+    r->properties = properties;
     r->any = match_any;
     r->all = match_all;
     rc = rebuild_guid(provider);

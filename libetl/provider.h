@@ -23,7 +23,9 @@ void etl_providers_forget_session(etl_session *s);
 typedef struct etl_shared_enable {
     etl_guid guid;
     uint8_t level;
-    uint8_t reserved[7];
+    uint8_t reserved1;
+    uint16_t properties;           /* ETL_ENABLE_* */
+    uint8_t reserved[4];
     uint64_t any, all;
 } etl_shared_enable;
 

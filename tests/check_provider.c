@@ -3,6 +3,7 @@
    registration, several sessions and providers, stacks, and sessions stopped under writers. */
 #define _GNU_SOURCE /* syscall */
 #include <check.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -241,6 +242,36 @@ START_TEST(stack_of_the_caller)
 }
 END_TEST
 
+/* A session that enables a provider with ETL_ENABLE_STACK_TRACE gets every event it takes with
+   the writer's stack; a session beside it that enables the provider plainly gets none. */
+START_TEST(stack_by_enable_property)
+{
+    etl_provider *a = NULL;
+    etl_session *s1, *s2;
+    uint64_t frames[2];
+    int stacks;
+
+    test_dir_create();
+    s1 = start_session("StackWalk", "walk.etl");
+    s2 = start_session("Plain", "plain.etl");
+    ck_assert_int_eq(etl_provider_register(&a, &guid_a), ETL_OK);
+    ck_assert_int_eq(etl_session_enable_provider_ex(s1, &guid_a, 0, 0, 0, ETL_ENABLE_STACK_TRACE), ETL_OK);
+    ck_assert_int_eq(etl_session_enable_provider(s2, &guid_a, 0, 0, 0), ETL_OK);
+    ck_assert_int_eq(etl_session_enable_provider_ex(s2, &guid_a, 0, 0, 0, 0x1), ETL_FAILED);
+    ck_assert_int_eq(errno, EINVAL);
+    for (uint16_t id = 1; id <= 3; id++) ck_assert_int_eq(write_ev(a, id, 4, 0, 0), ETL_OK);
+    ck_assert_int_eq(etl_session_stop(s1, NULL), ETL_OK);
+    ck_assert_int_eq(etl_session_stop(s2, NULL), ETL_OK);
+    ck_assert_int_eq(count_in("walk.etl", &guid_a, NULL, &stacks), 3);
+    ck_assert_int_eq(stacks, 3);
+    ck_assert_uint_ge(stack_in("walk.etl", &guid_a, 2, frames, 2), 1);
+    ck_assert_int_eq(count_in("plain.etl", &guid_a, NULL, &stacks), 3);
+    ck_assert_int_eq(stacks, 0);
+    etl_provider_unregister(a);
+    test_dir_remove();
+}
+END_TEST
+
 /* The timestamps of the events of provider g (ids below 100: those written with LBR) and of
    the LBR records in file, each sorted; the LBR records' pid, tid, filters and entries are
    checked against what lbr_after_the_event wrote. */
@@ -389,6 +420,7 @@ int main(void)
     tcase_add_test(tc, enable_before_and_after_register);
     tcase_add_test(tc, many_sessions_many_providers);
     tcase_add_test(tc, stack_of_the_caller);
+    tcase_add_test(tc, stack_by_enable_property);
     tcase_add_test(tc, lbr_after_the_event);
     tcase_add_test(tc, sessions_stopped_under_writers);
     suite_add_tcase(s, tc);

@@ -66,6 +66,8 @@ static const char usage_text[] =
     "      --provider=SPEC      GUID|NAME[:LEVEL[:KEYWORDS]]: enable a provider (may be\n"
     "                           repeated; LEVEL 0-255, 0 = all; KEYWORDS, MatchAnyKeyword,\n"
     "                           e.g. 0x10; 0 = all)\n"
+    "      --stackwalk          every event of the providers with its writer's stack\n"
+    "                           (EVENT_ENABLE_PROPERTY_STACK_TRACE: a STACK_TRACE64 item)\n"
     "Other options:\n"
     "      --name=NAME          run: the session's name (default etlrecord-PID)\n"
     "      --json               stop, query, list: print one JSON value; run: the\n"
@@ -77,7 +79,8 @@ static const char usage_text[] =
     "The session's buffers are in shared memory: providers in any process of the user\n"
     "write into it (libetl's provider API; etldemo is one). A realtime session holds\n"
     "its buffers for a consumer up to --max-buffers less one per processor and one,\n"
-    "then counts what it drops in RealTimeBuffersLost. Not yet supported: --stackwalk.\n"
+    "then counts what it drops in RealTimeBuffersLost. Not yet supported:\n"
+    "--stackwalk=EVENTS (stack walks of kernel events).\n"
     "\n"
     "Exit status: 0 done; 1 (stop) the session lost events or buffers (EventsLost,\n"
     "LogBuffersLost or RealTimeBuffersLost above 0); 2 bad usage, no such session, or\n"
@@ -100,7 +103,8 @@ struct options {
     const char *mode;
     const char *clock;
     int json;
-    int stackwalk;
+    int stackwalk;           /* the providers' events with their writers' stacks */
+    const char *stackwalk_events; /* --stackwalk=EVENTS: kernel events (not yet) */
     int has_flush_timer, has_max_buffers;
     uint32_t buffer_size_kb, min_buffers, max_buffers, max_file_size_mb, flush_timer_s;
     const char **providers; /* the specs as given */
@@ -227,6 +231,7 @@ struct consumer {
 struct controller {
     struct consumer *consumers;
     const char *name;
+    int stackwalk;             /* providers enabled with EVENT_ENABLE_PROPERTY_STACK_TRACE */
     etl_session_properties props;
     etl_session *session;
     etl_session_name *claim;
@@ -241,7 +246,8 @@ static int controller_enable(struct controller *c, const struct provider_spec *p
     char g[ETL_GUID_STRING_SIZE];
     unsigned i;
 
-    if (etl_session_enable_provider(c->session, &p->guid, p->level, p->keywords, 0) != ETL_OK) {
+    if (etl_session_enable_provider_ex(c->session, &p->guid, p->level, p->keywords, 0,
+                                       c->stackwalk ? ETL_ENABLE_STACK_TRACE : 0) != ETL_OK) {
         snprintf(err, errsize, "provider %s could not be enabled: %s", etl_guid_format(&p->guid, g),
                  strerror(errno));
         return -1;
@@ -286,6 +292,7 @@ static void send_properties(FILE *f, const struct controller *c)
             "MaximumFileSize %u\nFlushTimer %u\nClockType %s\n", (long)getpid(), mode_name(p->log_file_mode),
             p->buffer_size_kb, p->minimum_buffers, p->maximum_buffers, p->maximum_file_size_mb,
             p->flush_timer_s, clock_name(p->clock_type));
+    if (c->stackwalk) fputs("StackWalk 1\n", f);
     for (unsigned i = 0; i < c->nproviders; i++)
         fprintf(f, "Provider %s %u 0x%llx\n", etl_guid_format(&c->providers[i].guid, g), c->providers[i].level,
                 (unsigned long long)c->providers[i].keywords);
@@ -657,6 +664,7 @@ static int controller_config(const struct options *o, const char *name, struct c
     *specs = NULL;
     if (start_properties(o, &c->props) != 0) return -1;
     c->props.logger_name = name;
+    c->stackwalk = o->stackwalk;
     *specs = calloc(o->nproviders + 1, sizeof **specs);
     if (!*specs) return -1;
     for (unsigned i = 0; i < o->nproviders; i++)
@@ -1189,7 +1197,7 @@ static int command_line(int argc, char **argv, struct options *o)
         { "max-buffers", required_argument, NULL, OPT_MAXBUF }, { "max-file-size", required_argument, NULL, OPT_MAXFILE },
         { "flush-timer", required_argument, NULL, OPT_FLUSH },  { "clock", required_argument, NULL, OPT_CLOCK },
         { "provider", required_argument, NULL, OPT_PROVIDER },  { "json", no_argument, NULL, OPT_JSON },
-        { "stackwalk", no_argument, NULL, OPT_STACKWALK },      { "name", required_argument, NULL, OPT_NAME },
+        { "stackwalk", optional_argument, NULL, OPT_STACKWALK },      { "name", required_argument, NULL, OPT_NAME },
         { "help", no_argument, NULL, 'h' },                     { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
@@ -1219,7 +1227,10 @@ static int command_line(int argc, char **argv, struct options *o)
         case OPT_FLUSH: num = &o->flush_timer_s; o->has_flush_timer = 1; break;
         case OPT_PROVIDER: o->providers[o->nproviders++] = optarg; break;
         case OPT_JSON: o->json = 1; break;
-        case OPT_STACKWALK: o->stackwalk = 1; break;
+        case OPT_STACKWALK:
+            o->stackwalk = 1;
+            o->stackwalk_events = optarg;
+            break;
         case OPT_NAME: o->name = optarg; break;
         default: fputs("Try 'etlrecord --help'.\n", stderr); return EXIT_ERROR;
         }
@@ -1238,9 +1249,10 @@ static int command_line(int argc, char **argv, struct options *o)
         }
     }
     if (!cmd) return usage_error("%s", "no command (start, run, stop, query, flush, update, list)");
-    if (o->stackwalk) {
-        fputs("etlrecord: not yet supported: --stackwalk (a provider asks for its stacks with ETL_WRITE_STACK; "
-              "the session-wide option comes with providers in other processes)\n", stderr);
+    if (o->stackwalk_events) {
+        fprintf(stderr, "etlrecord: not yet supported: --stackwalk=%s (stack walks of kernel events come with "
+                "kernel sessions, --kernel); --stackwalk alone gives the providers' events their stacks\n",
+                o->stackwalk_events);
         return EXIT_ERROR;
     }
     if (cmd->args == ARGS_NAME) {
