@@ -815,6 +815,16 @@ ETL_API int etl_session_write_perfinfo(etl_session *s, int64_t ts, uint16_t hook
 /* An LBR event for the event with timestamp trigger_ts (the same timestamp, as Windows writes it). */
 ETL_API int etl_session_write_lbr(etl_session *s, int64_t trigger_ts, uint32_t pid, uint32_t tid, uint32_t filters,
                                   const etl_lbr_entry *entries, unsigned count);
+/*
+ * Updates of a running session (ControlTrace's EVENT_TRACE_CONTROL_UPDATE), by its controller.
+ * The flush timer takes effect at once (real-time mode: 0 means 1 s; not in buffering mode).
+ * MaximumBuffers may be raised, not lowered, up to twice its value at the start (the room the
+ * session's memory was laid out with; a shared session's file reserves the new buffers'
+ * memory now, so that a full /dev/shm fails here). ETL_OK, or ETL_FAILED with the reason in
+ * err (the session goes on unchanged).
+ */
+ETL_API int etl_session_set_flush_timer(etl_session *s, uint32_t seconds, char *err, size_t errsize);
+ETL_API int etl_session_set_maximum_buffers(etl_session *s, uint32_t maximum_buffers, char *err, size_t errsize);
 /* Flush every non-empty buffer to the file now and wait until it is written (file modes). */
 ETL_API int etl_session_flush(etl_session *s);
 /* Buffering mode: write what the buffers hold to path, in time order, without clearing them. */

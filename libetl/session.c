@@ -116,6 +116,8 @@ struct shared {
     _Atomic uint32_t free_count;
     _Atomic uint64_t full_head;    /* sealed buffers waiting for the flush thread */
     _Atomic uint32_t allocated;    /* buffers taken into the pool */
+    _Atomic uint32_t limit;        /* MaximumBuffers: the pool grows to it (nmax, the layout's
+                                      room, is at least that: etl_session_set_maximum_buffers) */
     _Atomic uint64_t seal_counter;
     _Atomic uint64_t events_lost;  /* what the flush thread counts (refused buffers) */
     _Atomic int file_full;
@@ -176,9 +178,9 @@ struct etl_session {
     pthread_cond_t done;
     uint64_t flush_requested, flush_completed;
     /* Real-time mode (under lock): the buffers written and held for the consumer, oldest
-       first, in ring[] (held_head, held_n, at most held_max); the consumer being served. */
+       first, in ring[] (held_head, held_n, at most held_max()); the consumer being served. */
     int realtime;
-    uint32_t held_head, held_n, held_max;
+    uint32_t held_head, held_n;
     int64_t rt_sequence;           /* SequenceNumber of the next buffer delivered */
     int ended;                     /* the flush thread is done: what is held is all there is */
     int consumer, consumer_fd, consumer_abort;
@@ -356,7 +358,7 @@ static uint64_t take_buffer(etl_session *s, uint16_t cpu)
     } else {
         uint32_t n = atomic_load_explicit(&s->h->allocated, memory_order_relaxed);
         do {
-            if (n >= s->nmax) {
+            if (n >= atomic_load_explicit(&s->h->limit, memory_order_relaxed)) {
                 /* Buffering mode reuses its oldest buffer; a file session has none to give.
                    The ring's lock is held only for a moment, by a writer that takes from it
                    or by the flush thread: a writer that finds it taken yields and tries
@@ -406,7 +408,8 @@ static void seal(etl_session *s, uint32_t top, uint32_t end)
        processor: only when the pool runs low (it also wakes every 100 ms by itself). */
     if (!s->buffering &&
         atomic_load_explicit(&s->h->free_count, memory_order_relaxed) +
-                (s->nmax - atomic_load_explicit(&s->h->allocated, memory_order_relaxed)) <= s->low_water &&
+                (atomic_load_explicit(&s->h->limit, memory_order_relaxed) -
+                 atomic_load_explicit(&s->h->allocated, memory_order_relaxed)) <= s->low_water &&
         !atomic_exchange_explicit(&s->h->wake_pending, 1, memory_order_relaxed))
         sem_post(&s->h->wake);
 }
@@ -931,6 +934,14 @@ static void evict(const etl_session *s, const uint8_t *p) { (void)s; (void)p; }
  * buffer is dropped and counted in RealTimeBuffersLost (and its events with it), as ETW
  * drops what a session with no consumer cannot hold.
  */
+/* What a real-time session holds for its consumer at most: the pool less a buffer per
+   processor and one more, so that writers always have buffers. */
+static uint32_t held_max(const etl_session *s)
+{
+    uint32_t limit = atomic_load_explicit(&s->h->limit, memory_order_relaxed);
+    return limit > s->ncpu + 1 ? limit - s->ncpu - 1 : 1;
+}
+
 static void realtime_wake(etl_session *s)
 {
     uint64_t one = 1;
@@ -949,7 +960,7 @@ static void hold(etl_session *s, uint32_t index)
     if (used > s->bsize) used = s->bsize;
     memset(b->cur.data + b->used, 0, used - b->used);
     pthread_mutex_lock(&s->lock);
-    if (s->held_n < s->held_max) {
+    if (s->held_n < held_max(s)) {
         etl_buffer_header_fill(b->cur.data, s->bsize, used, b->cpu, session_now(s), s->rt_sequence++, 0, 1);
         b->used = used;
         s->ring[(s->held_head + s->held_n++) % s->nmax] = index;
@@ -1035,8 +1046,8 @@ static void reclaim_orphans(etl_session *s)
 static void *flush_thread(void *arg)
 {
     etl_session *s = arg;
-    int64_t next_timer = s->p.flush_timer_s && !s->buffering
-                             ? clock_ns(CLOCK_MONOTONIC) + (int64_t)s->p.flush_timer_s * 1000000000 : INT64_MAX;
+    uint32_t period = s->p.flush_timer_s;
+    int64_t next_timer = period && !s->buffering ? clock_ns(CLOCK_MONOTONIC) + (int64_t)period * 1000000000 : INT64_MAX;
 
     for (;;) {
         struct timespec until = deadline_in(100000000);
@@ -1053,10 +1064,14 @@ static void *flush_thread(void *arg)
         stopping = atomic_load(&s->h->stopping);
         pthread_mutex_lock(&s->lock);
         requested = s->flush_requested;
+        if (s->p.flush_timer_s != period) { /* etl_session_set_flush_timer */
+            period = s->p.flush_timer_s;
+            next_timer = period ? clock_ns(CLOCK_MONOTONIC) + (int64_t)period * 1000000000 : INT64_MAX;
+        }
         pthread_mutex_unlock(&s->lock);
         if (clock_ns(CLOCK_MONOTONIC) >= next_timer || requested != s->flush_completed || stopping) {
             seal_current(s);
-            if (next_timer != INT64_MAX) next_timer = clock_ns(CLOCK_MONOTONIC) + (int64_t)s->p.flush_timer_s * 1000000000;
+            if (next_timer != INT64_MAX) next_timer = clock_ns(CLOCK_MONOTONIC) + (int64_t)period * 1000000000;
         }
         drain(s);
         if (requested != s->flush_completed) {
@@ -1514,7 +1529,7 @@ static uint64_t address_in_use(const char *dir, const char *file)
  * (one no other session of the directory uses, and free in this process), under the
  * directory's address lock, which start keeps until the file has its name.
  */
-static int shared_create(etl_session *s, size_t size)
+static int shared_create(etl_session *s, size_t size, size_t reserve)
 {
     char dir[4096], key[ETL_SESSION_NAME_MAX + 1], lockpath[4096 + 32];
     uint8_t used[SHARED_SLOTS] = { 0 };
@@ -1563,8 +1578,8 @@ static int shared_create(etl_session *s, size_t size)
     }
     /* Reserved now, not when a writer first touches a page: a full /dev/shm must fail the
        start with a message, not kill a writer later with SIGBUS. */
-    if ((errno = posix_fallocate(s->shm_fd, 0, (off_t)size)) != 0) {
-        serror(s, "%s: cannot reserve %zu bytes of session memory: %s", s->shm_new, size, strerror(errno));
+    if (ftruncate(s->shm_fd, (off_t)size) != 0 || (errno = posix_fallocate(s->shm_fd, 0, (off_t)reserve)) != 0) {
+        serror(s, "%s: cannot reserve %zu bytes of session memory: %s", s->shm_new, reserve, strerror(errno));
         return -1;
     }
     first = (uint32_t)(fnv1a(key) % SHARED_SLOTS);
@@ -1586,7 +1601,7 @@ static int shared_create(etl_session *s, size_t size)
 static int start(etl_session *s)
 {
     etl_session_properties *p = &s->p;
-    uint32_t kb = p->buffer_size_kb ? p->buffer_size_kb : 64;
+    uint32_t kb = p->buffer_size_kb ? p->buffer_size_kb : 64, limit;
     long conf = sysconf(_SC_NPROCESSORS_CONF);
     struct layout l;
     struct shared *h;
@@ -1603,13 +1618,18 @@ static int start(etl_session *s)
     s->nmin = p->minimum_buffers ? p->minimum_buffers : s->buffering ? 16 * s->ncpu : 0;
     if (s->nmin < 2 * s->ncpu) s->nmin = 2 * s->ncpu;
     /* Unless told, the pool may grow to the minimum plus 64 buffers under pressure. */
-    s->nmax = s->buffering ? s->nmin
-              : p->maximum_buffers ? (p->maximum_buffers > s->nmin ? p->maximum_buffers : s->nmin)
-                                   : s->nmin + 64;
-    if (s->ncpu > 65536 || s->nmax > (1u << 24)) {
-        serror(s, "%u processors and %u buffers are more than a session takes", s->ncpu, s->nmax);
+    limit = s->buffering ? s->nmin
+            : p->maximum_buffers ? (p->maximum_buffers > s->nmin ? p->maximum_buffers : s->nmin)
+                                 : s->nmin + 64;
+    if (s->ncpu > 65536 || limit > (1u << 23)) {
+        serror(s, "%u processors and %u buffers are more than a session takes", s->ncpu, limit);
         return -1;
     }
+    /* The layout has room for twice the maximum, so that an update may raise it (untouched, and
+       in a shared session's file not reserved, until then); a buffering ring is fixed. */
+    s->nmax = s->buffering ? limit : 2 * limit;
+    layout_of(s->ncpu, s->nmax, s->bsize, &l);
+    if ((p->engine_flags & ETL_ENGINE_SHARED) && l.size > SHARED_STRIDE) s->nmax = limit;
     s->realtime = (p->log_file_mode & ETL_MODE_REAL_TIME) != 0;
     if (s->realtime && s->buffering) {
         serror(s, "real-time mode cannot be combined with buffering mode");
@@ -1627,7 +1647,6 @@ static int start(etl_session *s)
         serror(s, "cannot make the real-time consumer's event: %s", strerror(errno));
         return -1;
     }
-    s->held_max = s->nmax > s->ncpu + 1 ? s->nmax - s->ncpu - 1 : 1;
     /* Restartable sequences need a buffer of its own for every processor a writer may run on,
        and an rseq area in this thread (whose kind every thread of the process shares). */
 #if defined(ETL_HAVE_RSEQ)
@@ -1643,7 +1662,7 @@ static int start(etl_session *s)
     layout_of(s->ncpu, s->nmax, s->bsize, &l);
     s->memory_size = l.size;
     if (s->role == ROLE_CONTROLLER) {
-        if (shared_create(s, l.size) != 0) return -1;
+        if (shared_create(s, l.size, l.data + (size_t)limit * s->bsize) != 0) return -1;
     } else {
         s->mapping = mmap(NULL, l.size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (s->mapping == MAP_FAILED) {
@@ -1662,13 +1681,14 @@ static int start(etl_session *s)
     h->ncpu = s->ncpu;
     h->nmin = s->nmin;
     h->nmax = s->nmax;
+    atomic_store(&h->limit, limit);
     h->buffering = (uint8_t)s->buffering;
     h->rseq = (uint8_t)s->rseq;
     h->controller_pid = (int32_t)getpid();
     snprintf(h->name, sizeof h->name, "%s", s->logger_name);
     /* A real-time session hands each buffer on as soon as it is full: batches of half the
        pool made the consumer take 30 buffers at once and fall behind at the start. */
-    s->low_water = h->low_water = s->realtime ? s->nmax : s->nmax / 2 > 2 * s->ncpu ? s->nmax / 2 : 2 * s->ncpu;
+    s->low_water = h->low_water = s->realtime ? s->nmax : limit / 2 > 2 * s->ncpu ? limit / 2 : 2 * s->ncpu;
 #if defined(__x86_64__)
     s->evict = can_clflushopt() ? 2 : 1; /* CLFLUSH is in every x86-64 (SSE2) */
 #else
@@ -1739,7 +1759,7 @@ void etl_session_properties_get(const etl_session *s, etl_session_properties *ou
     out->log_file_name = s->log_file_name;
     out->buffer_size_kb = s->bsize / 1024;
     out->minimum_buffers = s->nmin;
-    out->maximum_buffers = s->nmax;
+    out->maximum_buffers = atomic_load(&s->h->limit);
     out->number_of_processors = s->ncpu;
     out->clock_type = s->clock.type;
     if (!(out->log_file_mode & (ETL_MODE_FILE_CIRCULAR | ETL_MODE_FILE_NEWFILE | ETL_MODE_BUFFERING)) &&
@@ -1775,6 +1795,51 @@ static void session_free(etl_session *s)
     free(s->logger_name);
     free(s->log_file_name);
     free(s);
+}
+
+/* ------------------------------------------------------------------ updates */
+
+int etl_session_set_flush_timer(etl_session *s, uint32_t seconds, char *err, size_t errsize)
+{
+    if (s->role == ROLE_ATTACHED || s->buffering) {
+        snprintf(err, errsize, "%s", s->buffering ? "a buffering session has no flush timer"
+                                                  : "only the session's controller updates it");
+        return ETL_FAILED;
+    }
+    /* A real-time session's 0 means a second, as at its start. */
+    if (s->realtime && !seconds) seconds = 1;
+    pthread_mutex_lock(&s->lock);
+    s->p.flush_timer_s = seconds;
+    pthread_mutex_unlock(&s->lock);
+    sem_post(&s->h->wake); /* the flush thread takes the new period at once */
+    return ETL_OK;
+}
+
+int etl_session_set_maximum_buffers(etl_session *s, uint32_t n, char *err, size_t errsize)
+{
+    uint32_t limit = atomic_load(&s->h->limit);
+
+    if (s->role == ROLE_ATTACHED || s->buffering) {
+        snprintf(err, errsize, "%s", s->buffering ? "a buffering session's ring cannot grow"
+                                                  : "only the session's controller updates it");
+        return ETL_FAILED;
+    }
+    if (n < limit || n > s->nmax) {
+        snprintf(err, errsize, "MaximumBuffers %u: it can be raised from %u up to %u (twice its value at the "
+                 "start, which the session's memory has room for), not lowered", n, limit, s->nmax);
+        return ETL_FAILED;
+    }
+    /* A shared session's file gets the memory now: no room fails here, not in a writer. */
+    if (s->shm_fd >= 0) {
+        struct layout l;
+        layout_of(s->ncpu, s->nmax, s->bsize, &l);
+        if ((errno = posix_fallocate(s->shm_fd, 0, (off_t)(l.data + (size_t)n * s->bsize))) != 0) {
+            snprintf(err, errsize, "%s: cannot reserve the memory of %u buffers: %s", s->shm_path, n, strerror(errno));
+            return ETL_FAILED;
+        }
+    }
+    atomic_store(&s->h->limit, n);
+    return ETL_OK;
 }
 
 int etl_session_start(etl_session **out, const etl_session_properties *p)
@@ -1980,7 +2045,7 @@ int etl_session_attach(etl_session **out, const char *path, char *err, size_t er
         head.bsize < 4096 || head.bsize > 16384 * 1024 || head.bsize % 1024 || l.size != head.size ||
         (uint64_t)st.st_size != head.size || head.address < SHARED_BASE ||
         head.address >= SHARED_BASE + (uint64_t)SHARED_SLOTS * SHARED_STRIDE || (head.address - SHARED_BASE) % SHARED_STRIDE ||
-        head.size > SHARED_STRIDE || !head.rseq) {
+        head.size > SHARED_STRIDE || !head.rseq || head.limit > head.nmax || head.limit < head.nmin) {
         snprintf(err, errsize, "%s: the session's head is damaged", path);
         close(fd);
         return ETL_FAILED;

@@ -420,6 +420,58 @@ START_TEST(unacknowledged_buffers_go_to_the_next)
 }
 END_TEST
 
+/* Updates of a running session: a raised MaximumBuffers holds more for the consumer to come
+   (the pool grows to it), and a new flush timer delivers without a flush. */
+START_TEST(updates_take_effect)
+{
+    etl_session *s;
+    struct server sv;
+    struct consumer c;
+    etl_session_properties got;
+    etl_session_stats st;
+    char err[256];
+    int sp[2];
+
+    pin_to_cpu0();
+    s = start_rt(4, 4, 8, NULL);
+    ck_assert_int_eq(etl_session_set_maximum_buffers(s, 7, err, sizeof err), ETL_FAILED);
+    ck_assert_msg(strstr(err, "MaximumBuffers 7: it can be raised from 8 up to 16"), "%s", err);
+    ck_assert_int_eq(etl_session_set_maximum_buffers(s, 17, err, sizeof err), ETL_FAILED);
+    ck_assert_int_eq(etl_session_set_maximum_buffers(s, 16, err, sizeof err), ETL_OK);
+    etl_session_properties_get(s, &got);
+    ck_assert_uint_eq(got.maximum_buffers, 16);
+    for (uint64_t i = 0; i < 20000; i++) {
+        write_one(s, 1, i, 100);
+        if (i % 64 == 0) usleep(200);
+    }
+    ck_assert_int_eq(etl_session_flush(s), ETL_OK);
+    /* Held: 16 buffers less 2 processors and one, where 8 held 5. */
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
+    ck_assert_int_eq(etl_session_set_flush_timer(s, 30, err, sizeof err), ETL_OK);
+    serve_start(&sv, s, sp[0]);
+    consumer_start(&c, sp[1]);
+    for (int waited = 0; waited < 200 && __atomic_load_n(&c.n, __ATOMIC_ACQUIRE) == 0; waited++) usleep(10000);
+    /* With a 30 s timer a lone event waits; with 1 s it comes within about a second. */
+    {
+        long before = __atomic_load_n(&c.n, __ATOMIC_ACQUIRE);
+        ck_assert_int_eq(write_one(s, 2, 0, 0), ETL_OK);
+        usleep(1500000);
+        ck_assert_int_eq(__atomic_load_n(&c.n, __ATOMIC_ACQUIRE), before);
+        ck_assert_int_eq(etl_session_set_flush_timer(s, 1, err, sizeof err), ETL_OK);
+        for (int waited = 0; waited < 50 && __atomic_load_n(&c.n, __ATOMIC_ACQUIRE) == before; waited++)
+            usleep(100000);
+        ck_assert_int_eq(__atomic_load_n(&c.n, __ATOMIC_ACQUIRE), before + 1);
+    }
+    ck_assert_int_eq(etl_session_stop(s, &st), ETL_OK);
+    pthread_join(sv.t, NULL);
+    pthread_join(c.t, NULL);
+    ck_assert_uint_eq(st.buffers_written, 13 + 1);
+    consumer_free(&c);
+    close(sp[0]);
+    close(sp[1]);
+}
+END_TEST
+
 /* A session that is not in real-time mode refuses a consumer, and the reader says why. */
 START_TEST(not_a_real_time_session)
 {
@@ -661,6 +713,7 @@ int main(void)
     tcase_add_test(tc, held_then_dropped_exactly);
     tcase_add_test(tc, consumers_one_after_another);
     tcase_add_test(tc, unacknowledged_buffers_go_to_the_next);
+    tcase_add_test(tc, updates_take_effect);
     tcase_add_test(tc, not_a_real_time_session);
     tcase_add_test(tc, damaged_streams);
     tcase_add_test(tc, kept_stream);

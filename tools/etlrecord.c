@@ -298,11 +298,14 @@ static void send_properties(FILE *f, const struct controller *c)
                 (unsigned long long)c->providers[i].keywords);
 }
 
-/* "update provider SPEC flush-timer S max-buffers N ...": all checked before any is applied. */
+/* "update provider SPEC flush-timer S max-buffers N ...": all checked before any is applied;
+   the maximum number of buffers, the one that may then fail (no room), first. */
 static void serve_update(FILE *f, struct controller *c, char *args)
 {
     struct provider_spec specs[64];
     unsigned n = 0;
+    uint32_t flush_timer = 0, max_buffers = 0;
+    int has_flush_timer = 0, has_max_buffers = 0;
     char err[512], *save = NULL;
 
     for (char *k = strtok_r(args, " ", &save); k; k = strtok_r(NULL, " ", &save)) {
@@ -312,10 +315,14 @@ static void serve_update(FILE *f, struct controller *c, char *args)
             return;
         }
         if (strcmp(k, "flush-timer") == 0 || strcmp(k, "max-buffers") == 0) {
-            fprintf(f, "error the %s of a running session cannot be changed (the engine has no setter for it "
-                    "yet); stop the session and start it again with --%s\n",
-                    k[0] == 'f' ? "flush timer" : "maximum number of buffers", k);
-            return;
+            int timer = k[0] == 'f';
+            if (tool_parse_u32(v, UINT32_MAX, timer ? &flush_timer : &max_buffers) != 0) {
+                fprintf(f, "error update: %s '%s' is not a number\n", k, v);
+                return;
+            }
+            if (timer) has_flush_timer = 1;
+            else has_max_buffers = 1;
+            continue;
         }
         if (strcmp(k, "provider") != 0) {
             fprintf(f, "error update: unknown setting '%s'\n", k);
@@ -329,6 +336,11 @@ static void serve_update(FILE *f, struct controller *c, char *args)
             fprintf(f, "error %s\n", err);
             return;
         }
+    }
+    if ((has_max_buffers && etl_session_set_maximum_buffers(c->session, max_buffers, err, sizeof err) != ETL_OK) ||
+        (has_flush_timer && etl_session_set_flush_timer(c->session, flush_timer, err, sizeof err) != ETL_OK)) {
+        fprintf(f, "error %s\n", err);
+        return;
     }
     for (unsigned i = 0; i < n; i++)
         if (controller_enable(c, &specs[i], err, sizeof err) != 0) {
