@@ -678,6 +678,10 @@ typedef struct etl_writer_options {
     const char *log_file_name;   /* UTF-8, the LogFileName string of the header (default: the path) */
     uint32_t header_pid, header_tid; /* of the logfile header event */
     uint16_t logger_id;
+    unsigned direct_io;          /* 1: write data buffers past the page cache (O_DIRECT) where the
+                                    file system takes it and the buffers and the buffer size are
+                                    aligned as it needs (page-aligned buffers of a multiple of 4
+                                    KB); otherwise, and by default, through the page cache */
 } etl_writer_options;
 
 /* Statistics of a writer (the file part of EVENT_TRACE_PROPERTIES). */
@@ -686,6 +690,7 @@ typedef struct etl_writer_stats {
     uint32_t log_buffers_lost;   /* buffers refused because the file was full */
     uint32_t files;              /* files created (NEWFILE: how many) */
     uint64_t bytes_written;
+    uint64_t bytes_direct;       /* of bytes_written, written past the page cache (direct_io) */
 } etl_writer_stats;
 
 /*
@@ -705,6 +710,16 @@ ETL_API int etl_writer_open(etl_writer **out, const char *path, const etl_writer
  */
 ETL_API int etl_writer_write_buffer(etl_writer *w, uint8_t *buffer, uint32_t used, uint16_t cpu,
                                     int64_t flush_timestamp, int flush_marker);
+/*
+ * Batches: between etl_writer_batch_begin and etl_writer_batch_end, etl_writer_write_buffer
+ * may keep a buffer it accepts (ETL_OK) instead of writing it at once, and write buffers that
+ * follow each other in the file with one system call. The caller leaves every buffer it passed
+ * untouched until etl_writer_batch_end, which writes what is kept and returns how many of the
+ * buffers accepted in the batch did not reach the file after all (an I/O error: the writer is
+ * then dead, and they are the last ones accepted); 0 when all did.
+ */
+ETL_API void etl_writer_batch_begin(etl_writer *w);
+ETL_API uint32_t etl_writer_batch_end(etl_writer *w);
 /* Events lost by the session, recorded in the header at close (and in every NEWFILE file). */
 ETL_API void etl_writer_set_events_lost(etl_writer *w, uint32_t events_lost);
 /* Buffers lost before the writer (a relogger: the sum of its inputs'), recorded in the header's
@@ -765,6 +780,10 @@ typedef struct etl_session_properties {
  * later); ETL_ENGINE_ATOMIC_RESERVE cannot be combined with it.
  */
 #define ETL_ENGINE_SHARED         0x4u
+/* Write the log file through the page cache. Without it, the flush thread writes its buffers
+   past it (O_DIRECT), several at once where they follow each other in the file, when the file
+   system allows: no copy, and no dirty pages for the kernel to throttle the flush thread on. */
+#define ETL_ENGINE_BUFFERED_IO    0x8u
 
 /* A session's statistics, as EVENT_TRACE_PROPERTIES reports them. */
 typedef struct etl_session_stats {

@@ -162,6 +162,7 @@ struct etl_session {
     struct lost_count *lost;       /* per processor: events writers could not log */
     uint32_t *ring;                /* buffering mode: sealed buffers kept, oldest first */
     uint32_t *batch;               /* sealed buffers being collected */
+    uint8_t *written_ok;           /* the flush thread's: which of the batch reached the file */
     uint32_t low_water;            /* wake the flush thread when fewer buffers than this are available */
     etl_clock clock;
     int64_t boot_time;             /* FILETIME, from /proc/stat */
@@ -990,22 +991,40 @@ static void drain(etl_session *s)
         return;
     }
     n = collect_sealed(s);
-    for (uint32_t i = 0; i < n; i++) {
-        struct ebuf *b = &s->bufs[batch[i]];
-        wait_committed(b);
-        if (s->writer) {
-            int rc = etl_writer_write_buffer(s->writer, b->cur.data, b->used, b->cpu, session_now(s), i + 1 == n);
-            if (rc == ETL_OK) {
+    if (s->writer) {
+        /* One batch: buffers that follow each other in the file go out in one write. */
+        uint32_t failed;
+
+        etl_writer_batch_begin(s->writer);
+        for (uint32_t i = 0; i < n; i++) {
+            struct ebuf *b = &s->bufs[batch[i]];
+            wait_committed(b);
+            s->written_ok[i] = etl_writer_write_buffer(s->writer, b->cur.data, b->used, b->cpu, session_now(s),
+                                                       i + 1 == n) == ETL_OK;
+        }
+        failed = etl_writer_batch_end(s->writer);
+        /* Those that did not reach the file after all are the last ones accepted. */
+        for (uint32_t i = n; i-- > 0 && failed;)
+            if (s->written_ok[i]) {
+                s->written_ok[i] = 0;
+                failed--;
+            }
+        for (uint32_t i = 0; i < n; i++) {
+            struct ebuf *b = &s->bufs[batch[i]];
+            if (s->written_ok[i]) {
                 atomic_fetch_add_explicit(&s->h->buffers_written, 1, memory_order_relaxed);
             } else {
                 /* The file takes no more: what this buffer held is lost, and so is what comes. */
                 atomic_fetch_add_explicit(&s->h->events_lost, count_records(b), memory_order_relaxed);
                 atomic_store_explicit(&s->h->file_full, 1, memory_order_relaxed);
-                if (rc == ETL_FATAL && !s->err[0]) serror(s, "%s", etl_writer_error(s->writer));
+                if (!s->err[0] && etl_writer_error(s->writer)[0]) serror(s, "%s", etl_writer_error(s->writer));
                 atomic_fetch_add_explicit(&s->h->log_buffers_lost, 1, memory_order_relaxed);
             }
             if (!s->realtime) evict(s, b->cur.data);
         }
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        if (!s->writer) wait_committed(&s->bufs[batch[i]]);
         if (s->realtime) hold(s, batch[i]);
         else free_push(s, batch[i]);
     }
@@ -1151,6 +1170,7 @@ static void writer_options(const etl_session *s, etl_writer_options *o, uint32_t
     o->logger_name = s->logger_name;
     o->header_pid = (uint32_t)getpid();
     o->header_tid = (uint32_t)syscall(SYS_gettid);
+    o->direct_io = !(s->p.engine_flags & ETL_ENGINE_BUFFERED_IO);
 }
 
 int etl_session_snapshot(etl_session *s, const char *path)
@@ -1727,6 +1747,11 @@ static int start(etl_session *s)
             s->writer = NULL;
             return -1;
         }
+        s->written_ok = calloc(s->nmax, 1);
+        if (!s->written_ok) {
+            serror(s, "out of memory");
+            return -1;
+        }
     }
     if (sem_init(&h->wake, s->role == ROLE_CONTROLLER, 0) != 0) {
         serror(s, "cannot make the flush thread's semaphore: %s", strerror(errno));
@@ -1794,6 +1819,7 @@ static void session_free(etl_session *s)
     pthread_cond_destroy(&s->held_cond);
     free(s->logger_name);
     free(s->log_file_name);
+    free(s->written_ok);
     free(s);
 }
 

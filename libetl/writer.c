@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE /* O_DIRECT, statx */
 /* The ETL file writer: header buffer, per-processor data buffers, and the sequential, circular, NEWFILE and preallocated file modes. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "format.h"
@@ -15,6 +19,7 @@
 #define DEFAULT_BUFFER_SIZE 65536u
 #define MIN_WRITER_BUFFER_SIZE 4096u
 #define LAYOUT_2_0_BUFFER_SIZE (1024u * 1024) /* larger buffers need log layout 2.0 */
+#define BATCH_MAX 64u           /* buffers one write call takes at most */
 
 struct etl_writer {
     etl_writer_options o;
@@ -23,6 +28,8 @@ struct etl_writer {
     char *logger_name;
     char *log_file_name;    /* the header's LogFileName, or NULL for the path */
     int fd;
+    uint32_t direct_align;  /* direct I/O on fd (O_DIRECT): the alignment of memory, offsets
+                               and lengths it needs; 0: through the page cache */
     uint32_t header_size;   /* bytes of the header buffer on disk */
     uint64_t end;           /* end of the data written so far in this file */
     uint64_t high;          /* largest end of data (circular files wrap below it) */
@@ -36,6 +43,14 @@ struct etl_writer {
     uint8_t *header;        /* the header buffer */
     uint8_t *zbuf;          /* a compressed buffer */
     int fatal;
+    /* A batch (etl_writer_batch_begin): buffers accepted and not written yet, consecutive in
+       the file from q_at; written with one call when the run breaks or the batch ends. */
+    int batching;
+    unsigned qn;
+    uint64_t q_at, q_len;
+    uint32_t batch_failed;  /* accepted in this batch, then not written (an I/O error) */
+    struct iovec q[BATCH_MAX];
+    size_t q_sizes[BATCH_MAX];
     char err[512];
 };
 
@@ -198,22 +213,134 @@ uint32_t etl_header_buffer_build(const etl_writer_options *o, const char *file_n
     return on_disk;
 }
 
-static int pwrite_all(etl_writer *w, const void *buf, size_t n, uint64_t off)
+/*
+ * Direct I/O. Data buffers are written whole, at offsets that are multiples of the buffer
+ * size, from the session's page-aligned pool: what O_DIRECT asks. Past the page cache, a
+ * write costs the flush thread no copy (a buffered write of 64 KB took about 120 us of
+ * processor time in this project's VM, most of it in the kernel, against 7 us direct), and
+ * the file's pages do not pile up as dirty memory the kernel then throttles writers on.
+ * Where the file system refuses O_DIRECT, or a write is not aligned, the file goes through
+ * the page cache as before.
+ */
+static uint32_t direct_alignment(int fd)
 {
-    size_t done = 0;
+#if defined(STATX_DIOALIGN)
+    struct statx sx;
 
-    while (done < n) {
-        ssize_t k = pwrite(w->fd, (const char *)buf + done, n - done, (off_t)(off + done));
+    if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) == 0 && (sx.stx_mask & STATX_DIOALIGN)) {
+        if (!sx.stx_dio_mem_align || !sx.stx_dio_offset_align) return 0; /* not supported */
+        return sx.stx_dio_mem_align > sx.stx_dio_offset_align ? sx.stx_dio_mem_align : sx.stx_dio_offset_align;
+    }
+#else
+    (void)fd;
+#endif
+    return 4096; /* the kernel does not say: a page satisfies every block device */
+}
+
+static void direct_on(etl_writer *w)
+{
+    int fl;
+    uint32_t a;
+
+    w->direct_align = 0;
+    if (!w->o.direct_io || (w->o.log_file_mode & ETL_MODE_COMPRESSED)) return;
+    a = direct_alignment(w->fd);
+    if (!a || a > w->o.buffer_size || w->o.buffer_size % a) return;
+    fl = fcntl(w->fd, F_GETFL);
+    if (fl < 0 || fcntl(w->fd, F_SETFL, fl | O_DIRECT) != 0) return;
+    w->direct_align = a;
+}
+
+static void direct_off(etl_writer *w)
+{
+    int fl = fcntl(w->fd, F_GETFL);
+
+    if (fl >= 0) fcntl(w->fd, F_SETFL, fl & ~O_DIRECT);
+    w->direct_align = 0;
+}
+
+static int aligned(const etl_writer *w, const void *buf, uint64_t n, uint64_t off)
+{
+    return ((uintptr_t)buf % w->direct_align | n % w->direct_align | off % w->direct_align) == 0;
+}
+
+/* Writes iov[0..n) at off, whole. 0, or -1 with the error set (the writer is then dead);
+   *done: the bytes written. */
+static int pwritev_all(etl_writer *w, struct iovec *iov, unsigned n, uint64_t off, uint64_t *done)
+{
+    unsigned i = 0;
+
+    *done = 0;
+    if (w->direct_align)
+        for (unsigned k = 0; k < n; k++)
+            if (!aligned(w, iov[k].iov_base, iov[k].iov_len, off)) {
+                direct_off(w); /* for good: a write of this file that O_DIRECT cannot take */
+                break;
+            }
+    while (i < n) {
+        ssize_t k = pwritev(w->fd, iov + i, (int)(n - i), (off_t)(off + *done));
         if (k < 0) {
             if (errno == EINTR) continue;
-            werror(w, "write error at offset %llu: %s", (unsigned long long)(off + done), strerror(errno));
+            if (errno == EINVAL && w->direct_align) { /* the file system after all */
+                direct_off(w);
+                continue;
+            }
+            werror(w, "write error at offset %llu: %s", (unsigned long long)(off + *done), strerror(errno));
             w->fatal = 1;
             return -1;
         }
-        done += (size_t)k;
+        if (w->direct_align) w->stats.bytes_direct += (uint64_t)k;
+        *done += (uint64_t)k;
+        w->stats.bytes_written += (uint64_t)k;
+        while (i < n && (size_t)k >= iov[i].iov_len) k -= (ssize_t)iov[i++].iov_len;
+        if (i < n && k) {
+            iov[i].iov_base = (char *)iov[i].iov_base + k;
+            iov[i].iov_len -= (size_t)k;
+        }
     }
-    w->stats.bytes_written += n;
     return 0;
+}
+
+static int pwrite_all(etl_writer *w, const void *buf, size_t n, uint64_t off)
+{
+    struct iovec v = { (void *)(uintptr_t)buf, n };
+    uint64_t done;
+
+    return pwritev_all(w, &v, 1, off, &done);
+}
+
+/* Writes the batch's queued run. The buffers of the run that did not reach the file (an I/O
+   error) count in batch_failed and come off the counts they were added to. */
+static int queue_flush(etl_writer *w)
+{
+    uint64_t done = 0, sizes = 0;
+    uint32_t whole = 0;
+    int rc;
+
+    if (!w->qn) return 0;
+    for (unsigned i = 0; i < w->qn; i++) w->q_sizes[i] = w->q[i].iov_len;
+    rc = pwritev_all(w, w->q, w->qn, w->q_at, &done);
+    if (rc != 0) {
+        while (whole < w->qn && sizes + w->q_sizes[whole] <= done) sizes += w->q_sizes[whole++];
+        w->batch_failed += w->qn - whole;
+        w->stats.buffers_written -= w->qn - whole;
+    }
+    w->qn = 0;
+    w->q_len = 0;
+    return rc;
+}
+
+void etl_writer_batch_begin(etl_writer *w)
+{
+    w->batching = 1;
+    w->batch_failed = 0;
+}
+
+uint32_t etl_writer_batch_end(etl_writer *w)
+{
+    queue_flush(w);
+    w->batching = 0;
+    return w->batch_failed;
 }
 
 static char *file_path(const etl_writer *w, uint32_t index)
@@ -259,6 +386,7 @@ static int open_file(etl_writer *w)
         werror(w, "cannot create: %s", strerror(errno));
         return -1;
     }
+    direct_on(w);
     if ((w->o.log_file_mode & ETL_MODE_FILE_PREALLOCATE) && w->o.maximum_file_size) {
         int rc = posix_fallocate(w->fd, 0, (off_t)w->o.maximum_file_size);
         if (rc != 0 && rc != EOPNOTSUPP && rc != EINVAL) {
@@ -280,6 +408,7 @@ static int close_file(etl_writer *w, int64_t end_time)
     int rc = 0;
 
     if (w->fd < 0) return 0;
+    if (queue_flush(w) != 0) rc = -1;
     if (!w->fatal) {
         rc = write_header(w, end_time);
         if (rc == 0 && (w->o.log_file_mode & ETL_MODE_FILE_PREALLOCATE) && ftruncate(w->fd, (off_t)w->high) != 0) {
@@ -360,7 +489,7 @@ int etl_writer_open(etl_writer **out, const char *path, const etl_writer_options
         w->fatal = 1;
         return ETL_FATAL;
     }
-    w->header = malloc(w->o.buffer_size);
+    if (posix_memalign((void **)&w->header, 4096, w->o.buffer_size) != 0) w->header = NULL; /* direct I/O */
     if (w->o.log_file_mode & ETL_MODE_COMPRESSED)
         w->zbuf = malloc(ETL_BUFFER_HEADER_SIZE + etl_xpress_compress_bound(w->o.buffer_size));
     if (!w->header || ((w->o.log_file_mode & ETL_MODE_COMPRESSED) && !w->zbuf)) {
@@ -459,7 +588,16 @@ int etl_writer_write_buffer(etl_writer *w, uint8_t *buffer, uint32_t used, uint1
             if (out == w->zbuf) etl_put64(w->zbuf + ETL_BH_SEQUENCE_NUMBER, (uint64_t)w->sequence);
         }
     }
-    if (pwrite_all(w, out, n, at) != 0) return ETL_FATAL;
+    if (w->batching && out == buffer) {
+        /* Kept for one write with the buffers before it, if they end where it begins. */
+        if (w->qn && (w->q_at + w->q_len != at || w->qn == BATCH_MAX) && queue_flush(w) != 0) return ETL_FATAL;
+        if (!w->qn) w->q_at = at;
+        w->q[w->qn].iov_base = buffer;
+        w->q[w->qn++].iov_len = n;
+        w->q_len += n;
+    } else {
+        if (queue_flush(w) != 0 || pwrite_all(w, out, n, at) != 0) return ETL_FATAL;
+    }
     w->sequence++;
     w->file_buffers++;
     w->stats.buffers_written++;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -205,6 +206,48 @@ START_TEST(sequential_file_full)
     make_dir();
     p.log_file_name = in_dir("full.etl");
     overrun(&p, 3, 30000, 1);
+    remove_dir();
+}
+END_TEST
+
+/* A file that stops taking writes (the file size limit, as a full disk would): the flush
+   thread's batches of buffers stop in the middle, and every event is in the file or counted
+   in EventsLost, exactly; the error says where. */
+START_TEST(write_error_counted_exactly)
+{
+    etl_session_properties p = { .buffer_size_kb = 4, .minimum_buffers = 64, .maximum_buffers = 256 };
+    struct rlimit lim = { 4096 + 100 * 4096, 4096 + 100 * 4096 }; /* the header and 100 buffers */
+    etl_session_stats st;
+    etl_session *s;
+    etl_reader *r = NULL;
+    etl_event ev;
+    uint64_t ok = 0, n = 0, total = 60000;
+    int rc;
+
+    make_dir();
+    p.log_file_name = in_dir("limit.etl");
+    signal(SIGXFSZ, SIG_IGN);
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    s = start(&p);
+    for (uint64_t i = 0; i < total; i++) {
+        ok += write_one(s, 1, i, 40) == ETL_OK;
+        if (i % 500 == 0) etl_session_flush(s);
+    }
+    ck_assert_int_eq(etl_session_stop(s, &st), ETL_FATAL);
+    ck_assert_msg(strstr(st.error, "write error at offset 413696"), "%s", st.error);
+    ck_assert_uint_gt(st.log_buffers_lost, 0);
+    ck_assert_uint_eq(st.buffers_written, 100);
+    ck_assert_int_eq(etl_reader_open_path(&r, p.log_file_name, NULL), ETL_OK);
+    while ((rc = etl_reader_next(r, &ev)) == ETL_OK || rc == ETL_WARN)
+        if (ev.kind == ETL_KIND_EVENT && etl_guid_equal(&ev.provider, &prov)) {
+            ck_assert_uint_eq(etl_le64(ev.payload), n);
+            n++;
+        }
+    ck_assert_int_eq(rc, ETL_EOF);
+    etl_reader_close(r);
+    ck_assert_uint_gt(n, 0);
+    ck_assert_uint_eq(n + st.events_lost, total);
+    ck_assert_uint_le(total - ok, st.events_lost);
     remove_dir();
 }
 END_TEST
@@ -695,6 +738,7 @@ static void add_engine_tests(TCase *tc)
     tcase_add_test(tc, sequential_one_thread);
     tcase_add_test(tc, events_lost_exact_under_overrun);
     tcase_add_test(tc, sequential_file_full);
+    tcase_add_test(tc, write_error_counted_exactly);
     tcase_add_test(tc, event_sizes_up_to_the_limit);
     tcase_add_test(tc, circular_file_keeps_newest);
     tcase_add_test(tc, newfile_session);

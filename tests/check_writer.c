@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* Writer tests: encoded records and every file mode read back through the reader. */
+#define _GNU_SOURCE /* O_DIRECT */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -116,6 +120,134 @@ START_TEST(sequential_round_trip)
     ck_assert_int_eq(info.clock.start_timestamp, 5000);
     ck_assert_uint_eq(info.log_file_mode, ETL_MODE_FILE_SEQUENTIAL);
     free(b);
+    remove_dir();
+}
+END_TEST
+
+/* Whether the test directory's file system takes O_DIRECT. */
+static int takes_direct_io(void)
+{
+    int fd = open(in_dir("probe"), O_WRONLY | O_CREAT | O_DIRECT | O_CLOEXEC, 0600);
+
+    if (fd < 0) return 0;
+    close(fd);
+    unlink(in_dir("probe"));
+    return 1;
+}
+
+static uint8_t *read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    uint8_t *b;
+    long n;
+
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    rewind(f);
+    b = malloc((size_t)n + 1);
+    ck_assert_uint_eq(fread(b, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *size = (size_t)n;
+    return b;
+}
+
+/* Writes 40 buffers of 4 KB (3 processors) to name, from memory at offset `skew` of page-aligned
+   memory, one at a time (batch 0) or in batches of `batch`; returns the stats. */
+static void write_forty(const char *name, etl_writer_options *o, unsigned batch, size_t skew, etl_writer_stats *st)
+{
+    uint8_t *mem = aligned_alloc(4096, 41 * 4096);
+    uint32_t next = 0;
+    etl_writer *w = open_writer(name, o);
+
+    for (int i = 0; i < 40; i++) {
+        uint8_t *b = mem + skew + (size_t)i * 4096;
+        uint32_t used = fill_buffer(b, 4096, 10000, next, 60 + (uint32_t)i * 7, &next);
+        if (batch && i % batch == 0) etl_writer_batch_begin(w);
+        ck_assert_int_eq(etl_writer_write_buffer(w, b, used, (uint16_t)(i % 3), 10000 + next, 0), ETL_OK);
+        if (batch && (i % batch == batch - 1 || i == 39)) ck_assert_uint_eq(etl_writer_batch_end(w), 0);
+    }
+    etl_writer_stats_get(w, st);
+    ck_assert_int_eq(etl_writer_close(w, 133485408000000000LL), ETL_OK);
+    free(mem);
+}
+
+/* Direct I/O and batches change how the file is written, not what: past the page cache, in
+   batches (a circular file's wrap breaks one), it is byte for byte the file written through
+   the page cache one buffer at a time. Buffers the file system cannot take directly (not
+   aligned) go through the page cache. */
+START_TEST(direct_batches_match_buffered)
+{
+    etl_writer_options plain = { .buffer_size = 4096, .number_of_processors = 3, .logger_name = "Direct",
+                                 .log_file_name = "same.etl",
+                                 .clock = { ETL_CLOCK_PERFCOUNTER, 1000000000, 0, 133485408000000000LL, 5000 } };
+    etl_writer_options direct = plain;
+    etl_writer_stats a, b, c;
+    size_t na, nb, nc;
+    uint8_t *fa, *fb, *fc;
+    int can;
+
+    make_dir();
+    can = takes_direct_io();
+    direct.direct_io = 1;
+    for (int circular = 0; circular < 2; circular++) {
+        if (circular) {
+            plain.log_file_mode = direct.log_file_mode = ETL_MODE_FILE_CIRCULAR;
+            plain.maximum_file_size = direct.maximum_file_size = 4096 + 25 * 4096; /* wraps after 25 */
+        }
+        write_forty("a.etl", &plain, 0, 0, &a);
+        write_forty("b.etl", &direct, 7, 0, &b);
+        write_forty("c.etl", &direct, 7, 8, &c);
+        fa = read_file(in_dir("a.etl"), &na);
+        fb = read_file(in_dir("b.etl"), &nb);
+        fc = read_file(in_dir("c.etl"), &nc);
+        ck_assert_uint_eq(na, circular ? 4096 + 25 * 4096 : 41 * 4096);
+        ck_assert_uint_eq(nb, na);
+        ck_assert_uint_eq(nc, na);
+        ck_assert(memcmp(fa, fb, na) == 0);
+        ck_assert(memcmp(fa, fc, na) == 0);
+        ck_assert_uint_eq(a.buffers_written, 40);
+        ck_assert_uint_eq(b.buffers_written, 40);
+        ck_assert_uint_eq(a.bytes_direct, 0);
+        /* All of it direct where the file system takes it (the header buffer first); at most
+           the header where the buffers were not aligned. */
+        ck_assert_uint_eq(b.bytes_direct, can ? b.bytes_written : 0);
+        ck_assert_uint_le(c.bytes_direct, 4096);
+        free(fa);
+        free(fb);
+        free(fc);
+    }
+    remove_dir();
+}
+END_TEST
+
+/* A batch that the file stops taking part of the way (the file size limit): the buffers
+   accepted and not written are counted, the last ones, and the writer stops with the offset. */
+START_TEST(batch_write_error)
+{
+    etl_writer_options o = { .buffer_size = 4096, .direct_io = 1 };
+    struct rlimit lim = { 4096 + 10 * 4096, 4096 + 10 * 4096 };
+    uint8_t *mem = aligned_alloc(4096, 20 * 4096);
+    uint32_t next = 0;
+    etl_writer_stats st;
+    etl_writer *w;
+
+    make_dir();
+    signal(SIGXFSZ, SIG_IGN);
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    w = open_writer("limit.etl", &o);
+    etl_writer_batch_begin(w);
+    for (int i = 0; i < 16; i++) {
+        uint32_t used = fill_buffer(mem + (size_t)i * 4096, 4096, 1, next, 50, &next);
+        ck_assert_int_eq(etl_writer_write_buffer(w, mem + (size_t)i * 4096, used, 0, 1 + next, 0), ETL_OK);
+    }
+    ck_assert_uint_eq(etl_writer_batch_end(w), 6);
+    etl_writer_stats_get(w, &st);
+    ck_assert_uint_eq(st.buffers_written, 10);
+    ck_assert_msg(strstr(etl_writer_error(w), "write error at offset 45056"), "%s", etl_writer_error(w));
+    ck_assert_int_eq(etl_writer_write_buffer(w, mem, 200, 0, 1, 0), ETL_FATAL);
+    etl_writer_close(w, 0);
+    free(mem);
     remove_dir();
 }
 END_TEST
@@ -604,6 +736,8 @@ int main(void)
     tcase_add_test(tc, relogger_header);
     tcase_add_test(tc, encoders_round_trip);
     tcase_add_test(tc, lbr_round_trip);
+    tcase_add_test(tc, direct_batches_match_buffered);
+    tcase_add_test(tc, batch_write_error);
     suite_add_tcase(s, tc);
     return check_run(s);
 }
