@@ -56,10 +56,14 @@ struct config {
     uint64_t events;     /* per writer thread and run */
     unsigned buffer_kb;  /* both: the ETL buffer size and LTTng's sub-buffer size */
     unsigned buffers;    /* per processor: ETL pool = buffers x processors; LTTng --num-subbuf */
+    unsigned peak_buffers; /* paced runs, per processor: ETL MaximumBuffers = this x processors (the
+                            pool starts at buffers x processors and grows under pressure); LTTng
+                            --num-subbuf (preallocated) */
     uint64_t rate;       /* paced runs: events/s of all writers together; 0: from the disk's bandwidth */
     double pace_s;       /* paced runs: seconds */
     unsigned disk_mb;    /* the disk bandwidth measurement writes this much */
     int lttng, in_process, keep, quick;
+    int buffered_io;     /* libetl: ETL_ENGINE_BUFFERED_IO (the file through the page cache) */
     char tmpdir[1024];
     char self[PATH_SIZE]; /* this program, which the writer processes run */
 };
@@ -306,6 +310,7 @@ struct run {
     double consumer_cpu_ns;       /* real time: the consumer's CPU time / events it got */
     uint64_t real_time_lost;      /* ETL real time: RealTimeEventsLost (in lost) */
     uint32_t engine_used;
+    uint32_t pool_peak;           /* ETL: NumberOfBuffers at the stop (the pool only grows) */
     char why[MSG_SIZE];
 };
 
@@ -616,6 +621,7 @@ struct etl_ctx {
     const struct config *cfg;
     int memory;          /* buffering mode (in memory), not a sequential file */
     int real_time;       /* real-time mode without a file, to the consumer */
+    int paced;           /* a paced run: MaximumBuffers from --paced-buffers */
     const char *path;
     etl_session_name *name;
     etl_session *s;
@@ -638,6 +644,8 @@ static int etl_start(void *arg, char *why, size_t size)
     else p.log_file_name = x->path;
     p.buffer_size_kb = x->cfg->buffer_kb;
     p.minimum_buffers = p.maximum_buffers = x->cfg->buffers * (uint32_t)(ncpu > 0 ? ncpu : 1);
+    if (x->paced) p.maximum_buffers = x->cfg->peak_buffers * (uint32_t)(ncpu > 0 ? ncpu : 1);
+    if (x->cfg->buffered_io) p.engine_flags |= ETL_ENGINE_BUFFERED_IO;
     if (!x->cfg->in_process) {
         p.engine_flags |= ETL_ENGINE_SHARED;
         if (etl_session_name_claim(&x->name, name, &orphan, err, sizeof err) != ETL_OK) {
@@ -671,7 +679,7 @@ static int etl_run(const struct config *cfg, int memory, int real_time, uint64_t
                    struct run *r)
 {
     struct consumer consumer;
-    struct etl_ctx x = { cfg, memory, real_time, NULL, NULL, NULL, &consumer };
+    struct etl_ctx x = { cfg, memory, real_time, rate != 0, NULL, NULL, NULL, &consumer };
     struct session_ops ops = { etl_start, &x };
     etl_session_stats st;
     struct readback rb;
@@ -701,6 +709,7 @@ static int etl_run(const struct config *cfg, int memory, int real_time, uint64_t
     }
     r->lost = st.events_lost;
     r->engine_used = st.engine_flags;
+    r->pool_peak = st.number_of_buffers;
     if (real_time) {
         r->kept = consumer.events;
         r->lost = consumer.events_lost;
@@ -754,6 +763,7 @@ struct lttng_ctx {
     const struct config *cfg;
     int memory;          /* snapshot mode (in memory, overwriting), not recording to disk */
     int live;            /* a live session (through the relay daemon) with a live consumer */
+    int paced;           /* a paced run: --num-subbuf from --paced-buffers */
     struct lttng_ctl *l;
     const char *session;
     int created;
@@ -781,7 +791,7 @@ static int lttng_start(void *arg, char *why, size_t size)
     x->created = 1;
     if (lttng_cmd(l, "enable-channel --userspace --session='%s' --buffers-uid %s --subbuf-size=%uK --num-subbuf=%u "
                      "bench", x->session, x->memory ? "--overwrite" : "--discard", x->cfg->buffer_kb,
-                     x->cfg->buffers) != 0 ||
+                     x->paced ? x->cfg->peak_buffers : x->cfg->buffers) != 0 ||
         lttng_cmd(l, "enable-event --userspace --session='%s' --channel=bench 'libetl_bench:*'", x->session) != 0 ||
         lttng_cmd(l, "start '%s'", x->session) != 0) {
         snprintf(why, size, "lttng enable-channel / enable-event / start failed (see %s)", l->log);
@@ -850,7 +860,7 @@ static int lttng_run(const struct config *cfg, struct lttng_ctl *l, int memory, 
 {
     static unsigned live_runs;
     char live_session[96];
-    struct lttng_ctx x = { cfg, memory, live, l, l->session, 0, { .out = -1 } };
+    struct lttng_ctx x = { cfg, memory, live, rate != 0, l, l->session, 0, { .out = -1 } };
     struct session_ops ops = { lttng_start, &x };
     int rc;
     int64_t t0;
@@ -965,6 +975,7 @@ struct bench_case {
     uint64_t real_time_lost;  /* libetl real time: RealTimeEventsLost (in lost) */
     double max_lag_ms;
     uint32_t engine_used;
+    uint32_t pool_peak;       /* ETL: the largest NumberOfBuffers at a stop */
     int measured, pinned;
     unsigned listed_wrong;    /* LTTng-UST: runs where lttng list's discarded count was not the trace's */
     char listed_example[128];
@@ -989,6 +1000,7 @@ static void record(struct bench_case *c, const struct config *cfg, const struct 
     c->pinned &= r->pinned;
     if (r->max_lag_ms > c->max_lag_ms) c->max_lag_ms = r->max_lag_ms;
     c->engine_used = r->engine_used;
+    if (r->pool_peak > c->pool_peak) c->pool_peak = r->pool_peak;
 }
 
 static int run_case(const struct config *cfg, struct lttng_ctl *lt, struct bench_case *c, uint64_t events,
@@ -1053,11 +1065,16 @@ static void usage(FILE *to)
             "  --buffer-size KB buffer size: the ETL session's and LTTng's sub-buffers (default 64; a power of 2)\n"
             "  --buffers N      buffers per processor: the ETL pool is N x processors, LTTng --num-subbuf N\n"
             "                   (default 32; a power of 2)\n"
+            "  --paced-buffers N  paced runs: buffers per processor at most: the ETL pool starts at --buffers\n"
+            "                   and may grow to N x processors (MaximumBuffers), LTTng --num-subbuf N\n"
+            "                   (default 512; a power of 2)\n"
             "  --rate N         one paced run at N events/s of all writers together (default: two, at a\n"
             "                   quarter and at half the disk's bandwidth, measured first, in ETL records)\n"
             "  --seconds S      paced runs: how long (default 5)\n"
             "  --disk-mb N      the disk bandwidth measurement writes N MB (default 2000)\n"
             "  --in-process     the writers as threads of the controller, not processes (for comparison)\n"
+            "  --buffered-io    libetl writes its files through the page cache (ETL_ENGINE_BUFFERED_IO), not\n"
+            "                   past it (for comparison)\n"
             "  --no-lttng       do not measure LTTng-UST\n"
             "  --keep           keep the ETL files and LTTng traces in $TMPDIR (default /tmp)\n"
             "  --quick          few, short runs: a smoke test\n"
@@ -1084,10 +1101,12 @@ static const struct option {
     { "--runs", 'u', offsetof(struct config, runs), 0 },
     { "--buffer-size", 'u', offsetof(struct config, buffer_kb), 0 },
     { "--buffers", 'u', offsetof(struct config, buffers), 0 },
+    { "--paced-buffers", 'u', offsetof(struct config, peak_buffers), 0 },
     { "--rate", 'U', offsetof(struct config, rate), 0 },
     { "--seconds", 'd', offsetof(struct config, pace_s), 0 },
     { "--disk-mb", 'u', offsetof(struct config, disk_mb), 0 },
     { "--in-process", 'f', offsetof(struct config, in_process), 1 },
+    { "--buffered-io", 'f', offsetof(struct config, buffered_io), 1 },
     { "--no-lttng", 'f', offsetof(struct config, lttng), 0 },
     { "--keep", 'f', offsetof(struct config, keep), 1 },
     { "--quick", 'f', offsetof(struct config, quick), 1 },
@@ -1106,6 +1125,7 @@ static int parse_args(int argc, char **argv, struct config *cfg)
     cfg->events = 5000000;
     cfg->buffer_kb = 64;
     cfg->buffers = 32;
+    cfg->peak_buffers = 512;
     cfg->pace_s = 5;
     cfg->disk_mb = 2000;
     cfg->lttng = 1;
@@ -1151,10 +1171,10 @@ static int parse_args(int argc, char **argv, struct config *cfg)
     if (cfg->processes < 1 || cfg->processes > MAX_PROCS || cfg->threads < 1 || cfg->threads > MAX_THREADS ||
         cfg->runs < 1 || cfg->runs > MAX_RUNS || cfg->events < 1000 || cfg->pace_s <= 0 || cfg->disk_mb < 1 ||
         !power_of_two(cfg->buffer_kb) || cfg->buffer_kb < 4 || cfg->buffer_kb > 16384 || !power_of_two(cfg->buffers) ||
-        cfg->buffers < 2) {
+        cfg->buffers < 2 || !power_of_two(cfg->peak_buffers) || cfg->peak_buffers < cfg->buffers) {
         fprintf(stderr, "provbench: --processes must be 1 to %d, --threads 1 to %d, --runs 1 to %d, --events at least "
                         "0.001, --seconds and --disk-mb positive, --buffer-size a power of 2 from 4 to 16384, "
-                        "--buffers a power of 2 from 2\n", MAX_PROCS, MAX_THREADS, MAX_RUNS);
+                        "--buffers a power of 2 from 2, --paced-buffers a power of 2 from --buffers\n", MAX_PROCS, MAX_THREADS, MAX_RUNS);
         return -1;
     }
     return 0;
@@ -1228,6 +1248,10 @@ int main(int argc, char **argv)
            "per-user buffers, --subbuf-size %uK --num-subbuf %u, discard mode); files in %s\n",
            cfg.buffer_kb, cfg.buffers, (long)cfg.buffers * sysconf(_SC_NPROCESSORS_CONF), cfg.buffer_kb, cfg.buffers,
            cfg.tmpdir);
+    printf("paced runs: up to %u buffers per processor (libetl: the pool starts at %ld and may grow to %ld, "
+           "MaximumBuffers, as ETW's documentation advises for event rate peaks; LTTng-UST: --num-subbuf %u, "
+           "preallocated)\n", cfg.peak_buffers, (long)cfg.buffers * sysconf(_SC_NPROCESSORS_CONF),
+           (long)cfg.peak_buffers * sysconf(_SC_NPROCESSORS_CONF), cfg.peak_buffers);
 
     disk = disk_bandwidth(&cfg, &cached, why, sizeof why);
     if (disk <= 0) {
@@ -1339,7 +1363,14 @@ int main(int argc, char **argv)
                    "trace's\n", cases[i].label, cases[i].listed_wrong, cases[i].listed_example);
     for (unsigned i = ETL_PACED; i < NCASES; i++)
         if (cases[i].measured)
-            printf("%s: the writers were at most %.1f ms behind schedule\n", cases[i].label, cases[i].max_lag_ms);
+        {
+            printf("%s: the writers were at most %.1f ms behind schedule", cases[i].label, cases[i].max_lag_ms);
+            if (cases[i].kind == KIND_ETL)
+                printf("; the pool grew to %u buffers (%.1f MB) of %ld at most", cases[i].pool_peak,
+                       (double)cases[i].pool_peak * cfg.buffer_kb / 1024.0,
+                       (long)cfg.peak_buffers * sysconf(_SC_NPROCESSORS_CONF));
+            printf("\n");
+        }
     for (unsigned i = 0; i < NCASES; i++) {
         const struct bench_case *c = &cases[i];
         struct stats d = stats_of(c->drain_ms, c->n), cpu = stats_of(c->consumer_cpu_ns, c->n);
