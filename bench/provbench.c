@@ -63,7 +63,7 @@ struct config {
     double pace_s;       /* paced runs: seconds */
     unsigned disk_mb;    /* the disk bandwidth measurement writes this much */
     int lttng, in_process, keep, quick;
-    int buffered_io;     /* libetl: ETL_ENGINE_BUFFERED_IO (the file through the page cache) */
+    int direct_io;       /* libetl: ETL_ENGINE_DIRECT_IO (the file past the page cache) */
     char tmpdir[1024];
     char self[PATH_SIZE]; /* this program, which the writer processes run */
 };
@@ -645,7 +645,7 @@ static int etl_start(void *arg, char *why, size_t size)
     p.buffer_size_kb = x->cfg->buffer_kb;
     p.minimum_buffers = p.maximum_buffers = x->cfg->buffers * (uint32_t)(ncpu > 0 ? ncpu : 1);
     if (x->paced) p.maximum_buffers = x->cfg->peak_buffers * (uint32_t)(ncpu > 0 ? ncpu : 1);
-    if (x->cfg->buffered_io) p.engine_flags |= ETL_ENGINE_BUFFERED_IO;
+    if (x->cfg->direct_io) p.engine_flags |= ETL_ENGINE_DIRECT_IO;
     if (!x->cfg->in_process) {
         p.engine_flags |= ETL_ENGINE_SHARED;
         if (etl_session_name_claim(&x->name, name, &orphan, err, sizeof err) != ETL_OK) {
@@ -1073,8 +1073,8 @@ static void usage(FILE *to)
             "  --seconds S      paced runs: how long (default 5)\n"
             "  --disk-mb N      the disk bandwidth measurement writes N MB (default 2000)\n"
             "  --in-process     the writers as threads of the controller, not processes (for comparison)\n"
-            "  --buffered-io    libetl writes its files through the page cache (ETL_ENGINE_BUFFERED_IO), not\n"
-            "                   past it (for comparison)\n"
+            "  --direct-io      libetl writes its files past the page cache (ETL_ENGINE_DIRECT_IO), for\n"
+            "                   comparison\n"
             "  --no-lttng       do not measure LTTng-UST\n"
             "  --keep           keep the ETL files and LTTng traces in $TMPDIR (default /tmp)\n"
             "  --quick          few, short runs: a smoke test\n"
@@ -1106,7 +1106,7 @@ static const struct option {
     { "--seconds", 'd', offsetof(struct config, pace_s), 0 },
     { "--disk-mb", 'u', offsetof(struct config, disk_mb), 0 },
     { "--in-process", 'f', offsetof(struct config, in_process), 1 },
-    { "--buffered-io", 'f', offsetof(struct config, buffered_io), 1 },
+    { "--direct-io", 'f', offsetof(struct config, direct_io), 1 },
     { "--no-lttng", 'f', offsetof(struct config, lttng), 0 },
     { "--keep", 'f', offsetof(struct config, keep), 1 },
     { "--quick", 'f', offsetof(struct config, quick), 1 },

@@ -1170,7 +1170,7 @@ static void writer_options(const etl_session *s, etl_writer_options *o, uint32_t
     o->logger_name = s->logger_name;
     o->header_pid = (uint32_t)getpid();
     o->header_tid = (uint32_t)syscall(SYS_gettid);
-    o->direct_io = !(s->p.engine_flags & ETL_ENGINE_BUFFERED_IO);
+    o->direct_io = (s->p.engine_flags & ETL_ENGINE_DIRECT_IO) != 0;
 }
 
 int etl_session_snapshot(etl_session *s, const char *path)
