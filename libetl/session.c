@@ -163,7 +163,7 @@ struct etl_session {
     uint32_t *ring;                /* buffering mode: sealed buffers kept, oldest first */
     uint32_t *batch;               /* sealed buffers being collected */
     uint8_t *written_ok;           /* the flush thread's: which of the batch reached the file */
-    uint32_t low_water;            /* wake the flush thread when fewer buffers than this are available */
+    uint32_t low_water;            /* wake the flush thread when no more buffers than this are free */
     etl_clock clock;
     int64_t boot_time;             /* FILETIME, from /proc/stat */
     etl_writer *writer;
@@ -406,11 +406,11 @@ static void seal(etl_session *s, uint32_t top, uint32_t end)
     ETL_HB_RELEASE(b);
     stack_push(&s->h->full_head, s->bufs, top - 1);
     /* Waking the flush thread is a system call, and the thread then takes the producer's
-       processor: only when the pool runs low (it also wakes every 100 ms by itself). */
-    if (!s->buffering &&
-        atomic_load_explicit(&s->h->free_count, memory_order_relaxed) +
-                (atomic_load_explicit(&s->h->limit, memory_order_relaxed) -
-                 atomic_load_explicit(&s->h->allocated, memory_order_relaxed)) <= s->low_water &&
+       processor: only when the free buffers run low (it also wakes every 100 ms by itself).
+       The room to grow up to MaximumBuffers does not count: it is for peaks the flush thread
+       cannot follow, and a thread woken only when that ran low too let the pool grow to half
+       of it at rates the flush thread writes with ease. */
+    if (!s->buffering && atomic_load_explicit(&s->h->free_count, memory_order_relaxed) <= s->low_water &&
         !atomic_exchange_explicit(&s->h->wake_pending, 1, memory_order_relaxed))
         sem_post(&s->h->wake);
 }
@@ -1708,7 +1708,7 @@ static int start(etl_session *s)
     snprintf(h->name, sizeof h->name, "%s", s->logger_name);
     /* A real-time session hands each buffer on as soon as it is full: batches of half the
        pool made the consumer take 30 buffers at once and fall behind at the start. */
-    s->low_water = h->low_water = s->realtime ? s->nmax : limit / 2 > 2 * s->ncpu ? limit / 2 : 2 * s->ncpu;
+    s->low_water = h->low_water = s->realtime ? s->nmax : s->nmin / 2 > 2 * s->ncpu ? s->nmin / 2 : 2 * s->ncpu;
 #if defined(__x86_64__)
     s->evict = can_clflushopt() ? 2 : 1; /* CLFLUSH is in every x86-64 (SSE2) */
 #else

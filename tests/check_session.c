@@ -210,6 +210,32 @@ START_TEST(sequential_file_full)
 }
 END_TEST
 
+/* MaximumBuffers is room for peaks: a writer well below what the flush thread writes keeps the
+   pool near its minimum, because the flush thread is woken as the free buffers run low, not
+   when the room to grow does. */
+START_TEST(pool_grows_only_for_peaks)
+{
+    etl_session_properties p = { .buffer_size_kb = 4, .minimum_buffers = 8, .maximum_buffers = 512,
+                                 .number_of_processors = 2 };
+    etl_session_stats st;
+    etl_session *s;
+
+    make_dir();
+    p.log_file_name = in_dir("peaks.etl");
+    s = start(&p);
+    /* 300 buffers' worth, a buffer every 300 us: 90 ms, before the flush timer. */
+    for (uint64_t i = 0; i < 300 * 30; i++) {
+        ck_assert_int_eq(write_one(s, 1, i, 100), ETL_OK);
+        if (i % 30 == 29) usleep(300);
+    }
+    etl_session_query(s, &st);
+    ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    ck_assert_msg(st.number_of_buffers <= 64, "the pool grew to %u buffers", st.number_of_buffers);
+    ck_assert_uint_eq(st.events_lost, 0);
+    remove_dir();
+}
+END_TEST
+
 /* A file that stops taking writes (the file size limit, as a full disk would): the flush
    thread's batches of buffers stop in the middle, and every event is in the file or counted
    in EventsLost, exactly; the error says where. */
@@ -739,6 +765,7 @@ static void add_engine_tests(TCase *tc)
     tcase_add_test(tc, events_lost_exact_under_overrun);
     tcase_add_test(tc, sequential_file_full);
     tcase_add_test(tc, write_error_counted_exactly);
+    tcase_add_test(tc, pool_grows_only_for_peaks);
     tcase_add_test(tc, event_sizes_up_to_the_limit);
     tcase_add_test(tc, circular_file_keeps_newest);
     tcase_add_test(tc, newfile_session);
