@@ -69,4 +69,14 @@ int etl_lbr_perf_sample_decode(const uint8_t *rec, size_t size, uint64_t sample_
 int etl_lbr_write_perf_sample(etl_session *s, uint32_t flags, const uint8_t *rec, size_t size, uint64_t sample_type,
                               uint64_t branch_sample_type);
 
+/*
+ * Walks the records of a perf ring's data area (data, size bytes, a power of two) from *tail
+ * up to head, calling fn(arg, record, its size) for each; a record that wraps the end of the
+ * area is made whole in scratch (65536 bytes) first. *tail moves past each record walked. A
+ * record whose size is smaller than its header or runs beyond head ends the walk and gives
+ * the rest up (*tail = head). Returns how many records were walked.
+ */
+unsigned etl_perf_ring_walk(const uint8_t *data, uint64_t size, uint64_t *tail, uint64_t head, uint8_t *scratch,
+                            void (*fn)(void *arg, const uint8_t *rec, size_t size), void *arg);
+
 #endif

@@ -122,39 +122,57 @@ int etl_lbr_capture_probe(uint32_t flags, char *err, size_t errsize)
     return ETL_OK;
 }
 
+/* One record of a ring: an LBR record from a sample, perf's count of the samples it lost. */
+static void take_record(void *arg, const uint8_t *rec, size_t size)
+{
+    etl_lbr_capture *c = arg;
+    struct perf_event_header h;
+
+    memcpy(&h, rec, sizeof h);
+    if (h.type == PERF_RECORD_SAMPLE)
+        etl_lbr_write_perf_sample(c->s, c->flags, rec, size, SAMPLE_TYPE, c->branch_type);
+    else if (h.type == PERF_RECORD_LOST && size >= sizeof h + 16) {
+        uint64_t n;
+        memcpy(&n, rec + sizeof h + 8, 8);
+        c->lost += n;
+    }
+}
+
+unsigned etl_perf_ring_walk(const uint8_t *data, uint64_t size, uint64_t *tail, uint64_t head, uint8_t *scratch,
+                            void (*fn)(void *arg, const uint8_t *rec, size_t size), void *arg)
+{
+    unsigned n = 0;
+
+    while (head - *tail >= sizeof(struct perf_event_header)) {
+        struct perf_event_header h;
+        uint64_t at = *tail % size;
+        const uint8_t *rec = data + at;
+
+        /* The header itself may wrap only in a damaged ring (records are 8-byte aligned). */
+        if (size - at < sizeof h) break;
+        memcpy(&h, rec, sizeof h);
+        if (h.size < sizeof h || h.size > head - *tail || h.size > size) break;
+        if (h.size > size - at) {
+            memcpy(scratch, rec, (size_t)(size - at));
+            memcpy(scratch + (size - at), data, (size_t)(h.size - (size - at)));
+            rec = scratch;
+        }
+        fn(arg, rec, h.size);
+        *tail += h.size;
+        n++;
+    }
+    if (*tail != head) *tail = head; /* damaged, or a partial header: give the rest up */
+    return n;
+}
+
 /* The records ring r holds now, into the session. */
 static void drain(etl_lbr_capture *c, struct ring *r)
 {
     struct perf_event_mmap_page *mp = (struct perf_event_mmap_page *)(void *)r->map;
-    const uint8_t *data = r->map + c->page;
-    const uint64_t size = (uint64_t)RING_PAGES * c->page;
     uint64_t head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE), tail = mp->data_tail;
 
-    while (head - tail >= sizeof(struct perf_event_header)) {
-        struct perf_event_header h;
-        uint64_t at = tail % size;
-        const uint8_t *rec;
-
-        /* A header never wraps: records are 8-byte aligned, and so is the ring's size. */
-        memcpy(&h, data + at, sizeof h);
-        if (h.size < sizeof h || h.size > head - tail) break; /* damaged: give the rest up */
-        if (at + h.size <= size) {
-            rec = data + at;
-        } else {
-            memcpy(c->record, data + at, (size_t)(size - at));
-            memcpy(c->record + (size - at), data, (size_t)(h.size - (size - at)));
-            rec = c->record;
-        }
-        if (h.type == PERF_RECORD_SAMPLE)
-            etl_lbr_write_perf_sample(c->s, c->flags, rec, h.size, SAMPLE_TYPE, c->branch_type);
-        else if (h.type == PERF_RECORD_LOST && h.size >= sizeof h + 16) {
-            uint64_t n;
-            memcpy(&n, rec + sizeof h + 8, 8);
-            c->lost += n;
-        }
-        tail += h.size;
-    }
-    __atomic_store_n(&mp->data_tail, head - tail >= sizeof(struct perf_event_header) ? head : tail, __ATOMIC_RELEASE);
+    etl_perf_ring_walk(r->map + c->page, (uint64_t)RING_PAGES * c->page, &tail, head, c->record, take_record, c);
+    __atomic_store_n(&mp->data_tail, tail, __ATOMIC_RELEASE);
 }
 
 static void *capture_thread(void *arg)

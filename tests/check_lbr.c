@@ -441,6 +441,90 @@ START_TEST(capture_fails_with_its_cause)
 }
 END_TEST
 
+/* ---- a perf ring's data area, written by hand ---- */
+
+struct walked {
+    unsigned n;
+    size_t size[8];
+    uint8_t first[8], last[8];
+};
+
+static void collect(void *arg, const uint8_t *rec, size_t size)
+{
+    struct walked *w = arg;
+
+    if (w->n < 8) {
+        w->size[w->n] = size;
+        w->first[w->n] = rec[8];
+        w->last[w->n] = rec[size - 1];
+    }
+    w->n++;
+}
+
+/* A record at ring position pos (of a 256-byte area) of size bytes: header, then bytes
+   counting up from tag. */
+static void ring_put(uint8_t *ring, uint64_t pos, uint16_t size, uint8_t tag)
+{
+    uint8_t rec[256];
+    uint32_t type = PERF_RECORD_SAMPLE;
+    uint16_t misc = 0;
+
+    memcpy(rec, &type, 4);
+    memcpy(rec + 4, &misc, 2);
+    memcpy(rec + 6, &size, 2);
+    for (unsigned i = 8; i < size; i++) rec[i] = (uint8_t)(tag + i - 8);
+    for (unsigned i = 0; i < size; i++) ring[(pos + i) % 256] = rec[i];
+}
+
+/* Records walked in order, the one that wraps the end made whole; damage gives the rest up. */
+START_TEST(perf_ring_walk)
+{
+    uint8_t *ring = malloc(256), scratch[65536];
+    struct walked w;
+    uint64_t tail;
+
+    memset(ring, 0, 256);
+    /* From 1000 (232 in the area): 16 bytes, 40 bytes across the end, 24 bytes. */
+    ring_put(ring, 1000, 16, 0x10);
+    ring_put(ring, 1016, 40, 0x40);
+    ring_put(ring, 1056, 24, 0x70);
+    memset(&w, 0, sizeof w);
+    tail = 1000;
+    ck_assert_uint_eq(etl_perf_ring_walk(ring, 256, &tail, 1080, scratch, collect, &w), 3);
+    ck_assert_uint_eq(tail, 1080);
+    ck_assert_uint_eq(w.size[0], 16);
+    ck_assert_uint_eq(w.first[0], 0x10);
+    ck_assert_uint_eq(w.last[0], 0x10 + 7);
+    ck_assert_uint_eq(w.size[1], 40);
+    ck_assert_uint_eq(w.first[1], 0x40);
+    ck_assert_uint_eq(w.last[1], 0x40 + 31);
+    ck_assert_uint_eq(w.last[2], 0x70 + 15);
+    /* Nothing new: nothing walked. */
+    memset(&w, 0, sizeof w);
+    ck_assert_uint_eq(etl_perf_ring_walk(ring, 256, &tail, 1080, scratch, collect, &w), 0);
+    ck_assert_uint_eq(tail, 1080);
+    /* A record that says it is longer than what head gives, or than the area, or shorter than
+       its header: the walk stops there and gives the rest up. */
+    ring_put(ring, 1080, 16, 0x01);
+    ring_put(ring, 1096, 200, 0x02);
+    memset(&w, 0, sizeof w);
+    ck_assert_uint_eq(etl_perf_ring_walk(ring, 256, &tail, 1096 + 64, scratch, collect, &w), 1);
+    ck_assert_uint_eq(tail, 1160);
+    ring_put(ring, 1160, 4, 0x03);
+    ck_assert_uint_eq(etl_perf_ring_walk(ring, 256, &tail, 1160 + 64, scratch, collect, &w), 0);
+    ck_assert_uint_eq(tail, 1224);
+    {
+        uint16_t big = 300; /* beyond the 256-byte area */
+        ring_put(ring, 1224, 16, 0x04);
+        memcpy(ring + (1224 % 256) + 6, &big, 2);
+        tail = 1224;
+        ck_assert_uint_eq(etl_perf_ring_walk(ring, 256, &tail, 1224 + 512, scratch, collect, &w), 0);
+        ck_assert_uint_eq(tail, 1224 + 512);
+    }
+    free(ring);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("lbr");
@@ -454,6 +538,7 @@ int main(void)
     tcase_add_test(tc, perf_sample_damaged);
     tcase_add_test(tc, lbr_record_with_the_trigger_timestamp);
     tcase_add_test(tc, capture_fails_with_its_cause);
+    tcase_add_test(tc, perf_ring_walk);
     suite_add_tcase(s, tc);
     return check_run(s);
 }
