@@ -877,6 +877,68 @@ ETL_API const char *etl_session_error(const etl_session *s);
    could not be written (out->error says why). */
 ETL_API int etl_session_stop(etl_session *s, etl_session_stats *out);
 
+/* ---- LBR configuration and capture (TraceConfigureLastBranchRecord; doc/libetl.md "LBR") ---- */
+
+/* EVNTRACE_LBR_SAMPLED: ARM64's sampled branch records (SPE); not on this architecture. */
+#define ETL_LBR_SAMPLED     0x400u
+/* The flags etl_session_configure_lbr takes: ETL_LBR_FILTER_* and ETL_LBR_CALLSTACK. */
+#define ETL_LBR_FLAGS_VALID 0x3FFu
+/* EVNTRACE_MAX_LBR_EVENTS: at most this many triggering events (etl-format.md section 8.8). */
+#define ETL_LBR_MAX_EVENTS  4
+
+/* CLASSIC_EVENT_ID: an event named by its provider (or kernel group) GUID and its type (opcode). */
+typedef struct etl_classic_event_id {
+    etl_guid event_guid;
+    uint8_t type;
+    uint8_t reserved[7];
+} etl_classic_event_id;
+
+/*
+ * TraceConfigureLastBranchRecord: every event of s that matches one of the count triggers
+ * then gets an LBR record with the same timestamp (etl_session_write_lbr), its branches
+ * chosen by flags. As on Windows, a set ETL_LBR_FILTER_* bit filters that kind of branch OUT
+ * (the bits are those of the processor's LBR_SELECT register); 0 records every branch;
+ * ETL_LBR_CALLSTACK keeps the branches as a call stack. count 0 clears the triggers and
+ * disables LBR. A trigger must be enabled in s: a kernel group's event needs the kernel flag
+ * that produces it among the session's kernel flags (doc/libetl.md lists them), any other
+ * GUID needs that provider enabled (etl_session_enable_provider). ETL_OK, or ETL_FAILED with
+ * the reason in err and the configuration unchanged: unknown flag bits (ETL_LBR_SAMPLED
+ * included), more than ETL_LBR_MAX_EVENTS triggers, triggers NULL with count > 0, the same
+ * trigger twice, a trigger not enabled. events is copied.
+ */
+ETL_API int etl_session_configure_lbr(etl_session *s, uint32_t flags, const etl_classic_event_id *events,
+                                      unsigned count, char *err, size_t errsize);
+
+/* A trigger by name: "profile" (PerfInfo SampledProfile, type 46), "pmc" (PerfInfo PMC
+   interrupt, 47), "cswitch" (Thread CSwitch, 36), "readythread" (Thread, 50), or
+   "GUID:TYPE" for any classic event (TYPE 0-255, decimal or 0x hex). ETL_OK or ETL_FAILED. */
+ETL_API int etl_lbr_trigger_parse(const char *text, etl_classic_event_id *out);
+/* "kernel,user,jcc,near_rel_call,near_ind_call,near_ret,near_ind_jmp,near_rel_jmp,far_branch,
+   callstack" (any of them, comma-separated) into ETL_LBR_* flags: ETL_OK, or ETL_FAILED with
+   err naming the first unknown name. "" is 0. */
+ETL_API int etl_lbr_filter_parse(const char *list, uint32_t *flags, char *err, size_t errsize);
+
+/*
+ * Capture with Linux perf's branch-stack sampling (PERF_SAMPLE_BRANCH_STACK, which needs the
+ * processor's LBR, BRBE or an equivalent exposed to this kernel): one perf event per trigger
+ * and processor, each sample's branch stack written to s as an LBR record with the sample's
+ * timestamp. s must use the PerfCounter clock and have LBR configured. The capture needs
+ * root (or kernel.perf_event_paranoid <= 0). Only hardware counter samples carry branch
+ * stacks on Linux, so "profile" (cycles) and "pmc" (branch instructions) are the triggers it
+ * samples; others fail with a message. ETL_OK, or ETL_FAILED with *out NULL and the cause in
+ * err (no branch-stack sampling on this processor or virtual machine, no permission, filters
+ * perf cannot express).
+ */
+typedef struct etl_lbr_capture etl_lbr_capture;
+ETL_API int etl_lbr_capture_start(etl_lbr_capture **out, etl_session *s, char *err, size_t errsize);
+/* Stops the capture (before etl_session_stop), writing what its rings still hold. NULL is
+   allowed. Returns the samples perf lost (PERF_RECORD_LOST), which the session does not see. */
+ETL_API uint64_t etl_lbr_capture_stop(etl_lbr_capture *c);
+/* Whether this machine can capture LBR with flags at all: ETL_OK, or ETL_FAILED with the
+   cause in err, e.g. "LBR capture: this processor or virtual machine has no branch-stack
+   sampling (perf_event_open: Operation not supported)". Opens nothing that outlives it. */
+ETL_API int etl_lbr_capture_probe(uint32_t flags, char *err, size_t errsize);
+
 /* ---- Providers: register, ask whether enabled, write (ETW's EventRegister/EventWrite) ---- */
 
 /*

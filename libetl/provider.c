@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "etl.h"
+#include "lbr.h"
 #include "provider.h"
 
 struct enable {
@@ -491,6 +492,17 @@ int etl_session_disable_provider(etl_session *s, const etl_guid *provider)
     }
     pthread_mutex_unlock(&registry_lock);
     return found ? rc : ETL_FAILED;
+}
+
+int etl_session_provider_enabled(etl_session *s, const etl_guid *provider)
+{
+    int found = 0;
+
+    pthread_mutex_lock(&registry_lock);
+    for (struct enable_request *r = requests; r && !found; r = r->next)
+        found = r->s == s && etl_guid_equal(&r->guid, provider);
+    pthread_mutex_unlock(&registry_lock);
+    return found;
 }
 
 void etl_providers_forget_session(etl_session *s)

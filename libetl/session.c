@@ -30,6 +30,7 @@
 #endif
 
 #include "format.h"
+#include "lbr.h"
 #include "monoclock.h"
 #include "provider.h"
 #include "realtime.h"
@@ -189,6 +190,9 @@ struct etl_session {
     pthread_cond_t held_cond;      /* held_n, ended, consumer changed */
     int rt_wake;                   /* eventfd: the consumer's thread has something to do */
     char err[256];
+    /* LBR (lbr.c): the triggers and filters, and the kernel flags triggers are checked against. */
+    etl_lbr_config lbr;
+    uint32_t kernel_flags;
 };
 
 #if defined(__GNUC__)
@@ -204,6 +208,10 @@ static void serror(etl_session *s, const char *fmt, ...)
 }
 
 const char *etl_session_error(const etl_session *s) { return s ? s->err : "out of memory"; }
+
+etl_lbr_config *etl_session_lbr_slot(etl_session *s) { return &s->lbr; }
+void etl_session_set_kernel_flags(etl_session *s, uint32_t flags) { s->kernel_flags = flags; }
+uint32_t etl_session_kernel_flags(const etl_session *s) { return s->kernel_flags; }
 
 /* ------------------------------------------------------------------ clock */
 

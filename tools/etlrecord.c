@@ -68,6 +68,14 @@ static const char usage_text[] =
     "                           e.g. 0x10; 0 = all)\n"
     "      --stackwalk          every event of the providers with its writer's stack\n"
     "                           (EVENT_ENABLE_PROPERTY_STACK_TRACE: a STACK_TRACE64 item)\n"
+    "      --lbr=TRIGGER[,...]  an LBR record (last branch record, perf's branch-stack\n"
+    "                           sampling) with each event of up to 4 triggers: profile,\n"
+    "                           pmc, cswitch, readythread or GUID:TYPE; each must be\n"
+    "                           enabled in the session\n"
+    "      --lbr-filter=F[,...] branches to leave out of the LBR records: kernel, user,\n"
+    "                           jcc, near_rel_call, near_ind_call, near_ret,\n"
+    "                           near_ind_jmp, near_rel_jmp, far_branch; callstack keeps\n"
+    "                           them as a call stack\n"
     "Other options:\n"
     "      --name=NAME          run: the session's name (default etlrecord-PID)\n"
     "      --json               stop, query, list: print one JSON value; run: the\n"
@@ -84,12 +92,13 @@ static const char usage_text[] =
     "\n"
     "Exit status: 0 done; 1 (stop) the session lost events or buffers (EventsLost,\n"
     "LogBuffersLost or RealTimeBuffersLost above 0); 2 bad usage, no such session, or\n"
-    "the request failed.\n"
+    "the request failed (also: --lbr where the processor or virtual machine has no\n"
+    "branch-stack sampling, no session is then started).\n"
     "run: COMMAND's exit status, 128+N when signal N ended it, 127 when it could not\n"
     "be run; 2 when the session could not be started (COMMAND was not run).\n";
 
 enum { OPT_MODE = 256, OPT_BUFSIZE, OPT_MINBUF, OPT_MAXBUF, OPT_MAXFILE, OPT_FLUSH, OPT_CLOCK, OPT_PROVIDER,
-       OPT_JSON, OPT_STACKWALK, OPT_NAME };
+       OPT_JSON, OPT_STACKWALK, OPT_NAME, OPT_LBR, OPT_LBR_FILTER };
 
 struct provider_spec {
     etl_guid guid;
@@ -107,6 +116,7 @@ struct options {
     const char *stackwalk_events; /* --stackwalk=EVENTS: kernel events (not yet) */
     int has_flush_timer, has_max_buffers;
     uint32_t buffer_size_kb, min_buffers, max_buffers, max_file_size_mb, flush_timer_s;
+    const char *lbr, *lbr_filter; /* --lbr TRIGGER,..., --lbr-filter NAME,... */
     const char **providers; /* the specs as given */
     unsigned nproviders;
     char **command;         /* run: the command and its arguments */
@@ -238,6 +248,11 @@ struct controller {
     struct provider_spec *providers;
     unsigned nproviders;
     int listen_fd;
+    /* --lbr: the triggers, the filters, and the capture once it runs */
+    etl_classic_event_id lbr_events[ETL_LBR_MAX_EVENTS];
+    unsigned lbr_count;
+    uint32_t lbr_flags;
+    etl_lbr_capture *lbr_capture;
 };
 
 /* Enables p in the session and records it (replacing an earlier enable of its GUID). */
@@ -355,7 +370,11 @@ static void serve_update(FILE *f, struct controller *c, char *args)
 static int controller_stop(struct controller *c, FILE *f)
 {
     etl_session_stats st;
-    int rc = etl_session_stop(c->session, &st);
+    int rc;
+
+    etl_lbr_capture_stop(c->lbr_capture);
+    c->lbr_capture = NULL;
+    rc = etl_session_stop(c->session, &st);
 
     c->session = NULL;
     while (c->consumers) { /* done: the stop waited for the one attached */
@@ -514,6 +533,20 @@ static void report(int fd, const char *kind, const char *text)
     if (n > 0 && write(fd, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1) < 0) {}
 }
 
+/* --lbr: the triggers (enabled by now) configured and their capture started; 0, or -1 with
+   the message in err. */
+static int controller_lbr(struct controller *c, char *err, size_t size)
+{
+    if (!c->lbr_count) return 0;
+    if (etl_session_configure_lbr(c->session, c->lbr_flags, c->lbr_events, c->lbr_count, err, size) != ETL_OK) {
+        size_t len = strlen(err);
+        if (strstr(err, "kernel flag '") && len < size)
+            snprintf(err + len, size - len, " (kernel sessions, --kernel, are not yet supported)");
+        return -1;
+    }
+    return etl_lbr_capture_start(&c->lbr_capture, c->session, err, size) == ETL_OK ? 0 : -1;
+}
+
 static int controller_listen(struct controller *c, char *err, size_t errsize)
 {
     struct sockaddr_un addr;
@@ -556,7 +589,8 @@ static int controller_setup(struct controller *c, const struct provider_spec *sp
     }
     for (unsigned i = 0; i < n; i++)
         if (controller_enable(c, &specs[i], err, size) != 0) break;
-    if (c->nproviders < n || controller_listen(c, err, size) != 0) {
+    if (c->nproviders < n || controller_lbr(c, err, size) != 0 || controller_listen(c, err, size) != 0) {
+        etl_lbr_capture_stop(c->lbr_capture);
         etl_session_stop(c->session, NULL);
         etl_session_name_release(c->claim);
         return -1;
@@ -664,6 +698,39 @@ static int start_properties(const struct options *o, etl_session_properties *p)
     return 0;
 }
 
+/* --lbr TRIGGER,... and --lbr-filter NAME,... into c, and whether this machine can capture
+   LBR at all (before any session starts): 0, or -1 (printed). */
+static int lbr_config(const struct options *o, struct controller *c)
+{
+    char err[512], *list = strdup(o->lbr), *save = NULL;
+
+    if (!list) return -1;
+    for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (c->lbr_count == ETL_LBR_MAX_EVENTS) {
+            fprintf(stderr, "etlrecord: --lbr: at most %d triggers\n", ETL_LBR_MAX_EVENTS);
+            free(list);
+            return -1;
+        }
+        if (etl_lbr_trigger_parse(t, &c->lbr_events[c->lbr_count++]) != ETL_OK) {
+            fprintf(stderr, "etlrecord: --lbr: unknown trigger '%s' (profile, pmc, cswitch, readythread or "
+                    "GUID:TYPE)\n", t);
+            free(list);
+            return -1;
+        }
+    }
+    free(list);
+    if (!c->lbr_count) {
+        fputs("etlrecord: --lbr needs a trigger (profile, pmc, cswitch, readythread or GUID:TYPE)\n", stderr);
+        return -1;
+    }
+    if ((o->lbr_filter && etl_lbr_filter_parse(o->lbr_filter, &c->lbr_flags, err, sizeof err) != ETL_OK) ||
+        etl_lbr_capture_probe(c->lbr_flags, err, sizeof err) != ETL_OK) {
+        fprintf(stderr, "etlrecord: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
 /* The controller of session name as the start options describe it (c zeroed first), and the
    providers to enable (*specs, o->nproviders of them, to free): 0, or -1 (printed). */
 static int controller_config(const struct options *o, const char *name, struct controller *c,
@@ -685,6 +752,10 @@ static int controller_config(const struct options *o, const char *name, struct c
             free(*specs);
             return -1;
         }
+    if (o->lbr && lbr_config(o, c) != 0) {
+        free(*specs);
+        return -1;
+    }
     if (o->output && !(c->props.log_file_name = absolute(o->output))) {
         fprintf(stderr, "etlrecord: %s: %s\n", o->output, strerror(errno));
         free(*specs);
@@ -1177,9 +1248,11 @@ static int cmd_query(const struct options *o) { return request(o, "query", 1); }
 
 static const struct command commands[] = {
     { "start", ARGS_NAME,
-      " output mode buffer-size min-buffers max-buffers max-file-size flush-timer clock provider stackwalk ", cmd_start },
+      " output mode buffer-size min-buffers max-buffers max-file-size flush-timer clock provider stackwalk lbr lbr-filter ",
+      cmd_start },
     { "run", ARGS_COMMAND,
-      " output mode buffer-size min-buffers max-buffers max-file-size flush-timer clock provider stackwalk name json ",
+      " output mode buffer-size min-buffers max-buffers max-file-size flush-timer clock provider stackwalk name json lbr "
+      "lbr-filter ",
       cmd_run },
     { "stop", ARGS_NAME, " json ", cmd_stop },
     { "query", ARGS_NAME, " json ", cmd_query },
@@ -1211,6 +1284,7 @@ static int command_line(int argc, char **argv, struct options *o)
         { "provider", required_argument, NULL, OPT_PROVIDER },  { "json", no_argument, NULL, OPT_JSON },
         { "stackwalk", optional_argument, NULL, OPT_STACKWALK },      { "name", required_argument, NULL, OPT_NAME },
         { "help", no_argument, NULL, 'h' },                     { "version", no_argument, NULL, 'V' },
+        { "lbr", required_argument, NULL, OPT_LBR },            { "lbr-filter", required_argument, NULL, OPT_LBR_FILTER },
         { NULL, 0, NULL, 0 },
     };
     const struct command *cmd = NULL;
@@ -1244,6 +1318,8 @@ static int command_line(int argc, char **argv, struct options *o)
             o->stackwalk_events = optarg;
             break;
         case OPT_NAME: o->name = optarg; break;
+        case OPT_LBR: o->lbr = optarg; lname = "lbr"; break;
+        case OPT_LBR_FILTER: o->lbr_filter = optarg; lname = "lbr-filter"; break;
         default: fputs("Try 'etlrecord --help'.\n", stderr); return EXIT_ERROR;
         }
         if (!lname) lname = longopts[c == 'o' ? 0 : c - OPT_MODE + 1].name;
@@ -1261,6 +1337,7 @@ static int command_line(int argc, char **argv, struct options *o)
         }
     }
     if (!cmd) return usage_error("%s", "no command (start, run, stop, query, flush, update, list)");
+    if (o->lbr_filter && !o->lbr) return usage_error("--lbr-filter goes with --lbr TRIGGER[,TRIGGER...]");
     if (o->stackwalk_events) {
         fprintf(stderr, "etlrecord: not yet supported: --stackwalk=%s (stack walks of kernel events come with "
                 "kernel sessions, --kernel); --stackwalk alone gives the providers' events their stacks\n",

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/* LBR configuration of sessions and perf branch stacks (libetl/lbr.c, lbrcapture.c). Private to libetl. */
+#ifndef ETL_LBR_H
+#define ETL_LBR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "etl.h"
+
+/* A session's LBR configuration (etl_session_configure_lbr); count 0: LBR is off. */
+typedef struct etl_lbr_config {
+    uint32_t flags;                                 /* ETL_LBR_FILTER_* | ETL_LBR_CALLSTACK */
+    unsigned count;
+    etl_classic_event_id events[ETL_LBR_MAX_EVENTS];
+} etl_lbr_config;
+
+/* ---- the session's side (session.c) ---- */
+
+/* Where s keeps its configuration (read and written under lbr.c's lock). */
+etl_lbr_config *etl_session_lbr_slot(etl_session *s);
+/*
+ * The EVENT_TRACE_FLAG_* bits (EnableFlags) of the kernel events s produces: the kernel
+ * capture sets them when it starts, and etl_session_configure_lbr checks kernel triggers
+ * against them. 0 (no kernel events) until then.
+ */
+void etl_session_set_kernel_flags(etl_session *s, uint32_t flags);
+uint32_t etl_session_kernel_flags(const etl_session *s);
+
+/* 1 when s enables provider (provider.c). */
+int etl_session_provider_enabled(etl_session *s, const etl_guid *provider);
+
+/* ---- for the kernel capture ---- */
+
+/* A copy of s's LBR configuration (count 0: none). */
+void etl_session_lbr_config(etl_session *s, etl_lbr_config *out);
+/* 1 when the event of this GUID (provider or kernel group) and type is one of cfg's triggers. */
+int etl_lbr_trigger_matches(const etl_lbr_config *cfg, const etl_guid *guid, uint8_t type);
+/* The EVENT_TRACE_FLAG_* bit that produces a kernel group's event, or 0 when libetl has none
+   for it (*is_kernel tells whether guid is a kernel group at all). */
+uint32_t etl_lbr_kernel_flag_for(const etl_guid *guid, uint8_t type, int *is_kernel);
+
+/* perf's branch_sample_type for flags: 0, or -1 with the reason in err (filters perf cannot
+   express, or every branch filtered out). */
+int etl_lbr_perf_branch_type(uint32_t flags, uint64_t *out, char *err, size_t errsize);
+
+/* What a PERF_RECORD_SAMPLE holds for LBR. */
+typedef struct etl_lbr_perf_sample {
+    uint32_t pid, tid, cpu;
+    uint64_t time;            /* perf's clock (use_clockid: the session's) */
+    unsigned count;           /* branches in the record */
+    unsigned written;         /* of them, converted into the caller's array */
+} etl_lbr_perf_sample;
+
+/*
+ * Decodes the PERF_RECORD_SAMPLE record rec (size bytes, perf_event_header first) of an event
+ * opened with sample_type and branch_sample_type, and converts its branch stack into entries
+ * (at most max; most recent first, as perf and Windows both order them): from and to, and in
+ * reserved the LBR_INFO form of perf's flags (bit 63 mispredicted, 62 in transaction, 61
+ * transaction abort, 15:0 cycles). Returns 0, or -1 with *why set when the record is not a
+ * sample, its layout has a field this parser does not walk (PERF_SAMPLE_READ), or it is shorter
+ * than its fields say. Reads nothing outside rec[0, size).
+ */
+int etl_lbr_perf_sample_decode(const uint8_t *rec, size_t size, uint64_t sample_type, uint64_t branch_sample_type,
+                               etl_lbr_perf_sample *out, etl_lbr_entry *entries, unsigned max, const char **why);
+
+/* Decodes rec as above and writes its LBR record to s (timestamp: the sample's time, the
+   triggering event's): ETL_OK, or ETL_FAILED (a bad record, or the session lost it). */
+int etl_lbr_write_perf_sample(etl_session *s, uint32_t flags, const uint8_t *rec, size_t size, uint64_t sample_type,
+                              uint64_t branch_sample_type);
+
+/*
+ * Walks the records of a perf ring's data area (data, size bytes, a power of two) from *tail
+ * up to head, calling fn(arg, record, its size) for each; a record that wraps the end of the
+ * area is made whole in scratch (65536 bytes) first. *tail moves past each record walked. A
+ * record whose size is smaller than its header or runs beyond head ends the walk and gives
+ * the rest up (*tail = head). Returns how many records were walked.
+ */
+unsigned etl_perf_ring_walk(const uint8_t *data, uint64_t size, uint64_t *tail, uint64_t head, uint8_t *scratch,
+                            void (*fn)(void *arg, const uint8_t *rec, size_t size), void *arg);
+
+#endif
