@@ -164,6 +164,7 @@ struct etl_session {
     uint32_t *ring;                /* buffering mode: sealed buffers kept, oldest first */
     uint32_t *batch;               /* sealed buffers being collected */
     uint8_t *written_ok;           /* the flush thread's: which of the batch reached the file */
+    uint32_t chunk;                /* buffers the flush thread writes at once at most */
     uint32_t low_water;            /* wake the flush thread when no more buffers than this are free */
     etl_clock clock;
     int64_t boot_time;             /* FILETIME, from /proc/stat */
@@ -999,12 +1000,15 @@ static void drain(etl_session *s)
         return;
     }
     n = collect_sealed(s);
-    if (s->writer) {
-        /* One batch: buffers that follow each other in the file go out in one write. */
-        uint32_t failed;
+    /* In chunks: buffers that follow each other in the file go out in one write, and each
+       chunk's buffers go back to the writers as soon as it is written. (One write of all
+       that was collected held the whole pool for its duration: in provbench the writers then
+       lost 90% of their events flat out, against 70% before.) */
+    for (uint32_t c0 = 0; s->writer && c0 < n; c0 += s->chunk) {
+        uint32_t c1 = c0 + s->chunk < n ? c0 + s->chunk : n, failed;
 
         etl_writer_batch_begin(s->writer);
-        for (uint32_t i = 0; i < n; i++) {
+        for (uint32_t i = c0; i < c1; i++) {
             struct ebuf *b = &s->bufs[batch[i]];
             wait_committed(b);
             s->written_ok[i] = etl_writer_write_buffer(s->writer, b->cur.data, b->used, b->cpu, session_now(s),
@@ -1012,12 +1016,12 @@ static void drain(etl_session *s)
         }
         failed = etl_writer_batch_end(s->writer);
         /* Those that did not reach the file after all are the last ones accepted. */
-        for (uint32_t i = n; i-- > 0 && failed;)
+        for (uint32_t i = c1; i-- > c0 && failed;)
             if (s->written_ok[i]) {
                 s->written_ok[i] = 0;
                 failed--;
             }
-        for (uint32_t i = 0; i < n; i++) {
+        for (uint32_t i = c0; i < c1; i++) {
             struct ebuf *b = &s->bufs[batch[i]];
             if (s->written_ok[i]) {
                 atomic_fetch_add_explicit(&s->h->buffers_written, 1, memory_order_relaxed);
@@ -1028,9 +1032,12 @@ static void drain(etl_session *s)
                 if (!s->err[0] && etl_writer_error(s->writer)[0]) serror(s, "%s", etl_writer_error(s->writer));
                 atomic_fetch_add_explicit(&s->h->log_buffers_lost, 1, memory_order_relaxed);
             }
-            if (!s->realtime) evict(s, b->cur.data);
+            if (s->realtime) continue;
+            evict(s, b->cur.data);
+            free_push(s, batch[i]);
         }
     }
+    if (s->writer && !s->realtime) return;
     for (uint32_t i = 0; i < n; i++) {
         if (!s->writer) wait_committed(&s->bufs[batch[i]]);
         if (s->realtime) hold(s, batch[i]);
@@ -1755,6 +1762,8 @@ static int start(etl_session *s)
             s->writer = NULL;
             return -1;
         }
+        /* An eighth of the starting pool, from 1 to 16 buffers. */
+        s->chunk = s->nmin / 8 < 1 ? 1 : s->nmin / 8 > 16 ? 16 : s->nmin / 8;
         s->written_ok = calloc(s->nmax, 1);
         if (!s->written_ok) {
             serror(s, "out of memory");
