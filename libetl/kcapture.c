@@ -295,6 +295,8 @@ struct tp_field {
 /* What the capture knows of a process between its events: perf's records name only pids,
    and a process may be gone from /proc by the time its records are read. */
 struct pentry {
+    int64_t ts;                /* of the record that said it: readers of other processors may
+                                  bring older news later (a fork after the exec that followed it) */
     uint32_t pid, ppid, uid;
     char name[16];
     char *cmdline;
@@ -609,15 +611,16 @@ static struct pentry **pfind(struct etl_kcapture *k, uint32_t pid)
     return p;
 }
 
-/* Records pi as what is known of its process (replacing what was). */
-static void pcache_put(struct etl_kcapture *k, const struct procinfo *pi)
+/* Records pi as what is known of its process at ts (replacing what was known before ts). */
+static void pcache_put(struct etl_kcapture *k, int64_t ts, const struct procinfo *pi)
 {
     struct pentry **p, *e;
 
     pthread_mutex_lock(&k->plock);
     p = pfind(k, pi->pid);
     e = *p ? *p : calloc(1, sizeof *e);
-    if (e) {
+    if (e && (*p != e || e->ts <= ts)) {
+        e->ts = ts;
         char *cmd = strdup(pi->cmdline);
         e->pid = pi->pid;
         e->ppid = pi->ppid;
@@ -727,7 +730,7 @@ static void rundown(struct etl_kcapture *k, int64_t ts, int end)
         if (!isdigit((unsigned char)e->d_name[0])) continue;
         pid = (uint32_t)strtoul(e->d_name, NULL, 10);
         if (proc_info(pid, &pi, NULL) != 0) continue;
-        if (!end) pcache_put(k, &pi);
+        if (!end) pcache_put(k, ts, &pi);
         if (k->flags & ETL_KERNEL_PROCESS)
             emit_process(k, ts, end ? ETL_KHOOK_PROCESS_DCEND : ETL_KHOOK_PROCESS_DCSTART, &pi, ETL_KSTILL_ACTIVE, 0, 0);
         if (k->flags & ETL_KERNEL_THREAD) {
@@ -775,7 +778,7 @@ static void process_fork(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t ppid
     if (pcache_get(c->k, ppid, &pi, 0) != 0) proc_info(ppid, &pi, NULL);
     pi.pid = pid;
     pi.ppid = ppid;
-    pcache_put(c->k, &pi);
+    pcache_put(c->k, ts, &pi);
     emit_process(c->k, ts, ETL_KHOOK_PROCESS_START, &pi, ETL_KSTILL_ACTIVE, ppid, ptid);
 }
 
@@ -784,7 +787,15 @@ static void process_end(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid, 
 {
     struct procinfo pi;
 
-    if (pcache_get(c->k, pid, &pi, drop) != 0) proc_info(pid, &pi, NULL);
+    if (pcache_get(c->k, pid, &pi, drop) != 0 && proc_info(pid, &pi, NULL) == 0 && !drop) {
+        /* An exec whose fork another processor's reader has not brought yet: until the exec
+           the process was its parent's copy. */
+        struct procinfo parent;
+        if (pcache_get(c->k, pi.ppid, &parent, 0) == 0) {
+            snprintf(pi.name, sizeof pi.name, "%s", parent.name);
+            snprintf(pi.cmdline, sizeof pi.cmdline, "%s", parent.cmdline);
+        }
+    }
     emit_process(c->k, ts, ETL_KHOOK_PROCESS_END, &pi, 0, pid, tid);
 }
 
@@ -802,7 +813,7 @@ static void process_exec(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid,
     snprintf(pi.name, sizeof pi.name, "%s", name); /* what /proc says later may be another exec's */
     if (had && !pi.ppid) pi.ppid = known.ppid;
     if (had && pi.uid == UINT32_MAX) pi.uid = known.uid;
-    pcache_put(c->k, &pi);
+    pcache_put(c->k, ts, &pi);
     emit_process(c->k, ts, ETL_KHOOK_PROCESS_START, &pi, ETL_KSTILL_ACTIVE, pid, tid);
 }
 
@@ -890,7 +901,7 @@ static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
         if (nr > (size - o) / 8) return;
         for (uint64_t i = 0; i < nr; i++) {
             uint64_t a = etl_le64(r + o + 8 * i);
-            if (a >= (uint64_t)PERF_CONTEXT_MAX) continue; /* kernel/user markers */
+            if (a >= (uint64_t)PERF_CONTEXT_MAX || a == 0) continue; /* kernel/user markers; the end of a user stack */
             if (nframes < MAX_FRAMES) frames[nframes++] = a;
         }
         o += (uint32_t)(8 * nr);
