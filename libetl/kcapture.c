@@ -54,7 +54,10 @@ char *etl_kernel_flags_format(uint32_t flags, char *out, size_t size)
     for (size_t i = 0; i < sizeof kernel_flags / sizeof kernel_flags[0]; i++) {
         if (!(flags & kernel_flags[i].flag)) continue;
         int n = snprintf(out + o, size - o, "%s%s", o ? "," : "", kernel_flags[i].name);
-        if (n < 0 || (size_t)n >= size - o) break;
+        if (n < 0 || (size_t)n >= size - o) {
+            out[o] = '\0'; /* whole names only */
+            break;
+        }
         o += (size_t)n;
     }
     return out;

@@ -39,8 +39,8 @@ typedef struct etl_kproc_desc {
     const char *command_line;  /* UTF-8; "" when unknown */
 } etl_kproc_desc;
 
-/* The payload encoders: each writes the 64-bit payload into out when it fits in cap bytes
-   and returns its size (the size it needs when it does not fit: nothing is written then). */
+/* The payload encoders: each writes the 64-bit payload into out (NULL: nowhere) and returns
+   its size; when that is above cap, only what fitted was written, and out holds no payload. */
 size_t etl_kpayload_process(uint8_t *out, size_t cap, const etl_kproc_desc *p);
 size_t etl_kpayload_thread(uint8_t *out, size_t cap, uint32_t pid, uint32_t tid, uint8_t base_priority);
 size_t etl_kpayload_image(uint8_t *out, size_t cap, uint64_t base, uint64_t size, uint32_t pid, const char *file_name);
