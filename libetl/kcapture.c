@@ -295,6 +295,12 @@ struct tp_field {
     unsigned off, size;
 };
 
+struct kimage {
+    int64_t ts;                /* of its event */
+    uint64_t base, size;
+    char *file;
+};
+
 /* What the capture knows of a process between its events: perf's records name only pids,
    and a process may be gone from /proc by the time its records are read. */
 struct pentry {
@@ -303,6 +309,10 @@ struct pentry {
     uint32_t pid, ppid, uid;
     char name[16];
     char *cmdline;
+    /* Its images (Load and DCStart events), for the children it forks: a fork's child has
+       its parent's mappings, which no MMAP2 record reports. */
+    struct kimage *images;
+    unsigned nimages, cap;
     struct pentry *next;
 };
 #define PTAB_SIZE 1024u
@@ -592,6 +602,9 @@ static void emit_thread(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint3
     write_sys(k, ts, hook, 3, hdr_pid, hdr_tid, buf, n);
 }
 
+static void pcache_add_image(struct etl_kcapture *k, uint32_t pid, int64_t ts, uint64_t base, uint64_t size,
+                             const char *file);
+
 static void emit_image(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32_t pid, uint32_t tid, uint64_t start,
                        uint64_t len, uint64_t pgoff, const char *file)
 {
@@ -602,9 +615,18 @@ static void emit_image(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32
     size_t n = etl_kpayload_image(buf, sizeof buf, base, len + (start - base), pid, file);
 
     if (n <= sizeof buf) write_sys(k, ts, hook, 3, pid, tid, buf, n);
+    if (hook != ETL_KHOOK_IMAGE_DCEND) pcache_add_image(k, pid, ts, base, len + (start - base), file);
 }
 
 /* ---- the processes known ---- */
+
+static void pentry_free(struct pentry *e)
+{
+    for (unsigned i = 0; i < e->nimages; i++) free(e->images[i].file);
+    free(e->images);
+    free(e->cmdline);
+    free(e);
+}
 
 static struct pentry **pfind(struct etl_kcapture *k, uint32_t pid)
 {
@@ -655,8 +677,7 @@ static int pcache_get(struct etl_kcapture *k, uint32_t pid, struct procinfo *pi,
         snprintf(pi->cmdline, sizeof pi->cmdline, "%s", e->cmdline ? e->cmdline : "");
         if (drop) {
             *p = e->next;
-            free(e->cmdline);
-            free(e);
+            pentry_free(e);
         }
     }
     pthread_mutex_unlock(&k->plock);
@@ -669,9 +690,78 @@ static void pcache_free(struct etl_kcapture *k)
         while (k->ptab[i]) {
             struct pentry *e = k->ptab[i];
             k->ptab[i] = e->next;
-            free(e->cmdline);
-            free(e);
+            pentry_free(e);
         }
+}
+
+/* Adds an image of pid, known since ts (a process not known has none kept, nor does one whose
+   exec, later than ts, a reader of another processor brought first). */
+static void pcache_add_image(struct etl_kcapture *k, uint32_t pid, int64_t ts, uint64_t base, uint64_t size,
+                             const char *file)
+{
+    struct pentry *e;
+
+    pthread_mutex_lock(&k->plock);
+    e = *pfind(k, pid);
+    if (e && ts < e->ts) e = NULL;
+    if (e && e->nimages == e->cap) {
+        unsigned cap = e->cap ? 2 * e->cap : 16;
+        struct kimage *n = realloc(e->images, cap * sizeof *n);
+        if (n) {
+            e->images = n;
+            e->cap = cap;
+        }
+    }
+    if (e && e->nimages < e->cap && (e->images[e->nimages].file = strdup(file))) {
+        e->images[e->nimages].ts = ts;
+        e->images[e->nimages].base = base;
+        e->images[e->nimages].size = size;
+        e->nimages++;
+    }
+    pthread_mutex_unlock(&k->plock);
+}
+
+/* An exec at ts: the images pid had before it are gone (those since are the new program's). */
+static void pcache_exec_images(struct etl_kcapture *k, uint32_t pid, int64_t ts)
+{
+    struct pentry *e;
+
+    pthread_mutex_lock(&k->plock);
+    e = *pfind(k, pid);
+    if (e) {
+        unsigned o = 0;
+        for (unsigned i = 0; i < e->nimages; i++) {
+            if (e->images[i].ts < ts) free(e->images[i].file);
+            else e->images[o++] = e->images[i];
+        }
+        e->nimages = o;
+    }
+    pthread_mutex_unlock(&k->plock);
+}
+
+/* The images ppid had at ts, copied (to free with free_images); their number. */
+static unsigned pcache_images_at(struct etl_kcapture *k, uint32_t ppid, int64_t ts, struct kimage **out)
+{
+    struct pentry *e;
+    unsigned n = 0;
+
+    *out = NULL;
+    pthread_mutex_lock(&k->plock);
+    e = *pfind(k, ppid);
+    if (e && e->nimages && (*out = calloc(e->nimages, sizeof **out)))
+        for (unsigned i = 0; i < e->nimages; i++) {
+            if (e->images[i].ts > ts) continue; /* mapped after the fork */
+            (*out)[n] = e->images[i];
+            if (((*out)[n].file = strdup(e->images[i].file))) n++;
+        }
+    pthread_mutex_unlock(&k->plock);
+    return n;
+}
+
+static void free_images(struct kimage *images, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) free(images[i].file);
+    free(images);
 }
 
 /* ---- rundown ---- */
@@ -783,6 +873,14 @@ static void process_fork(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t ppid
     pi.ppid = ppid;
     pcache_put(c->k, ts, &pi);
     emit_process(c->k, ts, ETL_KHOOK_PROCESS_START, &pi, ETL_KSTILL_ACTIVE, ppid, ptid);
+    if (c->k->flags & ETL_KERNEL_IMAGE_LOAD) {
+        /* Windows has no fork: the child's copies of its parent's images load with it. */
+        struct kimage *images;
+        unsigned n = pcache_images_at(c->k, ppid, ts, &images);
+        for (unsigned i = 0; i < n; i++)
+            emit_image(c->k, ts, ETL_KHOOK_IMAGE_LOAD, pid, pid, images[i].base, images[i].size, 0, images[i].file);
+        free_images(images, n);
+    }
 }
 
 /* Process End of the program a process ran: at its exit (drop: it is forgotten) or its exec. */
@@ -856,6 +954,7 @@ static void comm_record(struct kcpu *c, const uint8_t *r, uint32_t size, uint16_
     /* exec: the process ends as the program it was and starts as the new one (its mappings
        went with the old program; the new one's come as Image Loads). */
     process_end(c, ts, pid, tid, 0);
+    pcache_exec_images(c->k, pid, ts);
     process_exec(c, ts, pid, tid, name);
 }
 
