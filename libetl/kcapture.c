@@ -815,6 +815,13 @@ static void rundown(struct etl_kcapture *k, int64_t ts, int end)
     DIR *d = opendir("/proc");
     struct dirent *e;
 
+    /* Process 0, the idle task ("swapper", which /proc does not show), and its thread 0, as
+       Windows' rundown has Idle: samples and switches of tid 0 then have a process. */
+    if (k->flags & ETL_KERNEL_PROCESS) {
+        struct procinfo idle = { .pid = 0, .ppid = 0, .uid = 0, .name = "swapper", .cmdline = "" };
+        emit_process(k, ts, end ? ETL_KHOOK_PROCESS_DCEND : ETL_KHOOK_PROCESS_DCSTART, &idle, ETL_KSTILL_ACTIVE, 0, 0);
+    }
+    if (k->flags & ETL_KERNEL_THREAD) emit_thread(k, ts, end ? ETL_KHOOK_THREAD_DCEND : ETL_KHOOK_THREAD_DCSTART, 0, 0, 0, 0);
     if (k->flags & ETL_KERNEL_IMAGE_LOAD) rundown_kernel_image(k, ts, end ? ETL_KHOOK_IMAGE_DCEND : ETL_KHOOK_IMAGE_DCSTART);
     if (!d) return;
     while ((e = readdir(d))) {
