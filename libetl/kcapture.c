@@ -223,6 +223,30 @@ size_t etl_kpayload_stack(uint8_t *out, size_t cap, int64_t event_ts, uint32_t p
     return done(&b);
 }
 
+/* ------------------------------------------------------------------ header forms */
+
+int etl_kcapture_form(uint16_t hook, int *system, uint16_t *version)
+{
+    static const struct {
+        uint16_t hook;
+        uint8_t system, version;
+    } forms[] = {
+        { ETL_KHOOK_PROCESS_START, 1, 4 },   { ETL_KHOOK_PROCESS_END, 1, 4 },     { ETL_KHOOK_PROCESS_DCSTART, 0, 4 },
+        { ETL_KHOOK_PROCESS_DCEND, 0, 4 },   { ETL_KHOOK_THREAD_START, 1, 3 },    { ETL_KHOOK_THREAD_END, 1, 3 },
+        { ETL_KHOOK_THREAD_DCSTART, 1, 3 },  { ETL_KHOOK_THREAD_DCEND, 1, 3 },    { ETL_KHOOK_IMAGE_LOAD, 1, 3 },
+        { ETL_KHOOK_IMAGE_DCSTART, 1, 3 },   { ETL_KHOOK_IMAGE_DCEND, 1, 3 },     { ETL_KHOOK_CSWITCH, 0, 4 },
+        { ETL_KHOOK_READY_THREAD, 0, 2 },    { ETL_KHOOK_SAMPLED_PROFILE, 0, 2 }, { ETL_KHOOK_STACK, 0, 2 },
+        { ETL_KHOOK_RUNDOWN_COMPLETE, 0, 2 },
+    };
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
+        if (forms[i].hook == hook) {
+            *system = forms[i].system;
+            *version = forms[i].version;
+            return 0;
+        }
+    return -1;
+}
+
 /* ------------------------------------------------------------------ mappings */
 
 int8_t etl_kpriority(int prio)
@@ -508,18 +532,18 @@ static int64_t order_ts(struct kcpu *c, int64_t ts)
     return ts;
 }
 
-static void write_sys(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint16_t version, uint32_t pid, uint32_t tid,
-                      const uint8_t *payload, size_t n)
+/* One event in the header kind and version of its hook (etl_kcapture_form); pid and tid go
+   into a SYSTEM header (a PERFINFO one has none). */
+static void write_ev(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32_t pid, uint32_t tid,
+                     const uint8_t *payload, size_t n)
 {
     etl_data d = { payload, (uint32_t)n };
-    etl_session_write_system(k->s, ts, hook, version, pid, tid, &d, 1);
-}
+    int system;
+    uint16_t version;
 
-static void write_perf(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint16_t version, const uint8_t *payload,
-                       size_t n)
-{
-    etl_data d = { payload, (uint32_t)n };
-    etl_session_write_perfinfo(k->s, ts, hook, version, &d, n ? 1 : 0);
+    if (etl_kcapture_form(hook, &system, &version) != 0) return;
+    if (system) etl_session_write_system(k->s, ts, hook, version, pid, tid, &d, 1);
+    else etl_session_write_perfinfo(k->s, ts, hook, version, &d, n ? 1 : 0);
 }
 
 /* ---- what /proc says of a process ---- */
@@ -589,8 +613,7 @@ static void emit_process(struct etl_kcapture *k, int64_t ts, uint16_t hook, cons
         d.command_line = ""; /* a command line beyond what a record holds is left out */
         n = etl_kpayload_process(buf, sizeof buf, &d);
     }
-    if (hook == ETL_KHOOK_PROCESS_DCSTART || hook == ETL_KHOOK_PROCESS_DCEND) write_perf(k, ts, hook, 4, buf, n);
-    else write_sys(k, ts, hook, 4, hdr_pid, hdr_tid, buf, n);
+    write_ev(k, ts, hook, hdr_pid, hdr_tid, buf, n);
 }
 
 static void emit_thread(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32_t pid, uint32_t tid,
@@ -599,7 +622,7 @@ static void emit_thread(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint3
     uint8_t buf[128];
     size_t n = etl_kpayload_thread(buf, sizeof buf, pid, tid, (uint8_t)(tid ? etl_kpriority(thread_prio(pid, tid)) : 0));
 
-    write_sys(k, ts, hook, 3, hdr_pid, hdr_tid, buf, n);
+    write_ev(k, ts, hook, hdr_pid, hdr_tid, buf, n);
 }
 
 static void pcache_add_image(struct etl_kcapture *k, uint32_t pid, int64_t ts, uint64_t base, uint64_t size,
@@ -614,7 +637,7 @@ static void emit_image(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32
     uint64_t base = pgoff <= start ? start - pgoff : start;
     size_t n = etl_kpayload_image(buf, sizeof buf, base, len + (start - base), pid, file);
 
-    if (n <= sizeof buf) write_sys(k, ts, hook, 3, pid, tid, buf, n);
+    if (n <= sizeof buf) write_ev(k, ts, hook, pid, tid, buf, n);
     if (hook != ETL_KHOOK_IMAGE_DCEND) pcache_add_image(k, pid, ts, base, len + (start - base), file);
 }
 
@@ -1024,7 +1047,7 @@ static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
     ts = order_ts(c, ts);
     if (e == EV_PROFILE) {
         n = etl_kpayload_sample(buf, sizeof buf, ip, tid);
-        write_perf(k, ts, ETL_KHOOK_SAMPLED_PROFILE, 2, buf, n);
+        write_ev(k, ts, ETL_KHOOK_SAMPLED_PROFILE, 0, 0, buf, n);
     } else if (e == EV_SWITCH) {
         uint8_t state, reason, mode;
         uint32_t prev = (uint32_t)tp_get(raw, raw_len, &k->prev_pid), next = (uint32_t)tp_get(raw, raw_len, &k->next_pid);
@@ -1032,16 +1055,16 @@ static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
         n = etl_kpayload_cswitch(buf, sizeof buf, next, prev,
                                  next ? etl_kpriority((int)tp_get(raw, raw_len, &k->next_prio)) : 0,
                                  prev ? etl_kpriority((int)tp_get(raw, raw_len, &k->prev_prio)) : 0, reason, mode, state);
-        write_perf(k, ts, ETL_KHOOK_CSWITCH, 4, buf, n);
+        write_ev(k, ts, ETL_KHOOK_CSWITCH, 0, 0, buf, n);
     } else {
         const struct tp_field *f = e == EV_WAKEUP ? &k->wakeup_pid : &k->wakeup_new_pid;
         n = etl_kpayload_ready_thread(buf, sizeof buf, (uint32_t)tp_get(raw, raw_len, f));
-        write_perf(k, ts, ETL_KHOOK_READY_THREAD, 2, buf, n);
+        write_ev(k, ts, ETL_KHOOK_READY_THREAD, 0, 0, buf, n);
     }
     if (st & PERF_SAMPLE_CALLCHAIN) {
         uint8_t sbuf[16 + 8 * MAX_FRAMES];
         n = etl_kpayload_stack(sbuf, sizeof sbuf, ts, pid, tid, frames, nframes);
-        write_perf(k, ts, ETL_KHOOK_STACK, 2, sbuf, n);
+        write_ev(k, ts, ETL_KHOOK_STACK, 0, 0, sbuf, n);
     }
 }
 
@@ -1132,7 +1155,7 @@ void etl_kcapture_end(etl_session *s, struct etl_kcapture *k)
         if (k->cpus[i].started) pthread_join(k->cpus[i].thread, NULL);
     /* After every perf record: the DCEnd rundown of what still runs, then its end. */
     rundown(k, etl_monoclock_exact(), 1);
-    write_perf(k, etl_monoclock_exact(), ETL_KHOOK_RUNDOWN_COMPLETE, 2, NULL, 0);
+    write_ev(k, etl_monoclock_exact(), ETL_KHOOK_RUNDOWN_COMPLETE, 0, 0, NULL, 0);
     (void)s;
     kcapture_free(k);
 }

@@ -27,6 +27,10 @@
 #define ETL_KHOOK_STACK           0x1820
 #define ETL_KHOOK_RUNDOWN_COMPLETE 0x0008
 
+/* The header each hook above is written with: *system 1 for SYSTEM64, 0 for PERFINFO64, and
+   its version. 0, or -1 for another hook. */
+int etl_kcapture_form(uint16_t hook, int *system, uint16_t *version);
+
 /* Windows' STILL_ACTIVE: the ExitStatus of a process that runs (Start, DCStart, DCEnd). */
 #define ETL_KSTILL_ACTIVE 259
 

@@ -19,10 +19,12 @@ struct decoded {
     etl_kernel_event k;
 };
 
-/* Writes a file holding the record of payload p (n bytes) as kcapture writes it: a SYSTEM
-   header when system, else PERFINFO; reads the event back and decodes it (must be 1). */
-static void roundtrip(struct decoded *d, int system, uint16_t hook, uint16_t version, const uint8_t *p, size_t n)
+/* Writes a file holding the record of payload p (n bytes) as kcapture writes it (the header
+   kind and version etl_kcapture_form gives); reads the event back and decodes it (must be 1). */
+static void roundtrip(struct decoded *d, uint16_t hook, const uint8_t *p, size_t n)
 {
+    int system;
+    uint16_t version;
     struct synth_options o;
     struct synth *s;
     uint8_t rec[8192];
@@ -30,6 +32,7 @@ static void roundtrip(struct decoded *d, int system, uint16_t hook, uint16_t ver
     uint32_t size;
     size_t fsize;
 
+    ck_assert_int_eq(etl_kcapture_form(hook, &system, &version), 0);
     memset(&o, 0, sizeof o);
     o.cpus = 1;
     o.logger_name = "NT Kernel Logger";
@@ -72,7 +75,7 @@ START_TEST(process_v4)
     struct decoded d;
     char sid[64];
 
-    roundtrip(&d, 1, ETL_KHOOK_PROCESS_START, 4, buf, n);
+    roundtrip(&d, ETL_KHOOK_PROCESS_START, buf, n);
     ck_assert_int_eq(d.k.kclass, ETL_KCLASS_PROCESS);
     ck_assert_str_eq(d.k.name, "Process/Start");
     ck_assert_uint_eq(d.k.u.process.pid, 4242);
@@ -92,7 +95,7 @@ START_TEST(process_v4)
     /* No user known: the 4-byte "no SID"; and DCStart's PERFINFO header. */
     p.uid = UINT32_MAX;
     n = etl_kpayload_process(buf, sizeof buf, &p);
-    roundtrip(&d, 0, ETL_KHOOK_PROCESS_DCSTART, 4, buf, n);
+    roundtrip(&d, ETL_KHOOK_PROCESS_DCSTART, buf, n);
     ck_assert_str_eq(d.k.name, "Process/DCStart");
     ck_assert_ptr_null(d.k.u.process.sid);
     str_is(&d.k.u.process.image_file_name, "kspin");
@@ -107,7 +110,7 @@ START_TEST(thread_v3)
     struct decoded d;
 
     ck_assert_uint_eq(n, 72); /* as Windows' 64-bit Thread V3 */
-    roundtrip(&d, 1, ETL_KHOOK_THREAD_DCSTART, 3, buf, n);
+    roundtrip(&d, ETL_KHOOK_THREAD_DCSTART, buf, n);
     ck_assert_int_eq(d.k.kclass, ETL_KCLASS_THREAD);
     ck_assert_str_eq(d.k.name, "Thread/DCStart");
     ck_assert_uint_eq(d.k.u.thread.pid, 4242);
@@ -126,7 +129,7 @@ START_TEST(image_v3)
                                   "/usr/lib/x86_64-linux-gnu/libc.so.6");
     struct decoded d;
 
-    roundtrip(&d, 1, ETL_KHOOK_IMAGE_LOAD, 3, buf, n);
+    roundtrip(&d, ETL_KHOOK_IMAGE_LOAD, buf, n);
     ck_assert_int_eq(d.k.kclass, ETL_KCLASS_IMAGE);
     ck_assert_str_eq(d.k.name, "Image/Load");
     ck_assert_uint_eq(d.k.u.image.image_base, 0x7f0000000000ull);
@@ -147,7 +150,7 @@ START_TEST(cswitch_ready_sample_stack)
     struct decoded d;
 
     ck_assert_uint_eq(n, 24);
-    roundtrip(&d, 0, ETL_KHOOK_CSWITCH, 4, buf, n);
+    roundtrip(&d, ETL_KHOOK_CSWITCH, buf, n);
     ck_assert_int_eq(d.k.kclass, ETL_KCLASS_CSWITCH);
     ck_assert_uint_eq(d.k.u.cswitch.new_tid, 4243);
     ck_assert_uint_eq(d.k.u.cswitch.old_tid, 4244);
@@ -160,14 +163,14 @@ START_TEST(cswitch_ready_sample_stack)
 
     n = etl_kpayload_ready_thread(buf, sizeof buf, 4245);
     ck_assert_uint_eq(n, 8);
-    roundtrip(&d, 0, ETL_KHOOK_READY_THREAD, 2, buf, n);
+    roundtrip(&d, ETL_KHOOK_READY_THREAD, buf, n);
     ck_assert_int_eq(d.k.kclass, ETL_KCLASS_READY_THREAD);
     ck_assert_uint_eq(d.k.u.ready_thread.tid, 4245);
     done(&d);
 
     n = etl_kpayload_sample(buf, sizeof buf, 0x55d626850123ull, 4243);
     ck_assert_uint_eq(n, 16);
-    roundtrip(&d, 0, ETL_KHOOK_SAMPLED_PROFILE, 2, buf, n);
+    roundtrip(&d, ETL_KHOOK_SAMPLED_PROFILE, buf, n);
     ck_assert_int_eq(d.k.kclass, ETL_KCLASS_SAMPLED_PROFILE);
     ck_assert_uint_eq(d.k.u.sample.instruction_pointer, 0x55d626850123ull);
     ck_assert_uint_eq(d.k.u.sample.tid, 4243);
@@ -176,7 +179,7 @@ START_TEST(cswitch_ready_sample_stack)
 
     n = etl_kpayload_stack(buf, sizeof buf, 2000000, 4242, 4243, frames, 3);
     ck_assert_uint_eq(n, 16 + 24);
-    roundtrip(&d, 0, ETL_KHOOK_STACK, 2, buf, n);
+    roundtrip(&d, ETL_KHOOK_STACK, buf, n);
     ck_assert_int_eq(d.k.kclass, ETL_KCLASS_STACK);
     ck_assert_int_eq(d.k.u.stack.event_timestamp, d.ev.timestamp); /* the event's own timestamp */
     ck_assert_uint_eq(d.k.u.stack.pid, 4242);
@@ -185,7 +188,7 @@ START_TEST(cswitch_ready_sample_stack)
     for (unsigned i = 0; i < 3; i++) ck_assert_uint_eq(etl_kframe_at(&d.k.u.stack, i), frames[i]);
     done(&d);
 
-    roundtrip(&d, 0, ETL_KHOOK_RUNDOWN_COMPLETE, 2, NULL, 0);
+    roundtrip(&d, ETL_KHOOK_RUNDOWN_COMPLETE, NULL, 0);
     ck_assert_int_eq(d.k.kclass, ETL_KCLASS_RUNDOWN_COMPLETE);
     done(&d);
 }
@@ -295,6 +298,40 @@ START_TEST(refusals)
 }
 END_TEST
 
+/* Each hook kcapture writes has, in perfview_diaghub.kernel.1.etl (a Windows 10 kernel
+   trace), events of the header kind and version kcapture gives it, where the sample has it. */
+START_TEST(forms_as_windows)
+{
+    static const uint16_t hooks[] = { ETL_KHOOK_PROCESS_START, ETL_KHOOK_PROCESS_END, ETL_KHOOK_PROCESS_DCSTART,
+                                      ETL_KHOOK_PROCESS_DCEND, ETL_KHOOK_IMAGE_LOAD, ETL_KHOOK_IMAGE_DCSTART,
+                                      ETL_KHOOK_IMAGE_DCEND, ETL_KHOOK_RUNDOWN_COMPLETE };
+    unsigned seen[sizeof hooks / sizeof hooks[0]] = { 0 }, same[sizeof hooks / sizeof hooks[0]] = { 0 };
+    etl_reader *r;
+    etl_event ev;
+    int rc;
+
+    ck_assert_int_eq(etl_reader_open_path(&r, testdata_path("samples/perfview_diaghub.kernel.1.etl"), NULL), ETL_OK);
+    while ((rc = etl_reader_next(r, &ev)) == ETL_OK || rc == ETL_WARN) {
+        for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; i++) {
+            int system;
+            uint16_t version;
+            if (ev.kind != ETL_KIND_SYSTEM && ev.kind != ETL_KIND_PERFINFO) continue;
+            if (ev.hook_id != hooks[i] || ev.pointer_size != 8) continue;
+            etl_kcapture_form(hooks[i], &system, &version);
+            seen[i]++;
+            if (ev.kind == (system ? ETL_KIND_SYSTEM : ETL_KIND_PERFINFO) && ev.version == version) same[i]++;
+        }
+    }
+    ck_assert_int_eq(rc, ETL_EOF);
+    etl_reader_close(r);
+    for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; i++) {
+        ck_assert_msg(seen[i] > 0, "hook 0x%04x is not in the sample", hooks[i]);
+        ck_assert_msg(same[i] > 0, "hook 0x%04x: none of the sample's %u events has kcapture's header and version",
+                      hooks[i], seen[i]);
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("kcapture");
@@ -309,6 +346,7 @@ static Suite *suite(void)
     tcase_add_test(tc, thread_states);
     tcase_add_test(tc, flag_names);
     tcase_add_test(tc, refusals);
+    tcase_add_test(tc, forms_as_windows);
     suite_add_tcase(s, tc);
     return s;
 }
