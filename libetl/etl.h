@@ -938,6 +938,42 @@ ETL_API uint64_t etl_lbr_capture_stop(etl_lbr_capture *c);
    cause in err, e.g. "LBR capture: this processor or virtual machine has no branch-stack
    sampling (perf_event_open: Operation not supported)". Opens nothing that outlives it. */
 ETL_API int etl_lbr_capture_probe(uint32_t flags, char *err, size_t errsize);
+/* ---- Kernel events: the NT Kernel Logger's classes from Linux perf events (doc/kernel-events.md) ---- */
+
+/* What etl_session_enable_kernel captures, named and valued as EVENT_TRACE_FLAG_*. */
+#define ETL_KERNEL_PROCESS    0x00000001u /* Process Start/End (fork, exec, exit), DCStart/DCEnd rundown */
+#define ETL_KERNEL_THREAD     0x00000002u /* Thread Start/End, DCStart/DCEnd rundown */
+#define ETL_KERNEL_IMAGE_LOAD 0x00000004u /* Image Load of executable mappings, DCStart/DCEnd rundown */
+#define ETL_KERNEL_CSWITCH    0x00000010u /* CSwitch (sched:sched_switch) */
+#define ETL_KERNEL_DISPATCHER 0x00000800u /* ReadyThread (sched:sched_wakeup, sched:sched_wakeup_new) */
+#define ETL_KERNEL_PROFILE    0x01000000u /* SampledProfile (cpu-clock sampling) */
+#define ETL_KERNEL_ALL (ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD | ETL_KERNEL_IMAGE_LOAD | ETL_KERNEL_CSWITCH | \
+                        ETL_KERNEL_DISPATCHER | ETL_KERNEL_PROFILE)
+/* Events that can have a StackWalk event (stackwalk_flags): these three. */
+#define ETL_KERNEL_STACKWALK_ALL (ETL_KERNEL_PROFILE | ETL_KERNEL_CSWITCH | ETL_KERNEL_DISPATCHER)
+
+/* The flag of a name ("process", "thread", "image_load", "cswitch", "dispatcher", "profile"),
+   or 0 when it names none; and the names of the bits of flags, ','-separated, into out. */
+ETL_API uint32_t etl_kernel_flag_from_name(const char *name);
+ETL_API char *etl_kernel_flags_format(uint32_t flags, char *out, size_t size);
+
+/*
+ * Kernel events into s, a PerfCounter session, until it stops: perf events on every online
+ * processor (a sideband event for tasks, comm and executable mmaps; the sched tracepoints;
+ * cpu-clock sampling every profile_interval_100ns, 0 for 10000 = 1 ms), read by one thread
+ * per processor, pinned to it, that writes each record into its processor's buffer on the
+ * session's clock (perf's CLOCK_MONOTONIC_RAW), in time order within that buffer. First a
+ * DCStart rundown of what runs (from /proc); at etl_session_stop the capture ends, then a
+ * DCEnd rundown and RundownComplete are written. stackwalk_flags (ETL_KERNEL_STACKWALK_ALL
+ * bits, a subset of flags) give those events a StackWalk event with their timestamp.
+ * Records perf lost are counted in EventsLost. Once per session. ETL_OK, or ETL_FAILED with
+ * the reason in err (which event, on which processor, and the system's error), nothing
+ * enabled: an unknown flag, a clock that is not PerfCounter, no permission (root or
+ * CAP_PERFMON, or kernel.perf_event_paranoid), tracefs not mounted, a perf event the kernel
+ * lacks.
+ */
+ETL_API int etl_session_enable_kernel(etl_session *s, uint32_t flags, uint32_t stackwalk_flags,
+                                      uint32_t profile_interval_100ns, char *err, size_t errsize);
 
 /* ---- Providers: register, ask whether enabled, write (ETW's EventRegister/EventWrite) ---- */
 

@@ -658,3 +658,31 @@ unsigned etl_record_timestamp_fields(const etl_event *ev, uint32_t off[ETL_RECOR
         off[n++] = (uint32_t)(ev->payload - ev->record);
     return n;
 }
+
+uint32_t etl_utf8_to_utf16(uint8_t *p, const char *s, uint32_t max_units)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    uint32_t n = 0;
+
+    while (*u && n + 3 < max_units) {
+        uint32_t c = *u++;
+        int more = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC0 ? 1 : 0;
+        if (c >= 0x80 && c < 0xC0) c = 0xFFFD;
+        else if (more) {
+            c &= 0x3Fu >> more;
+            for (int i = 0; i < more; i++) {
+                if ((*u & 0xC0) != 0x80) { c = 0xFFFD; break; }
+                c = c << 6 | (*u++ & 0x3F);
+            }
+        }
+        if (c >= 0x10000 && c <= 0x10FFFF) {
+            c -= 0x10000;
+            etl_put16(p + 2 * n++, (uint16_t)(0xD800 + (c >> 10)));
+            etl_put16(p + 2 * n++, (uint16_t)(0xDC00 + (c & 0x3FF)));
+        } else {
+            etl_put16(p + 2 * n++, (uint16_t)(c > 0xFFFF ? 0xFFFD : c));
+        }
+    }
+    etl_put16(p + 2 * n++, 0);
+    return 2 * n;
+}

@@ -247,5 +247,8 @@ size_t etl_utf16_to_utf8(const uint8_t *p, size_t n, char *out, size_t size);
 uint32_t etl_utf16_next(const uint8_t *p, size_t n, size_t *i);
 /* Code point c as UTF-8 in out; returns its length (1 to 4). */
 unsigned etl_utf8_encode(uint32_t c, uint8_t out[4]);
+/* UTF-8 s to UTF-16LE at p, NUL-terminated, max_units code units at most (the NUL included;
+   at least 4); returns the bytes written. Invalid bytes become U+FFFD. */
+uint32_t etl_utf8_to_utf16(uint8_t *p, const char *s, uint32_t max_units);
 
 #endif /* LIBETL_FORMAT_H */

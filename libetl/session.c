@@ -30,6 +30,7 @@
 #endif
 
 #include "format.h"
+#include "kcapture.h"
 #include "lbr.h"
 #include "monoclock.h"
 #include "provider.h"
@@ -190,6 +191,7 @@ struct etl_session {
     uint64_t delivered;            /* buffers delivered, for the stop's progress check */
     pthread_cond_t held_cond;      /* held_n, ended, consumer changed */
     int rt_wake;                   /* eventfd: the consumer's thread has something to do */
+    struct etl_kcapture *kcapture; /* kernel events (kcapture.c), or NULL */
     char err[256];
     /* LBR (lbr.c): the triggers and filters, and the kernel flags triggers are checked against. */
     etl_lbr_config lbr;
@@ -513,6 +515,14 @@ static uint64_t events_lost(const etl_session *s)
     for (uint32_t i = 0; s->lost && i < s->ncpu; i++) n += atomic_load_explicit(&s->lost[i].n, memory_order_relaxed);
     return n;
 }
+
+void etl_session_add_events_lost(etl_session *s, uint64_t n)
+{
+    atomic_fetch_add_explicit(&s->h->events_lost, n, memory_order_relaxed);
+}
+
+struct etl_kcapture *etl_session_kcapture(const etl_session *s) { return s->kcapture; }
+void etl_session_set_kcapture(etl_session *s, struct etl_kcapture *k) { s->kcapture = k; }
 
 static int lost(etl_session *s)
 {
@@ -1914,6 +1924,9 @@ int etl_session_stop(etl_session *s, etl_session_stats *out)
     int rc = ETL_OK;
 
     if (!s) return ETL_FATAL;
+    /* Kernel capture writes its last events (the DCEnd rundown) while the session still takes them. */
+    if (s->kcapture) etl_kcapture_end(s, s->kcapture);
+    s->kcapture = NULL;
     etl_providers_forget_session(s);
     if (s->role == ROLE_ATTACHED) { /* not the controller's to stop: just leave it */
         etl_session_detach(s);

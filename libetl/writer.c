@@ -112,35 +112,6 @@ void etl_writer_options_defaults(etl_writer_options *o)
     if (!o->logger_name) o->logger_name = "libetl";
 }
 
-/* UTF-8 to UTF-16LE at p (NUL-terminated); returns bytes written. Invalid bytes become U+FFFD. */
-static uint32_t put_utf16(uint8_t *p, const char *s, uint32_t max_units)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    uint32_t n = 0;
-
-    while (*u && n + 3 < max_units) {
-        uint32_t c = *u++;
-        int more = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC0 ? 1 : 0;
-        if (c >= 0x80 && c < 0xC0) c = 0xFFFD;
-        else if (more) {
-            c &= 0x3Fu >> more;
-            for (int i = 0; i < more; i++) {
-                if ((*u & 0xC0) != 0x80) { c = 0xFFFD; break; }
-                c = c << 6 | (*u++ & 0x3F);
-            }
-        }
-        if (c >= 0x10000 && c <= 0x10FFFF) {
-            c -= 0x10000;
-            etl_put16(p + 2 * n++, (uint16_t)(0xD800 + (c >> 10)));
-            etl_put16(p + 2 * n++, (uint16_t)(0xDC00 + (c & 0x3FF)));
-        } else {
-            etl_put16(p + 2 * n++, (uint16_t)(c > 0xFFFF ? 0xFFFD : c));
-        }
-    }
-    etl_put16(p + 2 * n++, 0);
-    return 2 * n;
-}
-
 uint32_t etl_header_buffer_build(const etl_writer_options *o, const char *file_name,
                                  const etl_header_counts *c, uint8_t *b)
 {
@@ -182,8 +153,8 @@ uint32_t etl_header_buffer_build(const etl_writer_options *o, const char *file_n
     /* The two names, within what is left of a 64 KiB record and of the buffer. */
     room = (o->buffer_size - ETL_BUFFER_HEADER_SIZE - ETL_SYSTEM_HEADER_SIZE - ETL_TLH_SIZE(p) - 64) / 2;
     if (room > 0x7000) room = 0x7000;
-    strings = put_utf16(t + ETL_TLH_SIZE(p), o->logger_name, room / 2);
-    strings += put_utf16(t + ETL_TLH_SIZE(p) + strings, file_name ? file_name : "", room / 2);
+    strings = etl_utf8_to_utf16(t + ETL_TLH_SIZE(p), o->logger_name, room / 2);
+    strings += etl_utf8_to_utf16(t + ETL_TLH_SIZE(p) + strings, file_name ? file_name : "", room / 2);
     size = ETL_SYSTEM_HEADER_SIZE + ETL_TLH_SIZE(p) + strings;
     etl_put16(e, 2);
     e[2] = p == 8 ? ETL_HT_SYSTEM64 : ETL_HT_SYSTEM32;

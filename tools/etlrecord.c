@@ -76,6 +76,15 @@ static const char usage_text[] =
     "                           jcc, near_rel_call, near_ind_call, near_ret,\n"
     "                           near_ind_jmp, near_rel_jmp, far_branch; callstack keeps\n"
     "                           them as a call stack\n"
+    "      --kernel=FLAGS       a kernel session (the NT Kernel Logger's events, from\n"
+    "                           Linux perf events; root): FLAGS, comma-separated, of\n"
+    "                           process, thread, image_load, cswitch, dispatcher\n"
+    "                           (ReadyThread), profile (SampledProfile); no --provider\n"
+    "      --stackwalk=EVENTS   with --kernel (also --stackwalk EVENTS): a StackWalk\n"
+    "                           event for each of these kernel events: profile,\n"
+    "                           cswitch, dispatcher\n"
+    "      --profile-interval=US  with --kernel profile: sample every US microseconds\n"
+    "                           (10 to 1000000; default 1000)\n"
     "Other options:\n"
     "      --name=NAME          run: the session's name (default etlrecord-PID)\n"
     "      --json               stop, query, list: print one JSON value; run: the\n"
@@ -87,8 +96,7 @@ static const char usage_text[] =
     "The session's buffers are in shared memory: providers in any process of the user\n"
     "write into it (libetl's provider API; etldemo is one). A realtime session holds\n"
     "its buffers for a consumer up to --max-buffers less one per processor and one,\n"
-    "then counts what it drops in RealTimeBuffersLost. Not yet supported:\n"
-    "--stackwalk=EVENTS (stack walks of kernel events).\n"
+    "then counts what it drops in RealTimeBuffersLost.\n"
     "\n"
     "Exit status: 0 done; 1 (stop) the session lost events or buffers (EventsLost,\n"
     "LogBuffersLost or RealTimeBuffersLost above 0); 2 bad usage, no such session, or\n"
@@ -98,7 +106,7 @@ static const char usage_text[] =
     "be run; 2 when the session could not be started (COMMAND was not run).\n";
 
 enum { OPT_MODE = 256, OPT_BUFSIZE, OPT_MINBUF, OPT_MAXBUF, OPT_MAXFILE, OPT_FLUSH, OPT_CLOCK, OPT_PROVIDER,
-       OPT_JSON, OPT_STACKWALK, OPT_NAME, OPT_LBR, OPT_LBR_FILTER };
+       OPT_JSON, OPT_STACKWALK, OPT_NAME, OPT_LBR, OPT_LBR_FILTER, OPT_KERNEL, OPT_PROFILE };
 
 struct provider_spec {
     etl_guid guid;
@@ -113,7 +121,9 @@ struct options {
     const char *clock;
     int json;
     int stackwalk;           /* the providers' events with their writers' stacks */
-    const char *stackwalk_events; /* --stackwalk=EVENTS: kernel events (not yet) */
+    const char *stackwalk_events; /* --stackwalk=EVENTS: kernel events with stack walks */
+    const char *kernel;      /* --kernel=FLAGS */
+    uint32_t kernel_flags, kernel_stackwalk, profile_interval_us; /* ETL_KERNEL_*; microseconds */
     int has_flush_timer, has_max_buffers;
     uint32_t buffer_size_kb, min_buffers, max_buffers, max_file_size_mb, flush_timer_s;
     const char *lbr, *lbr_filter; /* --lbr TRIGGER,..., --lbr-filter NAME,... */
@@ -241,6 +251,7 @@ struct consumer {
 struct controller {
     struct consumer *consumers;
     const char *name;
+    uint32_t kernel_flags, kernel_stackwalk, profile_interval_us; /* a kernel session's */
     int stackwalk;             /* providers enabled with EVENT_ENABLE_PROPERTY_STACK_TRACE */
     etl_session_properties props;
     etl_session *session;
@@ -308,6 +319,13 @@ static void send_properties(FILE *f, const struct controller *c)
             p->buffer_size_kb, p->minimum_buffers, p->maximum_buffers, p->maximum_file_size_mb,
             p->flush_timer_s, clock_name(p->clock_type));
     if (c->stackwalk) fputs("StackWalk 1\n", f);
+    if (c->kernel_flags) {
+        char names[128];
+        fprintf(f, "KernelFlags %s\n", etl_kernel_flags_format(c->kernel_flags, names, sizeof names));
+        if (c->kernel_stackwalk)
+            fprintf(f, "KernelStackWalk %s\n", etl_kernel_flags_format(c->kernel_stackwalk, names, sizeof names));
+        if (c->kernel_flags & ETL_KERNEL_PROFILE) fprintf(f, "ProfileInterval %u\n", c->profile_interval_us);
+    }
     for (unsigned i = 0; i < c->nproviders; i++)
         fprintf(f, "Provider %s %u 0x%llx\n", etl_guid_format(&c->providers[i].guid, g), c->providers[i].level,
                 (unsigned long long)c->providers[i].keywords);
@@ -538,12 +556,8 @@ static void report(int fd, const char *kind, const char *text)
 static int controller_lbr(struct controller *c, char *err, size_t size)
 {
     if (!c->lbr_count) return 0;
-    if (etl_session_configure_lbr(c->session, c->lbr_flags, c->lbr_events, c->lbr_count, err, size) != ETL_OK) {
-        size_t len = strlen(err);
-        if (strstr(err, "kernel flag '") && len < size)
-            snprintf(err + len, size - len, " (kernel sessions, --kernel, are not yet supported)");
+    if (etl_session_configure_lbr(c->session, c->lbr_flags, c->lbr_events, c->lbr_count, err, size) != ETL_OK)
         return -1;
-    }
     return etl_lbr_capture_start(&c->lbr_capture, c->session, err, size) == ETL_OK ? 0 : -1;
 }
 
@@ -586,6 +600,16 @@ static int controller_setup(struct controller *c, const struct provider_spec *sp
         if (c->session) etl_session_stop(c->session, NULL);
         etl_session_name_release(c->claim);
         return -1;
+    }
+    if (c->kernel_flags) {
+        char why[768];
+        if (etl_session_enable_kernel(c->session, c->kernel_flags, c->kernel_stackwalk, c->profile_interval_us * 10, why,
+                                      sizeof why) != ETL_OK) {
+            snprintf(err, size, "session %s: %s", c->name, why);
+            etl_session_stop(c->session, NULL);
+            etl_session_name_release(c->claim);
+            return -1;
+        }
     }
     for (unsigned i = 0; i < n; i++)
         if (controller_enable(c, &specs[i], err, size) != 0) break;
@@ -743,7 +767,10 @@ static int controller_config(const struct options *o, const char *name, struct c
     *specs = NULL;
     if (start_properties(o, &c->props) != 0) return -1;
     c->props.logger_name = name;
-    c->stackwalk = o->stackwalk;
+    c->stackwalk = o->stackwalk && !o->kernel;
+    c->kernel_flags = o->kernel_flags;
+    c->kernel_stackwalk = o->kernel_stackwalk;
+    c->profile_interval_us = o->profile_interval_us ? o->profile_interval_us : 1000;
     *specs = calloc(o->nproviders + 1, sizeof **specs);
     if (!*specs) return -1;
     for (unsigned i = 0; i < o->nproviders; i++)
@@ -1248,11 +1275,11 @@ static int cmd_query(const struct options *o) { return request(o, "query", 1); }
 
 static const struct command commands[] = {
     { "start", ARGS_NAME,
-      " output mode buffer-size min-buffers max-buffers max-file-size flush-timer clock provider stackwalk lbr lbr-filter ",
-      cmd_start },
+      " output mode buffer-size min-buffers max-buffers max-file-size flush-timer clock provider stackwalk kernel "
+      "profile-interval lbr lbr-filter ", cmd_start },
     { "run", ARGS_COMMAND,
-      " output mode buffer-size min-buffers max-buffers max-file-size flush-timer clock provider stackwalk name json lbr "
-      "lbr-filter ",
+      " output mode buffer-size min-buffers max-buffers max-file-size flush-timer clock provider stackwalk kernel "
+      "profile-interval name json lbr lbr-filter ",
       cmd_run },
     { "stop", ARGS_NAME, " json ", cmd_stop },
     { "query", ARGS_NAME, " json ", cmd_query },
@@ -1273,6 +1300,73 @@ __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ..
     return EXIT_ERROR;
 }
 
+/* FLAGS of --kernel or EVENTS of --stackwalk into *out: 0, or -1 (printed) for an unknown
+   name or, for stack walks, an event that has none. */
+static int parse_kernel_names(const char *option, const char *list, uint32_t allowed, uint32_t *out)
+{
+    char buf[256], *save = NULL;
+
+    *out = 0;
+    if (strlen(list) >= sizeof buf || !*list) {
+        usage_error("--%s: '%.40s' is not a list of kernel events", option, list);
+        return -1;
+    }
+    strcpy(buf, list);
+    for (char *name = strtok_r(buf, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+        uint32_t f = etl_kernel_flag_from_name(name);
+        char names[128];
+        if (!f || !(f & allowed)) {
+            usage_error("--%s: %s '%s' (%s)", option, f ? "no stack walks for" : "unknown kernel event", name,
+                        etl_kernel_flags_format(allowed, names, sizeof names));
+            return -1;
+        }
+        *out |= f;
+    }
+    return 0;
+}
+
+/* Checks and parses --kernel, --stackwalk=EVENTS and --profile-interval: 0, or -1 (printed). */
+static int kernel_options(struct options *o)
+{
+    if (o->stackwalk_events && !o->kernel) {
+        usage_error("--stackwalk=%s: stack walks of kernel events need --kernel; --stackwalk alone gives the "
+                    "providers' events their stacks", o->stackwalk_events);
+        return -1;
+    }
+    if (o->profile_interval_us && !o->kernel) {
+        usage_error("--profile-interval needs --kernel with profile");
+        return -1;
+    }
+    if (!o->kernel) return 0;
+    if (parse_kernel_names("kernel", o->kernel, ETL_KERNEL_ALL, &o->kernel_flags) != 0) return -1;
+    if (o->nproviders) {
+        usage_error("a kernel session (--kernel) takes no --provider, as the NT Kernel Logger");
+        return -1;
+    }
+    if (o->stackwalk && !o->stackwalk_events) {
+        usage_error("with --kernel, --stackwalk needs EVENTS (profile, cswitch, dispatcher)");
+        return -1;
+    }
+    if (o->stackwalk_events &&
+        parse_kernel_names("stackwalk", o->stackwalk_events, ETL_KERNEL_STACKWALK_ALL, &o->kernel_stackwalk) != 0)
+        return -1;
+    if (o->kernel_stackwalk & ~o->kernel_flags) {
+        char names[128];
+        usage_error("--stackwalk: %s not in --kernel %s",
+                    etl_kernel_flags_format(o->kernel_stackwalk & ~o->kernel_flags, names, sizeof names), o->kernel);
+        return -1;
+    }
+    if (o->profile_interval_us && !(o->kernel_flags & ETL_KERNEL_PROFILE)) {
+        usage_error("--profile-interval needs profile in --kernel");
+        return -1;
+    }
+    if (o->profile_interval_us && o->profile_interval_us < 10) {
+        usage_error("--profile-interval: %u is below 10 microseconds", o->profile_interval_us);
+        return -1;
+    }
+    return 0;
+}
+
 /* Parses the command line into o (whose providers array the caller owns) and runs the command. */
 static int command_line(int argc, char **argv, struct options *o)
 {
@@ -1283,12 +1377,13 @@ static int command_line(int argc, char **argv, struct options *o)
         { "flush-timer", required_argument, NULL, OPT_FLUSH },  { "clock", required_argument, NULL, OPT_CLOCK },
         { "provider", required_argument, NULL, OPT_PROVIDER },  { "json", no_argument, NULL, OPT_JSON },
         { "stackwalk", optional_argument, NULL, OPT_STACKWALK },      { "name", required_argument, NULL, OPT_NAME },
+        { "kernel", required_argument, NULL, OPT_KERNEL },      { "profile-interval", required_argument, NULL, OPT_PROFILE },
         { "help", no_argument, NULL, 'h' },                     { "version", no_argument, NULL, 'V' },
         { "lbr", required_argument, NULL, OPT_LBR },            { "lbr-filter", required_argument, NULL, OPT_LBR_FILTER },
         { NULL, 0, NULL, 0 },
     };
     const struct command *cmd = NULL;
-    int c, idx;
+    int c, idx, kernel = 0;
 
     if (argc > 1 && argv[1][0] != '-') {
         for (unsigned i = 0; i < sizeof commands / sizeof commands[0]; i++)
@@ -1296,6 +1391,9 @@ static int command_line(int argc, char **argv, struct options *o)
         if (!cmd) return usage_error("unknown command '%s'", argv[1]);
         optind = 2;
     }
+    /* With --kernel, --stackwalk takes the kernel events as its next argument too. */
+    for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strncmp(argv[i], "--kernel", 8) == 0 && (argv[i][8] == '\0' || argv[i][8] == '=')) kernel = 1;
     /* run's options end at its command's name ("+"): what follows is the command's. */
     while ((c = getopt_long(argc, argv, cmd && cmd->args == ARGS_COMMAND ? "+o:hV" : "o:hV", longopts, &idx)) != -1) {
         const char *lname = NULL;
@@ -1316,13 +1414,17 @@ static int command_line(int argc, char **argv, struct options *o)
         case OPT_STACKWALK:
             o->stackwalk = 1;
             o->stackwalk_events = optarg;
+            if (!optarg && kernel && optind < argc && argv[optind][0] != '-') o->stackwalk_events = argv[optind++];
             break;
+        case OPT_KERNEL: o->kernel = optarg; break;
+        case OPT_PROFILE: num = &o->profile_interval_us; max = 1000000; break;
         case OPT_NAME: o->name = optarg; break;
-        case OPT_LBR: o->lbr = optarg; lname = "lbr"; break;
-        case OPT_LBR_FILTER: o->lbr_filter = optarg; lname = "lbr-filter"; break;
+        case OPT_LBR: o->lbr = optarg; break;
+        case OPT_LBR_FILTER: o->lbr_filter = optarg; break;
         default: fputs("Try 'etlrecord --help'.\n", stderr); return EXIT_ERROR;
         }
-        if (!lname) lname = longopts[c == 'o' ? 0 : c - OPT_MODE + 1].name;
+        for (const struct option *l = longopts; !lname && l->name; l++)
+            if (l->val == c) lname = l->name;
         if (!cmd) return usage_error("no command (start, run, stop, query, flush, update, list) before --%s", lname);
         char pat[40];
         snprintf(pat, sizeof pat, " %s ", lname);
@@ -1338,12 +1440,7 @@ static int command_line(int argc, char **argv, struct options *o)
     }
     if (!cmd) return usage_error("%s", "no command (start, run, stop, query, flush, update, list)");
     if (o->lbr_filter && !o->lbr) return usage_error("--lbr-filter goes with --lbr TRIGGER[,TRIGGER...]");
-    if (o->stackwalk_events) {
-        fprintf(stderr, "etlrecord: not yet supported: --stackwalk=%s (stack walks of kernel events come with "
-                "kernel sessions, --kernel); --stackwalk alone gives the providers' events their stacks\n",
-                o->stackwalk_events);
-        return EXIT_ERROR;
-    }
+    if (kernel_options(o) != 0) return EXIT_ERROR;
     if (cmd->args == ARGS_NAME) {
         if (optind >= argc) return usage_error("%s needs a session name", cmd->name);
         o->name = argv[optind++];

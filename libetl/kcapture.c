@@ -1,0 +1,1300 @@
+/* SPDX-License-Identifier: MIT */
+/* Kernel capture: Linux perf events written as the NT Kernel Logger's event classes (doc/kernel-events.md). */
+/* perf_event_open, pthread_setaffinity_np, CPU_SET: Linux interfaces. */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <linux/perf_event.h>
+#endif
+
+#include "format.h"
+#include "kcapture.h"
+#include "lbr.h"
+#include "monoclock.h"
+
+/* ------------------------------------------------------------------ flags and names */
+
+static const struct {
+    const char *name;
+    uint32_t flag;
+} kernel_flags[] = {
+    { "process", ETL_KERNEL_PROCESS },   { "thread", ETL_KERNEL_THREAD },         { "image_load", ETL_KERNEL_IMAGE_LOAD },
+    { "cswitch", ETL_KERNEL_CSWITCH },   { "dispatcher", ETL_KERNEL_DISPATCHER }, { "profile", ETL_KERNEL_PROFILE },
+};
+
+uint32_t etl_kernel_flag_from_name(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof kernel_flags / sizeof kernel_flags[0]; i++)
+        if (strcmp(kernel_flags[i].name, name) == 0) return kernel_flags[i].flag;
+    return 0;
+}
+
+char *etl_kernel_flags_format(uint32_t flags, char *out, size_t size)
+{
+    size_t o = 0;
+
+    if (!size) return out;
+    out[0] = '\0';
+    for (size_t i = 0; i < sizeof kernel_flags / sizeof kernel_flags[0]; i++) {
+        if (!(flags & kernel_flags[i].flag)) continue;
+        int n = snprintf(out + o, size - o, "%s%s", o ? "," : "", kernel_flags[i].name);
+        if (n < 0 || (size_t)n >= size - o) {
+            out[o] = '\0'; /* whole names only */
+            break;
+        }
+        o += (size_t)n;
+    }
+    return out;
+}
+
+/* ------------------------------------------------------------------ payloads */
+
+/* A payload being built: bytes go in while they fit; n counts them all. */
+struct kp {
+    uint8_t *p;
+    size_t cap, n;
+};
+
+static void put(struct kp *b, const void *v, size_t len)
+{
+    if (b->p && b->n + len <= b->cap) memcpy(b->p + b->n, v, len);
+    b->n += len;
+}
+static void put8(struct kp *b, uint8_t v) { put(b, &v, 1); }
+static void put32(struct kp *b, uint32_t v)
+{
+    uint8_t t[4];
+    etl_put32(t, v);
+    put(b, t, 4);
+}
+static void put64(struct kp *b, uint64_t v)
+{
+    uint8_t t[8];
+    etl_put64(t, v);
+    put(b, t, 8);
+}
+static void put_str8(struct kp *b, const char *s) { put(b, s ? s : "", strlen(s ? s : "") + 1); }
+static void put_str16(struct kp *b, const char *s)
+{
+    size_t units = strlen(s ? s : "") + 4; /* UTF-16 takes at most one unit per UTF-8 byte */
+    uint8_t stack[1024], *t = units * 2 <= sizeof stack ? stack : malloc(units * 2);
+
+    if (!t) {
+        put(b, "\0", 2); /* no memory: the string is left empty */
+        return;
+    }
+    put(b, t, etl_utf8_to_utf16(t, s ? s : "", (uint32_t)units));
+    if (t != stack) free(t);
+}
+static size_t done(const struct kp *b) { return b->n; }
+static struct kp kp_start(uint8_t *out, size_t cap) { return (struct kp){ out, cap, 0 }; }
+
+size_t etl_kpayload_process(uint8_t *out, size_t cap, const etl_kproc_desc *p)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, 0);              /* UniqueProcessKey: no EPROCESS */
+    put32(&b, p->pid);
+    put32(&b, p->ppid);
+    put32(&b, 0);              /* SessionId */
+    put32(&b, (uint32_t)p->exit_status);
+    put64(&b, 0);              /* DirectoryTableBase */
+    put32(&b, 0);              /* Flags */
+    if (p->uid == UINT32_MAX) {
+        put32(&b, 0);          /* no SID known */
+    } else {
+        /* TOKEN_USER {Sid, Attributes}: Sid is not an address here but the offset of the SID
+           from the structure (it must not be 0, which would mean "no SID"). */
+        put64(&b, 16);
+        put64(&b, 0);
+        /* S-1-22-1-uid: revision 1, two sub-authorities, authority 22 (big-endian, 6 bytes). */
+        put8(&b, 1);
+        put8(&b, 2);
+        put(&b, "\0\0\0\0\0\x16", 6);
+        put32(&b, 1);
+        put32(&b, p->uid);
+    }
+    put_str8(&b, p->name);
+    put_str16(&b, p->command_line);
+    put_str16(&b, "");         /* PackageFullName */
+    put_str16(&b, "");         /* ApplicationId */
+    return done(&b);
+}
+
+size_t etl_kpayload_thread(uint8_t *out, size_t cap, uint32_t pid, uint32_t tid, uint8_t base_priority)
+{
+    struct kp b = kp_start(out, cap);
+
+    put32(&b, pid);
+    put32(&b, tid);
+    /* StackBase, StackLimit, UserStackBase, UserStackLimit, StartAddr, Win32StartAddr, TebBase */
+    for (int i = 0; i < 7; i++) put64(&b, 0);
+    put32(&b, 0);              /* SubProcessTag */
+    put8(&b, base_priority);
+    put8(&b, 0);               /* PagePriority */
+    put8(&b, 0);               /* IoPriority */
+    put8(&b, 0);               /* ThreadFlags */
+    return done(&b);
+}
+
+size_t etl_kpayload_image(uint8_t *out, size_t cap, uint64_t base, uint64_t size, uint32_t pid, const char *file_name)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, base);
+    put64(&b, size);
+    put32(&b, pid);
+    put32(&b, 0);              /* ImageChecksum */
+    put32(&b, 0);              /* TimeDateStamp */
+    put32(&b, 0);              /* SignatureLevel, SignatureType, Reserved0 */
+    put64(&b, 0);              /* DefaultBase */
+    for (int i = 0; i < 4; i++) put32(&b, 0); /* Reserved1..4 */
+    put_str16(&b, file_name);
+    return done(&b);
+}
+
+size_t etl_kpayload_cswitch(uint8_t *out, size_t cap, uint32_t new_tid, uint32_t old_tid, int8_t new_priority,
+                            int8_t old_priority, uint8_t wait_reason, uint8_t wait_mode, uint8_t state)
+{
+    struct kp b = kp_start(out, cap);
+
+    put32(&b, new_tid);
+    put32(&b, old_tid);
+    put8(&b, (uint8_t)new_priority);
+    put8(&b, (uint8_t)old_priority);
+    put8(&b, 0);               /* PreviousCState */
+    put8(&b, 0);               /* SpareByte */
+    put8(&b, wait_reason);
+    put8(&b, wait_mode);
+    put8(&b, state);
+    put8(&b, 0);               /* OldThreadWaitIdealProcessor */
+    put32(&b, 0);              /* NewThreadWaitTime */
+    put32(&b, 0);              /* OldThreadRemainingQuantum */
+    return done(&b);
+}
+
+size_t etl_kpayload_ready_thread(uint8_t *out, size_t cap, uint32_t tid)
+{
+    struct kp b = kp_start(out, cap);
+
+    put32(&b, tid);
+    put32(&b, 0);              /* AdjustReason, AdjustIncrement, Flag, reserved */
+    return done(&b);
+}
+
+size_t etl_kpayload_sample(uint8_t *out, size_t cap, uint64_t ip, uint32_t tid)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, ip);
+    put32(&b, tid);
+    put8(&b, 1);               /* Count (u16): one sample */
+    put8(&b, 0);
+    put8(&b, 0);               /* Flags */
+    put8(&b, 0);               /* Rank */
+    return done(&b);
+}
+
+size_t etl_kpayload_stack(uint8_t *out, size_t cap, int64_t event_ts, uint32_t pid, uint32_t tid,
+                          const uint64_t *frames, unsigned count)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, (uint64_t)event_ts);
+    put32(&b, pid);
+    put32(&b, tid);
+    for (unsigned i = 0; i < count; i++) put64(&b, frames[i]);
+    return done(&b);
+}
+
+/* ------------------------------------------------------------------ header forms */
+
+int etl_kcapture_form(uint16_t hook, int *system, uint16_t *version)
+{
+    static const struct {
+        uint16_t hook;
+        uint8_t system, version;
+    } forms[] = {
+        { ETL_KHOOK_PROCESS_START, 1, 4 },   { ETL_KHOOK_PROCESS_END, 1, 4 },     { ETL_KHOOK_PROCESS_DCSTART, 0, 4 },
+        { ETL_KHOOK_PROCESS_DCEND, 0, 4 },   { ETL_KHOOK_THREAD_START, 1, 3 },    { ETL_KHOOK_THREAD_END, 1, 3 },
+        { ETL_KHOOK_THREAD_DCSTART, 1, 3 },  { ETL_KHOOK_THREAD_DCEND, 1, 3 },    { ETL_KHOOK_IMAGE_LOAD, 1, 3 },
+        { ETL_KHOOK_IMAGE_DCSTART, 1, 3 },   { ETL_KHOOK_IMAGE_DCEND, 1, 3 },     { ETL_KHOOK_CSWITCH, 0, 4 },
+        { ETL_KHOOK_READY_THREAD, 0, 2 },    { ETL_KHOOK_SAMPLED_PROFILE, 0, 2 }, { ETL_KHOOK_STACK, 0, 2 },
+        { ETL_KHOOK_RUNDOWN_COMPLETE, 0, 2 },
+    };
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
+        if (forms[i].hook == hook) {
+            *system = forms[i].system;
+            *version = forms[i].version;
+            return 0;
+        }
+    return -1;
+}
+
+/* ------------------------------------------------------------------ mappings */
+
+int8_t etl_kpriority(int prio)
+{
+    if (prio < 0) return 0;
+    if (prio < 100) return (int8_t)(16 + ((99 - prio) * 15 + 49) / 99); /* real time 1..99 -> 16..31 */
+    if (prio > 139) prio = 139;
+    return (int8_t)(8 - (prio - 120) * 7 / 20); /* nice -20..19 -> 15..2, nice 0 -> 8 */
+}
+
+/* KTHREAD_STATE and KWAIT_REASON values used below. */
+enum { KS_READY = 1, KS_TERMINATED = 4, KS_WAITING = 5 };
+enum { KW_EXECUTIVE = 0, KW_SUSPENDED = 5, KW_USER_REQUEST = 6, KW_WR_TERMINATED = 22, KW_WR_PREEMPTED = 32,
+       KW_WR_YIELD_EXECUTION = 33 };
+
+void etl_kstate(int64_t prev_state, uint8_t *state, uint8_t *wait_reason, uint8_t *wait_mode)
+{
+    uint64_t st = (uint64_t)prev_state;
+
+    *wait_mode = 0;
+    if (st & 0x100) { /* TASK_REPORT_MAX: preempted while runnable ("R+") */
+        *state = KS_READY;
+        *wait_reason = KW_WR_PREEMPTED;
+    } else if ((st & 0xFF) == 0) { /* runnable, switched out without preemption (yield) */
+        *state = KS_READY;
+        *wait_reason = KW_WR_YIELD_EXECUTION;
+    } else if (st & 0x30) { /* X (dead), Z (zombie) */
+        *state = KS_TERMINATED;
+        *wait_reason = KW_WR_TERMINATED;
+    } else if (st & 0x0C) { /* T (stopped), t (traced) */
+        *state = KS_WAITING;
+        *wait_reason = KW_SUSPENDED;
+    } else if (st & 0x01) { /* S: an interruptible sleep, what a user wait is */
+        *state = KS_WAITING;
+        *wait_reason = KW_USER_REQUEST;
+        *wait_mode = 1;
+    } else { /* D (uninterruptible), P (parked), I (idle kernel thread) */
+        *state = KS_WAITING;
+        *wait_reason = KW_EXECUTIVE;
+    }
+}
+
+/* ------------------------------------------------------------------ capture */
+
+#if defined(__linux__) && defined(PERF_RECORD_MISC_COMM_EXEC)
+
+enum { EV_SIDEBAND, EV_SWITCH, EV_WAKEUP, EV_WAKEUP_NEW, EV_PROFILE, EV_COUNT };
+static const char *const ev_names[EV_COUNT] = { "sideband (task, comm, mmap2)", "sched:sched_switch",
+                                                "sched:sched_wakeup", "sched:sched_wakeup_new",
+                                                "cpu-clock sampling" };
+
+#define RING_PAGES 256u /* data pages per processor: 1 MiB */
+#define MAX_FRAMES ETL_PROVIDER_MAX_STACK
+
+struct kcpu {
+    struct etl_kcapture *k;
+    int cpu;
+    int fd[EV_COUNT];
+    uint64_t id[EV_COUNT];
+    uint8_t *ring;
+    size_t ring_len, page;
+    pthread_t thread;
+    int started;
+    int64_t last_ts;           /* timestamps of this processor's buffer never go back */
+    uint8_t rec[65536];        /* a record taken out of the ring (it may wrap) */
+};
+
+/* Where a tracepoint's fields are in its raw data. */
+struct tp_field {
+    unsigned off, size;
+};
+
+struct kimage {
+    int64_t ts;                /* of its event */
+    uint64_t base, size;
+    char *file;
+};
+
+/* What the capture knows of a process between its events: perf's records name only pids,
+   and a process may be gone from /proc by the time its records are read. */
+struct pentry {
+    int64_t ts;                /* of the record that said it: readers of other processors may
+                                  bring older news later (a fork after the exec that followed it) */
+    uint32_t pid, ppid, uid;
+    char name[16];
+    char *cmdline;
+    /* Its images (Load and DCStart events), for the children it forks: a fork's child has
+       its parent's mappings, which no MMAP2 record reports. */
+    struct kimage *images;
+    unsigned nimages, cap;
+    struct pentry *next;
+};
+#define PTAB_SIZE 1024u
+
+struct etl_kcapture {
+    etl_session *s;
+    pthread_mutex_t plock;     /* ptab, shared by the readers */
+    struct pentry *ptab[PTAB_SIZE];
+    uint32_t flags, stackwalk;
+    uint64_t sample_type[EV_COUNT];
+    unsigned ncpu;
+    struct kcpu *cpus;
+    atomic_int stop;
+    struct tp_field prev_pid, prev_prio, prev_state, next_pid, next_prio, wakeup_pid, wakeup_new_pid;
+};
+
+static long perf_open(struct perf_event_attr *a, int cpu)
+{
+    return syscall(SYS_perf_event_open, a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* Reads a small file whole into buf (NUL-terminated); its length, or -1. */
+static ssize_t read_small(const char *path, char *buf, size_t size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    size_t n = 0;
+
+    if (fd < 0) return -1;
+    while (n + 1 < size) {
+        ssize_t r = read(fd, buf + n, size - 1 - n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        n += (size_t)r;
+    }
+    close(fd);
+    buf[n] = '\0';
+    return (ssize_t)n;
+}
+
+static const char *const tracefs_dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+
+/* A sched tracepoint's id and format: 0, or -1 with the reason in err. */
+static int tracepoint(const char *event, uint64_t *id, char *format, size_t fsize, char *err, size_t errsize)
+{
+    char path[256], buf[64];
+    int saved = ENOENT;
+
+    for (size_t i = 0; i < sizeof tracefs_dirs / sizeof tracefs_dirs[0]; i++) {
+        snprintf(path, sizeof path, "%s/events/sched/%s/id", tracefs_dirs[i], event);
+        if (read_small(path, buf, sizeof buf) <= 0) {
+            if (errno != ENOENT) saved = errno;
+            continue;
+        }
+        *id = strtoull(buf, NULL, 10);
+        snprintf(path, sizeof path, "%s/events/sched/%s/format", tracefs_dirs[i], event);
+        if (read_small(path, format, fsize) <= 0) break;
+        return 0;
+    }
+    if (saved == ENOENT)
+        snprintf(err, errsize, "kernel events: tracepoint sched:%s: not found in /sys/kernel/tracing or "
+                 "/sys/kernel/debug/tracing (is tracefs mounted? mount -t tracefs nodev /sys/kernel/tracing)", event);
+    else
+        snprintf(err, errsize, "kernel events: tracepoint sched:%s: %s/events/sched/%s/id: %s", event,
+                 tracefs_dirs[0], event, strerror(saved));
+    return -1;
+}
+
+/* The offset and size of field name in a tracepoint's format: 0, or -1 (err says so). */
+static int tp_find(const char *format, const char *event, const char *name, struct tp_field *f, char *err,
+                   size_t errsize)
+{
+    size_t len = strlen(name);
+
+    for (const char *p = strstr(format, "field:"); p; p = strstr(p + 1, "field:")) {
+        const char *semi = strchr(p, ';');
+        if (!semi || (size_t)(semi - p) < len + 1) continue;
+        if (memcmp(semi - len, name, len) != 0 || (semi[-(ptrdiff_t)len - 1] != ' ' && semi[-(ptrdiff_t)len - 1] != '\t'))
+            continue;
+        const char *o = strstr(semi, "offset:"), *s = strstr(semi, "size:");
+        if (!o || !s) break;
+        f->off = (unsigned)strtoul(o + 7, NULL, 10);
+        f->size = (unsigned)strtoul(s + 5, NULL, 10);
+        if (f->size == 4 || f->size == 8) return 0;
+        break;
+    }
+    snprintf(err, errsize, "kernel events: tracepoint sched:%s has no 4- or 8-byte field '%s'", event, name);
+    return -1;
+}
+
+static int64_t tp_get(const uint8_t *raw, uint32_t raw_len, const struct tp_field *f)
+{
+    if (f->off + f->size > raw_len) return 0;
+    return f->size == 8 ? (int64_t)etl_le64(raw + f->off) : (int32_t)etl_le32(raw + f->off);
+}
+
+/* The attributes every event shares: the session's clock, ids on every record, disabled. */
+static void attr_base(struct perf_event_attr *a, uint32_t type, uint64_t config, uint64_t sample_type)
+{
+    memset(a, 0, sizeof *a);
+    a->size = sizeof *a;
+    a->type = type;
+    a->config = config;
+    a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | sample_type;
+    a->sample_id_all = 1;
+    a->use_clockid = 1;
+    a->clockid = CLOCK_MONOTONIC_RAW; /* the PerfCounter clock of the session (monoclock.h) */
+    a->disabled = 1;
+}
+
+static void close_cpu(struct kcpu *c)
+{
+    if (c->ring) munmap(c->ring, c->ring_len);
+    c->ring = NULL;
+    for (int e = 0; e < EV_COUNT; e++)
+        if (c->fd[e] >= 0) close(c->fd[e]);
+    for (int e = 0; e < EV_COUNT; e++) c->fd[e] = -1;
+}
+
+static const char *perf_hint(int e)
+{
+    if (e == EACCES || e == EPERM) return " (needs root or CAP_PERFMON, or a lower kernel.perf_event_paranoid)";
+    if (e == ENOENT || e == EOPNOTSUPP || e == ENODEV) return " (this kernel or machine does not offer it)";
+    return "";
+}
+
+/* Opens the events of one processor, the sideband event owning the ring: 0, or -1 (err). */
+static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_ids[EV_COUNT],
+                    uint32_t interval_100ns, char *err, size_t errsize)
+{
+    struct perf_event_attr a;
+    int want[EV_COUNT] = { 1, !!(k->flags & ETL_KERNEL_CSWITCH), !!(k->flags & ETL_KERNEL_DISPATCHER),
+                           !!(k->flags & ETL_KERNEL_DISPATCHER), !!(k->flags & ETL_KERNEL_PROFILE) };
+
+    for (int e = 0; e < EV_COUNT; e++) {
+        uint32_t sw_flag = e == EV_SWITCH ? ETL_KERNEL_CSWITCH : e == EV_PROFILE ? ETL_KERNEL_PROFILE
+                         : ETL_KERNEL_DISPATCHER;
+        uint64_t extra = e != EV_SIDEBAND && (k->stackwalk & sw_flag) ? PERF_SAMPLE_CALLCHAIN : 0;
+        if (!want[e]) continue;
+        if (e == EV_SIDEBAND) {
+            attr_base(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, 0);
+            a.task = !!(k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD));
+            a.comm = a.comm_exec = !!(k->flags & ETL_KERNEL_PROCESS);
+            a.mmap = a.mmap2 = !!(k->flags & ETL_KERNEL_IMAGE_LOAD);
+            a.watermark = 1;
+            a.wakeup_watermark = RING_PAGES * (uint32_t)c->page / 4;
+        } else if (e == EV_PROFILE) {
+            attr_base(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, PERF_SAMPLE_IP | extra);
+            a.sample_period = (uint64_t)interval_100ns * 100;
+        } else {
+            attr_base(&a, PERF_TYPE_TRACEPOINT, tp_ids[e], PERF_SAMPLE_RAW | extra);
+            a.sample_period = 1;
+        }
+        k->sample_type[e] = a.sample_type;
+        long fd = perf_open(&a, c->cpu);
+        if (fd < 0) {
+            int saved = errno;
+            snprintf(err, errsize, "kernel events: perf_event_open of %s on processor %d: %s%s", ev_names[e], c->cpu,
+                     strerror(saved), perf_hint(saved));
+            return -1;
+        }
+        c->fd[e] = (int)fd;
+        if (ioctl(c->fd[e], PERF_EVENT_IOC_ID, &c->id[e]) != 0) {
+            snprintf(err, errsize, "kernel events: %s on processor %d: no event id: %s", ev_names[e], c->cpu,
+                     strerror(errno));
+            return -1;
+        }
+        if (e == EV_SIDEBAND) {
+            c->ring_len = (RING_PAGES + 1) * c->page;
+            void *m = mmap(NULL, c->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd[e], 0);
+            if (m == MAP_FAILED) {
+                int saved = errno;
+                snprintf(err, errsize, "kernel events: the ring buffer of processor %d (%zu KiB): %s%s", c->cpu,
+                         c->ring_len / 1024, strerror(saved),
+                         saved == EPERM ? " (kernel.perf_event_mlock_kb is too low)" : "");
+                return -1;
+            }
+            c->ring = m;
+        } else if (ioctl(c->fd[e], PERF_EVENT_IOC_SET_OUTPUT, c->fd[EV_SIDEBAND]) != 0) {
+            snprintf(err, errsize, "kernel events: %s on processor %d cannot share its ring: %s", ev_names[e], c->cpu,
+                     strerror(errno));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- writing ---- */
+
+static int64_t order_ts(struct kcpu *c, int64_t ts)
+{
+    if (ts < c->last_ts) ts = c->last_ts;
+    c->last_ts = ts;
+    return ts;
+}
+
+/* One event in the header kind and version of its hook (etl_kcapture_form); pid and tid go
+   into a SYSTEM header (a PERFINFO one has none). */
+static void write_ev(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32_t pid, uint32_t tid,
+                     const uint8_t *payload, size_t n)
+{
+    etl_data d = { payload, (uint32_t)n };
+    int system;
+    uint16_t version;
+
+    if (etl_kcapture_form(hook, &system, &version) != 0) return;
+    if (system) etl_session_write_system(k->s, ts, hook, version, pid, tid, &d, 1);
+    else etl_session_write_perfinfo(k->s, ts, hook, version, &d, n ? 1 : 0);
+}
+
+/* ---- what /proc says of a process ---- */
+
+struct procinfo {
+    uint32_t pid, ppid, uid;
+    char name[64];
+    char cmdline[4096];
+};
+
+/* Fills pi from /proc/PID: 0, or -1 when the process is gone. name_hint (or NULL) is the
+   name to keep when /proc cannot tell. */
+static int proc_info(uint32_t pid, struct procinfo *pi, const char *name_hint)
+{
+    char path[64], buf[4096];
+    ssize_t n;
+
+    memset(pi, 0, sizeof *pi);
+    pi->pid = pid;
+    pi->uid = UINT32_MAX;
+    if (name_hint) snprintf(pi->name, sizeof pi->name, "%s", name_hint);
+    snprintf(path, sizeof path, "/proc/%u/status", pid);
+    if (read_small(path, buf, sizeof buf) <= 0) return -1;
+    for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        if (strncmp(line, "Name:\t", 6) == 0) {
+            size_t len = strcspn(line + 6, "\n");
+            if (len >= sizeof pi->name) len = sizeof pi->name - 1;
+            memcpy(pi->name, line + 6, len);
+            pi->name[len] = '\0';
+        } else if (strncmp(line, "PPid:", 5) == 0) {
+            pi->ppid = (uint32_t)strtoul(line + 5, NULL, 10);
+        } else if (strncmp(line, "Uid:", 4) == 0) {
+            pi->uid = (uint32_t)strtoul(line + 4, NULL, 10);
+        }
+    }
+    snprintf(path, sizeof path, "/proc/%u/cmdline", pid);
+    n = read_small(path, pi->cmdline, sizeof pi->cmdline);
+    /* The arguments are NUL-separated: a command line has them separated by spaces. */
+    for (ssize_t i = 0; i < n; i++)
+        if (pi->cmdline[i] == '\0') pi->cmdline[i] = ' ';
+    while (n > 0 && pi->cmdline[n - 1] == ' ') pi->cmdline[--n] = '\0';
+    return 0;
+}
+
+/* The kernel's prio of a thread (stat's priority + 100), or 120 (nice 0) when unknown. */
+static int thread_prio(uint32_t pid, uint32_t tid)
+{
+    char path[96], buf[1024], *p;
+    int field = 2;
+
+    snprintf(path, sizeof path, "/proc/%u/task/%u/stat", pid, tid);
+    if (read_small(path, buf, sizeof buf) <= 0 || !(p = strrchr(buf, ')'))) return 120;
+    /* Fields after the name: 3 state ... 18 priority. */
+    for (p++; *p && field < 18; p++)
+        if (*p == ' ') field++;
+    return field == 18 ? (int)strtol(p, NULL, 10) + 100 : 120;
+}
+
+static void emit_process(struct etl_kcapture *k, int64_t ts, uint16_t hook, const struct procinfo *pi,
+                         int32_t exit_status, uint32_t hdr_pid, uint32_t hdr_tid)
+{
+    etl_kproc_desc d = { pi->pid, pi->ppid, pi->uid, exit_status, pi->name, pi->cmdline };
+    uint8_t buf[16384];
+    size_t n = etl_kpayload_process(buf, sizeof buf, &d);
+
+    if (n > sizeof buf) {
+        d.command_line = ""; /* a command line beyond what a record holds is left out */
+        n = etl_kpayload_process(buf, sizeof buf, &d);
+    }
+    write_ev(k, ts, hook, hdr_pid, hdr_tid, buf, n);
+}
+
+static void emit_thread(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32_t pid, uint32_t tid,
+                        uint32_t hdr_pid, uint32_t hdr_tid)
+{
+    uint8_t buf[128];
+    size_t n = etl_kpayload_thread(buf, sizeof buf, pid, tid, (uint8_t)(tid ? etl_kpriority(thread_prio(pid, tid)) : 0));
+
+    write_ev(k, ts, hook, hdr_pid, hdr_tid, buf, n);
+}
+
+static void pcache_add_image(struct etl_kcapture *k, uint32_t pid, int64_t ts, uint64_t base, uint64_t size,
+                             const char *file);
+
+static void emit_image(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32_t pid, uint32_t tid, uint64_t start,
+                       uint64_t len, uint64_t pgoff, const char *file)
+{
+    uint8_t buf[8192];
+    /* The image starts where the file's offset 0 is mapped, so that an address's offset from
+       ImageBase is its offset in the file (what symbol lookups want). */
+    uint64_t base = pgoff <= start ? start - pgoff : start;
+    size_t n = etl_kpayload_image(buf, sizeof buf, base, len + (start - base), pid, file);
+
+    if (n <= sizeof buf) write_ev(k, ts, hook, pid, tid, buf, n);
+    if (hook != ETL_KHOOK_IMAGE_DCEND) pcache_add_image(k, pid, ts, base, len + (start - base), file);
+}
+
+/* ---- the processes known ---- */
+
+static void pentry_free(struct pentry *e)
+{
+    for (unsigned i = 0; i < e->nimages; i++) free(e->images[i].file);
+    free(e->images);
+    free(e->cmdline);
+    free(e);
+}
+
+static struct pentry **pfind(struct etl_kcapture *k, uint32_t pid)
+{
+    struct pentry **p = &k->ptab[pid % PTAB_SIZE];
+
+    while (*p && (*p)->pid != pid) p = &(*p)->next;
+    return p;
+}
+
+/* Records pi as what is known of its process at ts (replacing what was known before ts). */
+static void pcache_put(struct etl_kcapture *k, int64_t ts, const struct procinfo *pi)
+{
+    struct pentry **p, *e;
+
+    pthread_mutex_lock(&k->plock);
+    p = pfind(k, pi->pid);
+    e = *p ? *p : calloc(1, sizeof *e);
+    if (e && (*p != e || e->ts <= ts)) {
+        e->ts = ts;
+        char *cmd = strdup(pi->cmdline);
+        e->pid = pi->pid;
+        e->ppid = pi->ppid;
+        e->uid = pi->uid;
+        snprintf(e->name, sizeof e->name, "%.15s", pi->name);
+        free(e->cmdline);
+        e->cmdline = cmd;
+        if (!*p) *p = e;
+    }
+    pthread_mutex_unlock(&k->plock);
+}
+
+/* What is known of pid into pi: 0, or -1 when nothing is (pi then holds only the pid). With
+   drop, it is forgotten. */
+static int pcache_get(struct etl_kcapture *k, uint32_t pid, struct procinfo *pi, int drop)
+{
+    struct pentry **p, *e;
+
+    memset(pi, 0, sizeof *pi);
+    pi->pid = pid;
+    pi->uid = UINT32_MAX;
+    pthread_mutex_lock(&k->plock);
+    p = pfind(k, pid);
+    e = *p;
+    if (e) {
+        pi->ppid = e->ppid;
+        pi->uid = e->uid;
+        snprintf(pi->name, sizeof pi->name, "%s", e->name);
+        snprintf(pi->cmdline, sizeof pi->cmdline, "%s", e->cmdline ? e->cmdline : "");
+        if (drop) {
+            *p = e->next;
+            pentry_free(e);
+        }
+    }
+    pthread_mutex_unlock(&k->plock);
+    return e ? 0 : -1;
+}
+
+static void pcache_free(struct etl_kcapture *k)
+{
+    for (unsigned i = 0; i < PTAB_SIZE; i++)
+        while (k->ptab[i]) {
+            struct pentry *e = k->ptab[i];
+            k->ptab[i] = e->next;
+            pentry_free(e);
+        }
+}
+
+/* Adds an image of pid, known since ts (a process not known has none kept, nor does one whose
+   exec, later than ts, a reader of another processor brought first). */
+static void pcache_add_image(struct etl_kcapture *k, uint32_t pid, int64_t ts, uint64_t base, uint64_t size,
+                             const char *file)
+{
+    struct pentry *e;
+
+    pthread_mutex_lock(&k->plock);
+    e = *pfind(k, pid);
+    if (e && ts < e->ts) e = NULL;
+    if (e && e->nimages == e->cap) {
+        unsigned cap = e->cap ? 2 * e->cap : 16;
+        struct kimage *n = realloc(e->images, cap * sizeof *n);
+        if (n) {
+            e->images = n;
+            e->cap = cap;
+        }
+    }
+    if (e && e->nimages < e->cap && (e->images[e->nimages].file = strdup(file))) {
+        e->images[e->nimages].ts = ts;
+        e->images[e->nimages].base = base;
+        e->images[e->nimages].size = size;
+        e->nimages++;
+    }
+    pthread_mutex_unlock(&k->plock);
+}
+
+/* An exec at ts: the images pid had before it are gone (those since are the new program's). */
+static void pcache_exec_images(struct etl_kcapture *k, uint32_t pid, int64_t ts)
+{
+    struct pentry *e;
+
+    pthread_mutex_lock(&k->plock);
+    e = *pfind(k, pid);
+    if (e) {
+        unsigned o = 0;
+        for (unsigned i = 0; i < e->nimages; i++) {
+            if (e->images[i].ts < ts) free(e->images[i].file);
+            else e->images[o++] = e->images[i];
+        }
+        e->nimages = o;
+    }
+    pthread_mutex_unlock(&k->plock);
+}
+
+/* The images ppid had at ts, copied (to free with free_images); their number. */
+static unsigned pcache_images_at(struct etl_kcapture *k, uint32_t ppid, int64_t ts, struct kimage **out)
+{
+    struct pentry *e;
+    unsigned n = 0;
+
+    *out = NULL;
+    pthread_mutex_lock(&k->plock);
+    e = *pfind(k, ppid);
+    if (e && e->nimages && (*out = calloc(e->nimages, sizeof **out)))
+        for (unsigned i = 0; i < e->nimages; i++) {
+            if (e->images[i].ts > ts) continue; /* mapped after the fork */
+            (*out)[n] = e->images[i];
+            if (((*out)[n].file = strdup(e->images[i].file))) n++;
+        }
+    pthread_mutex_unlock(&k->plock);
+    return n;
+}
+
+static void free_images(struct kimage *images, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) free(images[i].file);
+    free(images);
+}
+
+/* ---- rundown ---- */
+
+/* The executable mappings of pid, as Image events. */
+static void rundown_images(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32_t pid)
+{
+    char path[64], line[4352];
+    FILE *f;
+
+    snprintf(path, sizeof path, "/proc/%u/maps", pid);
+    f = fopen(path, "re");
+    if (!f) return;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long start, end, off;
+        char perms[8];
+        int pos = 0;
+        if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &off, &pos) < 4 || !pos) continue;
+        if (perms[2] != 'x') continue;
+        line[strcspn(line, "\n")] = '\0';
+        const char *file = line + pos;
+        if (!*file) continue; /* anonymous code has no image */
+        emit_image(k, ts, hook, pid, 0, start, end - start, off, file);
+    }
+    fclose(f);
+}
+
+/* The kernel's own image, in process 0 as Windows puts ntoskrnl.exe: [kernel.kallsyms] from
+   _stext to _etext (when /proc/kallsyms shows addresses: root). */
+static void rundown_kernel_image(struct etl_kcapture *k, int64_t ts, uint16_t hook)
+{
+    FILE *f = fopen("/proc/kallsyms", "re");
+    char line[512];
+    unsigned long long stext = 0, etext = 0;
+
+    if (!f) return;
+    while ((!stext || !etext) && fgets(line, sizeof line, f)) {
+        unsigned long long a;
+        char type, name[256];
+        if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3) continue;
+        if (strcmp(name, "_stext") == 0) stext = a;
+        else if (strcmp(name, "_etext") == 0) etext = a;
+    }
+    fclose(f);
+    if (stext && etext > stext) emit_image(k, ts, hook, 0, 0, stext, etext - stext, 0, "[kernel.kallsyms]");
+}
+
+/* DCStart (start) or DCEnd (end) of every process, thread and executable mapping /proc shows. */
+static void rundown(struct etl_kcapture *k, int64_t ts, int end)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+
+    /* Process 0, the idle task ("swapper", which /proc does not show), and its thread 0, as
+       Windows' rundown has Idle: samples and switches of tid 0 then have a process. */
+    if (k->flags & ETL_KERNEL_PROCESS) {
+        struct procinfo idle = { .pid = 0, .ppid = 0, .uid = 0, .name = "swapper", .cmdline = "" };
+        emit_process(k, ts, end ? ETL_KHOOK_PROCESS_DCEND : ETL_KHOOK_PROCESS_DCSTART, &idle, ETL_KSTILL_ACTIVE, 0, 0);
+    }
+    if (k->flags & ETL_KERNEL_THREAD) emit_thread(k, ts, end ? ETL_KHOOK_THREAD_DCEND : ETL_KHOOK_THREAD_DCSTART, 0, 0, 0, 0);
+    if (k->flags & ETL_KERNEL_IMAGE_LOAD) rundown_kernel_image(k, ts, end ? ETL_KHOOK_IMAGE_DCEND : ETL_KHOOK_IMAGE_DCSTART);
+    if (!d) return;
+    while ((e = readdir(d))) {
+        struct procinfo pi;
+        uint32_t pid;
+        if (!isdigit((unsigned char)e->d_name[0])) continue;
+        pid = (uint32_t)strtoul(e->d_name, NULL, 10);
+        if (proc_info(pid, &pi, NULL) != 0) continue;
+        if (!end) pcache_put(k, ts, &pi);
+        if (k->flags & ETL_KERNEL_PROCESS)
+            emit_process(k, ts, end ? ETL_KHOOK_PROCESS_DCEND : ETL_KHOOK_PROCESS_DCSTART, &pi, ETL_KSTILL_ACTIVE, 0, 0);
+        if (k->flags & ETL_KERNEL_THREAD) {
+            char path[64];
+            DIR *t;
+            struct dirent *te;
+            snprintf(path, sizeof path, "/proc/%u/task", pid);
+            if ((t = opendir(path))) {
+                while ((te = readdir(t)))
+                    if (isdigit((unsigned char)te->d_name[0]))
+                        emit_thread(k, ts, end ? ETL_KHOOK_THREAD_DCEND : ETL_KHOOK_THREAD_DCSTART, pid,
+                                    (uint32_t)strtoul(te->d_name, NULL, 10), 0, 0);
+                closedir(t);
+            }
+        }
+        if (k->flags & ETL_KERNEL_IMAGE_LOAD)
+            rundown_images(k, ts, end ? ETL_KHOOK_IMAGE_DCEND : ETL_KHOOK_IMAGE_DCSTART, pid);
+    }
+    closedir(d);
+}
+
+/* ---- records ---- */
+
+/* The sample_id trailer of a non-sample record (TID, TIME, CPU, IDENTIFIER: 32 bytes). */
+struct trailer {
+    uint32_t pid, tid;
+    int64_t time;
+};
+
+static int trailer(const uint8_t *r, uint32_t size, uint32_t body, struct trailer *t)
+{
+    if (size < body + 32) return -1;
+    t->pid = etl_le32(r + size - 32);
+    t->tid = etl_le32(r + size - 28);
+    t->time = (int64_t)etl_le64(r + size - 24);
+    return 0;
+}
+
+/* Process Start of a fork: the child is its parent's copy (name, user, command line) until it
+   execs. */
+static void process_fork(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t ppid, uint32_t ptid)
+{
+    struct procinfo pi;
+
+    if (pcache_get(c->k, ppid, &pi, 0) != 0) proc_info(ppid, &pi, NULL);
+    pi.pid = pid;
+    pi.ppid = ppid;
+    pcache_put(c->k, ts, &pi);
+    emit_process(c->k, ts, ETL_KHOOK_PROCESS_START, &pi, ETL_KSTILL_ACTIVE, ppid, ptid);
+    if (c->k->flags & ETL_KERNEL_IMAGE_LOAD) {
+        /* Windows has no fork: the child's copies of its parent's images load with it. */
+        struct kimage *images;
+        unsigned n = pcache_images_at(c->k, ppid, ts, &images);
+        for (unsigned i = 0; i < n; i++)
+            emit_image(c->k, ts, ETL_KHOOK_IMAGE_LOAD, pid, pid, images[i].base, images[i].size, 0, images[i].file);
+        free_images(images, n);
+    }
+}
+
+/* Process End of the program a process ran: at its exit (drop: it is forgotten) or its exec. */
+static void process_end(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid, int drop)
+{
+    struct procinfo pi;
+
+    if (pcache_get(c->k, pid, &pi, drop) != 0 && proc_info(pid, &pi, NULL) == 0 && !drop) {
+        /* An exec whose fork another processor's reader has not brought yet: until the exec
+           the process was its parent's copy. */
+        struct procinfo parent;
+        if (pcache_get(c->k, pi.ppid, &parent, 0) == 0) {
+            snprintf(pi.name, sizeof pi.name, "%s", parent.name);
+            snprintf(pi.cmdline, sizeof pi.cmdline, "%s", parent.cmdline);
+        }
+    }
+    emit_process(c->k, ts, ETL_KHOOK_PROCESS_END, &pi, 0, pid, tid);
+}
+
+/* Process Start at an exec: the new program's name (the exec's comm), its command line from
+   /proc while the process is still there. */
+static void process_exec(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid, const char *name)
+{
+    struct procinfo known, pi;
+    int had = pcache_get(c->k, pid, &known, 0) == 0;
+
+    if (proc_info(pid, &pi, name) != 0 && had) {
+        pi = known;
+        pi.cmdline[0] = '\0'; /* gone already: the old program's command line is not the new one's */
+    }
+    snprintf(pi.name, sizeof pi.name, "%s", name); /* what /proc says later may be another exec's */
+    if (had && !pi.ppid) pi.ppid = known.ppid;
+    if (had && pi.uid == UINT32_MAX) pi.uid = known.uid;
+    pcache_put(c->k, ts, &pi);
+    emit_process(c->k, ts, ETL_KHOOK_PROCESS_START, &pi, ETL_KSTILL_ACTIVE, pid, tid);
+}
+
+static void task_record(struct kcpu *c, const uint8_t *r, uint32_t size, int fork)
+{
+    struct etl_kcapture *k = c->k;
+    uint32_t pid, ppid, tid, ptid;
+    int64_t ts;
+
+    if (size < 8 + 24) return;
+    pid = etl_le32(r + 8);
+    ppid = etl_le32(r + 12);
+    tid = etl_le32(r + 16);
+    ptid = etl_le32(r + 20);
+    ts = order_ts(c, (int64_t)etl_le64(r + 24));
+    if (fork) {
+        if (pid == tid && (k->flags & ETL_KERNEL_PROCESS)) process_fork(c, ts, pid, ppid, ptid);
+        if (k->flags & ETL_KERNEL_THREAD) emit_thread(k, ts, ETL_KHOOK_THREAD_START, pid, tid, ppid, ptid);
+        return;
+    }
+    if (k->flags & ETL_KERNEL_THREAD) emit_thread(k, ts, ETL_KHOOK_THREAD_END, pid, tid, pid, tid);
+    if (pid == tid && (k->flags & ETL_KERNEL_PROCESS)) process_end(c, ts, pid, tid, 1);
+}
+
+static void comm_record(struct kcpu *c, const uint8_t *r, uint32_t size, uint16_t misc)
+{
+    struct trailer t;
+    char name[17];
+    uint32_t pid, tid;
+    int64_t ts;
+
+    if (!(misc & PERF_RECORD_MISC_COMM_EXEC) || trailer(r, size, 8 + 8, &t) != 0) return;
+    pid = etl_le32(r + 8);
+    tid = etl_le32(r + 12);
+    snprintf(name, sizeof name, "%.*s", (int)(size - 32 - 16 < 16 ? size - 32 - 16 : 16), (const char *)r + 16);
+    ts = order_ts(c, t.time);
+    /* exec: the process ends as the program it was and starts as the new one (its mappings
+       went with the old program; the new one's come as Image Loads). */
+    process_end(c, ts, pid, tid, 0);
+    pcache_exec_images(c->k, pid, ts);
+    process_exec(c, ts, pid, tid, name);
+}
+
+static void mmap2_record(struct kcpu *c, const uint8_t *r, uint32_t size)
+{
+    struct trailer t;
+    char file[4096];
+    uint32_t body = 8 + 8 + 24 + 24 + 8;
+
+    if (trailer(r, size, body, &t) != 0) return;
+    if (!(etl_le32(r + 8 + 8 + 24 + 24) & PROT_EXEC)) return;
+    snprintf(file, sizeof file, "%.*s", (int)(size - 32 - body), (const char *)r + body);
+    emit_image(c->k, order_ts(c, t.time), ETL_KHOOK_IMAGE_LOAD, etl_le32(r + 8), etl_le32(r + 12), etl_le64(r + 16),
+               etl_le64(r + 24), etl_le64(r + 32), file);
+}
+
+/* A sample record: its event by id, then the fields its sample_type gives, in perf's order. */
+static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
+{
+    struct etl_kcapture *k = c->k;
+    uint32_t o = 8, pid = 0, tid = 0, raw_len = 0, nframes = 0;
+    uint64_t id, ip = 0, st, frames[MAX_FRAMES];
+    const uint8_t *raw = NULL;
+    int64_t ts = 0;
+    int e;
+    uint8_t buf[64];
+    size_t n;
+
+    if (size < o + 8) return;
+    id = etl_le64(r + o);
+    o += 8;
+    for (e = 0; e < EV_COUNT && (c->fd[e] < 0 || c->id[e] != id); e++) {}
+    if (e == EV_COUNT || e == EV_SIDEBAND) return;
+    st = k->sample_type[e];
+    if (st & PERF_SAMPLE_IP) { if (size < o + 8) return; ip = etl_le64(r + o); o += 8; }
+    if (size < o + 24) return;
+    pid = etl_le32(r + o);
+    tid = etl_le32(r + o + 4);
+    ts = (int64_t)etl_le64(r + o + 8);
+    o += 24; /* TID, TIME, CPU */
+    if (st & PERF_SAMPLE_CALLCHAIN) {
+        uint64_t nr;
+        if (size < o + 8) return;
+        nr = etl_le64(r + o);
+        o += 8;
+        if (nr > (size - o) / 8) return;
+        for (uint64_t i = 0; i < nr; i++) {
+            uint64_t a = etl_le64(r + o + 8 * i);
+            if (a >= (uint64_t)PERF_CONTEXT_MAX || a == 0) continue; /* kernel/user markers; the end of a user stack */
+            if (nframes < MAX_FRAMES) frames[nframes++] = a;
+        }
+        o += (uint32_t)(8 * nr);
+    }
+    if (st & PERF_SAMPLE_RAW) {
+        if (size < o + 4) return;
+        raw_len = etl_le32(r + o);
+        if (raw_len > size - o - 4) return;
+        raw = r + o + 4;
+    }
+    ts = order_ts(c, ts);
+    if (e == EV_PROFILE) {
+        n = etl_kpayload_sample(buf, sizeof buf, ip, tid);
+        write_ev(k, ts, ETL_KHOOK_SAMPLED_PROFILE, 0, 0, buf, n);
+    } else if (e == EV_SWITCH) {
+        uint8_t state, reason, mode;
+        uint32_t prev = (uint32_t)tp_get(raw, raw_len, &k->prev_pid), next = (uint32_t)tp_get(raw, raw_len, &k->next_pid);
+        etl_kstate(tp_get(raw, raw_len, &k->prev_state), &state, &reason, &mode);
+        n = etl_kpayload_cswitch(buf, sizeof buf, next, prev,
+                                 next ? etl_kpriority((int)tp_get(raw, raw_len, &k->next_prio)) : 0,
+                                 prev ? etl_kpriority((int)tp_get(raw, raw_len, &k->prev_prio)) : 0, reason, mode, state);
+        write_ev(k, ts, ETL_KHOOK_CSWITCH, 0, 0, buf, n);
+    } else {
+        const struct tp_field *f = e == EV_WAKEUP ? &k->wakeup_pid : &k->wakeup_new_pid;
+        n = etl_kpayload_ready_thread(buf, sizeof buf, (uint32_t)tp_get(raw, raw_len, f));
+        write_ev(k, ts, ETL_KHOOK_READY_THREAD, 0, 0, buf, n);
+    }
+    if (st & PERF_SAMPLE_CALLCHAIN) {
+        uint8_t sbuf[16 + 8 * MAX_FRAMES];
+        n = etl_kpayload_stack(sbuf, sizeof sbuf, ts, pid, tid, frames, nframes);
+        write_ev(k, ts, ETL_KHOOK_STACK, 0, 0, sbuf, n);
+    }
+}
+
+static void handle(struct kcpu *c, const uint8_t *r, uint32_t size)
+{
+    uint32_t type = etl_le32(r);
+    uint16_t misc = etl_le16(r + 4);
+
+    switch (type) {
+    case PERF_RECORD_SAMPLE: sample_record(c, r, size); break;
+    case PERF_RECORD_FORK: task_record(c, r, size, 1); break;
+    case PERF_RECORD_EXIT: task_record(c, r, size, 0); break;
+    case PERF_RECORD_COMM: comm_record(c, r, size, misc); break;
+    case PERF_RECORD_MMAP2: mmap2_record(c, r, size); break;
+    case PERF_RECORD_LOST:
+        if (size >= 24) etl_session_add_events_lost(c->k->s, etl_le64(r + 16));
+        break;
+    case PERF_RECORD_LOST_SAMPLES:
+        if (size >= 16) etl_session_add_events_lost(c->k->s, etl_le64(r + 8));
+        break;
+    default: break;
+    }
+}
+
+/* Everything the ring of c holds now. */
+static void drain(struct kcpu *c)
+{
+    struct perf_event_mmap_page *m = (struct perf_event_mmap_page *)(void *)c->ring;
+    const uint8_t *data = c->ring + c->page;
+    uint64_t size = (uint64_t)RING_PAGES * c->page;
+    uint64_t head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE), tail = m->data_tail;
+
+    while (tail + 8 <= head) {
+        uint64_t at = tail % size;
+        uint16_t len;
+        uint32_t first;
+        for (unsigned i = 0; i < 8; i++) c->rec[i] = data[(at + i) % size];
+        len = etl_le16(c->rec + 6);
+        if (len < 8 || tail + len > head) break;
+        first = (uint32_t)(size - at < len ? size - at : len);
+        memcpy(c->rec, data + at, first);
+        memcpy(c->rec + first, data, len - first);
+        handle(c, c->rec, len);
+        tail += len;
+    }
+    __atomic_store_n(&m->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+/* One processor's reader, on that processor, so that its records go to its buffer. */
+static void *reader(void *arg)
+{
+    struct kcpu *c = arg;
+    cpu_set_t set;
+
+    CPU_ZERO(&set);
+    CPU_SET(c->cpu, &set);
+    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    while (!atomic_load(&c->k->stop)) {
+        struct pollfd p = { c->fd[EV_SIDEBAND], POLLIN, 0 };
+        poll(&p, 1, 20);
+        drain(c);
+    }
+    drain(c); /* the events were disabled before the stop was asked: this is the rest */
+    return NULL;
+}
+
+static void set_enabled(struct etl_kcapture *k, int on)
+{
+    for (unsigned i = 0; i < k->ncpu; i++)
+        for (int e = 0; e < EV_COUNT; e++)
+            if (k->cpus[i].fd[e] >= 0) ioctl(k->cpus[i].fd[e], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+}
+
+static void kcapture_free(struct etl_kcapture *k)
+{
+    for (unsigned i = 0; i < k->ncpu; i++) close_cpu(&k->cpus[i]);
+    free(k->cpus);
+    pcache_free(k);
+    pthread_mutex_destroy(&k->plock);
+    free(k);
+}
+
+void etl_kcapture_end(etl_session *s, struct etl_kcapture *k)
+{
+    set_enabled(k, 0);
+    atomic_store(&k->stop, 1);
+    for (unsigned i = 0; i < k->ncpu; i++)
+        if (k->cpus[i].started) pthread_join(k->cpus[i].thread, NULL);
+    /* After every perf record: the DCEnd rundown of what still runs, then its end. */
+    rundown(k, etl_monoclock_exact(), 1);
+    write_ev(k, etl_monoclock_exact(), ETL_KHOOK_RUNDOWN_COMPLETE, 0, 0, NULL, 0);
+    (void)s;
+    kcapture_free(k);
+}
+
+/* The tracepoints' ids and the fields read from them: 0, or -1 (err). */
+static int tracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT], char *err, size_t errsize)
+{
+    char format[8192];
+
+    if (k->flags & ETL_KERNEL_CSWITCH) {
+        if (tracepoint("sched_switch", &ids[EV_SWITCH], format, sizeof format, err, errsize) != 0 ||
+            tp_find(format, "sched_switch", "prev_pid", &k->prev_pid, err, errsize) != 0 ||
+            tp_find(format, "sched_switch", "prev_prio", &k->prev_prio, err, errsize) != 0 ||
+            tp_find(format, "sched_switch", "prev_state", &k->prev_state, err, errsize) != 0 ||
+            tp_find(format, "sched_switch", "next_pid", &k->next_pid, err, errsize) != 0 ||
+            tp_find(format, "sched_switch", "next_prio", &k->next_prio, err, errsize) != 0)
+            return -1;
+    }
+    if (k->flags & ETL_KERNEL_DISPATCHER) {
+        if (tracepoint("sched_wakeup", &ids[EV_WAKEUP], format, sizeof format, err, errsize) != 0 ||
+            tp_find(format, "sched_wakeup", "pid", &k->wakeup_pid, err, errsize) != 0 ||
+            tracepoint("sched_wakeup_new", &ids[EV_WAKEUP_NEW], format, sizeof format, err, errsize) != 0 ||
+            tp_find(format, "sched_wakeup_new", "pid", &k->wakeup_new_pid, err, errsize) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int kcapture_start(etl_session *s, struct etl_kcapture *k, uint32_t interval_100ns, char *err, size_t errsize)
+{
+    uint64_t ids[EV_COUNT] = { 0 };
+    long page = sysconf(_SC_PAGESIZE);
+    cpu_set_t online;
+    int64_t t0;
+
+    if (tracepoints(k, ids, err, errsize) != 0) return -1;
+    /* The processors this process may run on: one reader each. */
+    CPU_ZERO(&online);
+    if (sched_getaffinity(0, sizeof online, &online) != 0) {
+        snprintf(err, errsize, "kernel events: which processors are online: %s", strerror(errno));
+        return -1;
+    }
+    k->cpus = calloc((size_t)CPU_COUNT(&online), sizeof *k->cpus);
+    if (!k->cpus) {
+        snprintf(err, errsize, "kernel events: out of memory");
+        return -1;
+    }
+    for (int cpu = 0; cpu < CPU_SETSIZE && k->ncpu < (unsigned)CPU_COUNT(&online); cpu++) {
+        struct kcpu *c;
+        if (!CPU_ISSET(cpu, &online)) continue;
+        c = &k->cpus[k->ncpu++];
+        c->k = k;
+        c->cpu = cpu;
+        c->page = (size_t)(page > 0 ? page : 4096);
+        for (int e = 0; e < EV_COUNT; e++) c->fd[e] = -1;
+        if (open_cpu(k, c, ids, interval_100ns, err, errsize) != 0) return -1;
+    }
+    /* Rundown events carry the time before the events were enabled: every perf record of a
+       processor comes after them in its buffer (perf's clock is the session's, read exactly). */
+    t0 = etl_monoclock_exact();
+    set_enabled(k, 1);
+    rundown(k, t0, 0);
+    for (unsigned i = 0; i < k->ncpu; i++) {
+        k->cpus[i].last_ts = t0;
+        if (pthread_create(&k->cpus[i].thread, NULL, reader, &k->cpus[i]) != 0) {
+            snprintf(err, errsize, "kernel events: cannot start the reader of processor %d: %s", k->cpus[i].cpu,
+                     strerror(errno));
+            return -1;
+        }
+        k->cpus[i].started = 1;
+    }
+    (void)s;
+    return 0;
+}
+
+int etl_session_enable_kernel(etl_session *s, uint32_t flags, uint32_t stackwalk_flags, uint32_t profile_interval_100ns,
+                              char *err, size_t errsize)
+{
+    etl_session_properties p;
+    struct etl_kcapture *k;
+    char names[128];
+
+    if (!s || etl_session_kcapture(s)) {
+        snprintf(err, errsize, "kernel events: %s", s ? "already enabled in this session" : "no session");
+        return ETL_FAILED;
+    }
+    if (!flags || (flags & ~ETL_KERNEL_ALL)) {
+        snprintf(err, errsize, "kernel events: flags 0x%" PRIx32 " are not a non-empty set of %s", flags,
+                 etl_kernel_flags_format(ETL_KERNEL_ALL, names, sizeof names));
+        return ETL_FAILED;
+    }
+    if ((stackwalk_flags & ~ETL_KERNEL_STACKWALK_ALL) || (stackwalk_flags & ~flags)) {
+        snprintf(err, errsize, "kernel events: stack walks are for profile, cswitch and dispatcher events that "
+                 "are enabled (0x%" PRIx32 " asked, 0x%" PRIx32 " enabled)", stackwalk_flags, flags);
+        return ETL_FAILED;
+    }
+    etl_session_properties_get(s, &p);
+    if (p.clock_type != ETL_CLOCK_PERFCOUNTER) {
+        snprintf(err, errsize, "kernel events: the session's clock must be PerfCounter (perf's CLOCK_MONOTONIC_RAW)");
+        return ETL_FAILED;
+    }
+    k = calloc(1, sizeof *k);
+    if (!k) {
+        snprintf(err, errsize, "kernel events: out of memory");
+        return ETL_FAILED;
+    }
+    k->s = s;
+    k->flags = flags;
+    k->stackwalk = stackwalk_flags;
+    atomic_init(&k->stop, 0);
+    pthread_mutex_init(&k->plock, NULL);
+    if (kcapture_start(s, k, profile_interval_100ns ? profile_interval_100ns : 10000, err, errsize) != 0) {
+        set_enabled(k, 0);
+        atomic_store(&k->stop, 1);
+        for (unsigned i = 0; i < k->ncpu; i++)
+            if (k->cpus[i].started) pthread_join(k->cpus[i].thread, NULL);
+        kcapture_free(k);
+        return ETL_FAILED;
+    }
+    etl_session_set_kcapture(s, k);
+    etl_session_set_kernel_flags(s, flags); /* the kernel triggers etl_session_configure_lbr takes */
+    return ETL_OK;
+}
+
+#else /* not Linux with perf events */
+
+void etl_kcapture_end(etl_session *s, struct etl_kcapture *k)
+{
+    (void)s;
+    (void)k;
+}
+
+int etl_session_enable_kernel(etl_session *s, uint32_t flags, uint32_t stackwalk_flags, uint32_t profile_interval_100ns,
+                              char *err, size_t errsize)
+{
+    (void)s; (void)flags; (void)stackwalk_flags; (void)profile_interval_100ns;
+    snprintf(err, errsize, "kernel events: this system has no perf events (Linux only)");
+    return ETL_FAILED;
+}
+
+#endif

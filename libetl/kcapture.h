@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/* Kernel capture's payload encoders and Linux-to-Windows mappings, and its hooks in the session engine. Private to libetl. */
+#ifndef ETL_KCAPTURE_H
+#define ETL_KCAPTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "etl.h"
+
+/* Hooks and versions of what kernel capture writes (etl-format.md section 8, as
+   perfview_diaghub.kernel.1.etl has them). */
+#define ETL_KHOOK_PROCESS_START   0x0301 /* SYSTEM, v4 */
+#define ETL_KHOOK_PROCESS_END     0x0302 /* SYSTEM, v4 */
+#define ETL_KHOOK_PROCESS_DCSTART 0x0303 /* PERFINFO, v4 */
+#define ETL_KHOOK_PROCESS_DCEND   0x0304 /* PERFINFO, v4 */
+#define ETL_KHOOK_THREAD_START    0x0501 /* SYSTEM, v3 (and the three below) */
+#define ETL_KHOOK_THREAD_END      0x0502
+#define ETL_KHOOK_THREAD_DCSTART  0x0503
+#define ETL_KHOOK_THREAD_DCEND    0x0504
+#define ETL_KHOOK_IMAGE_LOAD      0x030A /* SYSTEM, v3 (and the two below) */
+#define ETL_KHOOK_IMAGE_DCSTART   0x1403
+#define ETL_KHOOK_IMAGE_DCEND     0x1404
+#define ETL_KHOOK_CSWITCH         0x0524 /* PERFINFO, v4 */
+#define ETL_KHOOK_READY_THREAD    0x0532 /* PERFINFO, v2 (and the three below) */
+#define ETL_KHOOK_SAMPLED_PROFILE 0x0F2E
+#define ETL_KHOOK_STACK           0x1820
+#define ETL_KHOOK_RUNDOWN_COMPLETE 0x0008
+
+/* The header each hook above is written with: *system 1 for SYSTEM64, 0 for PERFINFO64, and
+   its version. 0, or -1 for another hook. */
+int etl_kcapture_form(uint16_t hook, int *system, uint16_t *version);
+
+/* Windows' STILL_ACTIVE: the ExitStatus of a process that runs (Start, DCStart, DCEnd). */
+#define ETL_KSTILL_ACTIVE 259
+
+/* A process as Process V4 describes it (64-bit payload). */
+typedef struct etl_kproc_desc {
+    uint32_t pid, ppid;
+    uint32_t uid;              /* the UserSID: S-1-22-1-uid (a Unix user as Windows names it) */
+    int32_t exit_status;
+    const char *name;          /* ImageFileName: the comm (8-bit) */
+    const char *command_line;  /* UTF-8; "" when unknown */
+} etl_kproc_desc;
+
+/* The payload encoders: each writes the 64-bit payload into out (NULL: nowhere) and returns
+   its size; when that is above cap, only what fitted was written, and out holds no payload. */
+size_t etl_kpayload_process(uint8_t *out, size_t cap, const etl_kproc_desc *p);
+size_t etl_kpayload_thread(uint8_t *out, size_t cap, uint32_t pid, uint32_t tid, uint8_t base_priority);
+size_t etl_kpayload_image(uint8_t *out, size_t cap, uint64_t base, uint64_t size, uint32_t pid, const char *file_name);
+size_t etl_kpayload_cswitch(uint8_t *out, size_t cap, uint32_t new_tid, uint32_t old_tid, int8_t new_priority,
+                            int8_t old_priority, uint8_t wait_reason, uint8_t wait_mode, uint8_t state);
+size_t etl_kpayload_ready_thread(uint8_t *out, size_t cap, uint32_t tid);
+size_t etl_kpayload_sample(uint8_t *out, size_t cap, uint64_t ip, uint32_t tid);
+size_t etl_kpayload_stack(uint8_t *out, size_t cap, int64_t event_ts, uint32_t pid, uint32_t tid,
+                          const uint64_t *frames, unsigned count);
+
+/* A Linux priority (the kernel's prio: 0..99 real time, 100..139 nice -20..19) as a Windows
+   thread priority (0..31: 16..31 real time, 8 normal). */
+int8_t etl_kpriority(int prio);
+/* KTHREAD_STATE, KWAIT_REASON and wait mode of a thread switched out in Linux task state
+   prev_state (sched_switch's, TASK_REPORT bits). */
+void etl_kstate(int64_t prev_state, uint8_t *state, uint8_t *wait_reason, uint8_t *wait_mode);
+
+/* ---- the session engine's side (session.c) ---- */
+
+/* Adds n to the session's EventsLost. */
+void etl_session_add_events_lost(etl_session *s, uint64_t n);
+/* The session's kernel capture (NULL: none), and setting it (once). */
+struct etl_kcapture;
+struct etl_kcapture *etl_session_kcapture(const etl_session *s);
+void etl_session_set_kcapture(etl_session *s, struct etl_kcapture *k);
+/* Ends a kernel capture: the readers drain and stop, the DCEnd rundown is written, k is freed.
+   etl_session_stop calls it before it flushes. */
+void etl_kcapture_end(etl_session *s, struct etl_kcapture *k);
+
+#endif

@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: MIT */
+/* Tests of kernel capture's pure parts: payloads round-tripping through etl_kernel_decode, the Linux-to-Windows mappings, flag names, refusals. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check_run.h"
+#include "kcapture.h"
+#include "synth.h"
+#include "testutil.h"
+
+/* ---- one record at a time: encoded as kcapture writes it, read back by the reader ---- */
+
+struct decoded {
+    uint8_t *file;
+    etl_reader *r;
+    etl_event ev;
+    etl_kernel_event k;
+};
+
+/* Writes a file holding the record of payload p (n bytes) as kcapture writes it (the header
+   kind and version etl_kcapture_form gives); reads the event back and decodes it (must be 1). */
+static void roundtrip(struct decoded *d, uint16_t hook, const uint8_t *p, size_t n)
+{
+    int system;
+    uint16_t version;
+    struct synth_options o;
+    struct synth *s;
+    uint8_t rec[8192];
+    etl_data data = { p, (uint32_t)n };
+    uint32_t size;
+    size_t fsize;
+
+    ck_assert_int_eq(etl_kcapture_form(hook, &system, &version), 0);
+    memset(&o, 0, sizeof o);
+    o.cpus = 1;
+    o.logger_name = "NT Kernel Logger";
+    s = synth_new(&o);
+    ck_assert_ptr_nonnull(s);
+    size = system ? etl_encode_system(rec, sizeof rec, 2000000, hook, version, 10, 11, &data, n ? 1 : 0)
+                  : etl_encode_perfinfo(rec, sizeof rec, 2000000, hook, version, &data, n ? 1 : 0);
+    ck_assert_uint_gt(size, 0);
+    ck_assert_int_eq(synth_add(s, 0, rec, size), 0);
+    d->file = synth_finish(s, &fsize);
+    ck_assert_ptr_nonnull(d->file);
+    ck_assert_int_eq(etl_reader_open_memory(&d->r, d->file, fsize, NULL), ETL_OK);
+    /* Past the logfile header and what the file's start holds. */
+    do ck_assert_int_eq(etl_reader_next(d->r, &d->ev), ETL_OK);
+    while (d->ev.kind != (system ? ETL_KIND_SYSTEM : ETL_KIND_PERFINFO) || d->ev.hook_id != hook);
+    ck_assert_uint_eq(d->ev.version, version);
+    ck_assert_uint_eq(d->ev.payload_len, n);
+    ck_assert_int_eq(etl_kernel_decode(&d->ev, &d->k), 1);
+}
+
+static void done(struct decoded *d)
+{
+    etl_reader_close(d->r);
+    free(d->file);
+}
+
+static void str_is(const etl_string *s, const char *want)
+{
+    char buf[512];
+    ck_assert_ptr_nonnull(s->data);
+    etl_string_utf8(s, buf, sizeof buf);
+    ck_assert_str_eq(buf, want);
+}
+
+START_TEST(process_v4)
+{
+    etl_kproc_desc p = { 4242, 1, 1000, ETL_KSTILL_ACTIVE, "kspin", "./kspin 300 \xc3\xa9t\xc3\xa9" };
+    uint8_t buf[512];
+    size_t n = etl_kpayload_process(buf, sizeof buf, &p);
+    struct decoded d;
+    char sid[64];
+
+    roundtrip(&d, ETL_KHOOK_PROCESS_START, buf, n);
+    ck_assert_int_eq(d.k.kclass, ETL_KCLASS_PROCESS);
+    ck_assert_str_eq(d.k.name, "Process/Start");
+    ck_assert_uint_eq(d.k.u.process.pid, 4242);
+    ck_assert_uint_eq(d.k.u.process.parent_pid, 1);
+    ck_assert_int_eq(d.k.u.process.exit_status, 259);
+    ck_assert_uint_eq(d.k.u.process.unique_process_key, 0);
+    ck_assert_uint_eq(d.k.u.process.session_id, 0);
+    ck_assert_uint_eq(d.k.u.process.flags, 0);
+    ck_assert_str_eq(etl_sid_format(d.k.u.process.sid, d.k.u.process.sid_size, sid, sizeof sid), "S-1-22-1-1000");
+    str_is(&d.k.u.process.image_file_name, "kspin");
+    str_is(&d.k.u.process.command_line, "./kspin 300 \xc3\xa9t\xc3\xa9");
+    str_is(&d.k.u.process.package_full_name, "");
+    str_is(&d.k.u.process.application_id, "");
+    ck_assert_uint_eq(d.ev.pid, 10);
+    done(&d);
+
+    /* No user known: the 4-byte "no SID"; and DCStart's PERFINFO header. */
+    p.uid = UINT32_MAX;
+    n = etl_kpayload_process(buf, sizeof buf, &p);
+    roundtrip(&d, ETL_KHOOK_PROCESS_DCSTART, buf, n);
+    ck_assert_str_eq(d.k.name, "Process/DCStart");
+    ck_assert_ptr_null(d.k.u.process.sid);
+    str_is(&d.k.u.process.image_file_name, "kspin");
+    done(&d);
+}
+END_TEST
+
+START_TEST(thread_v3)
+{
+    uint8_t buf[128];
+    size_t n = etl_kpayload_thread(buf, sizeof buf, 4242, 4243, 8);
+    struct decoded d;
+
+    ck_assert_uint_eq(n, 72); /* as Windows' 64-bit Thread V3 */
+    roundtrip(&d, ETL_KHOOK_THREAD_DCSTART, buf, n);
+    ck_assert_int_eq(d.k.kclass, ETL_KCLASS_THREAD);
+    ck_assert_str_eq(d.k.name, "Thread/DCStart");
+    ck_assert_uint_eq(d.k.u.thread.pid, 4242);
+    ck_assert_uint_eq(d.k.u.thread.tid, 4243);
+    ck_assert_uint_eq(d.k.u.thread.base_priority, 8);
+    ck_assert_uint_eq(d.k.u.thread.start_address, 0);
+    ck_assert_ptr_null(d.k.u.thread.name.data);
+    done(&d);
+}
+END_TEST
+
+START_TEST(image_v3)
+{
+    uint8_t buf[512];
+    size_t n = etl_kpayload_image(buf, sizeof buf, 0x7f0000000000ull, 0x1c5000, 4242,
+                                  "/usr/lib/x86_64-linux-gnu/libc.so.6");
+    struct decoded d;
+
+    roundtrip(&d, ETL_KHOOK_IMAGE_LOAD, buf, n);
+    ck_assert_int_eq(d.k.kclass, ETL_KCLASS_IMAGE);
+    ck_assert_str_eq(d.k.name, "Image/Load");
+    ck_assert_uint_eq(d.k.u.image.image_base, 0x7f0000000000ull);
+    ck_assert_uint_eq(d.k.u.image.image_size, 0x1c5000);
+    ck_assert_uint_eq(d.k.u.image.pid, 4242);
+    ck_assert_uint_eq(d.k.u.image.checksum, 0);
+    ck_assert_uint_eq(d.k.u.image.default_base, 0);
+    str_is(&d.k.u.image.file_name, "/usr/lib/x86_64-linux-gnu/libc.so.6");
+    done(&d);
+}
+END_TEST
+
+START_TEST(cswitch_ready_sample_stack)
+{
+    uint8_t buf[256];
+    uint64_t frames[3] = { 0xffffffff81000010ull, 0x55d626850123ull, 0x7f0000001234ull };
+    size_t n = etl_kpayload_cswitch(buf, sizeof buf, 4243, 4244, 9, 8, 6, 1, 5);
+    struct decoded d;
+
+    ck_assert_uint_eq(n, 24);
+    roundtrip(&d, ETL_KHOOK_CSWITCH, buf, n);
+    ck_assert_int_eq(d.k.kclass, ETL_KCLASS_CSWITCH);
+    ck_assert_uint_eq(d.k.u.cswitch.new_tid, 4243);
+    ck_assert_uint_eq(d.k.u.cswitch.old_tid, 4244);
+    ck_assert_int_eq(d.k.u.cswitch.new_thread_priority, 9);
+    ck_assert_int_eq(d.k.u.cswitch.old_thread_priority, 8);
+    ck_assert_uint_eq(d.k.u.cswitch.old_thread_wait_reason, 6);
+    ck_assert_uint_eq(d.k.u.cswitch.old_thread_wait_mode, 1);
+    ck_assert_uint_eq(d.k.u.cswitch.old_thread_state, 5);
+    done(&d);
+
+    n = etl_kpayload_ready_thread(buf, sizeof buf, 4245);
+    ck_assert_uint_eq(n, 8);
+    roundtrip(&d, ETL_KHOOK_READY_THREAD, buf, n);
+    ck_assert_int_eq(d.k.kclass, ETL_KCLASS_READY_THREAD);
+    ck_assert_uint_eq(d.k.u.ready_thread.tid, 4245);
+    done(&d);
+
+    n = etl_kpayload_sample(buf, sizeof buf, 0x55d626850123ull, 4243);
+    ck_assert_uint_eq(n, 16);
+    roundtrip(&d, ETL_KHOOK_SAMPLED_PROFILE, buf, n);
+    ck_assert_int_eq(d.k.kclass, ETL_KCLASS_SAMPLED_PROFILE);
+    ck_assert_uint_eq(d.k.u.sample.instruction_pointer, 0x55d626850123ull);
+    ck_assert_uint_eq(d.k.u.sample.tid, 4243);
+    ck_assert_uint_eq(d.k.u.sample.count, 1);
+    done(&d);
+
+    n = etl_kpayload_stack(buf, sizeof buf, 2000000, 4242, 4243, frames, 3);
+    ck_assert_uint_eq(n, 16 + 24);
+    roundtrip(&d, ETL_KHOOK_STACK, buf, n);
+    ck_assert_int_eq(d.k.kclass, ETL_KCLASS_STACK);
+    ck_assert_int_eq(d.k.u.stack.event_timestamp, d.ev.timestamp); /* the event's own timestamp */
+    ck_assert_uint_eq(d.k.u.stack.pid, 4242);
+    ck_assert_uint_eq(d.k.u.stack.tid, 4243);
+    ck_assert_uint_eq(d.k.u.stack.frame_count, 3);
+    for (unsigned i = 0; i < 3; i++) ck_assert_uint_eq(etl_kframe_at(&d.k.u.stack, i), frames[i]);
+    done(&d);
+
+    roundtrip(&d, ETL_KHOOK_RUNDOWN_COMPLETE, NULL, 0);
+    ck_assert_int_eq(d.k.kclass, ETL_KCLASS_RUNDOWN_COMPLETE);
+    done(&d);
+}
+END_TEST
+
+/* An encoder given too little room stays within it and says what it needs. */
+START_TEST(too_small)
+{
+    etl_kproc_desc p = { 1, 0, 0, 0, "init", "/sbin/init splash" };
+    uint8_t buf[200];
+    size_t need = etl_kpayload_process(NULL, 0, &p);
+
+    memset(buf, 0xAA, sizeof buf);
+    ck_assert_uint_eq(etl_kpayload_process(buf, need - 1, &p), need);
+    for (size_t i = need - 1; i < sizeof buf; i++) ck_assert_uint_eq(buf[i], 0xAA);
+    ck_assert_uint_eq(etl_kpayload_process(buf, need, &p), need);
+    ck_assert_uint_eq(etl_kpayload_image(buf, 10, 1, 2, 3, "x"), 56 + 4);
+    ck_assert_uint_eq(etl_kpayload_thread(NULL, 0, 1, 2, 8), 72);
+}
+END_TEST
+
+START_TEST(priorities)
+{
+    ck_assert_int_eq(etl_kpriority(120), 8);  /* nice 0: normal */
+    ck_assert_int_eq(etl_kpriority(100), 15); /* nice -20 */
+    ck_assert_int_eq(etl_kpriority(139), 2);  /* nice 19 */
+    ck_assert_int_eq(etl_kpriority(98), 16);  /* real time 1 */
+    ck_assert_int_eq(etl_kpriority(0), 31);   /* real time 99 */
+    ck_assert_int_eq(etl_kpriority(-1), 0);   /* deadline tasks */
+    for (int prio = 0; prio < 140; prio++) {
+        int w = etl_kpriority(prio);
+        ck_assert_int_ge(w, 1);
+        ck_assert_int_le(w, 31);
+        if (prio) ck_assert_int_le(w, etl_kpriority(prio - 1)); /* a lower prio number is higher */
+    }
+}
+END_TEST
+
+START_TEST(thread_states)
+{
+    static const struct {
+        int64_t linux_state;
+        uint8_t state, reason, mode;
+    } t[] = {
+        { 0x000, 1, 33, 0 },  /* R: yielded, Ready / WrYieldExecution */
+        { 0x100, 1, 32, 0 },  /* R+: preempted, Ready / WrPreempted */
+        { 0x001, 5, 6, 1 },   /* S: Waiting / UserRequest, user mode */
+        { 0x002, 5, 0, 0 },   /* D: Waiting / Executive */
+        { 0x004, 5, 5, 0 },   /* T: Waiting / Suspended */
+        { 0x008, 5, 5, 0 },   /* t: traced */
+        { 0x010, 4, 22, 0 },  /* X: Terminated / WrTerminated */
+        { 0x020, 4, 22, 0 },  /* Z */
+        { 0x040, 5, 0, 0 },   /* P: parked */
+        { 0x080, 5, 0, 0 },   /* I: idle kernel thread */
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        uint8_t state, reason, mode;
+        etl_kstate(t[i].linux_state, &state, &reason, &mode);
+        ck_assert_uint_eq(state, t[i].state);
+        ck_assert_uint_eq(reason, t[i].reason);
+        ck_assert_uint_eq(mode, t[i].mode);
+    }
+}
+END_TEST
+
+START_TEST(flag_names)
+{
+    char buf[128];
+
+    ck_assert_uint_eq(etl_kernel_flag_from_name("process"), 0x1);
+    ck_assert_uint_eq(etl_kernel_flag_from_name("image_load"), 0x4);
+    ck_assert_uint_eq(etl_kernel_flag_from_name("dispatcher"), 0x800);
+    ck_assert_uint_eq(etl_kernel_flag_from_name("profile"), 0x01000000);
+    ck_assert_uint_eq(etl_kernel_flag_from_name("disk_io"), 0);
+    ck_assert_uint_eq(etl_kernel_flag_from_name(NULL), 0);
+    ck_assert_str_eq(etl_kernel_flags_format(ETL_KERNEL_ALL, buf, sizeof buf),
+                     "process,thread,image_load,cswitch,dispatcher,profile");
+    ck_assert_str_eq(etl_kernel_flags_format(ETL_KERNEL_PROFILE | ETL_KERNEL_CSWITCH, buf, sizeof buf),
+                     "cswitch,profile");
+    ck_assert_str_eq(etl_kernel_flags_format(0, buf, sizeof buf), "");
+    ck_assert_str_eq(etl_kernel_flags_format(ETL_KERNEL_ALL, buf, 12), "process"); /* whole names only */
+}
+END_TEST
+
+/* What is refused before any perf event is opened (no root needed). */
+START_TEST(refusals)
+{
+    etl_session_properties p;
+    etl_session *s;
+    char err[512];
+
+    memset(&p, 0, sizeof p);
+    p.log_file_mode = ETL_MODE_BUFFERING;
+    p.clock_type = ETL_CLOCK_SYSTEMTIME;
+    ck_assert_int_eq(etl_session_start(&s, &p), ETL_OK);
+    ck_assert_int_eq(etl_session_enable_kernel(s, 0, 0, 0, err, sizeof err), ETL_FAILED);
+    ck_assert_ptr_nonnull(strstr(err, "are not a non-empty set of process,thread"));
+    ck_assert_int_eq(etl_session_enable_kernel(s, 0x8000, 0, 0, err, sizeof err), ETL_FAILED);
+    ck_assert_int_eq(etl_session_enable_kernel(s, ETL_KERNEL_PROCESS, ETL_KERNEL_PROCESS, 0, err, sizeof err),
+                     ETL_FAILED);
+    ck_assert_ptr_nonnull(strstr(err, "stack walks are for profile, cswitch and dispatcher"));
+    ck_assert_int_eq(etl_session_enable_kernel(s, ETL_KERNEL_CSWITCH, ETL_KERNEL_PROFILE, 0, err, sizeof err),
+                     ETL_FAILED);
+    ck_assert_int_eq(etl_session_enable_kernel(s, ETL_KERNEL_PROCESS, 0, 0, err, sizeof err), ETL_FAILED);
+    ck_assert_ptr_nonnull(strstr(err, "clock must be PerfCounter"));
+    ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+}
+END_TEST
+
+/* A kernel session's flags enable the kernel events that produce them as LBR triggers
+   (etl_session_configure_lbr): refused before the capture starts, taken after. Root only. */
+START_TEST(kernel_flags_enable_lbr_triggers)
+{
+    etl_session_properties p;
+    etl_classic_event_id cswitch;
+    etl_session *s;
+    char err[512];
+
+    if (geteuid() != 0) {
+        fprintf(stderr, "kernel_flags_enable_lbr_triggers: not root, not run\n");
+        return;
+    }
+    memset(&p, 0, sizeof p);
+    p.log_file_mode = ETL_MODE_BUFFERING;
+    ck_assert_int_eq(etl_lbr_trigger_parse("cswitch", &cswitch), ETL_OK);
+    ck_assert_int_eq(etl_session_start(&s, &p), ETL_OK);
+    ck_assert_int_eq(etl_session_configure_lbr(s, 0, &cswitch, 1, err, sizeof err), ETL_FAILED);
+    ck_assert_msg(etl_session_enable_kernel(s, ETL_KERNEL_CSWITCH, 0, 0, err, sizeof err) == ETL_OK, "%s", err);
+    ck_assert_msg(etl_session_configure_lbr(s, 0, &cswitch, 1, err, sizeof err) == ETL_OK, "%s", err);
+    ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+}
+END_TEST
+
+/* Each hook kcapture writes has, in perfview_diaghub.kernel.1.etl (a Windows 10 kernel
+   trace), events of the header kind and version kcapture gives it, where the sample has it. */
+START_TEST(forms_as_windows)
+{
+    static const uint16_t hooks[] = { ETL_KHOOK_PROCESS_START, ETL_KHOOK_PROCESS_END, ETL_KHOOK_PROCESS_DCSTART,
+                                      ETL_KHOOK_PROCESS_DCEND, ETL_KHOOK_IMAGE_LOAD, ETL_KHOOK_IMAGE_DCSTART,
+                                      ETL_KHOOK_IMAGE_DCEND, ETL_KHOOK_RUNDOWN_COMPLETE };
+    unsigned seen[sizeof hooks / sizeof hooks[0]] = { 0 }, same[sizeof hooks / sizeof hooks[0]] = { 0 };
+    etl_reader *r;
+    etl_event ev;
+    int rc;
+
+    ck_assert_int_eq(etl_reader_open_path(&r, testdata_path("samples/perfview_diaghub.kernel.1.etl"), NULL), ETL_OK);
+    while ((rc = etl_reader_next(r, &ev)) == ETL_OK || rc == ETL_WARN) {
+        for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; i++) {
+            int system;
+            uint16_t version;
+            if (ev.kind != ETL_KIND_SYSTEM && ev.kind != ETL_KIND_PERFINFO) continue;
+            if (ev.hook_id != hooks[i] || ev.pointer_size != 8) continue;
+            etl_kcapture_form(hooks[i], &system, &version);
+            seen[i]++;
+            if (ev.kind == (system ? ETL_KIND_SYSTEM : ETL_KIND_PERFINFO) && ev.version == version) same[i]++;
+        }
+    }
+    ck_assert_int_eq(rc, ETL_EOF);
+    etl_reader_close(r);
+    for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; i++) {
+        ck_assert_msg(seen[i] > 0, "hook 0x%04x is not in the sample", hooks[i]);
+        ck_assert_msg(same[i] > 0, "hook 0x%04x: none of the sample's %u events has kcapture's header and version",
+                      hooks[i], seen[i]);
+    }
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("kcapture");
+    TCase *tc = tcase_create("core");
+
+    tcase_add_test(tc, process_v4);
+    tcase_add_test(tc, thread_v3);
+    tcase_add_test(tc, image_v3);
+    tcase_add_test(tc, cswitch_ready_sample_stack);
+    tcase_add_test(tc, too_small);
+    tcase_add_test(tc, priorities);
+    tcase_add_test(tc, thread_states);
+    tcase_add_test(tc, flag_names);
+    tcase_add_test(tc, refusals);
+    tcase_add_test(tc, forms_as_windows);
+    tcase_add_test(tc, kernel_flags_enable_lbr_triggers);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return check_run(suite()); }
