@@ -313,6 +313,13 @@ struct kcpu {
     int started;
     int64_t last_ts;           /* timestamps of this processor's buffer never go back */
     uint8_t rec[65536];        /* a record taken out of the ring (it may wrap) */
+    /* Records read and not handled yet (see drain): copies in q_bytes, in q their times and
+       where they are. */
+    struct queued { int64_t ts; uint64_t seq; uint32_t off, len; } *q;
+    size_t qn, qcap;
+    uint8_t *q_bytes;
+    size_t q_used, q_bytes_cap;
+    uint64_t q_seq;
 };
 
 /* Where a tracepoint's fields are in its raw data. */
@@ -454,6 +461,11 @@ static void close_cpu(struct kcpu *c)
     for (int e = 0; e < EV_COUNT; e++)
         if (c->fd[e] >= 0) close(c->fd[e]);
     for (int e = 0; e < EV_COUNT; e++) c->fd[e] = -1;
+    free(c->q);
+    free(c->q_bytes);
+    c->q = NULL;
+    c->q_bytes = NULL;
+    c->qn = c->qcap = c->q_used = c->q_bytes_cap = 0;
 }
 
 static const char *perf_hint(int e)
@@ -1090,13 +1102,80 @@ static void handle(struct kcpu *c, const uint8_t *r, uint32_t size)
     }
 }
 
-/* Everything the ring of c holds now. */
-static void drain(struct kcpu *c)
+/* The time of a record: a sample's TIME field, another's sample_id trailer (INT64_MIN when
+   it has none it can be read from: handled in ring order). */
+static int64_t record_time(const struct kcpu *c, const uint8_t *r, uint32_t size)
+{
+    uint32_t type = etl_le32(r), o = 8;
+
+    if (type == PERF_RECORD_SAMPLE) {
+        uint64_t id;
+        int e;
+        if (size < o + 8) return INT64_MIN;
+        id = etl_le64(r + o);
+        o += 8;
+        for (e = 0; e < EV_COUNT && (c->fd[e] < 0 || c->id[e] != id); e++) {}
+        if (e == EV_COUNT) return INT64_MIN;
+        if (c->k->sample_type[e] & PERF_SAMPLE_IP) o += 8;
+        return size >= o + 16 ? (int64_t)etl_le64(r + o + 8) : INT64_MIN;
+    }
+    return size >= 8 + 32 ? (int64_t)etl_le64(r + size - 24) : INT64_MIN;
+}
+
+static int queue_add(struct kcpu *c, const uint8_t *r, uint32_t len)
+{
+    if (c->qn == c->qcap) {
+        size_t cap = c->qcap ? 2 * c->qcap : 1024;
+        void *q = realloc(c->q, cap * sizeof *c->q);
+        if (!q) return -1;
+        c->q = q;
+        c->qcap = cap;
+    }
+    if (c->q_used + len > c->q_bytes_cap) {
+        size_t cap = c->q_bytes_cap ? 2 * c->q_bytes_cap : 1u << 20;
+        void *b;
+        while (cap < c->q_used + len) cap *= 2;
+        b = realloc(c->q_bytes, cap);
+        if (!b) return -1;
+        c->q_bytes = b;
+        c->q_bytes_cap = cap;
+    }
+    memcpy(c->q_bytes + c->q_used, r, len);
+    c->q[c->qn].ts = record_time(c, r, len);
+    c->q[c->qn].seq = c->q_seq++;
+    c->q[c->qn].off = (uint32_t)c->q_used;
+    c->q[c->qn].len = len;
+    if (c->q[c->qn].ts == INT64_MIN) c->q[c->qn].ts = c->qn ? c->q[c->qn - 1].ts : c->last_ts;
+    c->qn++;
+    c->q_used += len;
+    return 0;
+}
+
+static int by_time(const void *a, const void *b)
+{
+    const struct queued *x = a, *y = b;
+
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/*
+ * What the ring of c holds now, handled in time order. The perf events of a processor share
+ * its ring, but a record is written after its time is taken, so one that interrupted the
+ * writing of another comes before it with a later time. The records read are sorted and
+ * those older than REORDER_NS handled; the younger ones wait for the next round (all of
+ * them at the end: final), as a record of that age has been written by then.
+ */
+#define REORDER_NS 5000000
+
+static void drain(struct kcpu *c, int final)
 {
     struct perf_event_mmap_page *m = (struct perf_event_mmap_page *)(void *)c->ring;
     const uint8_t *data = c->ring + c->page;
     uint64_t size = (uint64_t)RING_PAGES * c->page;
     uint64_t head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE), tail = m->data_tail;
+    int64_t horizon = final ? INT64_MAX : etl_monoclock_exact() - REORDER_NS;
+    size_t done = 0, keep = 0;
 
     while (tail + 8 <= head) {
         uint64_t at = tail % size;
@@ -1108,10 +1187,34 @@ static void drain(struct kcpu *c)
         first = (uint32_t)(size - at < len ? size - at : len);
         memcpy(c->rec, data + at, first);
         memcpy(c->rec + first, data, len - first);
-        handle(c, c->rec, len);
+        if (queue_add(c, c->rec, len) != 0) handle(c, c->rec, len); /* no memory: in ring order */
         tail += len;
     }
     __atomic_store_n(&m->data_tail, tail, __ATOMIC_RELEASE);
+    if (!c->qn) return;
+    qsort(c->q, c->qn, sizeof *c->q, by_time);
+    while (done < c->qn && c->q[done].ts <= horizon) {
+        handle(c, c->q_bytes + c->q[done].off, c->q[done].len);
+        done++;
+    }
+    /* The rest, to the front (their bytes too). */
+    if (done) {
+        size_t used = 0;
+        uint8_t *tmp = c->qn > done ? malloc(c->q_used) : NULL;
+        if (c->qn > done && !tmp) { /* no memory: handle them now */
+            for (; done < c->qn; done++) handle(c, c->q_bytes + c->q[done].off, c->q[done].len);
+        }
+        for (size_t i = done; i < c->qn; i++) {
+            memcpy(tmp + used, c->q_bytes + c->q[i].off, c->q[i].len);
+            c->q[keep] = c->q[i];
+            c->q[keep++].off = (uint32_t)used;
+            used += c->q[i].len;
+        }
+        if (tmp) memcpy(c->q_bytes, tmp, used);
+        free(tmp);
+        c->qn = keep;
+        c->q_used = used;
+    }
 }
 
 /* One processor's reader, on that processor, so that its records go to its buffer. */
@@ -1126,9 +1229,9 @@ static void *reader(void *arg)
     while (!atomic_load(&c->k->stop)) {
         struct pollfd p = { c->fd[EV_SIDEBAND], POLLIN, 0 };
         poll(&p, 1, 20);
-        drain(c);
+        drain(c, 0);
     }
-    drain(c); /* the events were disabled before the stop was asked: this is the rest */
+    drain(c, 1); /* the events were disabled before the stop was asked: this is the rest */
     return NULL;
 }
 
