@@ -73,12 +73,17 @@ struct ebuf {
        back (reclaim_orphans). */
     _Atomic int32_t holder;
     uint64_t seal;              /* sealing order */
+    _Atomic uint64_t order;     /* its place among its processor's buffers (1, 2, ...), in the
+                                   order they entered its slot: set before it goes in */
 };
 
 /* Events lost on one processor, on a cache line of its own: when the pool is exhausted every
    writer counts every event, and one shared counter would bounce between processors. */
 struct lost_count {
     _Alignas(64) _Atomic uint64_t n;
+    /* The order of the processor's buffer last closed out of its slot, leaving it empty (the
+       next buffer that goes in follows it): set by the flush thread before it closes one. */
+    _Atomic uint64_t order;
 };
 
 /*
@@ -91,7 +96,7 @@ struct lost_count {
  * controller.
  */
 #define SHARED_MAGIC UINT64_C(0x31304d48534c5445) /* "ETLSHM01" */
-#define SHARED_LAYOUT 1u
+#define SHARED_LAYOUT 2u
 /* Where shared sessions are mapped: 128 slots of 16 GiB from 0x5660'0000'0000 up. Nothing is
    there in a process of x86-64 Linux (position-independent executables load below
    0x5656'0000'0000, the shared libraries and mappings come down from 0x7fff'ffff'ffff), and
@@ -166,6 +171,12 @@ struct etl_session {
     uint32_t *batch;               /* sealed buffers being collected */
     uint8_t *written_ok;           /* the flush thread's: which of the batch reached the file */
     uint32_t chunk;                /* buffers the flush thread writes at once at most */
+    /* The flush thread's: sealed buffers waiting for one of their processor that came before
+       them (a writer between taking it out of the slot and sealing it), the order each
+       processor's next buffer has, and since when one has been awaited. */
+    uint32_t *pending, pend_n;
+    uint64_t *next_order;
+    int64_t *gap_since;
     uint32_t low_water;            /* wake the flush thread when no more buffers than this are free */
     etl_clock clock;
     int64_t boot_time;             /* FILETIME, from /proc/stat */
@@ -426,6 +437,16 @@ static void seal(etl_session *s, uint32_t top, uint32_t end)
         sem_post(&s->h->wake);
 }
 
+/* A buffer's order. (A writer may read it from a buffer it saw in a slot, which another may be
+   taking again: atomic, relaxed.) */
+static uint64_t buffer_order(const struct ebuf *b) { return atomic_load_explicit(&b->order, memory_order_relaxed); }
+
+/* The order of a buffer that goes into cpu's slot after `old` (NULL: the slot is empty). */
+static uint64_t buffer_order_after(etl_session *s, uint32_t cpu, const struct ebuf *old)
+{
+    return (old ? buffer_order(old) : atomic_load_explicit(&s->lost[cpu].order, memory_order_acquire)) + 1;
+}
+
 /* Replace cpu's buffer `old` (generation << 32 | index + 1, or 0) by a fresh one; returns the
    current buffer afterwards, or 0 when no buffer is free. */
 static uint64_t switch_buffer(etl_session *s, uint16_t cpu, uint64_t old)
@@ -433,6 +454,8 @@ static uint64_t switch_buffer(etl_session *s, uint16_t cpu, uint64_t old)
     uint64_t fresh = take_buffer(s, cpu), expected = old;
 
     if (!fresh) return 0;
+    atomic_store_explicit(&s->bufs[(uint32_t)fresh - 1].order,
+                          buffer_order_after(s, cpu, old ? &s->bufs[(uint32_t)old - 1] : NULL), memory_order_relaxed);
     if (atomic_compare_exchange_strong_explicit(&s->current[cpu], &expected, fresh, memory_order_acq_rel,
                                                 memory_order_acquire)) {
         atomic_store_explicit(&s->bufs[(uint32_t)fresh - 1].holder, 0, memory_order_relaxed);
@@ -568,6 +591,8 @@ static int replace_current(etl_session *s, struct etl_rseq_abi *rs, uint32_t spa
         return 1; /* the thread moved, or another one swapped first: try again */
     fresh = take_buffer(s, (uint16_t)cpu);
     if (!fresh) return 0;
+    atomic_store_explicit(&s->bufs[(uint32_t)fresh - 1].order, buffer_order_after(s, cpu, old ? cursor_buffer(old) : NULL),
+                          memory_order_relaxed);
     for (;;) {
         int r;
         ETL_HB_RELEASE(&s->slots[cpu]); /* what take_buffer wrote, for whoever takes it out */
@@ -739,6 +764,8 @@ int etl_session_write_lbr(etl_session *s, int64_t trigger_ts, uint32_t pid, uint
    Returns 1 when this call took it out of the slot. */
 static int close_on(etl_session *s, struct etl_rseq_abi *rs, uint32_t cpu, struct etl_rseq_cursor *old)
 {
+    /* If the slot is left empty, the buffer that goes in next follows this one. */
+    atomic_store_explicit(&s->lost[cpu].order, buffer_order(cursor_buffer(old)), memory_order_release);
     for (int tries = 0; tries < 100; tries++) {
         int r = etl_rseq_swap(rs, s->slots, cpu, old, NULL, (int32_t *)&cursor_buffer(old)->holder, own_pid());
         if (r == 0) {
@@ -775,8 +802,10 @@ static void seal_current_rseq(etl_session *s, int stopping)
         if (cpu < CPU_SETSIZE) CPU_SET(cpu, &one);
         if (rs && cpu < CPU_SETSIZE && pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0)
             closed = close_on(s, rs, cpu, old);
-        else if (stopping)
+        else if (stopping) {
+            atomic_store_explicit(&s->lost[cpu].order, buffer_order(cursor_buffer(old)), memory_order_release);
             closed = __atomic_compare_exchange_n(&s->slots[cpu], &old, NULL, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+        }
         if (closed) seal_taken(s, cursor_buffer(old));
     }
     if (have_saved) pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
@@ -801,6 +830,7 @@ static void seal_current(etl_session *s)
         b = &s->bufs[top - 1];
         st = atomic_load_explicit(&b->state, memory_order_acquire);
         if ((uint32_t)st == ETL_BUFFER_HEADER_SIZE) continue; /* empty: leave it */
+        atomic_store_explicit(&s->lost[cpu].order, buffer_order(b), memory_order_release); /* the next follows it */
         if (!atomic_compare_exchange_strong_explicit(&s->current[cpu], &cur, 0, memory_order_acq_rel,
                                                      memory_order_relaxed))
             continue; /* a writer moved on from it: it is sealed already */
@@ -997,9 +1027,62 @@ static void hold(etl_session *s, uint32_t index)
     free_push(s, index);
 }
 
+/*
+ * Each processor's buffers go on in the order they were in its slot. A writer that swapped
+ * a full buffer out and was preempted before sealing it lets the next buffer of that
+ * processor be sealed, and even collected, first; written first, its events would come
+ * before older ones of the same thread. So a buffer waits (pending) until the one before it
+ * in its processor's order has gone on, or 50 ms (a writer that stopped or died: a dead one's
+ * buffer is reclaimed meanwhile), or the end of a flush or of the session (final).
+ */
+#define GAP_WAIT_NS 50000000
+
+static int by_processor_order(const void *a, const void *b, void *bufs)
+{
+    const struct ebuf *x = (const struct ebuf *)bufs + *(const uint32_t *)a;
+    const struct ebuf *y = (const struct ebuf *)bufs + *(const uint32_t *)b;
+
+    if (x->cpu != y->cpu) return x->cpu < y->cpu ? -1 : 1;
+    return buffer_order(x) < buffer_order(y) ? -1 : buffer_order(x) > buffer_order(y);
+}
+
+/* The n buffers collected in batch and those pending: what may go on now into batch (each
+   processor's in order), the rest back to pending. Returns how many go on. */
+static uint32_t in_processor_order(etl_session *s, uint32_t n, int final)
+{
+    uint32_t *all = s->pending, m = s->pend_n, out = 0, keep = 0;
+    int64_t now = clock_ns(CLOCK_MONOTONIC);
+
+    if (!n && !m) return 0;
+    memcpy(all + m, s->batch, (size_t)n * sizeof *all);
+    m += n;
+    qsort_r(all, m, sizeof *all, by_processor_order, s->bufs);
+    for (uint32_t i = 0; i < m; i++) {
+        const struct ebuf *b = &s->bufs[all[i]];
+        uint16_t c = b->cpu;
+        uint64_t order = buffer_order(b);
+        if (order > s->next_order[c] && !final && (!s->gap_since[c] || now - s->gap_since[c] < GAP_WAIT_NS)) {
+            if (!s->gap_since[c]) s->gap_since[c] = now;
+            all[keep++] = all[i]; /* (keep <= i: in place) */
+            continue;
+        }
+        if (order > s->next_order[c]) s->gap_since[c] = 0; /* given up on the one before */
+        if (order >= s->next_order[c]) s->next_order[c] = order + 1;
+        s->batch[out++] = all[i];
+    }
+    s->pend_n = keep;
+    for (uint32_t i = 0; i < s->ncpu; i++) { /* a processor with none waiting waits for nothing */
+        int waiting = 0;
+        for (uint32_t k = 0; k < keep && !waiting; k++) waiting = s->bufs[all[k]].cpu == i;
+        if (!waiting) s->gap_since[i] = 0;
+    }
+    return out;
+}
+
 /* Take the sealed buffers, oldest first: write them (file modes) or keep them (buffering);
-   in real-time mode, then hold them for the consumer. */
-static void drain(etl_session *s)
+   in real-time mode, then hold them for the consumer. final: at the end of a flush or of the
+   session, nothing waits for what has not been sealed. */
+static void drain(etl_session *s, int final)
 {
     uint32_t *batch = s->batch, n;
 
@@ -1009,7 +1092,7 @@ static void drain(etl_session *s)
         ring_unlock(s);
         return;
     }
-    n = collect_sealed(s);
+    n = in_processor_order(s, collect_sealed(s), final);
     /* In chunks: buffers that follow each other in the file go out in one write, and each
        chunk's buffers go back to the writers as soon as it is written. (One write of all
        that was collected held the whole pool for its duration: in provbench the writers then
@@ -1094,7 +1177,8 @@ static void *flush_thread(void *arg)
     int64_t next_timer = period && !s->buffering ? clock_ns(CLOCK_MONOTONIC) + (int64_t)period * 1000000000 : INT64_MAX;
 
     for (;;) {
-        struct timespec until = deadline_in(100000000);
+        /* Every 100 ms by itself; every 2 ms while buffers wait for one before them. */
+        struct timespec until = deadline_in(s->pend_n ? 2000000 : 100000000);
         uint64_t requested;
         int stopping;
 
@@ -1117,7 +1201,7 @@ static void *flush_thread(void *arg)
             seal_current(s);
             if (next_timer != INT64_MAX) next_timer = clock_ns(CLOCK_MONOTONIC) + (int64_t)period * 1000000000;
         }
-        drain(s);
+        drain(s, requested != s->flush_completed || stopping);
         if (requested != s->flush_completed) {
             pthread_mutex_lock(&s->lock);
             s->flush_completed = requested;
@@ -1135,7 +1219,7 @@ static void *flush_thread(void *arg)
                     reclaim_orphans(s);
                 }
                 seal_current(s);
-                drain(s);
+                drain(s, 1);
             }
             if (!atomic_load_explicit(&s->h->full_head, memory_order_acquire)) break;
         }
@@ -1785,6 +1869,14 @@ static int start(etl_session *s)
         return -1;
     }
     s->wake_made = 1;
+    s->pending = calloc(s->nmax, sizeof *s->pending);
+    s->next_order = calloc(s->ncpu, sizeof *s->next_order);
+    s->gap_since = calloc(s->ncpu, sizeof *s->gap_since);
+    if (!s->pending || !s->next_order || !s->gap_since) {
+        serror(s, "out of memory");
+        return -1;
+    }
+    for (uint32_t c = 0; c < s->ncpu; c++) s->next_order[c] = 1;
     if (pthread_create(&s->flusher, NULL, flush_thread, s) != 0) {
         serror(s, "cannot start the flush thread: %s", strerror(errno));
         return -1;
@@ -1847,6 +1939,9 @@ static void session_free(etl_session *s)
     free(s->logger_name);
     free(s->log_file_name);
     free(s->written_ok);
+    free(s->pending);
+    free(s->next_order);
+    free(s->gap_since);
     free(s);
 }
 

@@ -210,6 +210,57 @@ START_TEST(sequential_file_full)
 }
 END_TEST
 
+/* Many threads on one processor, small buffers: a thread preempted between swapping a full
+   buffer out of the processor's slot and handing it to the flush thread must not let the
+   next buffer of that processor reach the file before it. Each thread's events read back in
+   the order it wrote them. */
+static void *produce_pinned(void *arg)
+{
+    struct producer *pr = arg;
+    cpu_set_t one;
+
+    CPU_ZERO(&one);
+    CPU_SET(0, &one);
+    pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+    for (uint64_t i = 0; i < pr->count; i++) {
+        while (write_one(pr->s, pr->thread, i, 200) != ETL_OK) sched_yield(); /* each event, in order */
+        pr->ok++;
+    }
+    return NULL;
+}
+
+START_TEST(buffers_of_a_processor_in_order)
+{
+    etl_session_properties p = { .buffer_size_kb = 4, .minimum_buffers = 64, .maximum_buffers = 64 };
+    struct producer pr[8];
+    pthread_t t[8];
+    struct readback rb;
+    uint64_t next[8] = { 0 };
+    long late = 0;
+    etl_session *s;
+
+    make_dir();
+    p.log_file_name = in_dir("order.etl");
+    s = start(&p);
+    for (int i = 0; i < 8; i++) {
+        pr[i] = (struct producer){ s, (uint16_t)(i + 1), 40000, 0, 0 };
+        pthread_create(&t[i], NULL, produce_pinned, &pr[i]);
+    }
+    for (int i = 0; i < 8; i++) pthread_join(t[i], NULL);
+    ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    read_back(p.log_file_name, &rb);
+    ck_assert_int_eq(rb.n, 8 * 40000);
+    for (long i = 0; i < rb.n; i++) {
+        uint16_t th = rb.thread[i] - 1;
+        if (rb.value[i] != next[th]) late++;
+        next[th] = rb.value[i] + 1;
+    }
+    ck_assert_msg(late == 0, "%ld events out of their thread's order", late);
+    free_back(&rb);
+    remove_dir();
+}
+END_TEST
+
 /* MaximumBuffers is room for peaks: a writer well below what the flush thread writes keeps the
    pool near its minimum, because the flush thread is woken as the free buffers run low, not
    when the room to grow does. */
@@ -766,6 +817,7 @@ static void add_engine_tests(TCase *tc)
     tcase_add_test(tc, sequential_file_full);
     tcase_add_test(tc, write_error_counted_exactly);
     tcase_add_test(tc, pool_grows_only_for_peaks);
+    tcase_add_test(tc, buffers_of_a_processor_in_order);
     tcase_add_test(tc, event_sizes_up_to_the_limit);
     tcase_add_test(tc, circular_file_keeps_newest);
     tcase_add_test(tc, newfile_session);
