@@ -59,6 +59,9 @@ static const char usage_text[] =
     "      --buffer-size=KB     buffer size, 4 to 16384 KB (default 64)\n"
     "      --min-buffers=N      buffers allocated at start (at least 2 per processor)\n"
     "      --max-buffers=N      most buffers the pool may grow to\n"
+    "      --direct-io          write the file past the page cache (O_DIRECT): less\n"
+    "                           processor time per MB, each write waits for the device;\n"
+    "                           with room to grow (--max-buffers) for its slow moments\n"
     "      --max-file-size=MB   required for circular and newfile\n"
     "      --flush-timer=S      flush non-empty buffers every S seconds (0: when full;\n"
     "                           realtime: 0 means 1)\n"
@@ -106,7 +109,7 @@ static const char usage_text[] =
     "be run; 2 when the session could not be started (COMMAND was not run).\n";
 
 enum { OPT_MODE = 256, OPT_BUFSIZE, OPT_MINBUF, OPT_MAXBUF, OPT_MAXFILE, OPT_FLUSH, OPT_CLOCK, OPT_PROVIDER,
-       OPT_JSON, OPT_STACKWALK, OPT_NAME, OPT_LBR, OPT_LBR_FILTER, OPT_KERNEL, OPT_PROFILE };
+       OPT_JSON, OPT_STACKWALK, OPT_NAME, OPT_LBR, OPT_LBR_FILTER, OPT_KERNEL, OPT_PROFILE, OPT_DIRECT };
 
 struct provider_spec {
     etl_guid guid;
@@ -121,6 +124,7 @@ struct options {
     const char *clock;
     int json;
     int stackwalk;           /* the providers' events with their writers' stacks */
+    int direct_io;           /* ETL_ENGINE_DIRECT_IO */
     const char *stackwalk_events; /* --stackwalk=EVENTS: kernel events with stack walks */
     const char *kernel;      /* --kernel=FLAGS */
     uint32_t kernel_flags, kernel_stackwalk, profile_interval_us; /* ETL_KERNEL_*; microseconds */
@@ -253,6 +257,7 @@ struct controller {
     const char *name;
     uint32_t kernel_flags, kernel_stackwalk, profile_interval_us; /* a kernel session's */
     int stackwalk;             /* providers enabled with EVENT_ENABLE_PROPERTY_STACK_TRACE */
+    int direct_io;             /* the file written past the page cache */
     etl_session_properties props;
     etl_session *session;
     etl_session_name *claim;
@@ -319,6 +324,7 @@ static void send_properties(FILE *f, const struct controller *c)
             p->buffer_size_kb, p->minimum_buffers, p->maximum_buffers, p->maximum_file_size_mb,
             p->flush_timer_s, clock_name(p->clock_type));
     if (c->stackwalk) fputs("StackWalk 1\n", f);
+    if (c->direct_io) fputs("DirectIO 1\n", f);
     if (c->kernel_flags) {
         char names[128];
         fprintf(f, "KernelFlags %s\n", etl_kernel_flags_format(c->kernel_flags, names, sizeof names));
@@ -689,6 +695,7 @@ static int start_properties(const struct options *o, etl_session_properties *p)
     p->log_file_mode = ETL_MODE_FILE_SEQUENTIAL;
     p->clock_type = ETL_CLOCK_PERFCOUNTER;
     p->engine_flags = ETL_ENGINE_SHARED; /* providers of any process of the user write into it */
+    if (o->direct_io) p->engine_flags |= ETL_ENGINE_DIRECT_IO;
     if (o->mode) {
         unsigned i;
         for (i = 0; i < sizeof modes / sizeof modes[0] && strcmp(modes[i].name, o->mode) != 0; i++) {}
@@ -768,6 +775,7 @@ static int controller_config(const struct options *o, const char *name, struct c
     if (start_properties(o, &c->props) != 0) return -1;
     c->props.logger_name = name;
     c->stackwalk = o->stackwalk && !o->kernel;
+    c->direct_io = o->direct_io;
     c->kernel_flags = o->kernel_flags;
     c->kernel_stackwalk = o->kernel_stackwalk;
     c->profile_interval_us = o->profile_interval_us ? o->profile_interval_us : 1000;
@@ -1276,10 +1284,10 @@ static int cmd_query(const struct options *o) { return request(o, "query", 1); }
 static const struct command commands[] = {
     { "start", ARGS_NAME,
       " output mode buffer-size min-buffers max-buffers max-file-size flush-timer clock provider stackwalk kernel "
-      "profile-interval lbr lbr-filter ", cmd_start },
+      "profile-interval lbr lbr-filter direct-io ", cmd_start },
     { "run", ARGS_COMMAND,
       " output mode buffer-size min-buffers max-buffers max-file-size flush-timer clock provider stackwalk kernel "
-      "profile-interval name json lbr lbr-filter ",
+      "profile-interval name json lbr lbr-filter direct-io ",
       cmd_run },
     { "stop", ARGS_NAME, " json ", cmd_stop },
     { "query", ARGS_NAME, " json ", cmd_query },
@@ -1379,6 +1387,7 @@ static int command_line(int argc, char **argv, struct options *o)
         { "stackwalk", optional_argument, NULL, OPT_STACKWALK },      { "name", required_argument, NULL, OPT_NAME },
         { "kernel", required_argument, NULL, OPT_KERNEL },      { "profile-interval", required_argument, NULL, OPT_PROFILE },
         { "help", no_argument, NULL, 'h' },                     { "version", no_argument, NULL, 'V' },
+        { "direct-io", no_argument, NULL, OPT_DIRECT },
         { "lbr", required_argument, NULL, OPT_LBR },            { "lbr-filter", required_argument, NULL, OPT_LBR_FILTER },
         { NULL, 0, NULL, 0 },
     };
@@ -1411,6 +1420,7 @@ static int command_line(int argc, char **argv, struct options *o)
         case OPT_FLUSH: num = &o->flush_timer_s; o->has_flush_timer = 1; break;
         case OPT_PROVIDER: o->providers[o->nproviders++] = optarg; break;
         case OPT_JSON: o->json = 1; break;
+        case OPT_DIRECT: o->direct_io = 1; break;
         case OPT_STACKWALK:
             o->stackwalk = 1;
             o->stackwalk_events = optarg;
