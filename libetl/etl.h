@@ -934,7 +934,8 @@ ETL_API int etl_lbr_filter_parse(const char *list, uint32_t *flags, char *err, s
 typedef struct etl_lbr_capture etl_lbr_capture;
 ETL_API int etl_lbr_capture_start(etl_lbr_capture **out, etl_session *s, char *err, size_t errsize);
 /* Stops the capture (before etl_session_stop), writing what its rings still hold. NULL is
-   allowed. Returns the samples perf lost (PERF_RECORD_LOST), which the session does not see. */
+   allowed. Returns the samples perf lost (PERF_RECORD_LOST), which are also added to the
+   session's EventsLost (each would have been an LBR record). */
 ETL_API uint64_t etl_lbr_capture_stop(etl_lbr_capture *c);
 /* Whether this machine can capture LBR with flags at all: ETL_OK, or ETL_FAILED with the
    cause in err, e.g. "LBR capture: this processor or virtual machine has no branch-stack

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "format.h"
+#include "kcapture.h"
 #include "lbr.h"
 
 #define RING_PAGES 32 /* data pages of each perf ring (a power of two) */
@@ -313,6 +314,7 @@ uint64_t etl_lbr_capture_stop(etl_lbr_capture *c)
         pthread_join(c->thread, NULL); /* it drains every ring once more after the wake */
     }
     lost = c->lost;
+    if (lost) etl_session_add_events_lost(c->s, lost); /* LBR records perf could not take */
     capture_free(c);
     return lost;
 }

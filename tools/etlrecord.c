@@ -268,6 +268,7 @@ struct controller {
     etl_classic_event_id lbr_events[ETL_LBR_MAX_EVENTS];
     unsigned lbr_count;
     uint32_t lbr_flags;
+    const char *lbr_text, *lbr_filter_text; /* as given, for query */
     etl_lbr_capture *lbr_capture;
 };
 
@@ -325,6 +326,10 @@ static void send_properties(FILE *f, const struct controller *c)
             p->flush_timer_s, clock_name(p->clock_type));
     if (c->stackwalk) fputs("StackWalk 1\n", f);
     if (c->direct_io) fputs("DirectIO 1\n", f);
+    if (c->lbr_count) {
+        fprintf(f, "LastBranchRecord %s\n", c->lbr_text);
+        if (c->lbr_filter_text) fprintf(f, "LastBranchFilter %s\n", c->lbr_filter_text);
+    }
     if (c->kernel_flags) {
         char names[128];
         fprintf(f, "KernelFlags %s\n", etl_kernel_flags_format(c->kernel_flags, names, sizeof names));
@@ -791,6 +796,8 @@ static int controller_config(const struct options *o, const char *name, struct c
         free(*specs);
         return -1;
     }
+    c->lbr_text = o->lbr; /* (argv's: they live as long as the process) */
+    c->lbr_filter_text = o->lbr_filter;
     if (o->output && !(c->props.log_file_name = absolute(o->output))) {
         fprintf(stderr, "etlrecord: %s: %s\n", o->output, strerror(errno));
         free(*specs);
