@@ -50,7 +50,6 @@ struct etl_writer {
     uint64_t q_at, q_len;
     uint32_t batch_failed;  /* accepted in this batch, then not written (an I/O error) */
     struct iovec q[BATCH_MAX];
-    size_t q_sizes[BATCH_MAX];
     char err[512];
 };
 
@@ -190,8 +189,10 @@ uint32_t etl_header_buffer_build(const etl_writer_options *o, const char *file_n
  * write costs the flush thread no copy (a buffered write of 64 KB took about 120 us of
  * processor time in this project's VM, most of it in the kernel, against 7 us direct), and
  * the file's pages do not pile up as dirty memory the kernel then throttles writers on.
- * Where the file system refuses O_DIRECT, or a write is not aligned, the file goes through
- * the page cache as before.
+ * But each write then waits for the device, whose slow moments the page cache would have
+ * absorbed: it is the caller's choice (direct_io; sessions: ETL_ENGINE_DIRECT_IO). Where the
+ * file system refuses O_DIRECT, or a write is not aligned, the file goes through the page
+ * cache as before.
  */
 static uint32_t direct_alignment(int fd)
 {
@@ -284,15 +285,15 @@ static int pwrite_all(etl_writer *w, const void *buf, size_t n, uint64_t off)
    error) count in batch_failed and come off the counts they were added to. */
 static int queue_flush(etl_writer *w)
 {
-    uint64_t done = 0, sizes = 0;
-    uint32_t whole = 0;
+    uint64_t done = 0;
+    uint32_t whole;
     int rc;
 
     if (!w->qn) return 0;
-    for (unsigned i = 0; i < w->qn; i++) w->q_sizes[i] = w->q[i].iov_len;
     rc = pwritev_all(w, w->q, w->qn, w->q_at, &done);
     if (rc != 0) {
-        while (whole < w->qn && sizes + w->q_sizes[whole] <= done) sizes += w->q_sizes[whole++];
+        /* Only whole, uncompressed buffers are queued: done counts them. */
+        whole = (uint32_t)(done / w->o.buffer_size);
         w->batch_failed += w->qn - whole;
         w->stats.buffers_written -= w->qn - whole;
     }
