@@ -470,7 +470,7 @@ enum etl_kclass {
     ETL_KCLASS_IMAGE,            /* Image: Load 10 (hook 0x030A), Unload 2, DCStart 3, DCEnd 4 */
     ETL_KCLASS_CSWITCH,          /* Thread 36 (0x0524) */
     ETL_KCLASS_READY_THREAD,     /* Thread 50 (0x0532) */
-    ETL_KCLASS_SAMPLED_PROFILE,  /* PerfInfo 46 (0x0F2E) */
+    ETL_KCLASS_SAMPLED_PROFILE,  /* PerfInfo 46 (0x0F2E) SampleProf, 47 (0x0F2F) PMCSample */
     ETL_KCLASS_STACK,            /* StackWalk 32 (0x1820): a stack and its frames */
     ETL_KCLASS_STACK_KEY,        /* StackWalk 37/38 (0x1825 kernel, 0x1826 user): a stack by its key */
     ETL_KCLASS_STACK_KEY_DEF,    /* StackWalk 35/36 (0x1823 delete, 0x1824 rundown): a key's frames */
@@ -561,6 +561,8 @@ typedef struct etl_ksample {
     uint16_t count;
     uint8_t flags;                /* bit 0 ExecutingDpc, bit 1 ExecutingIsr, bits 3..7 priority */
     uint8_t rank;
+    uint16_t profile_source;      /* KPROFILE_SOURCE: 0 (ProfileTime) for SampleProf; a PMCSample's
+                                     counter (6 branch instructions, ...), whose count, flags and rank are 0 */
 } etl_ksample;
 
 /* Stacks: frames stay in the record; read them with etl_kframe_at. */
@@ -922,21 +924,24 @@ ETL_API int etl_lbr_filter_parse(const char *list, uint32_t *flags, char *err, s
 
 /*
  * Capture with Linux perf's branch-stack sampling (PERF_SAMPLE_BRANCH_STACK, which needs the
- * processor's LBR, BRBE or an equivalent exposed to this kernel): one perf event per trigger
- * and processor, each sample's branch stack written to s as an LBR record with the sample's
- * timestamp. s must use the PerfCounter clock and have LBR configured. The capture needs
- * root (or kernel.perf_event_paranoid <= 0). Only hardware counter samples carry branch
- * stacks on Linux, so "profile" (cycles) and "pmc" (branch instructions) are the triggers it
- * samples; others fail with a message. ETL_OK, or ETL_FAILED with *out NULL and the cause in
- * err (no branch-stack sampling on this processor or virtual machine, no permission, filters
- * perf cannot express).
+ * processor's LBR, BRBE or an equivalent exposed to this kernel). Linux takes branch stacks
+ * only with samples of hardware counters, so the triggers it can sample are the kernel
+ * session's "profile" (SampledProfile: cycles, at the profile interval's rate) and "pmc" (PMC
+ * interrupt: branch instructions, every 65536); others fail with a message. The samples go
+ * through the kernel capture's per-processor rings (etl_session_enable_kernel first), and
+ * each writes, at its own timestamp, the triggering event (SampledProfile or PMCSample), its
+ * StackWalk when the kernel session walks the profile's stacks, and its LBR record: the
+ * "profile" trigger's event replaces the cpu-clock profile source. s must use the PerfCounter
+ * clock and have LBR configured. Needs root (or kernel.perf_event_paranoid <= 0). ETL_OK, or
+ * ETL_FAILED with *out NULL and the cause in err (no kernel events in s, no branch-stack
+ * sampling on this processor or virtual machine, no permission, filters perf cannot express).
+ * Samples perf loses are counted in the session's EventsLost with the kernel events'.
  */
 typedef struct etl_lbr_capture etl_lbr_capture;
 ETL_API int etl_lbr_capture_start(etl_lbr_capture **out, etl_session *s, char *err, size_t errsize);
-/* Stops the capture (before etl_session_stop), writing what its rings still hold. NULL is
-   allowed. Returns the samples perf lost (PERF_RECORD_LOST), which are also added to the
-   session's EventsLost (each would have been an LBR record). */
-ETL_API uint64_t etl_lbr_capture_stop(etl_lbr_capture *c);
+/* Stops the capture (before etl_session_stop): its perf events are disabled; what the rings
+   still hold is written when the session stops. NULL is allowed. */
+ETL_API void etl_lbr_capture_stop(etl_lbr_capture *c);
 /* Whether this machine can capture LBR with flags at all: ETL_OK, or ETL_FAILED with the
    cause in err, e.g. "LBR capture: this processor or virtual machine has no branch-stack
    sampling (perf_event_open: Operation not supported)". Opens nothing that outlives it. */

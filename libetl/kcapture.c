@@ -212,6 +212,19 @@ size_t etl_kpayload_sample(uint8_t *out, size_t cap, uint64_t ip, uint32_t tid)
     return done(&b);
 }
 
+size_t etl_kpayload_pmc(uint8_t *out, size_t cap, uint64_t ip, uint32_t tid, uint16_t profile_source)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, ip);
+    put32(&b, tid);
+    put8(&b, (uint8_t)profile_source);
+    put8(&b, (uint8_t)(profile_source >> 8));
+    put8(&b, 0);
+    put8(&b, 0);               /* Reserved */
+    return done(&b);
+}
+
 size_t etl_kpayload_stack(uint8_t *out, size_t cap, int64_t event_ts, uint32_t pid, uint32_t tid,
                           const uint64_t *frames, unsigned count)
 {
@@ -237,7 +250,7 @@ int etl_kcapture_form(uint16_t hook, int *system, uint16_t *version)
         { ETL_KHOOK_THREAD_DCSTART, 1, 3 },  { ETL_KHOOK_THREAD_DCEND, 1, 3 },    { ETL_KHOOK_IMAGE_LOAD, 1, 3 },
         { ETL_KHOOK_IMAGE_DCSTART, 1, 3 },   { ETL_KHOOK_IMAGE_DCEND, 1, 3 },     { ETL_KHOOK_CSWITCH, 0, 4 },
         { ETL_KHOOK_READY_THREAD, 0, 2 },    { ETL_KHOOK_SAMPLED_PROFILE, 0, 2 }, { ETL_KHOOK_STACK, 0, 2 },
-        { ETL_KHOOK_RUNDOWN_COMPLETE, 0, 2 },
+        { ETL_KHOOK_RUNDOWN_COMPLETE, 0, 2 }, { ETL_KHOOK_PMC_SAMPLE, 0, 2 },
     };
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
         if (forms[i].hook == hook) {
@@ -246,6 +259,18 @@ int etl_kcapture_form(uint16_t hook, int *system, uint16_t *version)
             return 0;
         }
     return -1;
+}
+
+int etl_kwrite(etl_session *s, int64_t ts, uint16_t hook, uint32_t pid, uint32_t tid, const uint8_t *payload,
+               size_t n)
+{
+    etl_data d = { payload, (uint32_t)n };
+    int system;
+    uint16_t version;
+
+    if (etl_kcapture_form(hook, &system, &version) != 0) return ETL_FAILED;
+    if (system) return etl_session_write_system(s, ts, hook, version, pid, tid, &d, 1);
+    return etl_session_write_perfinfo(s, ts, hook, version, &d, n ? 1 : 0);
 }
 
 /* ------------------------------------------------------------------ mappings */
@@ -294,10 +319,13 @@ void etl_kstate(int64_t prev_state, uint8_t *state, uint8_t *wait_reason, uint8_
 
 #if defined(__linux__) && defined(PERF_RECORD_MISC_COMM_EXEC)
 
-enum { EV_SIDEBAND, EV_SWITCH, EV_WAKEUP, EV_WAKEUP_NEW, EV_PROFILE, EV_COUNT };
+/* The events of each processor. The LBR ones are opened later (etl_kcapture_lbr_start), while
+   the reader runs: their fd is published last, with release. */
+enum { EV_SIDEBAND, EV_SWITCH, EV_WAKEUP, EV_WAKEUP_NEW, EV_PROFILE, EV_LBR_PROFILE, EV_LBR_PMC, EV_COUNT };
 static const char *const ev_names[EV_COUNT] = { "sideband (task, comm, mmap2)", "sched:sched_switch",
                                                 "sched:sched_wakeup", "sched:sched_wakeup_new",
-                                                "cpu-clock sampling" };
+                                                "cpu-clock sampling", "cycles with a branch stack",
+                                                "branch instructions with a branch stack" };
 
 #define RING_PAGES 256u /* data pages per processor: 1 MiB */
 #define MAX_FRAMES ETL_PROVIDER_MAX_STACK
@@ -355,6 +383,8 @@ struct etl_kcapture {
     struct pentry *ptab[PTAB_SIZE];
     uint32_t flags, stackwalk;
     uint64_t sample_type[EV_COUNT];
+    uint32_t interval_100ns;   /* of the profile */
+    etl_lbr_trigger_form lbr_form[2]; /* how EV_LBR_PROFILE and EV_LBR_PMC samples are written */
     unsigned ncpu;
     struct kcpu *cpus;
     atomic_int stop;
@@ -545,18 +575,11 @@ static int64_t order_ts(struct kcpu *c, int64_t ts)
     return ts;
 }
 
-/* One event in the header kind and version of its hook (etl_kcapture_form); pid and tid go
-   into a SYSTEM header (a PERFINFO one has none). */
+/* One event of the capture's session (etl_kwrite). */
 static void write_ev(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32_t pid, uint32_t tid,
                      const uint8_t *payload, size_t n)
 {
-    etl_data d = { payload, (uint32_t)n };
-    int system;
-    uint16_t version;
-
-    if (etl_kcapture_form(hook, &system, &version) != 0) return;
-    if (system) etl_session_write_system(k->s, ts, hook, version, pid, tid, &d, 1);
-    else etl_session_write_perfinfo(k->s, ts, hook, version, &d, n ? 1 : 0);
+    etl_kwrite(k->s, ts, hook, pid, tid, payload, n);
 }
 
 /* ---- what /proc says of a process ---- */
@@ -1015,6 +1038,15 @@ static void mmap2_record(struct kcpu *c, const uint8_t *r, uint32_t size)
 }
 
 /* A sample record: its event by id, then the fields its sample_type gives, in perf's order. */
+/* Which of c's events has perf id id; EV_COUNT: none. */
+static int event_of(const struct kcpu *c, uint64_t id)
+{
+    int e;
+
+    for (e = 0; e < EV_COUNT && (__atomic_load_n(&c->fd[e], __ATOMIC_ACQUIRE) < 0 || c->id[e] != id); e++) {}
+    return e;
+}
+
 static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
 {
     struct etl_kcapture *k = c->k;
@@ -1029,8 +1061,12 @@ static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
     if (size < o + 8) return;
     id = etl_le64(r + o);
     o += 8;
-    for (e = 0; e < EV_COUNT && (c->fd[e] < 0 || c->id[e] != id); e++) {}
+    e = event_of(c, id);
     if (e == EV_COUNT || e == EV_SIDEBAND) return;
+    if (e == EV_LBR_PROFILE || e == EV_LBR_PMC) {
+        etl_lbr_write_perf_trigger(k->s, &k->lbr_form[e - EV_LBR_PROFILE], r, size, c->last_ts, &c->last_ts);
+        return;
+    }
     st = k->sample_type[e];
     if (st & PERF_SAMPLE_IP) { if (size < o + 8) return; ip = etl_le64(r + o); o += 8; }
     if (size < o + 24) return;
@@ -1114,7 +1150,7 @@ static int64_t record_time(const struct kcpu *c, const uint8_t *r, uint32_t size
         if (size < o + 8) return INT64_MIN;
         id = etl_le64(r + o);
         o += 8;
-        for (e = 0; e < EV_COUNT && (c->fd[e] < 0 || c->id[e] != id); e++) {}
+        e = event_of(c, id);
         if (e == EV_COUNT) return INT64_MIN;
         if (c->k->sample_type[e] & PERF_SAMPLE_IP) o += 8;
         return size >= o + 16 ? (int64_t)etl_le64(r + o + 8) : INT64_MIN;
@@ -1371,7 +1407,8 @@ int etl_session_enable_kernel(etl_session *s, uint32_t flags, uint32_t stackwalk
     k->stackwalk = stackwalk_flags;
     atomic_init(&k->stop, 0);
     pthread_mutex_init(&k->plock, NULL);
-    if (kcapture_start(s, k, profile_interval_100ns ? profile_interval_100ns : 10000, err, errsize) != 0) {
+    k->interval_100ns = profile_interval_100ns ? profile_interval_100ns : 10000;
+    if (kcapture_start(s, k, k->interval_100ns, err, errsize) != 0) {
         set_enabled(k, 0);
         atomic_store(&k->stop, 1);
         for (unsigned i = 0; i < k->ncpu; i++)
@@ -1382,6 +1419,130 @@ int etl_session_enable_kernel(etl_session *s, uint32_t flags, uint32_t stackwalk
     etl_session_set_kcapture(s, k);
     etl_session_set_kernel_flags(s, flags); /* the kernel triggers etl_session_configure_lbr takes */
     return ETL_OK;
+}
+
+/* ---- LBR: triggers sampled with branch stacks, in the processors' own rings ---- */
+
+/* The perf event that samples a PerfInfo trigger (46 SampledProfile, 47 PMC interrupt) with a
+   branch stack, into a; returns its slot. */
+static int lbr_source(const struct etl_kcapture *k, uint8_t type, uint64_t branch_type, struct perf_event_attr *a)
+{
+    uint64_t st = PERF_SAMPLE_IP | PERF_SAMPLE_BRANCH_STACK;
+    int slot;
+
+    if (type == 46) { /* SampledProfile: cycles, as often as the profile's interval asks */
+        uint32_t per_second = 10000000u / k->interval_100ns;
+        if (k->stackwalk & ETL_KERNEL_PROFILE) st |= PERF_SAMPLE_CALLCHAIN;
+        attr_base(a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, st);
+        a->freq = 1;
+        a->sample_freq = per_second ? per_second : 1;
+        slot = EV_LBR_PROFILE;
+    } else { /* PMC interrupt: branch instructions, every 65536 (the seed's example) */
+        attr_base(a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS, st);
+        a->sample_period = 65536;
+        slot = EV_LBR_PMC;
+    }
+    a->branch_sample_type = branch_type;
+    return slot;
+}
+
+int etl_kcapture_lbr_start(struct etl_kcapture *k, const struct etl_lbr_config *cfg, uint64_t branch_sample_type,
+                           char *err, size_t errsize)
+{
+    struct perf_event_attr attr[2];
+    int want[2] = { 0, 0 };
+    int (*fds)[2];
+
+    memset(attr, 0, sizeof attr);
+    for (unsigned t = 0; t < cfg->count; t++) {
+        const etl_classic_event_id *e = &cfg->events[t];
+        if (!etl_guid_equal(&e->event_guid, etl_group_guid(ETL_GROUP_PERFINFO)) || (e->type != 46 && e->type != 47)) {
+            char g[ETL_GUID_STRING_SIZE];
+            snprintf(err, errsize, "LBR capture: trigger %s:%u has no perf event with branch stacks (Linux takes them "
+                     "only with hardware counter samples: the triggers 'profile' and 'pmc')",
+                     etl_guid_format(&e->event_guid, g), e->type);
+            return -1;
+        }
+    }
+    if (!k || !cfg->count) {
+        snprintf(err, errsize, "LBR capture: %s", k ? "the session has no LBR triggers (etl_session_configure_lbr)"
+                                                    : "the session has no kernel events (etl_session_enable_kernel)");
+        return -1;
+    }
+    for (unsigned t = 0; t < cfg->count; t++) {
+        struct perf_event_attr a;
+        int slot = lbr_source(k, cfg->events[t].type, branch_sample_type, &a);
+        attr[slot - EV_LBR_PROFILE] = a;
+        want[slot - EV_LBR_PROFILE] = 1;
+    }
+    if (k->cpus[0].fd[EV_LBR_PROFILE] >= 0 || k->cpus[0].fd[EV_LBR_PMC] >= 0) {
+        snprintf(err, errsize, "LBR capture: already started in this session");
+        return -1;
+    }
+    fds = malloc(k->ncpu * sizeof *fds);
+    if (!fds) {
+        snprintf(err, errsize, "LBR capture: out of memory");
+        return -1;
+    }
+    /* Everything opened and tied to the processors' rings before anything is published. */
+    for (unsigned i = 0; i < k->ncpu; i++) fds[i][0] = fds[i][1] = -1;
+    for (unsigned i = 0; i < k->ncpu; i++) {
+        struct kcpu *c = &k->cpus[i];
+        for (int j = 0; j < 2; j++) {
+            if (!want[j]) continue;
+            long fd = perf_open(&attr[j], c->cpu);
+            if (fd < 0) {
+                char what[96];
+                snprintf(what, sizeof what, "%s on processor %d", ev_names[EV_LBR_PROFILE + j], c->cpu);
+                etl_lbr_perf_cause(errno, what, err, errsize);
+                goto fail;
+            }
+            fds[i][j] = (int)fd;
+            if (ioctl(fds[i][j], PERF_EVENT_IOC_SET_OUTPUT, c->fd[EV_SIDEBAND]) != 0 ||
+                ioctl(fds[i][j], PERF_EVENT_IOC_ID, &c->id[EV_LBR_PROFILE + j]) != 0) {
+                snprintf(err, errsize, "LBR capture: %s on processor %d cannot share the kernel events' ring: %s",
+                         ev_names[EV_LBR_PROFILE + j], c->cpu, strerror(errno));
+                goto fail;
+            }
+        }
+    }
+    for (int j = 0; j < 2; j++) {
+        etl_lbr_trigger_form *f = &k->lbr_form[j];
+        memset(f, 0, sizeof *f);
+        f->trigger = j ? 47 : 46;
+        f->profile_source = j ? ETL_KPROFILE_BRANCH_INSTRUCTIONS : 0;
+        f->filters = cfg->flags;
+        f->stack = !j && (k->stackwalk & ETL_KERNEL_PROFILE);
+        f->sample_type = attr[j].sample_type;
+        f->branch_sample_type = branch_sample_type;
+        k->sample_type[EV_LBR_PROFILE + j] = attr[j].sample_type;
+    }
+    for (unsigned i = 0; i < k->ncpu; i++)
+        for (int j = 0; j < 2; j++)
+            if (fds[i][j] >= 0) __atomic_store_n(&k->cpus[i].fd[EV_LBR_PROFILE + j], fds[i][j], __ATOMIC_RELEASE);
+    /* The profile's samples now come from cycles, with their branch stacks: the cpu-clock
+       source stops first (its samples have none), then the LBR events start. */
+    for (unsigned i = 0; i < k->ncpu; i++) {
+        struct kcpu *c = &k->cpus[i];
+        if (want[0] && c->fd[EV_PROFILE] >= 0) ioctl(c->fd[EV_PROFILE], PERF_EVENT_IOC_DISABLE, 0);
+        for (int j = 0; j < 2; j++)
+            if (fds[i][j] >= 0) ioctl(fds[i][j], PERF_EVENT_IOC_ENABLE, 0);
+    }
+    free(fds);
+    return 0;
+fail:
+    for (unsigned i = 0; i < k->ncpu; i++)
+        for (int j = 0; j < 2; j++)
+            if (fds[i][j] >= 0) close(fds[i][j]);
+    free(fds);
+    return -1;
+}
+
+void etl_kcapture_lbr_stop(struct etl_kcapture *k)
+{
+    for (unsigned i = 0; k && i < k->ncpu; i++)
+        for (int e = EV_LBR_PROFILE; e <= EV_LBR_PMC; e++)
+            if (k->cpus[i].fd[e] >= 0) ioctl(k->cpus[i].fd[e], PERF_EVENT_IOC_DISABLE, 0);
 }
 
 #else /* not Linux with perf events */
@@ -1399,5 +1560,15 @@ int etl_session_enable_kernel(etl_session *s, uint32_t flags, uint32_t stackwalk
     snprintf(err, errsize, "kernel events: this system has no perf events (Linux only)");
     return ETL_FAILED;
 }
+
+int etl_kcapture_lbr_start(struct etl_kcapture *k, const struct etl_lbr_config *cfg, uint64_t branch_sample_type,
+                           char *err, size_t errsize)
+{
+    (void)k; (void)cfg; (void)branch_sample_type;
+    snprintf(err, errsize, "LBR capture: this system has no perf events (Linux only)");
+    return -1;
+}
+
+void etl_kcapture_lbr_stop(struct etl_kcapture *k) { (void)k; }
 
 #endif

@@ -24,6 +24,7 @@
 #define ETL_KHOOK_CSWITCH         0x0524 /* PERFINFO, v4 */
 #define ETL_KHOOK_READY_THREAD    0x0532 /* PERFINFO, v2 (and the three below) */
 #define ETL_KHOOK_SAMPLED_PROFILE 0x0F2E
+#define ETL_KHOOK_PMC_SAMPLE      0x0F2F /* PERFINFO, v2: a PMC interrupt (an LBR trigger's sample) */
 #define ETL_KHOOK_STACK           0x1820
 #define ETL_KHOOK_RUNDOWN_COMPLETE 0x0008
 
@@ -52,8 +53,20 @@ size_t etl_kpayload_cswitch(uint8_t *out, size_t cap, uint32_t new_tid, uint32_t
                             int8_t old_priority, uint8_t wait_reason, uint8_t wait_mode, uint8_t state);
 size_t etl_kpayload_ready_thread(uint8_t *out, size_t cap, uint32_t tid);
 size_t etl_kpayload_sample(uint8_t *out, size_t cap, uint64_t ip, uint32_t tid);
+/* PMC interrupt: InstructionPointer, ThreadId, ProfileSource (KPROFILE_SOURCE), Reserved. */
+size_t etl_kpayload_pmc(uint8_t *out, size_t cap, uint64_t ip, uint32_t tid, uint16_t profile_source);
 size_t etl_kpayload_stack(uint8_t *out, size_t cap, int64_t event_ts, uint32_t pid, uint32_t tid,
                           const uint64_t *frames, unsigned count);
+
+/* KPROFILE_SOURCE ProfileBranchInstructions: the counter the "pmc" LBR trigger samples. */
+#define ETL_KPROFILE_BRANCH_INSTRUCTIONS 6
+
+/* Writes one kernel event (payload n bytes) to s in the header kind and version of its hook
+   (etl_kcapture_form; pid and tid go into a SYSTEM header, a PERFINFO one has none), in the
+   buffer of the processor the caller runs on. ETL_OK, or ETL_FAILED (an unknown hook, or the
+   session lost the event). */
+int etl_kwrite(etl_session *s, int64_t ts, uint16_t hook, uint32_t pid, uint32_t tid, const uint8_t *payload,
+               size_t n);
 
 /* A Linux priority (the kernel's prio: 0..99 real time, 100..139 nice -20..19) as a Windows
    thread priority (0..31: 16..31 real time, 8 normal). */
@@ -73,5 +86,14 @@ void etl_session_set_kcapture(etl_session *s, struct etl_kcapture *k);
 /* Ends a kernel capture: the readers drain and stop, the DCEnd rundown is written, k is freed.
    etl_session_stop calls it before it flushes. */
 void etl_kcapture_end(etl_session *s, struct etl_kcapture *k);
+
+/* LBR (lbrcapture.c): the kernel capture k samples the triggers of cfg with perf events that
+   take branch stacks (branch_sample_type), in its own rings, each sample written with
+   etl_lbr_write_perf_trigger; a "profile" trigger's event replaces the cpu-clock profile
+   source. 0, or -1 with the cause in err (nothing changed). Stop: the LBR events disabled. */
+struct etl_lbr_config;
+int etl_kcapture_lbr_start(struct etl_kcapture *k, const struct etl_lbr_config *cfg, uint64_t branch_sample_type,
+                           char *err, size_t errsize);
+void etl_kcapture_lbr_stop(struct etl_kcapture *k);
 
 #endif

@@ -12,6 +12,7 @@
 #define HOOK_CSWITCH           0x0524
 #define HOOK_READY_THREAD      0x0532
 #define HOOK_SAMPLED_PROFILE   0x0F2E
+#define HOOK_PMC_SAMPLE        0x0F2F
 #define HOOK_STACK_KEY_DELETE  0x1823
 #define HOOK_STACK_KEY_RUNDOWN 0x1824
 #define HOOK_HEADER            0x0000
@@ -298,8 +299,15 @@ static int decode_ready_thread(struct cur *c, etl_kready_thread *k)
     return 1;
 }
 
-static int decode_sample(struct cur *c, unsigned v, etl_ksample *k)
+static int decode_sample(struct cur *c, uint16_t hook, unsigned v, etl_ksample *k)
 {
+    if (hook == HOOK_PMC_SAMPLE) { /* IP, ThreadId, ProfileSource u16, reserved u16 */
+        if (!has(c, c->ptr + 6)) return ETL_FAILED;
+        k->instruction_pointer = ptr(c);
+        k->tid = u32(c);
+        k->profile_source = u16(c);
+        return 1;
+    }
     if (!has(c, c->ptr + (v >= 2 ? 8 : 4))) return ETL_FAILED;
     k->instruction_pointer = ptr(c);
     k->tid = u32(c);
@@ -393,6 +401,7 @@ static int classify(uint16_t hook, const char **name)
     case HOOK_CSWITCH: *name = "Thread/CSwitch"; return ETL_KCLASS_CSWITCH;
     case HOOK_READY_THREAD: *name = "Thread/ReadyThread"; return ETL_KCLASS_READY_THREAD;
     case HOOK_SAMPLED_PROFILE: *name = "PerfInfo/SampleProf"; return ETL_KCLASS_SAMPLED_PROFILE;
+    case HOOK_PMC_SAMPLE: *name = "PerfInfo/PMCSample"; return ETL_KCLASS_SAMPLED_PROFILE;
     case ETL_HOOK_STACKWALK_STACK: *name = "StackWalk/Stack"; return ETL_KCLASS_STACK;
     case ETL_HOOK_STACKWALK_KEY_KERNEL: *name = "StackWalk/StackKeyKernel"; return ETL_KCLASS_STACK_KEY;
     case ETL_HOOK_STACKWALK_KEY_USER: *name = "StackWalk/StackKeyUser"; return ETL_KCLASS_STACK_KEY;
@@ -434,7 +443,7 @@ int etl_kernel_decode(const etl_event *ev, etl_kernel_event *out)
     case ETL_KCLASS_IMAGE: return decode_image(&c, ev->version, &out->u.image);
     case ETL_KCLASS_CSWITCH: return decode_cswitch(&c, &out->u.cswitch);
     case ETL_KCLASS_READY_THREAD: return decode_ready_thread(&c, &out->u.ready_thread);
-    case ETL_KCLASS_SAMPLED_PROFILE: return decode_sample(&c, ev->version, &out->u.sample);
+    case ETL_KCLASS_SAMPLED_PROFILE: return decode_sample(&c, ev->hook_id, ev->version, &out->u.sample);
     case ETL_KCLASS_TRACE_HEADER: return decode_header(&c, &out->u.header);
     case ETL_KCLASS_GROUP_MASKS: return decode_group_masks(&c, &out->u.group_masks);
     case ETL_KCLASS_RUNDOWN_COMPLETE: return 1;

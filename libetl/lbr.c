@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "format.h"
+#include "kcapture.h"
 #include "lbr.h"
 
 /* EVENT_TRACE_FLAG_* (EnableFlags) of the kernel events an LBR trigger may name. */
@@ -356,6 +357,7 @@ int etl_lbr_perf_sample_decode(const uint8_t *rec, size_t size, uint64_t sample_
             out->pid = ne32(rec + off);
             out->tid = ne32(rec + off + 4);
         }
+        else if (fixed[i] == PERF_SAMPLE_IP) out->ip = ne64(rec + off);
         else if (fixed[i] == PERF_SAMPLE_TIME) out->time = ne64(rec + off);
         else if (fixed[i] == PERF_SAMPLE_CPU) out->cpu = ne32(rec + off);
         off += 8;
@@ -365,6 +367,8 @@ int etl_lbr_perf_sample_decode(const uint8_t *rec, size_t size, uint64_t sample_
             *why = "its call chain runs past its end";
             return -1;
         }
+        out->callchain = rec + off + 8;
+        out->callchain_nr = (unsigned)nr;
         off += 8 + (size_t)nr * 8;
     }
     if (sample_type & PERF_SAMPLE_RAW) {
@@ -404,14 +408,38 @@ int etl_lbr_perf_sample_decode(const uint8_t *rec, size_t size, uint64_t sample_
 /* Branches written at most from one sample (perf's deepest stacks hold 32). */
 #define MAX_BRANCHES 128
 
-int etl_lbr_write_perf_sample(etl_session *s, uint32_t flags, const uint8_t *rec, size_t size, uint64_t sample_type,
-                              uint64_t branch_sample_type)
+int etl_lbr_write_perf_trigger(etl_session *s, const etl_lbr_trigger_form *f, const uint8_t *rec, size_t size,
+                               int64_t min_ts, int64_t *used_ts)
 {
     etl_lbr_entry entries[MAX_BRANCHES];
+    uint64_t frames[ETL_PROVIDER_MAX_STACK];
+    uint8_t payload[16 + 8 * ETL_PROVIDER_MAX_STACK];
     etl_lbr_perf_sample smp;
     const char *why;
+    unsigned nframes = 0;
+    uint16_t hook = f->trigger == 47 ? ETL_KHOOK_PMC_SAMPLE : ETL_KHOOK_SAMPLED_PROFILE;
+    int64_t ts;
+    int rc = ETL_OK;
 
-    if (etl_lbr_perf_sample_decode(rec, size, sample_type, branch_sample_type, &smp, entries, MAX_BRANCHES, &why) != 0)
+    if (etl_lbr_perf_sample_decode(rec, size, f->sample_type, f->branch_sample_type, &smp, entries, MAX_BRANCHES,
+                                   &why) != 0)
         return ETL_FAILED;
-    return etl_session_write_lbr(s, (int64_t)smp.time, smp.pid, smp.tid, flags, entries, smp.written);
+    ts = (int64_t)smp.time < min_ts ? min_ts : (int64_t)smp.time;
+    if (used_ts) *used_ts = ts;
+    if (etl_kwrite(s, ts, hook, 0, 0, payload,
+                   f->trigger == 47 ? etl_kpayload_pmc(payload, sizeof payload, smp.ip, smp.tid, f->profile_source)
+                                    : etl_kpayload_sample(payload, sizeof payload, smp.ip, smp.tid)) != ETL_OK)
+        rc = ETL_FAILED;
+    if (f->stack && smp.callchain) {
+        for (unsigned i = 0; i < smp.callchain_nr; i++) {
+            uint64_t a = ne64(smp.callchain + 8 * (size_t)i);
+            if (a >= (uint64_t)PERF_CONTEXT_MAX || a == 0) continue; /* kernel/user markers; a user stack's end */
+            if (nframes < ETL_PROVIDER_MAX_STACK) frames[nframes++] = a;
+        }
+        if (etl_kwrite(s, ts, ETL_KHOOK_STACK, 0, 0, payload,
+                       etl_kpayload_stack(payload, sizeof payload, ts, smp.pid, smp.tid, frames, nframes)) != ETL_OK)
+            rc = ETL_FAILED;
+    }
+    if (etl_session_write_lbr(s, ts, smp.pid, smp.tid, f->filters, entries, smp.written) != ETL_OK) rc = ETL_FAILED;
+    return rc;
 }

@@ -48,6 +48,9 @@ int etl_lbr_perf_branch_type(uint32_t flags, uint64_t *out, char *err, size_t er
 typedef struct etl_lbr_perf_sample {
     uint32_t pid, tid, cpu;
     uint64_t time;            /* perf's clock (use_clockid: the session's) */
+    uint64_t ip;              /* PERF_SAMPLE_IP; 0 without it */
+    const uint8_t *callchain; /* PERF_SAMPLE_CALLCHAIN: callchain_nr u64 addresses inside the record */
+    unsigned callchain_nr;
     unsigned count;           /* branches in the record */
     unsigned written;         /* of them, converted into the caller's array */
 } etl_lbr_perf_sample;
@@ -64,19 +67,28 @@ typedef struct etl_lbr_perf_sample {
 int etl_lbr_perf_sample_decode(const uint8_t *rec, size_t size, uint64_t sample_type, uint64_t branch_sample_type,
                                etl_lbr_perf_sample *out, etl_lbr_entry *entries, unsigned max, const char **why);
 
-/* Decodes rec as above and writes its LBR record to s (timestamp: the sample's time, the
-   triggering event's): ETL_OK, or ETL_FAILED (a bad record, or the session lost it). */
-int etl_lbr_write_perf_sample(etl_session *s, uint32_t flags, const uint8_t *rec, size_t size, uint64_t sample_type,
-                              uint64_t branch_sample_type);
+/* How a perf sample of a trigger's branch-stack event is written (etl_lbr_write_perf_trigger). */
+typedef struct etl_lbr_trigger_form {
+    uint8_t trigger;          /* its PerfInfo type: 46 SampledProfile, 47 PMC interrupt (PMCSample) */
+    uint16_t profile_source;  /* a PMC interrupt's KPROFILE_SOURCE */
+    uint32_t filters;         /* the LBR record's LbrFilterFlags: the session's ETL_LBR_* flags */
+    int stack;                /* 1: a StackWalk from the sample's call chain */
+    uint64_t sample_type, branch_sample_type; /* the perf event's */
+} etl_lbr_trigger_form;
 
 /*
- * Walks the records of a perf ring's data area (data, size bytes, a power of two) from *tail
- * up to head, calling fn(arg, record, its size) for each; a record that wraps the end of the
- * area is made whole in scratch (65536 bytes) first. *tail moves past each record walked. A
- * record whose size is smaller than its header or runs beyond head ends the walk and gives
- * the rest up (*tail = head). Returns how many records were walked.
+ * Decodes the sample rec as above and writes, at one timestamp, what the NT Kernel Logger
+ * writes for a triggering event with LBR: the trigger (SampledProfile or PMCSample: the IP
+ * and thread of the sample), its StackWalk when f->stack (the call chain's addresses, perf's
+ * context markers left out), then its LBR record. The timestamp is the sample's time, or
+ * min_ts when that is later (a processor's buffer never goes back in time); *used_ts (may be
+ * NULL) gets it. ETL_OK, or ETL_FAILED (a bad record: nothing written; or the session lost
+ * an event, which it counted).
  */
-unsigned etl_perf_ring_walk(const uint8_t *data, uint64_t size, uint64_t *tail, uint64_t head, uint8_t *scratch,
-                            void (*fn)(void *arg, const uint8_t *rec, size_t size), void *arg);
+int etl_lbr_write_perf_trigger(etl_session *s, const etl_lbr_trigger_form *f, const uint8_t *rec, size_t size,
+                               int64_t min_ts, int64_t *used_ts);
+
+/* "LBR capture: CAUSE (perf_event_open[ of what]: strerror(e))" in err, for perf_event_open's errno e. */
+void etl_lbr_perf_cause(int e, const char *what, char *err, size_t errsize);
 
 #endif

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check_run.h"
@@ -178,6 +179,17 @@ START_TEST(cswitch_ready_sample_stack)
     ck_assert_uint_eq(d.k.u.sample.count, 1);
     done(&d);
 
+    n = etl_kpayload_pmc(buf, sizeof buf, 0x55d626850456ull, 4244, ETL_KPROFILE_BRANCH_INSTRUCTIONS);
+    ck_assert_uint_eq(n, 16);
+    roundtrip(&d, ETL_KHOOK_PMC_SAMPLE, buf, n);
+    ck_assert_int_eq(d.k.kclass, ETL_KCLASS_SAMPLED_PROFILE);
+    ck_assert_str_eq(d.k.name, "PerfInfo/PMCSample");
+    ck_assert_uint_eq(d.k.u.sample.instruction_pointer, 0x55d626850456ull);
+    ck_assert_uint_eq(d.k.u.sample.tid, 4244);
+    ck_assert_uint_eq(d.k.u.sample.profile_source, ETL_KPROFILE_BRANCH_INSTRUCTIONS);
+    ck_assert_uint_eq(d.k.u.sample.count, 0);
+    done(&d);
+
     n = etl_kpayload_stack(buf, sizeof buf, 2000000, 4242, 4243, frames, 3);
     ck_assert_uint_eq(n, 16 + 24);
     roundtrip(&d, ETL_KHOOK_STACK, buf, n);
@@ -323,6 +335,108 @@ START_TEST(kernel_flags_enable_lbr_triggers)
 }
 END_TEST
 
+static void make_dir(void) { ck_assert_ptr_nonnull(test_dir_create()); }
+static void remove_dir(void) { ck_assert_int_eq(test_dir_remove(), 0); }
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* LBR capture runs in the kernel session's rings. Where this machine has no branch-stack
+   sampling (this VM), starting it fails with the cause and the processor, and the kernel
+   session's own profile goes on; where it has, each LBR record has its SampledProfile at its
+   timestamp in the same processor's buffer, and every sample of a processor after its first
+   LBR record has one. Root only. */
+#define MAX_SEEN 65536
+struct seen { int64_t ts; uint32_t cpu; };
+static int seen_cmp(const void *a, const void *b)
+{
+    const struct seen *x = a, *y = b;
+    if (x->cpu != y->cpu) return x->cpu < y->cpu ? -1 : 1;
+    return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+START_TEST(lbr_in_the_kernel_rings)
+{
+    etl_session_properties p;
+    etl_classic_event_id profile;
+    etl_lbr_capture *c = NULL;
+    etl_session *s;
+    etl_reader *r;
+    etl_event ev;
+    char err[512], probe_err[512];
+    int rc, probe;
+    struct seen *smp = calloc(MAX_SEEN, sizeof *smp), *lbr = calloc(MAX_SEEN, sizeof *lbr);
+    unsigned nsmp = 0, nlbr = 0;
+    volatile unsigned long spin = 0;
+
+    if (geteuid() != 0) {
+        fprintf(stderr, "lbr_in_the_kernel_rings: not root, not run\n");
+        free(smp);
+        free(lbr);
+        return;
+    }
+    ck_assert(smp && lbr);
+    memset(&p, 0, sizeof p);
+    p.log_file_name = test_dir_path("lbr.etl");
+    ck_assert_int_eq(etl_lbr_trigger_parse("profile", &profile), ETL_OK);
+    ck_assert_int_eq(etl_session_start(&s, &p), ETL_OK);
+    ck_assert_msg(etl_session_enable_kernel(s, ETL_KERNEL_PROFILE, ETL_KERNEL_PROFILE, 10000, err, sizeof err) == ETL_OK,
+                  "%s", err);
+    ck_assert_msg(etl_session_configure_lbr(s, 0, &profile, 1, err, sizeof err) == ETL_OK, "%s", err);
+    probe = etl_lbr_capture_probe(0, probe_err, sizeof probe_err);
+    rc = etl_lbr_capture_start(&c, s, err, sizeof err);
+    if (probe != ETL_OK) {
+        ck_assert_int_eq(rc, ETL_FAILED);
+        ck_assert_ptr_null(c);
+        ck_assert_msg(strncmp(err, "LBR capture: ", 13) == 0 &&
+                      strstr(err, "(perf_event_open of cycles with a branch stack on processor ") != NULL, "%s", err);
+    } else {
+        ck_assert_msg(rc == ETL_OK, "%s", err);
+    }
+    for (double t0 = now_s(); now_s() - t0 < 0.2;) spin++;
+    etl_lbr_capture_stop(c);
+    ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+
+    ck_assert_int_eq(etl_reader_open_path(&r, test_dir_path("lbr.etl"), NULL), ETL_OK);
+    while ((rc = etl_reader_next(r, &ev)) == ETL_OK) {
+        etl_kernel_event k;
+        if (etl_kernel_decode(&ev, &k) != 1) continue;
+        if (k.kclass == ETL_KCLASS_LBR && nlbr < MAX_SEEN) {
+            ck_assert_int_eq(k.u.lbr.timestamp, ev.timestamp);
+            lbr[nlbr++] = (struct seen){ ev.timestamp, ev.cpu };
+        } else if (k.kclass == ETL_KCLASS_SAMPLED_PROFILE && nsmp < MAX_SEEN) {
+            smp[nsmp++] = (struct seen){ ev.timestamp, ev.cpu };
+        }
+    }
+    ck_assert_int_eq(rc, ETL_EOF);
+    etl_reader_close(r);
+    ck_assert_uint_gt(nsmp, 0); /* the profile went on, whichever source it had */
+    if (probe != ETL_OK) ck_assert_uint_eq(nlbr, 0);
+    else {
+        unsigned j = 0;
+        ck_assert_uint_gt(nlbr, 0);
+        qsort(smp, nsmp, sizeof *smp, seen_cmp);
+        qsort(lbr, nlbr, sizeof *lbr, seen_cmp);
+        /* Walk both per processor: from a processor's first LBR on, samples and LBRs pair up. */
+        for (unsigned i = 0; i < nsmp; i++) {
+            int started = j < nlbr && lbr[j].cpu == smp[i].cpu && lbr[j].ts <= smp[i].ts;
+            if (j > 0 && lbr[j - 1].cpu == smp[i].cpu) started = 1;
+            if (!started) continue;
+            ck_assert_msg(j < nlbr && lbr[j].cpu == smp[i].cpu && lbr[j].ts == smp[i].ts,
+                          "processor %u: the sample at %lld has no LBR record", smp[i].cpu, (long long)smp[i].ts);
+            j++;
+        }
+        ck_assert_uint_eq(j, nlbr); /* and no LBR record without its sample */
+    }
+    free(smp);
+    free(lbr);
+}
+END_TEST
+
 /* Each hook kcapture writes has, in perfview_diaghub.kernel.1.etl (a Windows 10 kernel
    trace), events of the header kind and version kcapture gives it, where the sample has it. */
 START_TEST(forms_as_windows)
@@ -373,6 +487,10 @@ static Suite *suite(void)
     tcase_add_test(tc, refusals);
     tcase_add_test(tc, forms_as_windows);
     tcase_add_test(tc, kernel_flags_enable_lbr_triggers);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("files");
+    tcase_add_checked_fixture(tc, make_dir, remove_dir);
+    tcase_add_test(tc, lbr_in_the_kernel_rings);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -351,61 +351,118 @@ START_TEST(perf_sample_damaged)
 }
 END_TEST
 
-/* A triggering event and the LBR record written from a perf sample of it: the same timestamp,
-   read back with etl_lbr_decode. */
-START_TEST(lbr_record_with_the_trigger_timestamp)
+/* What the kernel capture writes from one perf sample of a trigger: the trigger, its stack and
+   its LBR record, all at the sample's timestamp (or at min_ts when the processor's buffer is
+   already past it), read back decoded. */
+struct written {
+    int triggers, stacks, lbrs;
+    int64_t ts[3];
+    etl_kernel_event trig, stack;
+    etl_lbr lbr;                  /* its entries are copied into entries: the record goes with the reader */
+    etl_lbr_entry entries[3];
+    uint64_t frames[4];
+};
+
+static void read_written(const char *name, struct written *w)
 {
-    etl_session *s = start_session("t.etl");
-    const etl_guid *perfinfo = etl_group_guid(ETL_GROUP_PERFINFO);
-    etl_classic_event_id profile = trigger(perfinfo, 46);
-    int64_t ts = etl_session_timestamp(s);
-    uint8_t sample[16] = { 0 };
-    etl_data d = { sample, sizeof sample };
-    etl_lbr_config cfg;
     etl_reader *r = NULL;
     etl_event ev;
-    struct rec rec;
-    char err[512];
-    int rc, found_trigger = 0, found_lbr = 0;
+    int rc;
 
-    etl_session_set_kernel_flags(s, FLAG_PROFILE);
-    ck_assert_int_eq(etl_session_configure_lbr(s, ETL_LBR_FILTER_KERNEL, &profile, 1, err, sizeof err), ETL_OK);
-    etl_session_lbr_config(s, &cfg);
-    /* What the kernel capture does with one sample of a trigger's perf event. */
-    ck_assert(etl_lbr_trigger_matches(&cfg, perfinfo, 46));
-    ck_assert_int_eq(etl_session_write_perfinfo(s, ts, 0x0F2E, 2, &d, 1), ETL_OK);
-    build_full(&rec);
-    memcpy(rec.b + 8 + 8 + 8, &ts, 8); /* the sample's time: the trigger's */
-    ck_assert_int_eq(etl_lbr_write_perf_sample(s, cfg.flags, rec.b, rec.n, full_type, PERF_SAMPLE_BRANCH_HW_INDEX),
-                     ETL_OK);
-    /* A damaged sample writes nothing. */
-    ck_assert_int_eq(etl_lbr_write_perf_sample(s, cfg.flags, rec.b, rec.n - 8, full_type, PERF_SAMPLE_BRANCH_HW_INDEX),
-                     ETL_FAILED);
-    ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
-
-    ck_assert_int_eq(etl_reader_open_path(&r, test_dir_path("t.etl"), NULL), ETL_OK);
+    memset(w, 0, sizeof *w);
+    ck_assert_int_eq(etl_reader_open_path(&r, test_dir_path(name), NULL), ETL_OK);
     while ((rc = etl_reader_next(r, &ev)) == ETL_OK) {
-        etl_lbr lbr;
-        if (ev.hook_id == 0x0F2E && ev.kind == ETL_KIND_PERFINFO) {
-            ck_assert_int_eq(ev.timestamp, ts);
-            found_trigger++;
+        etl_kernel_event k;
+        if (etl_kernel_decode(&ev, &k) != 1) continue;
+        if (k.kclass == ETL_KCLASS_SAMPLED_PROFILE) {
+            w->trig = k;
+            w->ts[0] = ev.timestamp;
+            w->triggers++;
+        } else if (k.kclass == ETL_KCLASS_STACK) {
+            w->stack = k;
+            w->ts[1] = ev.timestamp;
+            for (unsigned i = 0; i < k.u.stack.frame_count && i < 4; i++) w->frames[i] = etl_kframe_at(&k.u.stack, i);
+            w->stacks++;
+        } else if (k.kclass == ETL_KCLASS_LBR) {
+            w->lbr = k.u.lbr;
+            for (unsigned i = 0; i < k.u.lbr.count && i < 3; i++) w->entries[i] = etl_lbr_entry_at(&k.u.lbr, i);
+            w->ts[2] = ev.timestamp;
+            w->lbrs++;
         }
-        if (etl_lbr_decode(&ev, &lbr) != 1) continue;
-        found_lbr++;
-        ck_assert_int_eq(ev.timestamp, ts);
-        ck_assert_int_eq(lbr.timestamp, ts);
-        ck_assert_uint_eq(lbr.pid, 1234);
-        ck_assert_uint_eq(lbr.tid, 1240);
-        ck_assert_uint_eq(lbr.filters, ETL_LBR_FILTER_KERNEL);
-        ck_assert_uint_eq(lbr.count, 3);
-        ck_assert_uint_eq(etl_lbr_entry_at(&lbr, 0).from, 0x1000);
-        ck_assert_uint_eq(etl_lbr_entry_at(&lbr, 0).reserved, 1ull << 63 | 17);
-        ck_assert_uint_eq(etl_lbr_entry_at(&lbr, 2).to, 0x6000);
     }
     ck_assert_int_eq(rc, ETL_EOF);
-    ck_assert_int_eq(found_trigger, 1);
-    ck_assert_int_eq(found_lbr, 1);
     etl_reader_close(r);
+}
+
+START_TEST(lbr_record_with_the_trigger_timestamp)
+{
+    etl_lbr_trigger_form f = { .trigger = 46, .filters = ETL_LBR_FILTER_KERNEL, .stack = 1,
+                               .sample_type = full_type, .branch_sample_type = PERF_SAMPLE_BRANCH_HW_INDEX };
+    etl_session *s = start_session("t.etl");
+    int64_t ts = etl_session_timestamp(s), used = 0;
+    struct written w;
+    struct rec rec;
+
+    build_full(&rec);
+    memcpy(rec.b + 8 + 8 + 8, &ts, 8); /* the sample's time */
+    ck_assert_int_eq(etl_lbr_write_perf_trigger(s, &f, rec.b, rec.n, ts - 5, &used), ETL_OK);
+    ck_assert_int_eq(used, ts);
+    /* A damaged sample writes nothing. */
+    ck_assert_int_eq(etl_lbr_write_perf_trigger(s, &f, rec.b, rec.n - 8, 0, NULL), ETL_FAILED);
+    ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    read_written("t.etl", &w);
+    ck_assert_int_eq(w.triggers, 1);
+    ck_assert_int_eq(w.stacks, 1);
+    ck_assert_int_eq(w.lbrs, 1);
+    for (int i = 0; i < 3; i++) ck_assert_int_eq(w.ts[i], ts);
+    ck_assert_str_eq(w.trig.name, "PerfInfo/SampleProf");
+    ck_assert_uint_eq(w.trig.u.sample.instruction_pointer, 0xffffffff81000000ull);
+    ck_assert_uint_eq(w.trig.u.sample.tid, 1240);
+    ck_assert_uint_eq(w.trig.u.sample.profile_source, 0);
+    ck_assert_int_eq(w.stack.u.stack.event_timestamp, ts);
+    ck_assert_uint_eq(w.stack.u.stack.pid, 1234);
+    ck_assert_uint_eq(w.stack.u.stack.tid, 1240);
+    ck_assert_uint_eq(w.stack.u.stack.frame_count, 2);
+    ck_assert_uint_eq(w.frames[0], 0x401000);
+    ck_assert_uint_eq(w.frames[1], 0x402000);
+    ck_assert_int_eq(w.lbr.timestamp, ts);
+    ck_assert_uint_eq(w.lbr.pid, 1234);
+    ck_assert_uint_eq(w.lbr.tid, 1240);
+    ck_assert_uint_eq(w.lbr.filters, ETL_LBR_FILTER_KERNEL);
+    ck_assert_uint_eq(w.lbr.count, 3);
+    ck_assert_uint_eq(w.entries[0].from, 0x1000);
+    ck_assert_uint_eq(w.entries[0].reserved, 1ull << 63 | 17);
+    ck_assert_uint_eq(w.entries[2].to, 0x6000);
+}
+END_TEST
+
+/* A PMC interrupt's sample: PMCSample with its profile source, no stack; a processor's buffer
+   already past the sample's time moves all three to its time, together. */
+START_TEST(pmc_trigger_and_a_later_buffer)
+{
+    etl_lbr_trigger_form f = { .trigger = 47, .profile_source = 6, .filters = 0, .stack = 0,
+                               .sample_type = full_type, .branch_sample_type = PERF_SAMPLE_BRANCH_HW_INDEX };
+    etl_session *s = start_session("p.etl");
+    int64_t ts = etl_session_timestamp(s), used = 0;
+    struct written w;
+    struct rec rec;
+
+    build_full(&rec);
+    memcpy(rec.b + 8 + 8 + 8, &ts, 8);
+    ck_assert_int_eq(etl_lbr_write_perf_trigger(s, &f, rec.b, rec.n, ts + 1000, &used), ETL_OK);
+    ck_assert_int_eq(used, ts + 1000);
+    ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    read_written("p.etl", &w);
+    ck_assert_int_eq(w.triggers, 1);
+    ck_assert_int_eq(w.stacks, 0);
+    ck_assert_int_eq(w.lbrs, 1);
+    ck_assert_int_eq(w.ts[0], ts + 1000);
+    ck_assert_int_eq(w.ts[2], ts + 1000);
+    ck_assert_int_eq(w.lbr.timestamp, ts + 1000);
+    ck_assert_str_eq(w.trig.name, "PerfInfo/PMCSample");
+    ck_assert_uint_eq(w.trig.u.sample.profile_source, 6);
+    ck_assert_uint_eq(w.trig.u.sample.tid, 1240);
+    ck_assert_uint_eq(w.trig.u.sample.instruction_pointer, 0xffffffff81000000ull);
 }
 END_TEST
 
@@ -429,99 +486,11 @@ START_TEST(capture_fails_with_its_cause)
     ASSERT_FAILS_WITH(etl_lbr_capture_start(&c, s, err, sizeof err), "only with hardware counter samples");
     ck_assert_ptr_null(c);
     ck_assert_int_eq(etl_session_configure_lbr(s, 0, e + 1, 1, err, sizeof err), ETL_OK);
-    if (probe != ETL_OK) {
-        ck_assert_msg(strncmp(probe_err, "LBR capture: ", 13) == 0, "%s", probe_err);
-        ASSERT_FAILS_WITH(etl_lbr_capture_start(&c, s, err, sizeof err), "LBR capture: ");
-        ck_assert_ptr_null(c);
-        ck_assert_msg(strstr(err, "(perf_event_open of cycles with a branch stack: ") != NULL, "%s", err);
-    } else if (etl_lbr_capture_start(&c, s, err, sizeof err) == ETL_OK) {
-        etl_lbr_capture_stop(c); /* a machine with branch-stack sampling */
-    }
+    /* The triggers are sampled in the kernel capture's rings: without one, nothing runs. */
+    ASSERT_FAILS_WITH(etl_lbr_capture_start(&c, s, err, sizeof err), "the session has no kernel events");
+    ck_assert_ptr_null(c);
+    if (probe != ETL_OK) ck_assert_msg(strncmp(probe_err, "LBR capture: ", 13) == 0, "%s", probe_err);
     ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
-}
-END_TEST
-
-/* ---- a perf ring's data area, written by hand ---- */
-
-struct walked {
-    unsigned n;
-    size_t size[8];
-    uint8_t first[8], last[8];
-};
-
-static void collect(void *arg, const uint8_t *rec, size_t size)
-{
-    struct walked *w = arg;
-
-    if (w->n < 8) {
-        w->size[w->n] = size;
-        w->first[w->n] = rec[8];
-        w->last[w->n] = rec[size - 1];
-    }
-    w->n++;
-}
-
-/* A record at ring position pos (of a 256-byte area) of size bytes: header, then bytes
-   counting up from tag. */
-static void ring_put(uint8_t *ring, uint64_t pos, uint16_t size, uint8_t tag)
-{
-    uint8_t rec[256];
-    uint32_t type = PERF_RECORD_SAMPLE;
-    uint16_t misc = 0;
-
-    memcpy(rec, &type, 4);
-    memcpy(rec + 4, &misc, 2);
-    memcpy(rec + 6, &size, 2);
-    for (unsigned i = 8; i < size; i++) rec[i] = (uint8_t)(tag + i - 8);
-    for (unsigned i = 0; i < size; i++) ring[(pos + i) % 256] = rec[i];
-}
-
-/* Records walked in order, the one that wraps the end made whole; damage gives the rest up. */
-START_TEST(perf_ring_walk)
-{
-    uint8_t *ring = malloc(256), scratch[65536];
-    struct walked w;
-    uint64_t tail;
-
-    memset(ring, 0, 256);
-    /* From 1000 (232 in the area): 16 bytes, 40 bytes across the end, 24 bytes. */
-    ring_put(ring, 1000, 16, 0x10);
-    ring_put(ring, 1016, 40, 0x40);
-    ring_put(ring, 1056, 24, 0x70);
-    memset(&w, 0, sizeof w);
-    tail = 1000;
-    ck_assert_uint_eq(etl_perf_ring_walk(ring, 256, &tail, 1080, scratch, collect, &w), 3);
-    ck_assert_uint_eq(tail, 1080);
-    ck_assert_uint_eq(w.size[0], 16);
-    ck_assert_uint_eq(w.first[0], 0x10);
-    ck_assert_uint_eq(w.last[0], 0x10 + 7);
-    ck_assert_uint_eq(w.size[1], 40);
-    ck_assert_uint_eq(w.first[1], 0x40);
-    ck_assert_uint_eq(w.last[1], 0x40 + 31);
-    ck_assert_uint_eq(w.last[2], 0x70 + 15);
-    /* Nothing new: nothing walked. */
-    memset(&w, 0, sizeof w);
-    ck_assert_uint_eq(etl_perf_ring_walk(ring, 256, &tail, 1080, scratch, collect, &w), 0);
-    ck_assert_uint_eq(tail, 1080);
-    /* A record that says it is longer than what head gives, or than the area, or shorter than
-       its header: the walk stops there and gives the rest up. */
-    ring_put(ring, 1080, 16, 0x01);
-    ring_put(ring, 1096, 200, 0x02);
-    memset(&w, 0, sizeof w);
-    ck_assert_uint_eq(etl_perf_ring_walk(ring, 256, &tail, 1096 + 64, scratch, collect, &w), 1);
-    ck_assert_uint_eq(tail, 1160);
-    ring_put(ring, 1160, 4, 0x03);
-    ck_assert_uint_eq(etl_perf_ring_walk(ring, 256, &tail, 1160 + 64, scratch, collect, &w), 0);
-    ck_assert_uint_eq(tail, 1224);
-    {
-        uint16_t big = 300; /* beyond the 256-byte area */
-        ring_put(ring, 1224, 16, 0x04);
-        memcpy(ring + (1224 % 256) + 6, &big, 2);
-        tail = 1224;
-        ck_assert_uint_eq(etl_perf_ring_walk(ring, 256, &tail, 1224 + 512, scratch, collect, &w), 0);
-        ck_assert_uint_eq(tail, 1224 + 512);
-    }
-    free(ring);
 }
 END_TEST
 
@@ -537,8 +506,8 @@ int main(void)
     tcase_add_test(tc, perf_sample_into_entries);
     tcase_add_test(tc, perf_sample_damaged);
     tcase_add_test(tc, lbr_record_with_the_trigger_timestamp);
+    tcase_add_test(tc, pmc_trigger_and_a_later_buffer);
     tcase_add_test(tc, capture_fails_with_its_cause);
-    tcase_add_test(tc, perf_ring_walk);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

@@ -169,7 +169,9 @@ static int dump_kernel_text(FILE *f, const etl_event *ev, etl_image_map *map)
                 k.u.ready_thread.adjust_reason, k.u.ready_thread.adjust_increment, k.u.ready_thread.flags);
         break;
     case ETL_KCLASS_SAMPLED_PROFILE:
-        fprintf(f, " ip=0x%" PRIx64 " tid=%" PRIu32 " image=", k.u.sample.instruction_pointer, k.u.sample.tid);
+        fprintf(f, " ip=0x%" PRIx64 " tid=%" PRIu32, k.u.sample.instruction_pointer, k.u.sample.tid);
+        if (k.u.sample.profile_source) fprintf(f, " source=%u", k.u.sample.profile_source);
+        fputs(" image=", f);
         text_addr(f, map, thread_pid(map, k.u.sample.tid, ev->timestamp), k.u.sample.instruction_pointer,
                   ev->timestamp);
         break;
@@ -362,6 +364,7 @@ static void dump_kernel_json(FILE *f, const etl_event *ev, etl_image_map *map)
         json_u(f, "count", k.u.sample.count);
         json_u(f, "flags", k.u.sample.flags);
         json_u(f, "rank", k.u.sample.rank);
+        if (k.u.sample.profile_source) json_u(f, "profile_source", k.u.sample.profile_source);
         json_image(f, map, thread_pid(map, k.u.sample.tid, ev->timestamp), k.u.sample.instruction_pointer,
                    ev->timestamp);
         break;

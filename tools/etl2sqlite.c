@@ -90,7 +90,7 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_IMAGE] = "INSERT INTO images VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)",
     [S_CSWITCH] = "INSERT INTO cswitches VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)",
     [S_READY] = "INSERT INTO ready_threads VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
-    [S_SAMPLE] = "INSERT INTO samples VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
+    [S_SAMPLE] = "INSERT INTO samples VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
     [S_STACK] = "INSERT INTO stacks VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
     [S_FRAME] = "INSERT INTO stack_frames VALUES (?1,?2,?3,?4,?5)",
     [S_LBR] = "INSERT INTO lbr VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)",
@@ -256,7 +256,7 @@ static int step(struct sink *k, enum stmt_id id)
 
 /* The tables whose rows are batched, and their column counts. */
 static const struct { enum stmt_id id; int cols; } batched[] = {
-    { S_CSWITCH, 15 }, { S_READY, 8 }, { S_SAMPLE, 12 }, { S_STACK, 12 }, { S_FRAME, 5 }, { S_LBR_ENTRY, 8 },
+    { S_CSWITCH, 15 }, { S_READY, 8 }, { S_SAMPLE, 13 }, { S_STACK, 12 }, { S_FRAME, 5 }, { S_LBR_ENTRY, 8 },
 };
 
 /* "INSERT INTO table VALUES (?,...),..." for ROW_BATCH rows, from the single-row statement. */
@@ -943,9 +943,11 @@ static int insert_kernel(struct sink *k, struct kernel_side *ks, const struct in
         rv_i64(r, 1, event); rv_i64(r, 2, in->trace); rv_i64(r, 3, time_ns); rv_i64(r, 4, ev->cpu);
         rv_i64(r, 5, p->tid);
         if (pid >= 0) rv_i64(r, 6, pid); else rv_null(r, 6);
-        rv_u64(r, 7, p->instruction_pointer); rv_i64(r, 8, p->count); rv_i64(r, 9, p->flags);
-        rv_i64(r, 10, p->rank);
+        rv_u64(r, 7, p->instruction_pointer);
+        if (ev->hook_id == 0x0F2F) { /* PerfInfo/PMCSample */ rv_null(r, 8); rv_null(r, 9); rv_null(r, 10); }
+        else { rv_i64(r, 8, p->count); rv_i64(r, 9, p->flags); rv_i64(r, 10, p->rank); }
         rv_image(in, r, 11, pid, p->instruction_pointer, ev->timestamp);
+        rv_i64(r, 13, p->profile_source);
         return row_end(k, S_SAMPLE);
     }
     case ETL_KCLASS_STACK: case ETL_KCLASS_STACK_KEY: case ETL_KCLASS_STACK_KEY_DEF: {
