@@ -1200,6 +1200,11 @@ static void rq_read(const struct etl_kcapture *k, int complete, const struct io_
     q->nr_sector = (uint32_t)tp_get(s->raw, s->raw_len, &k->rq_nr_sector[complete]);
     if (w->off + w->size <= s->raw_len) memcpy(rwbs, s->raw + w->off, w->size);
     q->kind = etl_kio_kind(rwbs, w->size, &q->irp_flags);
+    /* A flush's sector is 0 at its issue and -1 at its completion: flushes are matched by
+       disk. A read or write of no data is the tail of a flush sequence (its issue was the
+       flush): not written. */
+    if (q->kind == ETL_KIO_FLUSH) q->sector = 0;
+    else if (q->nr_sector == 0) q->kind = ETL_KIO_OTHER;
 }
 
 /* The Irp of a request: a key made of its disk, sector and issue time, the same in its Init
