@@ -477,11 +477,16 @@ enum etl_kclass {
     ETL_KCLASS_TRACE_HEADER,     /* EventTrace 0 (0x0000): a logfile header as an event */
     ETL_KCLASS_GROUP_MASKS,      /* EventTrace 5 / 32 (0x0005 extension, 0x0020 end extension) */
     ETL_KCLASS_RUNDOWN_COMPLETE, /* EventTrace 8 (0x0008) */
-    ETL_KCLASS_LBR               /* LBR 32 (0x0C20), as etl_lbr_decode */
+    ETL_KCLASS_LBR,              /* LBR 32 (0x0C20), as etl_lbr_decode */
+    ETL_KCLASS_DISK_IO,          /* DiskIo completions: Read 10, Write 11, FlushBuffers 14 (0x010A, 0x010B, 0x010E) */
+    ETL_KCLASS_DISK_IO_INIT,     /* DiskIo issues: ReadInit 12, WriteInit 13, FlushInit 15 (0x010C, 0x010D, 0x010F) */
+    ETL_KCLASS_SYSCALL_ENTER,    /* PerfInfo 51 (0x0F33) */
+    ETL_KCLASS_SYSCALL_EXIT      /* PerfInfo 52 (0x0F34) */
 };
-#define ETL_KCLASS_COUNT (ETL_KCLASS_LBR + 1)
+#define ETL_KCLASS_COUNT (ETL_KCLASS_SYSCALL_EXIT + 1)
 /* "process", "thread", "image", "cswitch", "ready_thread", "sampled_profile", "stack",
-   "stack_key", "stack_key_def", "trace_header", "group_masks", "rundown_complete", "lbr";
+   "stack_key", "stack_key_def", "trace_header", "group_masks", "rundown_complete", "lbr",
+   "disk_io", "disk_io_init", "syscall_enter", "syscall_exit";
    "none" for ETL_KCLASS_NONE, "unknown" otherwise. */
 ETL_API const char *etl_kclass_name(int kclass);
 
@@ -565,6 +570,27 @@ typedef struct etl_ksample {
                                      counter (6 branch instructions, ...), whose count, flags and rank are 0 */
 } etl_ksample;
 
+/* DiskIo: a completion (Read, Write, FlushBuffers) or an issue (ReadInit, WriteInit,
+   FlushInit). An issue carries only irp and issuing_tid; a flush has no transfer_size,
+   byte_offset or file_object (0). */
+typedef struct etl_kdisk_io {
+    uint32_t disk_number;
+    uint32_t irp_flags;           /* IRP_* bits; bits 17..19: the I/O priority (0: not set) */
+    uint32_t transfer_size;       /* bytes */
+    int64_t byte_offset;          /* from the start of the disk */
+    uint64_t file_object;
+    uint64_t irp;                 /* the request: the same in its issue and its completion */
+    uint64_t high_res_response_time; /* issue to completion, in ticks of the trace's clock */
+    uint32_t issuing_tid;         /* version 3+ (0 in older records) */
+} etl_kdisk_io;
+
+/* PerfInfo SysClEnter (address) and SysClExit (nt_status). The PERFINFO header names no
+   thread: it is the one running on the processor (the last CSwitch's new thread). */
+typedef struct etl_ksyscall {
+    uint64_t address;             /* SysClEnter: the system call's address */
+    uint32_t nt_status;           /* SysClExit: its NTSTATUS */
+} etl_ksyscall;
+
 /* Stacks: frames stay in the record; read them with etl_kframe_at. */
 typedef struct etl_kstack {
     int64_t event_timestamp;      /* raw clock of the event the stack belongs to */
@@ -614,6 +640,8 @@ typedef struct etl_kernel_event {
         etl_ktrace_header header;
         etl_kgroup_masks group_masks;
         etl_lbr lbr;
+        etl_kdisk_io disk_io;     /* DISK_IO, DISK_IO_INIT */
+        etl_ksyscall syscall;     /* SYSCALL_ENTER, SYSCALL_EXIT */
     } u;
 } etl_kernel_event;
 
@@ -953,14 +981,18 @@ ETL_API int etl_lbr_capture_probe(uint32_t flags, char *err, size_t errsize);
 #define ETL_KERNEL_THREAD     0x00000002u /* Thread Start/End, DCStart/DCEnd rundown */
 #define ETL_KERNEL_IMAGE_LOAD 0x00000004u /* Image Load of executable mappings, DCStart/DCEnd rundown */
 #define ETL_KERNEL_CSWITCH    0x00000010u /* CSwitch (sched:sched_switch) */
+#define ETL_KERNEL_SYSCALL    0x00000080u /* PerfInfo SysClEnter/SysClExit (raw_syscalls:sys_enter/sys_exit) */
+#define ETL_KERNEL_DISK_IO    0x00000100u /* DiskIo Read/Write/FlushBuffers and their Init (block:block_rq_issue,
+                                             block:block_rq_complete) */
 #define ETL_KERNEL_DISPATCHER 0x00000800u /* ReadyThread (sched:sched_wakeup, sched:sched_wakeup_new) */
 #define ETL_KERNEL_PROFILE    0x01000000u /* SampledProfile (cpu-clock sampling) */
 #define ETL_KERNEL_ALL (ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD | ETL_KERNEL_IMAGE_LOAD | ETL_KERNEL_CSWITCH | \
-                        ETL_KERNEL_DISPATCHER | ETL_KERNEL_PROFILE)
+                        ETL_KERNEL_DISPATCHER | ETL_KERNEL_PROFILE | ETL_KERNEL_DISK_IO | ETL_KERNEL_SYSCALL)
 /* Events that can have a StackWalk event (stackwalk_flags): these three. */
 #define ETL_KERNEL_STACKWALK_ALL (ETL_KERNEL_PROFILE | ETL_KERNEL_CSWITCH | ETL_KERNEL_DISPATCHER)
 
-/* The flag of a name ("process", "thread", "image_load", "cswitch", "dispatcher", "profile"),
+/* The flag of a name ("process", "thread", "image_load", "cswitch", "dispatcher", "profile",
+   "disk_io", "syscall"),
    or 0 when it names none; and the names of the bits of flags, ','-separated, into out. */
 ETL_API uint32_t etl_kernel_flag_from_name(const char *name);
 ETL_API char *etl_kernel_flags_format(uint32_t flags, char *out, size_t size);

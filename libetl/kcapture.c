@@ -37,6 +37,7 @@ static const struct {
 } kernel_flags[] = {
     { "process", ETL_KERNEL_PROCESS },   { "thread", ETL_KERNEL_THREAD },         { "image_load", ETL_KERNEL_IMAGE_LOAD },
     { "cswitch", ETL_KERNEL_CSWITCH },   { "dispatcher", ETL_KERNEL_DISPATCHER }, { "profile", ETL_KERNEL_PROFILE },
+    { "disk_io", ETL_KERNEL_DISK_IO },   { "syscall", ETL_KERNEL_SYSCALL },
 };
 
 uint32_t etl_kernel_flag_from_name(const char *name)
@@ -237,6 +238,62 @@ size_t etl_kpayload_stack(uint8_t *out, size_t cap, int64_t event_ts, uint32_t p
     return done(&b);
 }
 
+size_t etl_kpayload_disk_io(uint8_t *out, size_t cap, const etl_kdisk_desc *d)
+{
+    struct kp b = kp_start(out, cap);
+
+    put32(&b, d->disk_number);
+    put32(&b, d->irp_flags);
+    put32(&b, d->transfer_size);
+    put32(&b, 0);              /* Reserved */
+    put64(&b, (uint64_t)d->byte_offset);
+    put64(&b, 0);              /* FileObject: the block layer has no file */
+    put64(&b, d->irp);
+    put64(&b, d->response_time);
+    put32(&b, d->issuing_tid);
+    put32(&b, 0);              /* padding: Windows' ETW_DISKIO_READWRITE_V3 is 0x38 bytes */
+    return done(&b);
+}
+
+size_t etl_kpayload_disk_flush(uint8_t *out, size_t cap, const etl_kdisk_desc *d)
+{
+    struct kp b = kp_start(out, cap);
+
+    put32(&b, d->disk_number);
+    put32(&b, d->irp_flags);
+    put64(&b, d->response_time);
+    put64(&b, d->irp);
+    put32(&b, d->issuing_tid);
+    put32(&b, 0);              /* padding: ETW_DISKIO_FLUSH_BUFFERS_V3 is 0x20 bytes */
+    return done(&b);
+}
+
+size_t etl_kpayload_disk_init(uint8_t *out, size_t cap, uint64_t irp, uint32_t issuing_tid)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, irp);
+    put32(&b, issuing_tid);
+    put32(&b, 0);              /* padding: WMI_DISKIO_READWRITE_INIT is 0x10 bytes */
+    return done(&b);
+}
+
+size_t etl_kpayload_syscall_enter(uint8_t *out, size_t cap, uint64_t address)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, address);
+    return done(&b);
+}
+
+size_t etl_kpayload_syscall_exit(uint8_t *out, size_t cap, uint32_t nt_status)
+{
+    struct kp b = kp_start(out, cap);
+
+    put32(&b, nt_status);
+    return done(&b);
+}
+
 /* ------------------------------------------------------------------ header forms */
 
 int etl_kcapture_form(uint16_t hook, int *system, uint16_t *version)
@@ -251,6 +308,9 @@ int etl_kcapture_form(uint16_t hook, int *system, uint16_t *version)
         { ETL_KHOOK_IMAGE_DCSTART, 1, 3 },   { ETL_KHOOK_IMAGE_DCEND, 1, 3 },     { ETL_KHOOK_CSWITCH, 0, 4 },
         { ETL_KHOOK_READY_THREAD, 0, 2 },    { ETL_KHOOK_SAMPLED_PROFILE, 0, 2 }, { ETL_KHOOK_STACK, 0, 2 },
         { ETL_KHOOK_RUNDOWN_COMPLETE, 0, 2 }, { ETL_KHOOK_PMC_SAMPLE, 0, 2 },
+        { ETL_KHOOK_DISK_READ, 0, 3 },       { ETL_KHOOK_DISK_WRITE, 0, 3 },      { ETL_KHOOK_DISK_READ_INIT, 0, 3 },
+        { ETL_KHOOK_DISK_WRITE_INIT, 0, 3 }, { ETL_KHOOK_DISK_FLUSH, 0, 3 },      { ETL_KHOOK_DISK_FLUSH_INIT, 0, 3 },
+        { ETL_KHOOK_SYSCALL_ENTER, 0, 2 },   { ETL_KHOOK_SYSCALL_EXIT, 0, 2 },
     };
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
         if (forms[i].hook == hook) {
@@ -315,16 +375,45 @@ void etl_kstate(int64_t prev_state, uint8_t *state, uint8_t *wait_reason, uint8_
     }
 }
 
+int etl_kio_kind(const char *rwbs, size_t n, uint32_t *irp_flags)
+{
+    size_t len = strnlen(rwbs, n), i = 0;
+    int kind = ETL_KIO_OTHER;
+
+    *irp_flags = 0;
+    /* blk_fill_rwbs: 'F' for a preflush, then the operation (W, R, F flush, D discard, DE,
+       N other), then F (FUA), A (readahead), S (sync), M (metadata). */
+    if (len >= 2 && rwbs[0] == 'F' && strchr("WRFDN", rwbs[1])) i = 1;
+    if (i < len) {
+        if (rwbs[i] == 'R') kind = ETL_KIO_READ, *irp_flags |= 0x100;       /* IRP_READ_OPERATION */
+        else if (rwbs[i] == 'W') kind = ETL_KIO_WRITE, *irp_flags |= 0x200; /* IRP_WRITE_OPERATION */
+        else if (rwbs[i] == 'F') kind = ETL_KIO_FLUSH;
+        i++;
+    }
+    if (memchr(rwbs + i, 'S', len - i)) *irp_flags |= 0x4;                 /* IRP_SYNCHRONOUS_API */
+    return kind;
+}
+
+uint32_t etl_kntstatus(int64_t ret)
+{
+    if (ret >= 0) return 0;
+    if (ret < -0xFFFF) return 0xE000FFFFu; /* not an errno */
+    return 0xE0000000u | (uint32_t)-ret;
+}
+
 /* ------------------------------------------------------------------ capture */
 
 #if defined(__linux__) && defined(PERF_RECORD_MISC_COMM_EXEC)
 
 /* The events of each processor. The LBR ones are opened later (etl_kcapture_lbr_start), while
    the reader runs: their fd is published last, with release. */
-enum { EV_SIDEBAND, EV_SWITCH, EV_WAKEUP, EV_WAKEUP_NEW, EV_PROFILE, EV_LBR_PROFILE, EV_LBR_PMC, EV_COUNT };
+enum { EV_SIDEBAND, EV_SWITCH, EV_WAKEUP, EV_WAKEUP_NEW, EV_PROFILE, EV_RQ_ISSUE, EV_RQ_COMPLETE, EV_SYS_ENTER,
+       EV_SYS_EXIT, EV_LBR_PROFILE, EV_LBR_PMC, EV_COUNT };
 static const char *const ev_names[EV_COUNT] = { "sideband (task, comm, mmap2)", "sched:sched_switch",
                                                 "sched:sched_wakeup", "sched:sched_wakeup_new",
-                                                "cpu-clock sampling", "cycles with a branch stack",
+                                                "cpu-clock sampling", "block:block_rq_issue",
+                                                "block:block_rq_complete", "raw_syscalls:sys_enter",
+                                                "raw_syscalls:sys_exit", "cycles with a branch stack",
                                                 "branch instructions with a branch stack" };
 
 #define RING_PAGES 256u /* data pages per processor: 1 MiB */
@@ -348,6 +437,7 @@ struct kcpu {
     uint8_t *q_bytes;
     size_t q_used, q_bytes_cap;
     uint64_t q_seq;
+    unsigned disk_waited_ms;   /* at the end, how long it waited for other readers' issues */
 };
 
 /* Where a tracepoint's fields are in its raw data. */
@@ -377,6 +467,15 @@ struct pentry {
 };
 #define PTAB_SIZE 1024u
 
+/* A block request issued (read from its processor's ring) and not completed yet. */
+struct disk_req {
+    uint32_t dev, tid;
+    uint64_t sector;
+    int64_t ts;
+    struct disk_req *next;
+};
+#define DTAB_SIZE 4096u
+
 struct etl_kcapture {
     etl_session *s;
     pthread_mutex_t plock;     /* ptab, shared by the readers */
@@ -389,6 +488,13 @@ struct etl_kcapture {
     struct kcpu *cpus;
     atomic_int stop;
     struct tp_field prev_pid, prev_prio, prev_state, next_pid, next_prio, wakeup_pid, wakeup_new_pid;
+    /* disk_io: the block tracepoints' fields ([0] block_rq_issue, [1] block_rq_complete), and
+       the requests issued and not completed yet (see disk_note_issue) */
+    struct tp_field rq_dev[2], rq_sector[2], rq_nr_sector[2], rq_rwbs[2];
+    pthread_mutex_t dlock;
+    struct disk_req *dtab[DTAB_SIZE];
+    /* syscall: raw_syscalls:sys_enter's id, sys_exit's ret */
+    struct tp_field sys_id, sys_ret;
 };
 
 static long perf_open(struct perf_event_attr *a, int cpu)
@@ -416,29 +522,34 @@ static ssize_t read_small(const char *path, char *buf, size_t size)
 
 static const char *const tracefs_dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
 
-/* A sched tracepoint's id and format: 0, or -1 with the reason in err. */
+/* A tracepoint's id and format: 0, or -1 with the reason in err. event is "system:name", or a
+   sched tracepoint's name alone. */
 static int tracepoint(const char *event, uint64_t *id, char *format, size_t fsize, char *err, size_t errsize)
 {
     char path[256], buf[64];
     int saved = ENOENT;
+    const char *colon = strchr(event, ':');
+    int syslen = colon ? (int)(colon - event) : 5;
+    const char *sys = colon ? event : "sched", *name = colon ? colon + 1 : event;
 
     for (size_t i = 0; i < sizeof tracefs_dirs / sizeof tracefs_dirs[0]; i++) {
-        snprintf(path, sizeof path, "%s/events/sched/%s/id", tracefs_dirs[i], event);
+        snprintf(path, sizeof path, "%s/events/%.*s/%s/id", tracefs_dirs[i], syslen, sys, name);
         if (read_small(path, buf, sizeof buf) <= 0) {
             if (errno != ENOENT) saved = errno;
             continue;
         }
         *id = strtoull(buf, NULL, 10);
-        snprintf(path, sizeof path, "%s/events/sched/%s/format", tracefs_dirs[i], event);
+        snprintf(path, sizeof path, "%s/events/%.*s/%s/format", tracefs_dirs[i], syslen, sys, name);
         if (read_small(path, format, fsize) <= 0) break;
         return 0;
     }
     if (saved == ENOENT)
-        snprintf(err, errsize, "kernel events: tracepoint sched:%s: not found in /sys/kernel/tracing or "
-                 "/sys/kernel/debug/tracing (is tracefs mounted? mount -t tracefs nodev /sys/kernel/tracing)", event);
+        snprintf(err, errsize, "kernel events: tracepoint %.*s:%s: not found in /sys/kernel/tracing or "
+                 "/sys/kernel/debug/tracing (is tracefs mounted? mount -t tracefs nodev /sys/kernel/tracing)",
+                 syslen, sys, name);
     else
-        snprintf(err, errsize, "kernel events: tracepoint sched:%s: %s/events/sched/%s/id: %s", event,
-                 tracefs_dirs[0], event, strerror(saved));
+        snprintf(err, errsize, "kernel events: tracepoint %.*s:%s: %s/events/%.*s/%s/id: %s", syslen, sys, name,
+                 tracefs_dirs[0], syslen, sys, name, strerror(saved));
     return -1;
 }
 
@@ -460,7 +571,8 @@ static int tp_find(const char *format, const char *event, const char *name, stru
         if (f->size == 4 || f->size == 8) return 0;
         break;
     }
-    snprintf(err, errsize, "kernel events: tracepoint sched:%s has no 4- or 8-byte field '%s'", event, name);
+    snprintf(err, errsize, "kernel events: tracepoint %s%s has no 4- or 8-byte field '%s'", strchr(event, ':') ? "" : "sched:",
+             event, name);
     return -1;
 }
 
@@ -511,12 +623,15 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
 {
     struct perf_event_attr a;
     int want[EV_COUNT] = { 1, !!(k->flags & ETL_KERNEL_CSWITCH), !!(k->flags & ETL_KERNEL_DISPATCHER),
-                           !!(k->flags & ETL_KERNEL_DISPATCHER), !!(k->flags & ETL_KERNEL_PROFILE) };
+                           !!(k->flags & ETL_KERNEL_DISPATCHER), !!(k->flags & ETL_KERNEL_PROFILE),
+                           !!(k->flags & ETL_KERNEL_DISK_IO), !!(k->flags & ETL_KERNEL_DISK_IO),
+                           !!(k->flags & ETL_KERNEL_SYSCALL), !!(k->flags & ETL_KERNEL_SYSCALL) };
 
     for (int e = 0; e < EV_COUNT; e++) {
         uint32_t sw_flag = e == EV_SWITCH ? ETL_KERNEL_CSWITCH : e == EV_PROFILE ? ETL_KERNEL_PROFILE
                          : ETL_KERNEL_DISPATCHER;
         uint64_t extra = e != EV_SIDEBAND && (k->stackwalk & sw_flag) ? PERF_SAMPLE_CALLCHAIN : 0;
+        if (e == EV_RQ_ISSUE || e == EV_RQ_COMPLETE || e == EV_SYS_ENTER || e == EV_SYS_EXIT) extra = 0; /* no stack walks */
         if (!want[e]) continue;
         if (e == EV_SIDEBAND) {
             attr_base(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, 0);
@@ -1037,6 +1152,285 @@ static void mmap2_record(struct kcpu *c, const uint8_t *r, uint32_t size)
                etl_le64(r + 24), etl_le64(r + 32), file);
 }
 
+/* ---- disk I/O (block:block_rq_issue, block:block_rq_complete) and system calls (raw_syscalls) ---- */
+
+/* The offset and size of a char array field ("char rwbs[10]", 8 bytes in older kernels) in a
+   tracepoint's format: 0, or -1 (err says so). */
+static int tp_find_chars(const char *format, const char *event, const char *name, struct tp_field *f, char *err,
+                         size_t errsize)
+{
+    char pattern[64];
+    const char *p, *end, *o, *sz;
+
+    snprintf(pattern, sizeof pattern, "char %s[", name);
+    p = strstr(format, pattern);
+    end = p ? strchr(p, '\n') : NULL;
+    o = p ? strstr(p, "offset:") : NULL;
+    sz = p ? strstr(p, "size:") : NULL;
+    if (o && sz && (!end || (o < end && sz < end))) {
+        f->off = (unsigned)strtoul(o + 7, NULL, 10);
+        f->size = (unsigned)strtoul(sz + 5, NULL, 10);
+        if (f->size > 0 && f->size <= 16) return 0;
+    }
+    snprintf(err, errsize, "kernel events: tracepoint %s has no char array field '%s'", event, name);
+    return -1;
+}
+
+/* A sample of the block or raw_syscalls events: which, its thread and time, its raw data. */
+struct io_sample {
+    int e;
+    uint32_t tid;
+    int64_t ts;
+    const uint8_t *raw;
+    uint32_t raw_len;
+};
+
+/* Reads r as such a sample (their sample_type is IDENTIFIER, TID, TIME, CPU, RAW: no IP and
+   no callchain, see open_cpu): 1, or 0 when it is another record. */
+static int io_sample_of(const struct kcpu *c, const uint8_t *r, uint32_t size, struct io_sample *s)
+{
+    static const int io_events[] = { EV_RQ_ISSUE, EV_RQ_COMPLETE, EV_SYS_ENTER, EV_SYS_EXIT };
+    uint64_t id;
+
+    if (size < 44 || etl_le32(r) != PERF_RECORD_SAMPLE) return 0;
+    id = etl_le64(r + 8);
+    s->e = -1;
+    for (size_t i = 0; i < sizeof io_events / sizeof io_events[0]; i++)
+        if (c->fd[io_events[i]] >= 0 && c->id[io_events[i]] == id) s->e = io_events[i];
+    if (s->e < 0) return 0;
+    s->tid = etl_le32(r + 20);                /* after the pid */
+    s->ts = (int64_t)etl_le64(r + 24);
+    s->raw_len = etl_le32(r + 40);            /* after CPU and its reserved word */
+    if (s->raw_len > size - 44) return 0;
+    s->raw = r + 44;
+    return 1;
+}
+
+/* What a block tracepoint says of its request. */
+struct rq {
+    uint32_t dev, nr_sector, irp_flags;
+    uint64_t sector;
+    int kind;                                 /* ETL_KIO_* */
+};
+
+static void rq_read(const struct etl_kcapture *k, int complete, const struct io_sample *s, struct rq *q)
+{
+    const struct tp_field *w = &k->rq_rwbs[complete];
+    char rwbs[17] = { 0 };
+
+    q->dev = (uint32_t)tp_get(s->raw, s->raw_len, &k->rq_dev[complete]);
+    q->sector = (uint64_t)tp_get(s->raw, s->raw_len, &k->rq_sector[complete]);
+    q->nr_sector = (uint32_t)tp_get(s->raw, s->raw_len, &k->rq_nr_sector[complete]);
+    if (w->off + w->size <= s->raw_len) memcpy(rwbs, s->raw + w->off, w->size);
+    q->kind = etl_kio_kind(rwbs, w->size, &q->irp_flags);
+    /* A flush's sector is 0 at its issue and -1 at its completion: flushes are matched by
+       disk. A read or write of no data is the tail of a flush sequence (its issue was the
+       flush): not written. */
+    if (q->kind == ETL_KIO_FLUSH) q->sector = 0;
+    else if (q->nr_sector == 0) q->kind = ETL_KIO_OTHER;
+}
+
+/* The Irp of a request: a key made of its disk, sector and issue time, the same in its Init
+   and its completion (issue_ts 0: a completion whose issue was not seen). */
+static uint64_t disk_irp(uint32_t dev, uint64_t sector, int64_t issue_ts)
+{
+    uint64_t x = ((uint64_t)dev << 40) ^ sector ^ ((uint64_t)issue_ts * 0x9E3779B97F4A7C15ull);
+
+    x ^= x >> 31;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 29;
+    return x ? x : 1;
+}
+
+static unsigned disk_slot(uint32_t dev, uint64_t sector)
+{
+    return (unsigned)(((sector * 0x9E3779B97F4A7C15ull) >> 40) ^ dev) % DTAB_SIZE;
+}
+
+/*
+ * A request's completion often runs on another processor than its issue (an interrupt), and
+ * each processor's reader goes at its own pace. So issues are noted when their record is read
+ * from the ring (before the records are sorted and handled), and a completion is handled once
+ * its issue is noted, or when DISK_WAIT_NS old (its issue was before the session, or lost:
+ * then it has no response time and no issuing thread). An issue whose completion never came is
+ * forgotten after DISK_STALE_NS.
+ */
+#define DISK_WAIT_NS 100000000
+#define DISK_STALE_NS 10000000000LL
+
+static void disk_note_issue(struct kcpu *c, const uint8_t *r, uint32_t size)
+{
+    struct etl_kcapture *k = c->k;
+    struct io_sample s;
+    struct rq q;
+    struct disk_req *d;
+    unsigned slot;
+
+    if (!io_sample_of(c, r, size, &s) || s.e != EV_RQ_ISSUE) return;
+    rq_read(k, 0, &s, &q);
+    if (q.kind == ETL_KIO_OTHER || !(d = malloc(sizeof *d))) return;
+    d->dev = q.dev;
+    d->sector = q.sector;
+    d->ts = s.ts;
+    d->tid = s.tid;
+    slot = disk_slot(q.dev, q.sector);
+    pthread_mutex_lock(&k->dlock);
+    d->next = k->dtab[slot];
+    k->dtab[slot] = d;
+    pthread_mutex_unlock(&k->dlock);
+}
+
+/* The latest issue of (dev, sector) at or before ts into *out: 1, or 0 when none is noted.
+   With take, it leaves the table, with the older issues of that sector (their completions
+   were lost) and any issue older than DISK_STALE_NS. */
+static int disk_issue(struct etl_kcapture *k, uint32_t dev, uint64_t sector, int64_t ts, int take, struct disk_req *out)
+{
+    unsigned slot = disk_slot(dev, sector);
+    struct disk_req *best = NULL;
+
+    pthread_mutex_lock(&k->dlock);
+    for (struct disk_req *d = k->dtab[slot]; d; d = d->next)
+        if (d->dev == dev && d->sector == sector && d->ts <= ts && (!best || d->ts > best->ts)) best = d;
+    if (best) *out = *best;
+    for (struct disk_req **p = &k->dtab[slot]; best && take && *p;) {
+        struct disk_req *d = *p;
+        if ((d->dev == dev && d->sector == sector && d->ts <= out->ts) || d->ts < ts - DISK_STALE_NS) {
+            *p = d->next;
+            free(d);
+        } else {
+            p = &d->next;
+        }
+    }
+    pthread_mutex_unlock(&k->dlock);
+    return best != NULL;
+}
+
+/* Whether the record r must wait before it is handled: a completion whose issue no reader has
+   noted yet, younger than DISK_WAIT_NS. At the end (final) the other readers are reading their
+   last records: it waits for them, 100 ms at most in all. */
+static int disk_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int final)
+{
+    struct io_sample s;
+    struct disk_req d;
+    struct rq q;
+
+    if (!io_sample_of(c, r, size, &s) || s.e != EV_RQ_COMPLETE) return 0;
+    rq_read(c->k, 1, &s, &q);
+    if (q.kind == ETL_KIO_OTHER) return 0;
+    while (!disk_issue(c->k, q.dev, q.sector, s.ts, 0, &d)) {
+        if (!final) return etl_monoclock_exact() - s.ts < DISK_WAIT_NS;
+        if (c->disk_waited_ms >= 100) return 0;
+        usleep(1000);
+        c->disk_waited_ms++;
+    }
+    return 0;
+}
+
+static void disk_free(struct etl_kcapture *k)
+{
+    for (unsigned i = 0; i < DTAB_SIZE; i++)
+        while (k->dtab[i]) {
+            struct disk_req *d = k->dtab[i];
+            k->dtab[i] = d->next;
+            free(d);
+        }
+    pthread_mutex_destroy(&k->dlock);
+}
+
+/* DiskIo ReadInit, WriteInit or FlushInit at a request's issue. */
+static void disk_issue_record(struct kcpu *c, const struct io_sample *s, int64_t ts)
+{
+    uint8_t buf[32];
+    struct rq q;
+    size_t n;
+
+    rq_read(c->k, 0, s, &q);
+    if (q.kind == ETL_KIO_OTHER) return; /* discards, secure erases, driver-private requests */
+    n = etl_kpayload_disk_init(buf, sizeof buf, disk_irp(q.dev, q.sector, s->ts), s->tid);
+    write_ev(c->k, ts,
+             q.kind == ETL_KIO_READ ? ETL_KHOOK_DISK_READ_INIT
+             : q.kind == ETL_KIO_WRITE ? ETL_KHOOK_DISK_WRITE_INIT : ETL_KHOOK_DISK_FLUSH_INIT,
+             0, 0, buf, n);
+}
+
+/* DiskIo Read, Write or FlushBuffers at its completion, with what its issue said. */
+static void disk_complete_record(struct kcpu *c, const struct io_sample *s, int64_t ts)
+{
+    etl_kdisk_desc d;
+    struct disk_req issue;
+    uint8_t buf[64];
+    struct rq q;
+    size_t n;
+
+    rq_read(c->k, 1, s, &q);
+    if (q.kind == ETL_KIO_OTHER) return;
+    memset(&d, 0, sizeof d);
+    d.disk_number = q.dev;
+    d.irp_flags = q.irp_flags;
+    d.transfer_size = q.nr_sector * 512u;
+    d.byte_offset = (int64_t)(q.sector * 512u);
+    d.irp = disk_irp(q.dev, q.sector, 0);
+    if (disk_issue(c->k, q.dev, q.sector, s->ts, 1, &issue)) {
+        d.irp = disk_irp(q.dev, q.sector, issue.ts);
+        d.response_time = (uint64_t)(s->ts - issue.ts); /* ns: the PerfCounter clock's ticks */
+        d.issuing_tid = issue.tid;
+    }
+    if (q.kind == ETL_KIO_FLUSH) {
+        n = etl_kpayload_disk_flush(buf, sizeof buf, &d);
+        write_ev(c->k, ts, ETL_KHOOK_DISK_FLUSH, 0, 0, buf, n);
+    } else {
+        n = etl_kpayload_disk_io(buf, sizeof buf, &d);
+        write_ev(c->k, ts, q.kind == ETL_KIO_READ ? ETL_KHOOK_DISK_READ : ETL_KHOOK_DISK_WRITE, 0, 0, buf, n);
+    }
+}
+
+/* A block or raw_syscalls sample, in its processor's buffer. PerfInfo's SysClEnter and
+   SysClExit name no thread (Windows' consumers take the one CSwitch says is running). */
+static void io_record(struct kcpu *c, const struct io_sample *s)
+{
+    struct etl_kcapture *k = c->k;
+    int64_t ts = order_ts(c, s->ts);
+    uint8_t buf[16];
+    size_t n;
+
+    if (s->e == EV_SYS_ENTER) {
+        /* Linux has no system-call address a Windows consumer could resolve: the number. */
+        n = etl_kpayload_syscall_enter(buf, sizeof buf, (uint64_t)tp_get(s->raw, s->raw_len, &k->sys_id));
+        write_ev(k, ts, ETL_KHOOK_SYSCALL_ENTER, 0, 0, buf, n);
+    } else if (s->e == EV_SYS_EXIT) {
+        n = etl_kpayload_syscall_exit(buf, sizeof buf, etl_kntstatus(tp_get(s->raw, s->raw_len, &k->sys_ret)));
+        write_ev(k, ts, ETL_KHOOK_SYSCALL_EXIT, 0, 0, buf, n);
+    } else if (s->e == EV_RQ_ISSUE) {
+        disk_issue_record(c, s, ts);
+    } else {
+        disk_complete_record(c, s, ts);
+    }
+}
+
+/* The block and raw_syscalls tracepoints' ids and the fields read from them: 0, or -1 (err). */
+static int io_tracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT], char *err, size_t errsize)
+{
+    char format[8192];
+
+    for (int i = 0; i < 2 && (k->flags & ETL_KERNEL_DISK_IO); i++) {
+        const char *ev = i ? "block:block_rq_complete" : "block:block_rq_issue";
+        if (tracepoint(ev, &ids[i ? EV_RQ_COMPLETE : EV_RQ_ISSUE], format, sizeof format, err, errsize) != 0 ||
+            tp_find(format, ev, "dev", &k->rq_dev[i], err, errsize) != 0 ||
+            tp_find(format, ev, "sector", &k->rq_sector[i], err, errsize) != 0 ||
+            tp_find(format, ev, "nr_sector", &k->rq_nr_sector[i], err, errsize) != 0 ||
+            tp_find_chars(format, ev, "rwbs", &k->rq_rwbs[i], err, errsize) != 0)
+            return -1;
+    }
+    if (k->flags & ETL_KERNEL_SYSCALL) {
+        if (tracepoint("raw_syscalls:sys_enter", &ids[EV_SYS_ENTER], format, sizeof format, err, errsize) != 0 ||
+            tp_find(format, "raw_syscalls:sys_enter", "id", &k->sys_id, err, errsize) != 0 ||
+            tracepoint("raw_syscalls:sys_exit", &ids[EV_SYS_EXIT], format, sizeof format, err, errsize) != 0 ||
+            tp_find(format, "raw_syscalls:sys_exit", "ret", &k->sys_ret, err, errsize) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* A sample record: its event by id, then the fields its sample_type gives, in perf's order. */
 /* Which of c's events has perf id id; EV_COUNT: none. */
 static int event_of(const struct kcpu *c, uint64_t id)
@@ -1092,6 +1486,11 @@ static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
         raw_len = etl_le32(r + o);
         if (raw_len > size - o - 4) return;
         raw = r + o + 4;
+    }
+    if (e == EV_RQ_ISSUE || e == EV_RQ_COMPLETE || e == EV_SYS_ENTER || e == EV_SYS_EXIT) {
+        struct io_sample io = { e, tid, ts, raw, raw_len };
+        io_record(c, &io);
+        return;
     }
     ts = order_ts(c, ts);
     if (e == EV_PROFILE) {
@@ -1223,13 +1622,14 @@ static void drain(struct kcpu *c, int final)
         first = (uint32_t)(size - at < len ? size - at : len);
         memcpy(c->rec, data + at, first);
         memcpy(c->rec + first, data, len - first);
+        disk_note_issue(c, c->rec, len);
         if (queue_add(c, c->rec, len) != 0) handle(c, c->rec, len); /* no memory: in ring order */
         tail += len;
     }
     __atomic_store_n(&m->data_tail, tail, __ATOMIC_RELEASE);
     if (!c->qn) return;
     qsort(c->q, c->qn, sizeof *c->q, by_time);
-    while (done < c->qn && c->q[done].ts <= horizon) {
+    while (done < c->qn && c->q[done].ts <= horizon && !disk_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, final)) {
         handle(c, c->q_bytes + c->q[done].off, c->q[done].len);
         done++;
     }
@@ -1284,6 +1684,7 @@ static void kcapture_free(struct etl_kcapture *k)
     free(k->cpus);
     pcache_free(k);
     pthread_mutex_destroy(&k->plock);
+    disk_free(k);
     free(k);
 }
 
@@ -1321,6 +1722,7 @@ static int tracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT], char *err
             tp_find(format, "sched_wakeup_new", "pid", &k->wakeup_new_pid, err, errsize) != 0)
             return -1;
     }
+    if (io_tracepoints(k, ids, err, errsize) != 0) return -1;
     return 0;
 }
 
@@ -1407,6 +1809,7 @@ int etl_session_enable_kernel(etl_session *s, uint32_t flags, uint32_t stackwalk
     k->stackwalk = stackwalk_flags;
     atomic_init(&k->stop, 0);
     pthread_mutex_init(&k->plock, NULL);
+    pthread_mutex_init(&k->dlock, NULL);
     k->interval_100ns = profile_interval_100ns ? profile_interval_100ns : 10000;
     if (kcapture_start(s, k, k->interval_100ns, err, errsize) != 0) {
         set_enabled(k, 0);

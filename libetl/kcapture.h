@@ -27,6 +27,14 @@
 #define ETL_KHOOK_PMC_SAMPLE      0x0F2F /* PERFINFO, v2: a PMC interrupt (an LBR trigger's sample) */
 #define ETL_KHOOK_STACK           0x1820
 #define ETL_KHOOK_RUNDOWN_COMPLETE 0x0008
+#define ETL_KHOOK_DISK_READ       0x010A /* PERFINFO, v3 (and the five below) */
+#define ETL_KHOOK_DISK_WRITE      0x010B
+#define ETL_KHOOK_DISK_READ_INIT  0x010C
+#define ETL_KHOOK_DISK_WRITE_INIT 0x010D
+#define ETL_KHOOK_DISK_FLUSH      0x010E
+#define ETL_KHOOK_DISK_FLUSH_INIT 0x010F
+#define ETL_KHOOK_SYSCALL_ENTER   0x0F33 /* PERFINFO, v2 (and the one below) */
+#define ETL_KHOOK_SYSCALL_EXIT    0x0F34
 
 /* The header each hook above is written with: *system 1 for SYSTEM64, 0 for PERFINFO64, and
    its version. 0, or -1 for another hook. */
@@ -67,6 +75,29 @@ size_t etl_kpayload_stack(uint8_t *out, size_t cap, int64_t event_ts, uint32_t p
    session lost the event). */
 int etl_kwrite(etl_session *s, int64_t ts, uint16_t hook, uint32_t pid, uint32_t tid, const uint8_t *payload,
                size_t n);
+
+/* DiskIo (version 3, 64-bit, padded to 8 bytes as Windows' structures are): a read or write
+   completion (56 bytes), a flush completion (32), an issue (ReadInit/WriteInit/FlushInit, 16). */
+typedef struct etl_kdisk_desc {
+    uint32_t disk_number, irp_flags, transfer_size, issuing_tid;
+    int64_t byte_offset;
+    uint64_t irp, response_time;   /* response_time: issue to completion, in the session's ticks */
+} etl_kdisk_desc;
+size_t etl_kpayload_disk_io(uint8_t *out, size_t cap, const etl_kdisk_desc *d);
+size_t etl_kpayload_disk_flush(uint8_t *out, size_t cap, const etl_kdisk_desc *d);
+size_t etl_kpayload_disk_init(uint8_t *out, size_t cap, uint64_t irp, uint32_t issuing_tid);
+/* PerfInfo SysClEnter (SysCallAddress) and SysClExit (SysCallNtStatus). */
+size_t etl_kpayload_syscall_enter(uint8_t *out, size_t cap, uint64_t address);
+size_t etl_kpayload_syscall_exit(uint8_t *out, size_t cap, uint32_t nt_status);
+
+/* What a block request's rwbs (block tracepoints' "FWS", "R", ...; n bytes, NUL-padded) says:
+   its kind (ETL_KIO_*) and Windows IRP flags (*irp_flags: IRP_READ_OPERATION 0x100,
+   IRP_WRITE_OPERATION 0x200, IRP_SYNCHRONOUS_API 0x4 for 'S'). */
+enum { ETL_KIO_OTHER, ETL_KIO_READ, ETL_KIO_WRITE, ETL_KIO_FLUSH };
+int etl_kio_kind(const char *rwbs, size_t n, uint32_t *irp_flags);
+/* A Linux system call's return value as an NTSTATUS: 0 (STATUS_SUCCESS) for 0 and above,
+   0xE0000000 | errno for -errno (error severity, customer bit: no Windows code is one). */
+uint32_t etl_kntstatus(int64_t ret);
 
 /* A Linux priority (the kernel's prio: 0..99 real time, 100..139 nice -20..19) as a Windows
    thread priority (0..31: 16..31 real time, 8 normal). */

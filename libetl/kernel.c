@@ -19,12 +19,16 @@
 #define HOOK_HEADER_EXTENSION  0x0005
 #define HOOK_RUNDOWN_COMPLETE  0x0008
 #define HOOK_GROUP_MASKS_END   0x0020
+#define GROUP_DISK_IO          0x01   /* DiskIo: Read 10 ... FlushInit 15 */
+#define HOOK_SYSCALL_ENTER     0x0F33
+#define HOOK_SYSCALL_EXIT      0x0F34
 
 const char *etl_kclass_name(int kclass)
 {
     static const char *const names[ETL_KCLASS_COUNT] = {
         "none", "process", "thread", "image", "cswitch", "ready_thread", "sampled_profile", "stack",
-        "stack_key", "stack_key_def", "trace_header", "group_masks", "rundown_complete", "lbr"
+        "stack_key", "stack_key_def", "trace_header", "group_masks", "rundown_complete", "lbr",
+        "disk_io", "disk_io_init", "syscall_enter", "syscall_exit"
     };
     return kclass >= 0 && kclass < ETL_KCLASS_COUNT ? names[kclass] : "unknown";
 }
@@ -387,6 +391,37 @@ static int decode_group_masks(struct cur *c, etl_kgroup_masks *g)
     return 1;
 }
 
+/* DiskIo (DiskIo_TypeGroup1..3): a completion of a read or write (type 10, 11: DiskNumber,
+   IrpFlags, TransferSize, Reserved, ByteOffset, FileObject, Irp, HighResResponseTime), a flush
+   (14: DiskNumber, IrpFlags, HighResResponseTime, Irp) or an issue (12, 13, 15: Irp), each
+   with IssuingThreadId after them from version 3 (doc/kernel-events.md). */
+static int decode_disk_io(struct cur *c, unsigned type, unsigned v, etl_kdisk_io *d)
+{
+    unsigned p = c->ptr;
+    uint32_t fixed = type == 10 || type == 11 ? 2 * p + 32 : type == 14 ? p + 16 : p;
+
+    if (!has(c, fixed + (v >= 3 ? 4 : 0))) return ETL_FAILED;
+    if (type == 10 || type == 11 || type == 14) {
+        d->disk_number = u32(c);
+        d->irp_flags = u32(c);
+    }
+    if (type == 10 || type == 11) {
+        d->transfer_size = u32(c);
+        c->off += 4; /* Reserved */
+        d->byte_offset = (int64_t)u64(c);
+        d->file_object = ptr(c);
+        d->irp = ptr(c);
+        d->high_res_response_time = u64(c);
+    } else if (type == 14) {
+        d->high_res_response_time = u64(c);
+        d->irp = ptr(c);
+    } else {
+        d->irp = ptr(c);
+    }
+    if (v >= 3) d->issuing_tid = u32(c);
+    return 1;
+}
+
 /* The class and name of a hook; ETL_KCLASS_NONE for hooks not decoded here. */
 static int classify(uint16_t hook, const char **name)
 {
@@ -412,7 +447,15 @@ static int classify(uint16_t hook, const char **name)
     case HOOK_GROUP_MASKS_END: *name = "EventTrace/EndExtension"; return ETL_KCLASS_GROUP_MASKS;
     case HOOK_RUNDOWN_COMPLETE: *name = "EventTrace/RDComplete"; return ETL_KCLASS_RUNDOWN_COMPLETE;
     case ETL_HOOK_LBR_SAMPLE: *name = "LBR/Sample"; return ETL_KCLASS_LBR;
+    case HOOK_SYSCALL_ENTER: *name = "PerfInfo/SysClEnter"; return ETL_KCLASS_SYSCALL_ENTER;
+    case HOOK_SYSCALL_EXIT: *name = "PerfInfo/SysClExit"; return ETL_KCLASS_SYSCALL_EXIT;
     default: break;
+    }
+    if (group == GROUP_DISK_IO && type >= 10 && type <= 15) {
+        static const char *const disk[] = { "DiskIO/Read", "DiskIO/Write", "DiskIO/ReadInit", "DiskIO/WriteInit",
+                                            "DiskIO/FlushBuffers", "DiskIO/FlushInit" };
+        *name = disk[type - 10];
+        return type == 10 || type == 11 || type == 14 ? ETL_KCLASS_DISK_IO : ETL_KCLASS_DISK_IO_INIT;
     }
     if (type < 1 || type > 4) return ETL_KCLASS_NONE;
     if (group == ETL_GROUP_PROCESS) { *name = process[type]; return ETL_KCLASS_PROCESS; }
@@ -448,6 +491,16 @@ int etl_kernel_decode(const etl_event *ev, etl_kernel_event *out)
     case ETL_KCLASS_GROUP_MASKS: return decode_group_masks(&c, &out->u.group_masks);
     case ETL_KCLASS_RUNDOWN_COMPLETE: return 1;
     case ETL_KCLASS_LBR: return etl_lbr_decode(ev, &out->u.lbr) == 1 ? 1 : ETL_FAILED;
+    case ETL_KCLASS_DISK_IO: case ETL_KCLASS_DISK_IO_INIT:
+        return decode_disk_io(&c, ev->hook_id & 0xFF, ev->version, &out->u.disk_io);
+    case ETL_KCLASS_SYSCALL_ENTER:
+        if (!has(&c, c.ptr)) return ETL_FAILED;
+        out->u.syscall.address = ptr(&c);
+        return 1;
+    case ETL_KCLASS_SYSCALL_EXIT:
+        if (!has(&c, 4)) return ETL_FAILED;
+        out->u.syscall.nt_status = u32(&c);
+        return 1;
     default: return decode_stack(&c, ev->hook_id, &out->kclass, &out->u.stack);
     }
 }

@@ -207,6 +207,113 @@ START_TEST(cswitch_ready_sample_stack)
 }
 END_TEST
 
+/* DiskIo as kcapture writes it (version 3, PERFINFO, Windows' padded sizes) reads back. */
+START_TEST(disk_io_v3)
+{
+    etl_kdisk_desc w = { 0x0FE00000, 0x204, 262144, 4242, 107111776256, 0x9d081f994996ba6bull, 407273 };
+    uint8_t buf[64];
+    size_t n = etl_kpayload_disk_io(buf, sizeof buf, &w);
+    struct decoded d;
+
+    ck_assert_uint_eq(n, 56);
+    for (int write = 0; write < 2; write++) {
+        roundtrip(&d, write ? ETL_KHOOK_DISK_WRITE : ETL_KHOOK_DISK_READ, buf, n);
+        ck_assert_int_eq(d.ev.kind, ETL_KIND_PERFINFO);
+        ck_assert_int_eq(d.k.kclass, ETL_KCLASS_DISK_IO);
+        ck_assert_str_eq(d.k.name, write ? "DiskIO/Write" : "DiskIO/Read");
+        ck_assert_uint_eq(d.k.u.disk_io.disk_number, 0x0FE00000);
+        ck_assert_uint_eq(d.k.u.disk_io.irp_flags, 0x204);
+        ck_assert_uint_eq(d.k.u.disk_io.transfer_size, 262144);
+        ck_assert_int_eq(d.k.u.disk_io.byte_offset, 107111776256);
+        ck_assert_uint_eq(d.k.u.disk_io.file_object, 0);
+        ck_assert_uint_eq(d.k.u.disk_io.irp, 0x9d081f994996ba6bull);
+        ck_assert_uint_eq(d.k.u.disk_io.high_res_response_time, 407273);
+        ck_assert_uint_eq(d.k.u.disk_io.issuing_tid, 4242);
+        done(&d);
+    }
+    n = etl_kpayload_disk_flush(buf, sizeof buf, &w);
+    ck_assert_uint_eq(n, 32);
+    roundtrip(&d, ETL_KHOOK_DISK_FLUSH, buf, n);
+    ck_assert_int_eq(d.k.kclass, ETL_KCLASS_DISK_IO);
+    ck_assert_str_eq(d.k.name, "DiskIO/FlushBuffers");
+    ck_assert_uint_eq(d.k.u.disk_io.disk_number, 0x0FE00000);
+    ck_assert_uint_eq(d.k.u.disk_io.irp_flags, 0x204);
+    ck_assert_uint_eq(d.k.u.disk_io.high_res_response_time, 407273);
+    ck_assert_uint_eq(d.k.u.disk_io.irp, 0x9d081f994996ba6bull);
+    ck_assert_uint_eq(d.k.u.disk_io.issuing_tid, 4242);
+    ck_assert_uint_eq(d.k.u.disk_io.transfer_size, 0);
+    done(&d);
+    n = etl_kpayload_disk_init(buf, sizeof buf, 0x9d081f994996ba6bull, 4242);
+    ck_assert_uint_eq(n, 16);
+    for (uint16_t hook = ETL_KHOOK_DISK_READ_INIT; hook <= ETL_KHOOK_DISK_FLUSH_INIT; hook++) {
+        if (hook == ETL_KHOOK_DISK_FLUSH) continue;
+        roundtrip(&d, hook, buf, n);
+        ck_assert_int_eq(d.k.kclass, ETL_KCLASS_DISK_IO_INIT);
+        ck_assert_str_eq(d.k.name, hook == ETL_KHOOK_DISK_READ_INIT ? "DiskIO/ReadInit"
+                                   : hook == ETL_KHOOK_DISK_WRITE_INIT ? "DiskIO/WriteInit" : "DiskIO/FlushInit");
+        ck_assert_uint_eq(d.k.u.disk_io.irp, 0x9d081f994996ba6bull);
+        ck_assert_uint_eq(d.k.u.disk_io.issuing_tid, 4242);
+        done(&d);
+    }
+}
+END_TEST
+
+START_TEST(syscall_v2)
+{
+    uint8_t buf[16];
+    size_t n = etl_kpayload_syscall_enter(buf, sizeof buf, 231);
+    struct decoded d;
+
+    ck_assert_uint_eq(n, 8);
+    roundtrip(&d, ETL_KHOOK_SYSCALL_ENTER, buf, n);
+    ck_assert_int_eq(d.ev.kind, ETL_KIND_PERFINFO);
+    ck_assert_int_eq(d.k.kclass, ETL_KCLASS_SYSCALL_ENTER);
+    ck_assert_str_eq(d.k.name, "PerfInfo/SysClEnter");
+    ck_assert_uint_eq(d.k.u.syscall.address, 231);
+    done(&d);
+    n = etl_kpayload_syscall_exit(buf, sizeof buf, etl_kntstatus(-2));
+    ck_assert_uint_eq(n, 4);
+    roundtrip(&d, ETL_KHOOK_SYSCALL_EXIT, buf, n);
+    ck_assert_int_eq(d.k.kclass, ETL_KCLASS_SYSCALL_EXIT);
+    ck_assert_str_eq(d.k.name, "PerfInfo/SysClExit");
+    ck_assert_uint_eq(d.k.u.syscall.nt_status, 0xE0000002u);
+    done(&d);
+}
+END_TEST
+
+/* rwbs (blk_fill_rwbs) to the DiskIo event and IRP flags; return values to NTSTATUS. */
+START_TEST(io_mappings)
+{
+    static const struct {
+        const char *rwbs;
+        int kind;
+        uint32_t flags;
+    } t[] = {
+        { "R", ETL_KIO_READ, 0x100 },    { "RS", ETL_KIO_READ, 0x104 },   { "RA", ETL_KIO_READ, 0x100 },
+        { "W", ETL_KIO_WRITE, 0x200 },   { "WS", ETL_KIO_WRITE, 0x204 },  { "WFS", ETL_KIO_WRITE, 0x204 },
+        { "FWS", ETL_KIO_WRITE, 0x204 }, { "WSM", ETL_KIO_WRITE, 0x204 }, { "F", ETL_KIO_FLUSH, 0 },
+        { "FF", ETL_KIO_FLUSH, 0 },      { "FFS", ETL_KIO_FLUSH, 0x4 },   { "D", ETL_KIO_OTHER, 0 },
+        { "DE", ETL_KIO_OTHER, 0 },      { "N", ETL_KIO_OTHER, 0 },       { "", ETL_KIO_OTHER, 0 },
+    };
+    char rwbs[10];
+
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        uint32_t flags = 0xFFFF;
+        memset(rwbs, 0, sizeof rwbs);
+        memcpy(rwbs, t[i].rwbs, strlen(t[i].rwbs));
+        ck_assert_msg(etl_kio_kind(rwbs, sizeof rwbs, &flags) == t[i].kind, "%s", t[i].rwbs);
+        ck_assert_msg(flags == t[i].flags, "%s: 0x%x", t[i].rwbs, flags);
+    }
+    /* A full 8-byte field without a NUL stays inside it. */
+    ck_assert_int_eq(etl_kio_kind("WSMWSMWSxxxx", 8, &(uint32_t){ 0 }), ETL_KIO_WRITE);
+    ck_assert_uint_eq(etl_kntstatus(0), 0);
+    ck_assert_uint_eq(etl_kntstatus(4096), 0);
+    ck_assert_uint_eq(etl_kntstatus(-1), 0xE0000001u);   /* EPERM */
+    ck_assert_uint_eq(etl_kntstatus(-4095), 0xE0000FFFu);
+    ck_assert_uint_eq(etl_kntstatus(INT64_MIN), 0xE000FFFFu);
+}
+END_TEST
+
 /* An encoder given too little room stays within it and says what it needs. */
 START_TEST(too_small)
 {
@@ -220,6 +327,9 @@ START_TEST(too_small)
     ck_assert_uint_eq(etl_kpayload_process(buf, need, &p), need);
     ck_assert_uint_eq(etl_kpayload_image(buf, 10, 1, 2, 3, "x"), 56 + 4);
     ck_assert_uint_eq(etl_kpayload_thread(NULL, 0, 1, 2, 8), 72);
+    memset(buf, 0xAA, sizeof buf);
+    ck_assert_uint_eq(etl_kpayload_disk_io(buf, 10, &(etl_kdisk_desc){ 0 }), 56);
+    ck_assert_uint_eq(buf[10], 0xAA);
 }
 END_TEST
 
@@ -275,10 +385,12 @@ START_TEST(flag_names)
     ck_assert_uint_eq(etl_kernel_flag_from_name("image_load"), 0x4);
     ck_assert_uint_eq(etl_kernel_flag_from_name("dispatcher"), 0x800);
     ck_assert_uint_eq(etl_kernel_flag_from_name("profile"), 0x01000000);
-    ck_assert_uint_eq(etl_kernel_flag_from_name("disk_io"), 0);
+    ck_assert_uint_eq(etl_kernel_flag_from_name("disk_io"), 0x100);
+    ck_assert_uint_eq(etl_kernel_flag_from_name("syscall"), 0x80);
+    ck_assert_uint_eq(etl_kernel_flag_from_name("file_io"), 0);
     ck_assert_uint_eq(etl_kernel_flag_from_name(NULL), 0);
     ck_assert_str_eq(etl_kernel_flags_format(ETL_KERNEL_ALL, buf, sizeof buf),
-                     "process,thread,image_load,cswitch,dispatcher,profile");
+                     "process,thread,image_load,cswitch,dispatcher,profile,disk_io,syscall");
     ck_assert_str_eq(etl_kernel_flags_format(ETL_KERNEL_PROFILE | ETL_KERNEL_CSWITCH, buf, sizeof buf),
                      "cswitch,profile");
     ck_assert_str_eq(etl_kernel_flags_format(0, buf, sizeof buf), "");
@@ -487,6 +599,9 @@ static Suite *suite(void)
     tcase_add_test(tc, refusals);
     tcase_add_test(tc, forms_as_windows);
     tcase_add_test(tc, kernel_flags_enable_lbr_triggers);
+    tcase_add_test(tc, disk_io_v3);
+    tcase_add_test(tc, syscall_v2);
+    tcase_add_test(tc, io_mappings);
     suite_add_tcase(s, tc);
     tc = tcase_create("files");
     tcase_add_checked_fixture(tc, make_dir, remove_dir);

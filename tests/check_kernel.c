@@ -47,7 +47,8 @@ struct rec {
 };
 
 enum { R_PROC2, R_PROC3, R_PROC4, R_PROC5, R_PROC1, R_PROC0, R_THR2, R_THR3, R_THR4, R_THR1END, R_IMG2, R_IMG3,
-       R_CSW, R_READY, R_SAMPLE, R_STACK, R_KEY, R_KEYDEF, R_MASKS, R_MASKS_END, R_RUNDOWN, R_LBR, R_COUNT };
+       R_CSW, R_READY, R_SAMPLE, R_STACK, R_KEY, R_KEYDEF, R_MASKS, R_MASKS_END, R_RUNDOWN, R_LBR, R_DISK_READ3,
+       R_DISK_WRITE2, R_DISK_INIT3, R_DISK_INIT2, R_DISK_FLUSH3, R_SYSCALL_ENTER, R_SYSCALL_EXIT, R_COUNT };
 
 static void build_records(unsigned ptr, struct rec *r)
 {
@@ -159,6 +160,39 @@ static void build_records(unsigned ptr, struct rec *r)
     r[R_LBR].min = ptr == 8 ? 24 : 20;
     r[R_LBR].unit = 3 * ptr;
     r[R_LBR].n = synth_perfinfo(r[R_LBR].b, w, 2000039, 0x0C20, 2, NULL, NULL, 0, p.b, p.n);
+
+    /* DiskIo Read v3 (DiskIo_TypeGroup1 with IssuingThreadId, padded to 8 as Windows' struct). */
+    sp_init(&p, ptr); sp32(&p, 2); sp32(&p, 0x60100); sp32(&p, 4096); sp32(&p, 0); sp64(&p, 0x12345000);
+    spp(&p, hi + 0x5550); spp(&p, hi + 0x6660); sp64(&p, 250000); sp32(&p, 4242);
+    if (ptr == 8) sp32(&p, 0);
+    r[R_DISK_READ3].min = 2 * ptr + 36;
+    r[R_DISK_READ3].n = synth_perfinfo(r[R_DISK_READ3].b, w, 2000040, 0x010A, 3, NULL, NULL, 0, p.b, p.n);
+    /* Write v2: no IssuingThreadId (a SYSTEM header then carried the thread). */
+    sp_init(&p, ptr); sp32(&p, 0); sp32(&p, 0x200); sp32(&p, 512); sp32(&p, 0); sp64(&p, 1024);
+    spp(&p, 0); spp(&p, hi + 0x7770); sp64(&p, 99);
+    r[R_DISK_WRITE2].min = 2 * ptr + 32;
+    r[R_DISK_WRITE2].n = synth_system(r[R_DISK_WRITE2].b, w, 0, 2000041, 0x010B, 2, 100, 1000, p.b, p.n);
+    /* WriteInit v3: Irp, IssuingThreadId. */
+    sp_init(&p, ptr); spp(&p, hi + 0x6660); sp32(&p, 4242);
+    if (ptr == 8) sp32(&p, 0);
+    r[R_DISK_INIT3].min = ptr + 4;
+    r[R_DISK_INIT3].n = synth_perfinfo(r[R_DISK_INIT3].b, w, 2000042, 0x010D, 3, NULL, NULL, 0, p.b, p.n);
+    /* FlushInit v2: Irp only. */
+    sp_init(&p, ptr); spp(&p, hi + 0x8880);
+    r[R_DISK_INIT2].min = ptr;
+    r[R_DISK_INIT2].n = synth_system(r[R_DISK_INIT2].b, w, 0, 2000043, 0x010F, 2, 100, 1000, p.b, p.n);
+    /* FlushBuffers v3 (DiskIo_TypeGroup3). */
+    sp_init(&p, ptr); sp32(&p, 1); sp32(&p, 0x4); sp64(&p, 777); spp(&p, hi + 0x8880); sp32(&p, 4343);
+    if (ptr == 8) sp32(&p, 0);
+    r[R_DISK_FLUSH3].min = ptr + 20;
+    r[R_DISK_FLUSH3].n = synth_perfinfo(r[R_DISK_FLUSH3].b, w, 2000044, 0x010E, 3, NULL, NULL, 0, p.b, p.n);
+    /* PerfInfo SysClEnter (SysCallAddress) and SysClExit (SysCallNtStatus), version 2. */
+    sp_init(&p, ptr); spp(&p, hi + 0x123450);
+    r[R_SYSCALL_ENTER].min = ptr;
+    r[R_SYSCALL_ENTER].n = synth_perfinfo(r[R_SYSCALL_ENTER].b, w, 2000045, 0x0F33, 2, NULL, NULL, 0, p.b, p.n);
+    sp_init(&p, ptr); sp32(&p, 0xC0000034);
+    r[R_SYSCALL_EXIT].min = 4;
+    r[R_SYSCALL_EXIT].n = synth_perfinfo(r[R_SYSCALL_EXIT].b, w, 2000046, 0x0F34, 2, NULL, NULL, 0, p.b, p.n);
 }
 
 /* The synthetic file of pointer size ptr holding recs (filled here) after its logfile header;
@@ -411,6 +445,55 @@ static void check_classes(unsigned ptr)
             ck_assert_uint_eq(k.u.lbr.pid, 100);
             ck_assert_uint_eq(k.u.lbr.count, 1);
             ck_assert_uint_eq(etl_lbr_entry_at(&k.u.lbr, 0).to, 0x402000);
+            break;
+        case R_DISK_READ3: {
+            etl_kdisk_io *d = &k.u.disk_io;
+            ck_assert_int_eq(k.kclass, ETL_KCLASS_DISK_IO);
+            ck_assert_str_eq(k.name, "DiskIO/Read");
+            ck_assert_uint_eq(d->disk_number, 2);
+            ck_assert_uint_eq(d->irp_flags, 0x60100);
+            ck_assert_uint_eq(d->transfer_size, 4096);
+            ck_assert_int_eq(d->byte_offset, 0x12345000);
+            ck_assert_uint_eq(d->file_object, hi + 0x5550);
+            ck_assert_uint_eq(d->irp, hi + 0x6660);
+            ck_assert_uint_eq(d->high_res_response_time, 250000);
+            ck_assert_uint_eq(d->issuing_tid, 4242);
+            break;
+        }
+        case R_DISK_WRITE2:
+            ck_assert_int_eq(k.kclass, ETL_KCLASS_DISK_IO);
+            ck_assert_str_eq(k.name, "DiskIO/Write");
+            ck_assert_uint_eq(k.u.disk_io.transfer_size, 512);
+            ck_assert_int_eq(k.u.disk_io.byte_offset, 1024);
+            ck_assert_uint_eq(k.u.disk_io.irp, hi + 0x7770);
+            ck_assert_uint_eq(k.u.disk_io.high_res_response_time, 99);
+            ck_assert_uint_eq(k.u.disk_io.issuing_tid, 0);
+            break;
+        case R_DISK_INIT3: case R_DISK_INIT2:
+            ck_assert_int_eq(k.kclass, ETL_KCLASS_DISK_IO_INIT);
+            ck_assert_str_eq(k.name, i == R_DISK_INIT3 ? "DiskIO/WriteInit" : "DiskIO/FlushInit");
+            ck_assert_uint_eq(k.u.disk_io.irp, hi + (i == R_DISK_INIT3 ? 0x6660 : 0x8880));
+            ck_assert_uint_eq(k.u.disk_io.issuing_tid, i == R_DISK_INIT3 ? 4242 : 0);
+            break;
+        case R_DISK_FLUSH3:
+            ck_assert_int_eq(k.kclass, ETL_KCLASS_DISK_IO);
+            ck_assert_str_eq(k.name, "DiskIO/FlushBuffers");
+            ck_assert_uint_eq(k.u.disk_io.disk_number, 1);
+            ck_assert_uint_eq(k.u.disk_io.irp_flags, 4);
+            ck_assert_uint_eq(k.u.disk_io.high_res_response_time, 777);
+            ck_assert_uint_eq(k.u.disk_io.irp, hi + 0x8880);
+            ck_assert_uint_eq(k.u.disk_io.issuing_tid, 4343);
+            ck_assert_uint_eq(k.u.disk_io.transfer_size, 0);
+            break;
+        case R_SYSCALL_ENTER:
+            ck_assert_int_eq(k.kclass, ETL_KCLASS_SYSCALL_ENTER);
+            ck_assert_str_eq(k.name, "PerfInfo/SysClEnter");
+            ck_assert_uint_eq(k.u.syscall.address, hi + 0x123450);
+            break;
+        case R_SYSCALL_EXIT:
+            ck_assert_int_eq(k.kclass, ETL_KCLASS_SYSCALL_EXIT);
+            ck_assert_str_eq(k.name, "PerfInfo/SysClExit");
+            ck_assert_uint_eq(k.u.syscall.nt_status, 0xC0000034);
             break;
         }
         i++;

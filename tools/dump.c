@@ -201,6 +201,17 @@ static int dump_kernel_text(FILE *f, const etl_event *ev, etl_image_map *map)
         for (int i = 0; i < 8; i++) fprintf(f, "%s0x%" PRIx32, i ? "," : "", k.u.group_masks.masks[i]);
         fprintf(f, " kernel_version=%" PRIu32, k.u.group_masks.kernel_version);
         break;
+    case ETL_KCLASS_DISK_IO:
+        fprintf(f, " disk=%" PRIu32 " flags=0x%" PRIx32 " size=%" PRIu32 " offset=%" PRId64 " irp=0x%" PRIx64
+                   " response=%" PRIu64 " issuing_tid=%" PRIu32,
+                k.u.disk_io.disk_number, k.u.disk_io.irp_flags, k.u.disk_io.transfer_size, k.u.disk_io.byte_offset,
+                k.u.disk_io.irp, k.u.disk_io.high_res_response_time, k.u.disk_io.issuing_tid);
+        break;
+    case ETL_KCLASS_DISK_IO_INIT:
+        fprintf(f, " irp=0x%" PRIx64 " issuing_tid=%" PRIu32, k.u.disk_io.irp, k.u.disk_io.issuing_tid);
+        break;
+    case ETL_KCLASS_SYSCALL_ENTER: fprintf(f, " address=0x%" PRIx64, k.u.syscall.address); break;
+    case ETL_KCLASS_SYSCALL_EXIT: fprintf(f, " status=0x%08" PRIx32, k.u.syscall.nt_status); break;
     default: break;
     }
     return 1;
@@ -391,6 +402,22 @@ static void dump_kernel_json(FILE *f, const etl_event *ev, etl_image_map *map)
         json_u(f, "tid", k.u.lbr.tid);
         json_u(f, "count", k.u.lbr.count);
         break;
+    case ETL_KCLASS_DISK_IO:
+        json_u(f, "disk_number", k.u.disk_io.disk_number);
+        json_u(f, "irp_flags", k.u.disk_io.irp_flags);
+        json_u(f, "transfer_size", k.u.disk_io.transfer_size);
+        json_i(f, "byte_offset", k.u.disk_io.byte_offset);
+        json_u(f, "file_object", k.u.disk_io.file_object);
+        json_u(f, "high_res_response_time", k.u.disk_io.high_res_response_time);
+        json_u(f, "irp", k.u.disk_io.irp);
+        json_u(f, "issuing_tid", k.u.disk_io.issuing_tid);
+        break;
+    case ETL_KCLASS_DISK_IO_INIT:
+        json_u(f, "irp", k.u.disk_io.irp);
+        json_u(f, "issuing_tid", k.u.disk_io.issuing_tid);
+        break;
+    case ETL_KCLASS_SYSCALL_ENTER: json_u(f, "address", k.u.syscall.address); break;
+    case ETL_KCLASS_SYSCALL_EXIT: json_u(f, "nt_status", k.u.syscall.nt_status); break;
     default: break;
     }
     fputc('}', f);

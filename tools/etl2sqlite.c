@@ -74,11 +74,17 @@ struct input {
     unsigned warnings;
     uint64_t progress_offset;   /* highest buffer offset delivered so far */
     uint64_t file_size;
+    /* for the disk_io and syscalls rows (io_row) */
+    int64_t perf_freq;          /* Hz of the trace's clock: DiskIo response times */
+    uint32_t *running;          /* per processor, the thread CSwitch last switched to, + 1 (0: unknown) */
+    unsigned nrunning;
+    struct disk_init *inits;    /* DiskIo Init events not matched yet, by Irp (open addressing) */
+    unsigned init_cap, init_used;
 };
 
 enum stmt_id {
     S_EVENT, S_EXT, S_PROVIDER, S_PROCESS, S_THREAD, S_IMAGE, S_CSWITCH, S_READY, S_SAMPLE, S_STACK,
-    S_FRAME, S_LBR, S_LBR_ENTRY, S_LOST, S_COUNT
+    S_FRAME, S_LBR, S_LBR_ENTRY, S_LOST, S_DISK_IO, S_SYSCALL, S_COUNT
 };
 
 static const char *const stmt_sql[S_COUNT] = {
@@ -96,6 +102,8 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_LBR] = "INSERT INTO lbr VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)",
     [S_LBR_ENTRY] = "INSERT INTO lbr_entries VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
     [S_LOST] = "INSERT INTO lost VALUES (?1,?2,?3,?4,?5)",
+    [S_DISK_IO] = "INSERT INTO disk_io VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)",
+    [S_SYSCALL] = "INSERT INTO syscalls VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
 };
 
 #define FRAME_SETS_MAX (1u << 22)
@@ -257,6 +265,7 @@ static int step(struct sink *k, enum stmt_id id)
 /* The tables whose rows are batched, and their column counts. */
 static const struct { enum stmt_id id; int cols; } batched[] = {
     { S_CSWITCH, 15 }, { S_READY, 8 }, { S_SAMPLE, 13 }, { S_STACK, 12 }, { S_FRAME, 5 }, { S_LBR_ENTRY, 8 },
+    { S_DISK_IO, 15 }, { S_SYSCALL, 8 },
 };
 
 /* "INSERT INTO table VALUES (?,...),..." for ROW_BATCH rows, from the single-row statement. */
@@ -594,6 +603,115 @@ static int flush_events(struct loader *l)
     return 0;
 }
 
+/* ------------------------------------------------------------------ disk_io and syscalls rows */
+
+/* A DiskIo Init event waiting for its completion (irp 0: an empty slot; event 0: taken). */
+struct disk_init {
+    uint64_t irp;
+    int64_t event, time_ns;
+};
+
+static uint64_t irp_hash(uint64_t irp)
+{
+    irp ^= irp >> 33;
+    irp *= 0xFF51AFD7ED558CCDull;
+    return irp ^ irp >> 33;
+}
+
+/* Keeps the Init of irp; a later Init of the same Irp (Windows reuses them) replaces it. */
+static int init_put(struct input *in, uint64_t irp, int64_t event, int64_t time_ns)
+{
+    unsigned i;
+
+    if (!irp) return 0;
+    if ((in->init_used + 1) * 2 > in->init_cap) { /* grow, leaving taken slots behind */
+        unsigned cap = in->init_cap ? in->init_cap * 2 : 1024;
+        struct disk_init *old = in->inits, *n = calloc(cap, sizeof *n);
+        unsigned old_cap = in->init_cap;
+        if (!n) return -1;
+        in->inits = n;
+        in->init_cap = cap;
+        in->init_used = 0;
+        for (unsigned j = 0; j < old_cap; j++)
+            if (old[j].irp && old[j].event && init_put(in, old[j].irp, old[j].event, old[j].time_ns) != 0) return -1;
+        free(old);
+    }
+    for (i = (unsigned)irp_hash(irp) & (in->init_cap - 1); in->inits[i].irp && in->inits[i].irp != irp;
+         i = (i + 1) & (in->init_cap - 1)) {}
+    if (!in->inits[i].irp) in->init_used++;
+    in->inits[i] = (struct disk_init){ irp, event, time_ns };
+    return 0;
+}
+
+/* The Init of irp, taken: 1, or 0 when there is none. */
+static int init_take(struct input *in, uint64_t irp, struct disk_init *out)
+{
+    if (!irp || !in->init_cap) return 0;
+    for (unsigned i = (unsigned)irp_hash(irp) & (in->init_cap - 1); in->inits[i].irp; i = (i + 1) & (in->init_cap - 1))
+        if (in->inits[i].irp == irp) {
+            *out = in->inits[i];
+            in->inits[i].event = 0;
+            return out->event != 0;
+        }
+    return 0;
+}
+
+/*
+ * What the main thread writes from the context of other events (in the merged order): a
+ * CSwitch says which thread runs on its processor (the thread of the SysClEnter/SysClExit
+ * that follow there: their PERFINFO header names none), a DiskIo Init is kept until its
+ * completion's row, which carries it.
+ */
+static int io_row(struct loader *l, struct input *in, const etl_event *ev, const etl_kernel_event *ke, int64_t event,
+                  int64_t time_ns)
+{
+    struct rowval *r;
+
+    switch (ke->kclass) {
+    case ETL_KCLASS_CSWITCH:
+        if (ev->cpu >= in->nrunning) {
+            unsigned n = ev->cpu + 64u;
+            uint32_t *run = realloc(in->running, n * sizeof *run);
+            if (!run) return db_error(&l->sink, "out of memory");
+            memset(run + in->nrunning, 0, (n - in->nrunning) * sizeof *run);
+            in->running = run;
+            in->nrunning = n;
+        }
+        in->running[ev->cpu] = ke->u.cswitch.new_tid + 1;
+        return 0;
+    case ETL_KCLASS_DISK_IO_INIT:
+        return init_put(in, ke->u.disk_io.irp, event, time_ns) != 0 ? db_error(&l->sink, "out of memory") : 0;
+    case ETL_KCLASS_DISK_IO: {
+        const etl_kdisk_io *d = &ke->u.disk_io;
+        struct disk_init init;
+        int matched = init_take(in, d->irp, &init);
+        r = row_begin(&l->sink, S_DISK_IO);
+        rv_i64(r, 1, event); rv_i64(r, 2, in->trace); rv_i64(r, 3, time_ns); rv_i64(r, 4, ev->cpu);
+        rv_text(r, 5, ke->name); rv_i64(r, 6, d->disk_number); rv_i64(r, 7, d->irp_flags);
+        rv_i64(r, 8, d->transfer_size); rv_i64(r, 9, d->byte_offset); rv_u64(r, 10, d->file_object);
+        rv_u64(r, 11, d->irp);
+        if (in->perf_freq > 0)
+            rv_i64(r, 12, (int64_t)((long double)d->high_res_response_time * 1e9L / (long double)in->perf_freq));
+        else rv_null(r, 12);
+        if (ev->version >= 3) rv_i64(r, 13, d->issuing_tid); else rv_null(r, 13);
+        if (matched) { rv_i64(r, 14, init.event); rv_i64(r, 15, init.time_ns); }
+        else { rv_null(r, 14); rv_null(r, 15); }
+        return row_end(&l->sink, S_DISK_IO);
+    }
+    case ETL_KCLASS_SYSCALL_ENTER: case ETL_KCLASS_SYSCALL_EXIT:
+        r = row_begin(&l->sink, S_SYSCALL);
+        rv_i64(r, 1, event); rv_i64(r, 2, in->trace); rv_i64(r, 3, time_ns); rv_i64(r, 4, ev->cpu);
+        rv_text(r, 5, ke->name);
+        if (ke->kclass == ETL_KCLASS_SYSCALL_ENTER) { rv_u64(r, 6, ke->u.syscall.address); rv_null(r, 7); }
+        else { rv_null(r, 6); rv_i64(r, 7, ke->u.syscall.nt_status); }
+        if (ev->cpu < in->nrunning && in->running[ev->cpu]) rv_i64(r, 8, in->running[ev->cpu] - 1);
+        else rv_null(r, 8);
+        return row_end(&l->sink, S_SYSCALL);
+    default:
+        return 0;
+    }
+}
+
 /* One event's events row (the main thread's part). */
 static int insert_event(struct loader *l, struct input *in, const etl_merge_event *me)
 {
@@ -650,8 +768,9 @@ static int insert_event(struct loader *l, struct input *in, const etl_merge_even
     if (++l->nbatch == EVENT_BATCH && flush_events(l) != 0) return -1;
     if (ev->kind == ETL_KIND_SYSTEM || ev->kind == ETL_KIND_COMPACT || ev->kind == ETL_KIND_PERFINFO) {
         etl_kernel_event ke;
-        if (etl_kernel_decode(ev, &ke) == 1 && main_thread_class(ke.kclass) &&
-            insert_kernel(&l->sink, NULL, in, NULL, ev, &ke, r->v[0], time_ns) != 0)
+        if (etl_kernel_decode(ev, &ke) == 1 &&
+            ((main_thread_class(ke.kclass) && insert_kernel(&l->sink, NULL, in, NULL, ev, &ke, r->v[0], time_ns) != 0) ||
+             io_row(l, in, ev, &ke, r->v[0], time_ns) != 0))
             return -1;
     }
 
@@ -1232,6 +1351,7 @@ static int insert_trace(struct loader *l, struct input *in, const etl_trace_info
                            "?,?,?,?,?)",
                            -1, &s, NULL) != SQLITE_OK)
         return db_error(&l->sink, "traces");
+    in->perf_freq = ti->clock.perf_freq;
     bind_i64(s, i++, in->trace);
     sqlite3_bind_text(s, i++, in->path, -1, SQLITE_STATIC);
     sqlite3_bind_text(s, i++, ti->logger_name, -1, SQLITE_STATIC);
@@ -1556,6 +1676,8 @@ static void loader_free(struct loader *l)
     for (unsigned i = 0; i < l->ninputs; i++) {
         etl_reader_close(l->in[i].probe);
         etl_image_map_free(l->in[i].map);
+        free(l->in[i].running);
+        free(l->in[i].inits);
         if (ks->kin) free(ks->kin[i].owners);
     }
     free(ks->kin);
