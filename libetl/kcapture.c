@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -237,7 +238,7 @@ int etl_kcapture_form(uint16_t hook, int *system, uint16_t *version)
         { ETL_KHOOK_THREAD_DCSTART, 1, 3 },  { ETL_KHOOK_THREAD_DCEND, 1, 3 },    { ETL_KHOOK_IMAGE_LOAD, 1, 3 },
         { ETL_KHOOK_IMAGE_DCSTART, 1, 3 },   { ETL_KHOOK_IMAGE_DCEND, 1, 3 },     { ETL_KHOOK_CSWITCH, 0, 4 },
         { ETL_KHOOK_READY_THREAD, 0, 2 },    { ETL_KHOOK_SAMPLED_PROFILE, 0, 2 }, { ETL_KHOOK_STACK, 0, 2 },
-        { ETL_KHOOK_RUNDOWN_COMPLETE, 0, 2 },
+        { ETL_KHOOK_RUNDOWN_COMPLETE, 0, 2 }, { ETL_KHOOK_IMAGE_UNLOAD, 1, 3 },
     };
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
         if (forms[i].hook == hook) {
@@ -290,14 +291,161 @@ void etl_kstate(int64_t prev_state, uint8_t *state, uint8_t *wait_reason, uint8_
     }
 }
 
+/* ------------------------------------------------------------------ unloads and exit status */
+
+int etl_kunmap_range(uint64_t addr, uint64_t len, uint64_t page, uint64_t *lo, uint64_t *hi)
+{
+    uint64_t pages = len / page + (len % page != 0);
+
+    if (!page || addr % page || !len || pages > (UINT64_MAX - addr) / page) return -1;
+    *lo = addr;
+    *hi = addr + pages * page;
+    return 0;
+}
+
+int etl_kmremap_range(uint64_t addr, uint64_t old_len, uint64_t new_len, uint64_t flags, uint64_t page,
+                      uint64_t *lo, uint64_t *hi)
+{
+    const uint64_t maymove = 1, fixed = 2, dontunmap = 4; /* MREMAP_* */
+    uint64_t old_lo, old_hi, new_lo, new_hi;
+
+    if ((flags & ~(maymove | fixed | dontunmap)) || ((flags & (fixed | dontunmap)) && !(flags & maymove)) ||
+        (flags & dontunmap))
+        return -1; /* refused, or the old range stays mapped */
+    if (etl_kunmap_range(addr, old_len, page, &old_lo, &old_hi) != 0 ||
+        etl_kunmap_range(addr, new_len, page, &new_lo, &new_hi) != 0)
+        return -1; /* refused (or old_len 0: a copy of a shared mapping, nothing removed) */
+    *lo = flags & fixed ? old_lo : new_hi;
+    *hi = old_hi;
+    return *lo < *hi ? 0 : -1;
+}
+
+int etl_kunmap_image(uint64_t lo, uint64_t hi, uint64_t *code_lo, uint64_t *code_hi)
+{
+    if (hi <= *code_lo || lo >= *code_hi) return ETL_KUNMAP_KEPT;
+    if (lo <= *code_lo && hi >= *code_hi) return ETL_KUNMAP_GONE;
+    if (lo <= *code_lo) *code_lo = hi;
+    else if (hi >= *code_hi) *code_hi = lo;
+    else return ETL_KUNMAP_KEPT; /* a hole: code on both sides */
+    return ETL_KUNMAP_SHRUNK;
+}
+
+int etl_ksignal_default(int sig)
+{
+    switch (sig) {
+    case SIGCHLD: case SIGCONT: case SIGURG: case SIGWINCH:             /* ignored, or continue */
+    case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU: return 0; /* stop */
+    case SIGQUIT: case SIGILL: case SIGTRAP: case SIGABRT: case SIGBUS: case SIGFPE: case SIGSEGV:
+    case SIGXCPU: case SIGXFSZ: case SIGSYS: return 2;
+    default: return sig > 0 && sig <= 64 ? 1 : 0;
+    }
+}
+
+void etl_kexit_init(etl_kexit *x)
+{
+    memset(x, 0, sizeof *x);
+    x->group_ts = x->fatal_ts = x->kill_ts = x->leader_ts = INT64_MAX;
+}
+
+void etl_kexit_group(etl_kexit *x, int64_t ts, int64_t code)
+{
+    if (ts >= x->group_ts) return;
+    x->group_ts = ts;
+    x->group_code = (int)(code & 0xFF); /* what waitpid's WEXITSTATUS gives */
+}
+
+void etl_kexit_leader(etl_kexit *x, int64_t ts, int64_t code)
+{
+    if (ts >= x->leader_ts) return;
+    x->leader_ts = ts;
+    x->leader_code = (int)(code & 0xFF);
+}
+
+/* Keeps the ETL_KEXIT_SIGNALS latest of x->sent in time order. */
+static void kexit_note(etl_kexit *x, int64_t ts, int sig)
+{
+    unsigned i;
+
+    if (x->nsent == ETL_KEXIT_SIGNALS) {
+        if (ts < x->sent[0].ts) return;
+        memmove(x->sent, x->sent + 1, (ETL_KEXIT_SIGNALS - 1) * sizeof x->sent[0]);
+        x->nsent--;
+    }
+    for (i = x->nsent; i > 0 && x->sent[i - 1].ts > ts; i--) x->sent[i] = x->sent[i - 1];
+    x->sent[i].ts = ts;
+    x->sent[i].sig = sig;
+    x->nsent++;
+}
+
+void etl_kexit_sent(etl_kexit *x, int64_t ts, int sig)
+{
+    if (etl_ksignal_default(sig) == 1) kexit_note(x, ts, sig);
+}
+
+void etl_kexit_delivered(etl_kexit *x, int64_t ts, int sig, int dfl)
+{
+    int action = etl_ksignal_default(sig);
+
+    if (!dfl) {
+        if (action == 1) kexit_note(x, ts, -sig); /* caught or ignored: it decided nothing */
+    } else if (action && sig == SIGKILL) {
+        if (ts < x->kill_ts) x->kill_ts = ts;
+    } else if (action && ts < x->fatal_ts) {
+        x->fatal_ts = ts;
+        x->fatal_sig = sig;
+    }
+}
+
+/* The signal a SIGKILL delivered at ts stands for: when a signal whose default action kills is
+   sent to a process that does not catch it, the kernel decides the group exit with that signal
+   at once and the threads then die of SIGKILL. The latest such signal sent before ts and not
+   delivered to a handler since; else SIGKILL itself. */
+static int kexit_killer(const etl_kexit *x, int64_t ts)
+{
+    for (unsigned i = x->nsent; i-- > 0;) {
+        int caught = 0;
+        if (x->sent[i].ts > ts || x->sent[i].sig < 0) continue;
+        for (unsigned j = i + 1; j < x->nsent && x->sent[j].ts <= ts; j++)
+            if (x->sent[j].sig == -x->sent[i].sig) caught = 1;
+        if (!caught) return x->sent[i].sig;
+    }
+    return SIGKILL;
+}
+
+int etl_kexit_status(const etl_kexit *x, int64_t end_ts, int32_t *status)
+{
+    int64_t first = x->group_ts;
+
+    if (x->fatal_ts < first) first = x->fatal_ts;
+    if (x->kill_ts < first) first = x->kill_ts;
+    *status = 0;
+    if (first <= end_ts) {
+        if (first == x->group_ts) *status = x->group_code;
+        else if (first == x->fatal_ts) *status = 128 + x->fatal_sig;
+        else *status = 128 + kexit_killer(x, first);
+        return 1;
+    }
+    if (x->leader_ts <= end_ts) {
+        *status = x->leader_code;
+        return 1;
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------------ capture */
 
 #if defined(__linux__) && defined(PERF_RECORD_MISC_COMM_EXEC)
 
-enum { EV_SIDEBAND, EV_SWITCH, EV_WAKEUP, EV_WAKEUP_NEW, EV_PROFILE, EV_COUNT };
+enum { EV_SIDEBAND, EV_SWITCH, EV_WAKEUP, EV_WAKEUP_NEW, EV_PROFILE, EV_MUNMAP, EV_MREMAP, EV_EXIT_GROUP, EV_EXIT,
+       EV_SIG_DELIVER, EV_SIG_GENERATE, EV_COUNT };
 static const char *const ev_names[EV_COUNT] = { "sideband (task, comm, mmap2)", "sched:sched_switch",
                                                 "sched:sched_wakeup", "sched:sched_wakeup_new",
-                                                "cpu-clock sampling" };
+                                                "cpu-clock sampling", [EV_MUNMAP] = "syscalls:sys_enter_munmap",
+                                                [EV_MREMAP] = "syscalls:sys_enter_mremap",
+                                                [EV_EXIT_GROUP] = "syscalls:sys_enter_exit_group",
+                                                [EV_EXIT] = "syscalls:sys_enter_exit",
+                                                [EV_SIG_DELIVER] = "signal:signal_deliver",
+                                                [EV_SIG_GENERATE] = "signal:signal_generate" };
 
 #define RING_PAGES 256u /* data pages per processor: 1 MiB */
 #define MAX_FRAMES ETL_PROVIDER_MAX_STACK
@@ -320,6 +468,8 @@ struct kcpu {
     uint8_t *q_bytes;
     size_t q_used, q_bytes_cap;
     uint64_t q_seq;
+    _Atomic int64_t progress;  /* every record of this processor up to this time is handled */
+    _Atomic int64_t stuck_at;  /* its progress when a reader stopped waiting for it */
 };
 
 /* Where a tracepoint's fields are in its raw data. */
@@ -331,6 +481,15 @@ struct kimage {
     int64_t ts;                /* of its event */
     uint64_t base, size;
     char *file;
+    uint64_t code_lo, code_hi; /* what is left of its executable mapping */
+};
+
+/* Mappings a process lost at ts (a munmap; all of them at an exec), kept a while for the
+   images a reader of another processor brings after it. */
+struct kremoval {
+    int64_t ts;
+    uint64_t lo, hi;
+    uint32_t tid;
 };
 
 /* What the capture knows of a process between its events: perf's records name only pids,
@@ -346,6 +505,9 @@ struct pentry {
     struct kimage *images;
     unsigned nimages, cap;
     struct pentry *next;
+    struct kremoval *removals; /* in time order */
+    unsigned nremovals, removals_cap;
+    etl_kexit exit;            /* what decides its ExitStatus */
 };
 #define PTAB_SIZE 1024u
 
@@ -359,6 +521,8 @@ struct etl_kcapture {
     struct kcpu *cpus;
     atomic_int stop;
     struct tp_field prev_pid, prev_prio, prev_state, next_pid, next_prio, wakeup_pid, wakeup_new_pid;
+    /* The fields of the unload and exit tracepoints (exit_unmap_tps), in their order. */
+    struct tp_field tpf[EV_COUNT][4];
 };
 
 static long perf_open(struct perf_event_attr *a, int cpu)
@@ -386,30 +550,38 @@ static ssize_t read_small(const char *path, char *buf, size_t size)
 
 static const char *const tracefs_dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
 
-/* A sched tracepoint's id and format: 0, or -1 with the reason in err. */
-static int tracepoint(const char *event, uint64_t *id, char *format, size_t fsize, char *err, size_t errsize)
+/* A tracepoint's id and format: 0, or -1 with the reason in err. */
+static int tracepoint_in(const char *group, const char *event, uint64_t *id, char *format, size_t fsize, char *err,
+                         size_t errsize)
 {
     char path[256], buf[64];
     int saved = ENOENT;
 
     for (size_t i = 0; i < sizeof tracefs_dirs / sizeof tracefs_dirs[0]; i++) {
-        snprintf(path, sizeof path, "%s/events/sched/%s/id", tracefs_dirs[i], event);
+        snprintf(path, sizeof path, "%s/events/%s/%s/id", tracefs_dirs[i], group, event);
         if (read_small(path, buf, sizeof buf) <= 0) {
             if (errno != ENOENT) saved = errno;
             continue;
         }
         *id = strtoull(buf, NULL, 10);
-        snprintf(path, sizeof path, "%s/events/sched/%s/format", tracefs_dirs[i], event);
+        snprintf(path, sizeof path, "%s/events/%s/%s/format", tracefs_dirs[i], group, event);
         if (read_small(path, format, fsize) <= 0) break;
         return 0;
     }
     if (saved == ENOENT)
-        snprintf(err, errsize, "kernel events: tracepoint sched:%s: not found in /sys/kernel/tracing or "
-                 "/sys/kernel/debug/tracing (is tracefs mounted? mount -t tracefs nodev /sys/kernel/tracing)", event);
+        snprintf(err, errsize, "kernel events: tracepoint %s:%s: not found in /sys/kernel/tracing or "
+                 "/sys/kernel/debug/tracing (is tracefs mounted? mount -t tracefs nodev /sys/kernel/tracing)", group,
+                 event);
     else
-        snprintf(err, errsize, "kernel events: tracepoint sched:%s: %s/events/sched/%s/id: %s", event,
-                 tracefs_dirs[0], event, strerror(saved));
+        snprintf(err, errsize, "kernel events: tracepoint %s:%s: %s/events/%s/%s/id: %s", group, event,
+                 tracefs_dirs[0], group, event, strerror(saved));
     return -1;
+}
+
+/* A sched tracepoint's id and format: 0, or -1 with the reason in err. */
+static int tracepoint(const char *event, uint64_t *id, char *format, size_t fsize, char *err, size_t errsize)
+{
+    return tracepoint_in("sched", event, id, format, fsize, err, errsize);
 }
 
 /* The offset and size of field name in a tracepoint's format: 0, or -1 (err says so). */
@@ -439,6 +611,22 @@ static int64_t tp_get(const uint8_t *raw, uint32_t raw_len, const struct tp_fiel
     if (f->off + f->size > raw_len) return 0;
     return f->size == 8 ? (int64_t)etl_le64(raw + f->off) : (int32_t)etl_le32(raw + f->off);
 }
+
+/* The tracepoints of image unloads (image_load) and of exit statuses (process), and the
+   fields read from them (into tpf[ev], in this order). Optional: a kernel without syscall
+   tracepoints (CONFIG_FTRACE_SYSCALLS) records neither. */
+static const struct {
+    int ev;
+    uint32_t flag;
+    const char *group, *name, *fields[4];
+} exit_unmap_tps[] = {
+    { EV_MUNMAP, ETL_KERNEL_IMAGE_LOAD, "syscalls", "sys_enter_munmap", { "addr", "len" } },
+    { EV_MREMAP, ETL_KERNEL_IMAGE_LOAD, "syscalls", "sys_enter_mremap", { "addr", "old_len", "new_len", "flags" } },
+    { EV_EXIT_GROUP, ETL_KERNEL_PROCESS, "syscalls", "sys_enter_exit_group", { "error_code" } },
+    { EV_EXIT, ETL_KERNEL_PROCESS, "syscalls", "sys_enter_exit", { "error_code" } },
+    { EV_SIG_DELIVER, ETL_KERNEL_PROCESS, "signal", "signal_deliver", { "sig", "sa_handler" } },
+    { EV_SIG_GENERATE, ETL_KERNEL_PROCESS, "signal", "signal_generate", { "sig", "pid", "group", "result" } },
+};
 
 /* The attributes every event shares: the session's clock, ids on every record, disabled. */
 static void attr_base(struct perf_event_attr *a, uint32_t type, uint64_t config, uint64_t sample_type)
@@ -483,15 +671,18 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
     int want[EV_COUNT] = { 1, !!(k->flags & ETL_KERNEL_CSWITCH), !!(k->flags & ETL_KERNEL_DISPATCHER),
                            !!(k->flags & ETL_KERNEL_DISPATCHER), !!(k->flags & ETL_KERNEL_PROFILE) };
 
+    for (size_t i = 0; i < sizeof exit_unmap_tps / sizeof exit_unmap_tps[0]; i++)
+        want[exit_unmap_tps[i].ev] = (k->flags & exit_unmap_tps[i].flag) && tp_ids[exit_unmap_tps[i].ev];
+
     for (int e = 0; e < EV_COUNT; e++) {
         uint32_t sw_flag = e == EV_SWITCH ? ETL_KERNEL_CSWITCH : e == EV_PROFILE ? ETL_KERNEL_PROFILE
-                         : ETL_KERNEL_DISPATCHER;
+                         : e == EV_WAKEUP || e == EV_WAKEUP_NEW ? ETL_KERNEL_DISPATCHER : 0;
         uint64_t extra = e != EV_SIDEBAND && (k->stackwalk & sw_flag) ? PERF_SAMPLE_CALLCHAIN : 0;
         if (!want[e]) continue;
         if (e == EV_SIDEBAND) {
             attr_base(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, 0);
-            a.task = !!(k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD));
-            a.comm = a.comm_exec = !!(k->flags & ETL_KERNEL_PROCESS);
+            a.task = !!(k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD | ETL_KERNEL_IMAGE_LOAD));
+            a.comm = a.comm_exec = !!(k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_IMAGE_LOAD));
             a.mmap = a.mmap2 = !!(k->flags & ETL_KERNEL_IMAGE_LOAD);
             a.watermark = 1;
             a.wakeup_watermark = RING_PAGES * (uint32_t)c->page / 4;
@@ -639,7 +830,7 @@ static void emit_thread(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint3
 }
 
 static void pcache_add_image(struct etl_kcapture *k, uint32_t pid, int64_t ts, uint64_t base, uint64_t size,
-                             const char *file);
+                             uint64_t code, const char *file);
 
 static void emit_image(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32_t pid, uint32_t tid, uint64_t start,
                        uint64_t len, uint64_t pgoff, const char *file)
@@ -651,7 +842,8 @@ static void emit_image(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32
     size_t n = etl_kpayload_image(buf, sizeof buf, base, len + (start - base), pid, file);
 
     if (n <= sizeof buf) write_ev(k, ts, hook, pid, tid, buf, n);
-    if (hook != ETL_KHOOK_IMAGE_DCEND) pcache_add_image(k, pid, ts, base, len + (start - base), file);
+    if (hook == ETL_KHOOK_IMAGE_LOAD || hook == ETL_KHOOK_IMAGE_DCSTART)
+        pcache_add_image(k, pid, ts, base, len + (start - base), start, file);
 }
 
 /* ---- the processes known ---- */
@@ -660,6 +852,7 @@ static void pentry_free(struct pentry *e)
 {
     for (unsigned i = 0; i < e->nimages; i++) free(e->images[i].file);
     free(e->images);
+    free(e->removals);
     free(e->cmdline);
     free(e);
 }
@@ -680,6 +873,7 @@ static void pcache_put(struct etl_kcapture *k, int64_t ts, const struct procinfo
     pthread_mutex_lock(&k->plock);
     p = pfind(k, pi->pid);
     e = *p ? *p : calloc(1, sizeof *e);
+    if (e && !*p) etl_kexit_init(&e->exit);
     if (e && (*p != e || e->ts <= ts)) {
         e->ts = ts;
         char *cmd = strdup(pi->cmdline);
@@ -730,16 +924,130 @@ static void pcache_free(struct etl_kcapture *k)
         }
 }
 
-/* Adds an image of pid, known since ts (a process not known has none kept, nor does one whose
-   exec, later than ts, a reader of another processor brought first). */
-static void pcache_add_image(struct etl_kcapture *k, uint32_t pid, int64_t ts, uint64_t base, uint64_t size,
-                             const char *file)
+/* How long, and how many, removals a process keeps for images brought late (a reader lags
+   the others by a few polls at most). */
+#define REMOVAL_KEEP_NS 250000000
+#define REMOVAL_MAX 1024u
+
+/* Notes that e lost [lo, hi) at ts (plock held). */
+static void pcache_removed(struct pentry *e, int64_t ts, uint64_t lo, uint64_t hi, uint32_t tid)
+{
+    unsigned i;
+
+    if (e->nremovals == e->removals_cap) {
+        /* Full: forget the old ones first; grow only when all are recent. */
+        int64_t newest = e->nremovals ? e->removals[e->nremovals - 1].ts : ts;
+        unsigned old = 0;
+        while (old < e->nremovals && (e->removals[old].ts < newest - REMOVAL_KEEP_NS ||
+                                      (e->nremovals == REMOVAL_MAX && old < REMOVAL_MAX / 4)))
+            old++;
+        memmove(e->removals, e->removals + old, (e->nremovals - old) * sizeof *e->removals);
+        e->nremovals -= old;
+    }
+    if (e->nremovals == e->removals_cap) {
+        unsigned cap = e->removals_cap ? 2 * e->removals_cap : 8;
+        struct kremoval *n = realloc(e->removals, cap * sizeof *n);
+        if (!n) return;
+        e->removals = n;
+        e->removals_cap = cap;
+    }
+    for (i = e->nremovals; i > 0 && e->removals[i - 1].ts > ts; i--) e->removals[i] = e->removals[i - 1];
+    e->removals[i] = (struct kremoval){ ts, lo, hi, tid };
+    e->nremovals++;
+}
+
+/* Applies to the code [*code_lo, *code_hi) of an image of e known since ts what e lost after
+   ts: 1 and the removal that took the last of it into *gone, or 0 (plock held). */
+static int removed_since(const struct pentry *e, int64_t ts, uint64_t *code_lo, uint64_t *code_hi,
+                         struct kremoval *gone)
+{
+    for (unsigned i = 0; i < e->nremovals; i++) {
+        if (e->removals[i].ts <= ts) continue;
+        if (etl_kunmap_image(e->removals[i].lo, e->removals[i].hi, code_lo, code_hi) == ETL_KUNMAP_GONE) {
+            *gone = e->removals[i];
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int by_base(const void *a, const void *b)
+{
+    const struct kimage *x = a, *y = b;
+
+    return x->base < y->base ? -1 : x->base > y->base;
+}
+
+static void free_images(struct kimage *images, unsigned n);
+
+/* Image Unload of each image (in the order of their bases, as Windows lists them), then
+   frees them. */
+static void unload_images(struct etl_kcapture *k, int64_t ts, uint32_t pid, uint32_t tid, struct kimage *images,
+                          unsigned n)
+{
+    if (n > 1) qsort(images, n, sizeof *images, by_base);
+    for (unsigned i = 0; i < n; i++)
+        emit_image(k, ts, ETL_KHOOK_IMAGE_UNLOAD, pid, tid, images[i].base, images[i].size, 0, images[i].file);
+    free_images(images, n);
+}
+
+/* Thread tid of pid unmapped [lo, hi) at ts: the images whose code that took the last of
+   unload; the others keep what is left (etl_kunmap_image). */
+static void pcache_unmap(struct etl_kcapture *k, int64_t ts, uint32_t pid, uint32_t tid, uint64_t lo, uint64_t hi)
 {
     struct pentry *e;
+    struct kimage *gone = NULL;
+    unsigned ngone = 0;
 
     pthread_mutex_lock(&k->plock);
     e = *pfind(k, pid);
-    if (e && ts < e->ts) e = NULL;
+    if (e && ts >= e->ts) { /* (an older program's images unloaded at its exec) */
+        unsigned o = 0;
+        for (unsigned i = 0; i < e->nimages; i++) {
+            struct kimage *im = &e->images[i];
+            if (im->ts > ts || etl_kunmap_image(lo, hi, &im->code_lo, &im->code_hi) != ETL_KUNMAP_GONE) {
+                e->images[o++] = *im;
+                continue;
+            }
+            if (!gone && !(gone = malloc(e->nimages * sizeof *gone))) {
+                e->images[o++] = *im; /* no memory: it stays, and unloads at the exit */
+                continue;
+            }
+            gone[ngone++] = *im;
+        }
+        e->nimages = o;
+        pcache_removed(e, ts, lo, hi, tid);
+    }
+    pthread_mutex_unlock(&k->plock);
+    unload_images(k, ts, pid, tid, gone, ngone);
+}
+
+/* Adds an image of pid, known since ts (a process not known has none kept, nor does one whose
+   exec, later than ts, a reader of another processor brought first). */
+static void pcache_add_image(struct etl_kcapture *k, uint32_t pid, int64_t ts, uint64_t base, uint64_t size,
+                             uint64_t code, const char *file)
+{
+    struct pentry *e;
+    struct kremoval gone = { 0, 0, 0, 0 };
+    uint64_t code_lo = code, code_hi = base + size;
+    int unloaded = 0;
+
+    pthread_mutex_lock(&k->plock);
+    e = *pfind(k, pid);
+    /* Unmapped already, by what a reader of another processor brought first? */
+    if (e) unloaded = removed_since(e, ts, &code_lo, &code_hi, &gone);
+    if (e && (unloaded || ts < e->ts)) e = NULL;
+    /* One image per address: one loaded where another is (the fork's copy of a DCStart the
+       rundown also saw, a mapping over another) takes its place, as in the image map. */
+    for (unsigned i = 0; e && i < e->nimages; i++)
+        if (e->images[i].base == base) {
+            if (e->images[i].ts > ts) e = NULL; /* brought late: the newer one stays */
+            else {
+                free(e->images[i].file);
+                e->images[i] = e->images[--e->nimages];
+            }
+            break;
+        }
     if (e && e->nimages == e->cap) {
         unsigned cap = e->cap ? 2 * e->cap : 16;
         struct kimage *n = realloc(e->images, cap * sizeof *n);
@@ -752,26 +1060,48 @@ static void pcache_add_image(struct etl_kcapture *k, uint32_t pid, int64_t ts, u
         e->images[e->nimages].ts = ts;
         e->images[e->nimages].base = base;
         e->images[e->nimages].size = size;
+        e->images[e->nimages].code_lo = code_lo;
+        e->images[e->nimages].code_hi = code_hi;
         e->nimages++;
     }
     pthread_mutex_unlock(&k->plock);
+    if (unloaded) emit_image(k, gone.ts, ETL_KHOOK_IMAGE_UNLOAD, pid, gone.tid, base, size, 0, file);
 }
 
-/* An exec at ts: the images pid had before it are gone (those since are the new program's). */
-static void pcache_exec_images(struct etl_kcapture *k, uint32_t pid, int64_t ts)
+/* An exec at ts by thread tid: the images pid had before it are gone (those since are the new
+   program's), and unload; what decides the exit status starts anew. (pcache_exec_removed
+   notes the exec for images brought later.) */
+static void pcache_exec_images(struct etl_kcapture *k, uint32_t pid, uint32_t tid, int64_t ts)
 {
     struct pentry *e;
+    struct kimage *gone = NULL;
+    unsigned ngone = 0;
 
     pthread_mutex_lock(&k->plock);
     e = *pfind(k, pid);
     if (e) {
         unsigned o = 0;
+        if (e->nimages) gone = malloc(e->nimages * sizeof *gone);
         for (unsigned i = 0; i < e->nimages; i++) {
-            if (e->images[i].ts < ts) free(e->images[i].file);
-            else e->images[o++] = e->images[i];
+            if (e->images[i].ts >= ts) e->images[o++] = e->images[i];
+            else if (gone) gone[ngone++] = e->images[i];
+            else free(e->images[i].file);
         }
         e->nimages = o;
+        if (e->ts <= ts) etl_kexit_init(&e->exit);
     }
+    pthread_mutex_unlock(&k->plock);
+    unload_images(k, ts, pid, tid, gone, ngone);
+}
+
+/* After the exec's Process Start, which knows the process even when its fork is not read yet:
+   the images of its parent's that fork brings are gone since the exec. */
+static void pcache_exec_removed(struct etl_kcapture *k, uint32_t pid, uint32_t tid, int64_t ts)
+{
+    struct pentry *e;
+
+    pthread_mutex_lock(&k->plock);
+    if ((e = *pfind(k, pid))) pcache_removed(e, ts, 0, UINT64_MAX, tid);
     pthread_mutex_unlock(&k->plock);
 }
 
@@ -905,6 +1235,136 @@ static int trailer(const uint8_t *r, uint32_t size, uint32_t body, struct traile
     return 0;
 }
 
+/* How long a reader waits for another that does not get on (wait_readers), and at most. */
+#define EXIT_STUCK_NS 500000000
+#define EXIT_WAIT_NS 2000000000
+
+/*
+ * Waits until the readers of the other processors have handled their records older than ts
+ * (an exit's: what decides its status and the images it has may have happened on another
+ * processor). A reader publishes how far it got before each record (drain), so two readers
+ * waiting for each other do not deadlock: the one at the earlier record goes on. A loaded
+ * machine keeps a reader behind by as much as hundreds of milliseconds: the wait lasts while
+ * the readers waited for get on, and ends when none has for EXIT_STUCK_NS (a reader whose
+ * processor something else holds: it is not waited for again until it gets on), or after
+ * EXIT_WAIT_NS.
+ */
+static void wait_readers(struct kcpu *c, int64_t ts)
+{
+    struct etl_kcapture *k = c->k;
+    struct timespec nap = { 0, 1000000 };
+    int64_t start = etl_monoclock_exact(), moved = start, behind = INT64_MIN;
+
+    for (;;) {
+        int64_t least = INT64_MAX, now;
+        for (unsigned i = 0; i < k->ncpu; i++) {
+            int64_t p = atomic_load(&k->cpus[i].progress);
+            if (&k->cpus[i] != c && p < ts - 1 && p != atomic_load(&k->cpus[i].stuck_at) && p < least) least = p;
+        }
+        if (least == INT64_MAX) return;
+        now = etl_monoclock_exact();
+        if (least != behind) {
+            behind = least;
+            moved = now;
+        }
+        if (now - moved > EXIT_STUCK_NS || now - start > EXIT_WAIT_NS) {
+            for (unsigned i = 0; i < k->ncpu; i++) {
+                int64_t p = atomic_load(&k->cpus[i].progress);
+                if (&k->cpus[i] != c && p < ts - 1) atomic_store(&k->cpus[i].stuck_at, p);
+            }
+            return;
+        }
+        nanosleep(&nap, NULL);
+    }
+}
+
+/* The exit of pid at ts (its leader's, tid): Image Unload of the images it still has (as
+   Windows writes them at a process's end, before its Process End); its ExitStatus. */
+static int32_t process_exit(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid)
+{
+    struct etl_kcapture *k = c->k;
+    struct pentry *e;
+    struct kimage *images = NULL;
+    unsigned n = 0;
+    int32_t status = 0;
+
+    wait_readers(c, ts);
+    pthread_mutex_lock(&k->plock);
+    e = *pfind(k, pid);
+    if (e && e->ts <= ts) {
+        etl_kexit_status(&e->exit, ts, &status);
+        images = e->images; /* the entry is dropped next: its images are handed over */
+        n = e->nimages;
+        e->images = NULL;
+        e->nimages = e->cap = 0;
+    }
+    pthread_mutex_unlock(&k->plock);
+    unload_images(k, ts, pid, tid, images, n);
+    return status;
+}
+
+/* What the exit and signal tracepoints say of a process, noted for its exit. */
+enum { XN_GROUP, XN_LEADER, XN_SENT, XN_DELIVERED, XN_CAUGHT };
+
+static void pcache_exit_note(struct etl_kcapture *k, uint32_t pid, int64_t ts, int what, int64_t value)
+{
+    struct pentry *e;
+
+    pthread_mutex_lock(&k->plock);
+    e = *pfind(k, pid);
+    if (e && ts >= e->ts) { /* (not of the program before an exec) */
+        switch (what) {
+        case XN_GROUP: etl_kexit_group(&e->exit, ts, value); break;
+        case XN_LEADER: etl_kexit_leader(&e->exit, ts, value); break;
+        case XN_SENT: etl_kexit_sent(&e->exit, ts, (int)value); break;
+        default: etl_kexit_delivered(&e->exit, ts, (int)value, what == XN_DELIVERED); break;
+        }
+    }
+    pthread_mutex_unlock(&k->plock);
+}
+
+/* A sample of the unload and exit tracepoints (exit_unmap_tps): 1, or 0 for another event. */
+static int exit_unmap_sample(struct kcpu *c, int e, int64_t ts, uint32_t pid, uint32_t tid, const uint8_t *raw,
+                             uint32_t raw_len)
+{
+    struct etl_kcapture *k = c->k;
+    const struct tp_field *f = k->tpf[e];
+    uint64_t lo, hi;
+
+    switch (e) {
+    case EV_MUNMAP:
+        if (etl_kunmap_range((uint64_t)tp_get(raw, raw_len, &f[0]), (uint64_t)tp_get(raw, raw_len, &f[1]), c->page,
+                             &lo, &hi) == 0)
+            pcache_unmap(k, ts, pid, tid, lo, hi);
+        return 1;
+    case EV_MREMAP:
+        if (etl_kmremap_range((uint64_t)tp_get(raw, raw_len, &f[0]), (uint64_t)tp_get(raw, raw_len, &f[1]),
+                              (uint64_t)tp_get(raw, raw_len, &f[2]), (uint64_t)tp_get(raw, raw_len, &f[3]), c->page,
+                              &lo, &hi) == 0)
+            pcache_unmap(k, ts, pid, tid, lo, hi);
+        return 1;
+    case EV_EXIT_GROUP: pcache_exit_note(k, pid, ts, XN_GROUP, tp_get(raw, raw_len, &f[0])); return 1;
+    case EV_EXIT:
+        /* A thread's exit: the process's status when it is the leader's (what waitpid reports
+           when no group exit came first). */
+        if (pid == tid) pcache_exit_note(k, pid, ts, XN_LEADER, tp_get(raw, raw_len, &f[0]));
+        return 1;
+    case EV_SIG_DELIVER:
+        pcache_exit_note(k, pid, ts, tp_get(raw, raw_len, &f[1]) == 0 ? XN_DELIVERED : XN_CAUGHT,
+                         tp_get(raw, raw_len, &f[0]));
+        return 1;
+    case EV_SIG_GENERATE: {
+        /* Queued (result 0, TRACE_SIGNAL_DELIVERED), to: the sending thread itself (raise,
+           the kernel's own), a process (group: the pid is its leader's), or a leader by tid. */
+        uint32_t target = (uint32_t)tp_get(raw, raw_len, &f[1]);
+        if (tp_get(raw, raw_len, &f[3]) != 0) return 1;
+        pcache_exit_note(k, target == tid ? pid : target, ts, XN_SENT, tp_get(raw, raw_len, &f[0]));
+        return 1;
+    }
+    default: return 0;
+    }
+}
+
 /* Process Start of a fork: the child is its parent's copy (name, user, command line) until it
    execs. */
 static void process_fork(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t ppid, uint32_t ptid)
@@ -915,21 +1375,25 @@ static void process_fork(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t ppid
     pi.pid = pid;
     pi.ppid = ppid;
     pcache_put(c->k, ts, &pi);
-    emit_process(c->k, ts, ETL_KHOOK_PROCESS_START, &pi, ETL_KSTILL_ACTIVE, ppid, ptid);
+    if (c->k->flags & ETL_KERNEL_PROCESS)
+        emit_process(c->k, ts, ETL_KHOOK_PROCESS_START, &pi, ETL_KSTILL_ACTIVE, ppid, ptid);
     if (c->k->flags & ETL_KERNEL_IMAGE_LOAD) {
         /* Windows has no fork: the child's copies of its parent's images load with it. */
         struct kimage *images;
         unsigned n = pcache_images_at(c->k, ppid, ts, &images);
         for (unsigned i = 0; i < n; i++)
-            emit_image(c->k, ts, ETL_KHOOK_IMAGE_LOAD, pid, pid, images[i].base, images[i].size, 0, images[i].file);
+            emit_image(c->k, ts, ETL_KHOOK_IMAGE_LOAD, pid, pid, images[i].code_lo, images[i].code_hi - images[i].code_lo,
+                       images[i].code_lo - images[i].base, images[i].file);
         free_images(images, n);
     }
 }
 
-/* Process End of the program a process ran: at its exit (drop: it is forgotten) or its exec. */
+/* Process End of the program a process ran: at its exit (drop: it is forgotten; its images
+   unload first) or its exec. */
 static void process_end(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid, int drop)
 {
     struct procinfo pi;
+    int32_t status = drop ? process_exit(c, ts, pid, tid) : 0;
 
     if (pcache_get(c->k, pid, &pi, drop) != 0 && proc_info(pid, &pi, NULL) == 0 && !drop) {
         /* An exec whose fork another processor's reader has not brought yet: until the exec
@@ -940,7 +1404,7 @@ static void process_end(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid, 
             snprintf(pi.cmdline, sizeof pi.cmdline, "%s", parent.cmdline);
         }
     }
-    emit_process(c->k, ts, ETL_KHOOK_PROCESS_END, &pi, 0, pid, tid);
+    if (c->k->flags & ETL_KERNEL_PROCESS) emit_process(c->k, ts, ETL_KHOOK_PROCESS_END, &pi, status, pid, tid);
 }
 
 /* Process Start at an exec: the new program's name (the exec's comm), its command line from
@@ -958,7 +1422,8 @@ static void process_exec(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid,
     if (had && !pi.ppid) pi.ppid = known.ppid;
     if (had && pi.uid == UINT32_MAX) pi.uid = known.uid;
     pcache_put(c->k, ts, &pi);
-    emit_process(c->k, ts, ETL_KHOOK_PROCESS_START, &pi, ETL_KSTILL_ACTIVE, pid, tid);
+    if (c->k->flags & ETL_KERNEL_PROCESS)
+        emit_process(c->k, ts, ETL_KHOOK_PROCESS_START, &pi, ETL_KSTILL_ACTIVE, pid, tid);
 }
 
 static void task_record(struct kcpu *c, const uint8_t *r, uint32_t size, int fork)
@@ -974,12 +1439,12 @@ static void task_record(struct kcpu *c, const uint8_t *r, uint32_t size, int for
     ptid = etl_le32(r + 20);
     ts = order_ts(c, (int64_t)etl_le64(r + 24));
     if (fork) {
-        if (pid == tid && (k->flags & ETL_KERNEL_PROCESS)) process_fork(c, ts, pid, ppid, ptid);
+        if (pid == tid && (k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_IMAGE_LOAD))) process_fork(c, ts, pid, ppid, ptid);
         if (k->flags & ETL_KERNEL_THREAD) emit_thread(k, ts, ETL_KHOOK_THREAD_START, pid, tid, ppid, ptid);
         return;
     }
     if (k->flags & ETL_KERNEL_THREAD) emit_thread(k, ts, ETL_KHOOK_THREAD_END, pid, tid, pid, tid);
-    if (pid == tid && (k->flags & ETL_KERNEL_PROCESS)) process_end(c, ts, pid, tid, 1);
+    if (pid == tid && (k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_IMAGE_LOAD))) process_end(c, ts, pid, tid, 1);
 }
 
 static void comm_record(struct kcpu *c, const uint8_t *r, uint32_t size, uint16_t misc)
@@ -996,9 +1461,10 @@ static void comm_record(struct kcpu *c, const uint8_t *r, uint32_t size, uint16_
     ts = order_ts(c, t.time);
     /* exec: the process ends as the program it was and starts as the new one (its mappings
        went with the old program; the new one's come as Image Loads). */
+    pcache_exec_images(c->k, pid, tid, ts);
     process_end(c, ts, pid, tid, 0);
-    pcache_exec_images(c->k, pid, ts);
     process_exec(c, ts, pid, tid, name);
+    pcache_exec_removed(c->k, pid, tid, ts);
 }
 
 static void mmap2_record(struct kcpu *c, const uint8_t *r, uint32_t size)
@@ -1058,6 +1524,7 @@ static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
         raw = r + o + 4;
     }
     ts = order_ts(c, ts);
+    if (exit_unmap_sample(c, e, ts, pid, tid, raw, raw_len)) return;
     if (e == EV_PROFILE) {
         n = etl_kpayload_sample(buf, sizeof buf, ip, tid);
         write_ev(k, ts, ETL_KHOOK_SAMPLED_PROFILE, 0, 0, buf, n);
@@ -1191,12 +1658,17 @@ static void drain(struct kcpu *c, int final)
         tail += len;
     }
     __atomic_store_n(&m->data_tail, tail, __ATOMIC_RELEASE);
-    if (!c->qn) return;
+    if (!c->qn) {
+        atomic_store(&c->progress, horizon);
+        return;
+    }
     qsort(c->q, c->qn, sizeof *c->q, by_time);
     while (done < c->qn && c->q[done].ts <= horizon) {
+        atomic_store(&c->progress, c->q[done].ts - 1); /* (for wait_readers) */
         handle(c, c->q_bytes + c->q[done].off, c->q[done].len);
         done++;
     }
+    atomic_store(&c->progress, horizon);
     /* The rest, to the front (their bytes too). */
     if (done) {
         size_t used = 0;
@@ -1264,6 +1736,27 @@ void etl_kcapture_end(etl_session *s, struct etl_kcapture *k)
     kcapture_free(k);
 }
 
+/* The ids of exit_unmap_tps and their fields, for the flags asked; 0 for those this kernel
+   lacks (their events are not recorded). */
+static void exit_unmap_tracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT])
+{
+    char format[8192], ignored[512];
+
+    for (size_t i = 0; i < sizeof exit_unmap_tps / sizeof exit_unmap_tps[0]; i++) {
+        int e = exit_unmap_tps[i].ev;
+        if (!(k->flags & exit_unmap_tps[i].flag) ||
+            tracepoint_in(exit_unmap_tps[i].group, exit_unmap_tps[i].name, &ids[e], format, sizeof format, ignored,
+                          sizeof ignored) != 0) {
+            ids[e] = 0;
+            continue;
+        }
+        for (int f = 0; f < 4 && exit_unmap_tps[i].fields[f]; f++)
+            if (tp_find(format, exit_unmap_tps[i].name, exit_unmap_tps[i].fields[f], &k->tpf[e][f], ignored,
+                        sizeof ignored) != 0)
+                ids[e] = 0;
+    }
+}
+
 /* The tracepoints' ids and the fields read from them: 0, or -1 (err). */
 static int tracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT], char *err, size_t errsize)
 {
@@ -1285,6 +1778,7 @@ static int tracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT], char *err
             tp_find(format, "sched_wakeup_new", "pid", &k->wakeup_new_pid, err, errsize) != 0)
             return -1;
     }
+    exit_unmap_tracepoints(k, ids);
     return 0;
 }
 
@@ -1322,6 +1816,10 @@ static int kcapture_start(etl_session *s, struct etl_kcapture *k, uint32_t inter
     t0 = etl_monoclock_exact();
     set_enabled(k, 1);
     rundown(k, t0, 0);
+    for (unsigned i = 0; i < k->ncpu; i++) {
+        atomic_store(&k->cpus[i].progress, t0);
+        atomic_store(&k->cpus[i].stuck_at, INT64_MIN);
+    }
     for (unsigned i = 0; i < k->ncpu; i++) {
         k->cpus[i].last_ts = t0;
         if (pthread_create(&k->cpus[i].thread, NULL, reader, &k->cpus[i]) != 0) {
