@@ -900,6 +900,13 @@ static int pcache_get(struct etl_kcapture *k, uint32_t pid, struct procinfo *pi,
     pthread_mutex_lock(&k->plock);
     p = pfind(k, pid);
     e = *p;
+    if (e && e->ts == INT64_MIN) { /* a placeholder (pcache_exec_images): nothing known */
+        if (drop) {
+            *p = e->next;
+            pentry_free(e);
+        }
+        e = NULL;
+    }
     if (e) {
         pi->ppid = e->ppid;
         pi->uid = e->uid;
@@ -1069,8 +1076,8 @@ static void pcache_add_image(struct etl_kcapture *k, uint32_t pid, int64_t ts, u
 }
 
 /* An exec at ts by thread tid: the images pid had before it are gone (those since are the new
-   program's), and unload; what decides the exit status starts anew. (pcache_exec_removed
-   notes the exec for images brought later.) */
+   program's), and unload; what decides the exit status starts anew. The exec is noted for
+   images brought later. */
 static void pcache_exec_images(struct etl_kcapture *k, uint32_t pid, uint32_t tid, int64_t ts)
 {
     struct pentry *e;
@@ -1079,8 +1086,17 @@ static void pcache_exec_images(struct etl_kcapture *k, uint32_t pid, uint32_t ti
 
     pthread_mutex_lock(&k->plock);
     e = *pfind(k, pid);
+    if (!e && (e = calloc(1, sizeof *e))) {
+        /* Its fork is not read yet: a placeholder (ts INT64_MIN, which pcache_get does not
+           report) holds the exec for the images the fork brings. */
+        e->pid = pid;
+        e->ts = INT64_MIN;
+        etl_kexit_init(&e->exit);
+        *pfind(k, pid) = e;
+    }
     if (e) {
         unsigned o = 0;
+        pcache_removed(e, ts, 0, UINT64_MAX, tid);
         if (e->nimages) gone = malloc(e->nimages * sizeof *gone);
         for (unsigned i = 0; i < e->nimages; i++) {
             if (e->images[i].ts >= ts) e->images[o++] = e->images[i];
@@ -1092,17 +1108,6 @@ static void pcache_exec_images(struct etl_kcapture *k, uint32_t pid, uint32_t ti
     }
     pthread_mutex_unlock(&k->plock);
     unload_images(k, ts, pid, tid, gone, ngone);
-}
-
-/* After the exec's Process Start, which knows the process even when its fork is not read yet:
-   the images of its parent's that fork brings are gone since the exec. */
-static void pcache_exec_removed(struct etl_kcapture *k, uint32_t pid, uint32_t tid, int64_t ts)
-{
-    struct pentry *e;
-
-    pthread_mutex_lock(&k->plock);
-    if ((e = *pfind(k, pid))) pcache_removed(e, ts, 0, UINT64_MAX, tid);
-    pthread_mutex_unlock(&k->plock);
 }
 
 /* The images ppid had at ts, copied (to free with free_images); their number. */
@@ -1464,7 +1469,6 @@ static void comm_record(struct kcpu *c, const uint8_t *r, uint32_t size, uint16_
     pcache_exec_images(c->k, pid, tid, ts);
     process_end(c, ts, pid, tid, 0);
     process_exec(c, ts, pid, tid, name);
-    pcache_exec_removed(c->k, pid, tid, ts);
 }
 
 static void mmap2_record(struct kcpu *c, const uint8_t *r, uint32_t size)
