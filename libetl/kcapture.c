@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -311,6 +312,7 @@ int etl_kcapture_form(uint16_t hook, int *system, uint16_t *version)
         { ETL_KHOOK_DISK_READ, 0, 3 },       { ETL_KHOOK_DISK_WRITE, 0, 3 },      { ETL_KHOOK_DISK_READ_INIT, 0, 3 },
         { ETL_KHOOK_DISK_WRITE_INIT, 0, 3 }, { ETL_KHOOK_DISK_FLUSH, 0, 3 },      { ETL_KHOOK_DISK_FLUSH_INIT, 0, 3 },
         { ETL_KHOOK_SYSCALL_ENTER, 0, 2 },   { ETL_KHOOK_SYSCALL_EXIT, 0, 2 },
+        { ETL_KHOOK_IMAGE_UNLOAD, 1, 3 },
     };
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
         if (forms[i].hook == hook) {
@@ -401,6 +403,147 @@ uint32_t etl_kntstatus(int64_t ret)
     return 0xE0000000u | (uint32_t)-ret;
 }
 
+/* ------------------------------------------------------------------ unloads and exit status */
+
+int etl_kunmap_range(uint64_t addr, uint64_t len, uint64_t page, uint64_t *lo, uint64_t *hi)
+{
+    uint64_t pages = len / page + (len % page != 0);
+
+    if (!page || addr % page || !len || pages > (UINT64_MAX - addr) / page) return -1;
+    *lo = addr;
+    *hi = addr + pages * page;
+    return 0;
+}
+
+int etl_kmremap_range(uint64_t addr, uint64_t old_len, uint64_t new_len, uint64_t flags, uint64_t page,
+                      uint64_t *lo, uint64_t *hi)
+{
+    const uint64_t maymove = 1, fixed = 2, dontunmap = 4; /* MREMAP_* */
+    uint64_t old_lo, old_hi, new_lo, new_hi;
+
+    if ((flags & ~(maymove | fixed | dontunmap)) || ((flags & (fixed | dontunmap)) && !(flags & maymove)) ||
+        (flags & dontunmap))
+        return -1; /* refused, or the old range stays mapped */
+    if (etl_kunmap_range(addr, old_len, page, &old_lo, &old_hi) != 0 ||
+        etl_kunmap_range(addr, new_len, page, &new_lo, &new_hi) != 0)
+        return -1; /* refused (or old_len 0: a copy of a shared mapping, nothing removed) */
+    *lo = flags & fixed ? old_lo : new_hi;
+    *hi = old_hi;
+    return *lo < *hi ? 0 : -1;
+}
+
+int etl_kunmap_image(uint64_t lo, uint64_t hi, uint64_t *code_lo, uint64_t *code_hi)
+{
+    if (hi <= *code_lo || lo >= *code_hi) return ETL_KUNMAP_KEPT;
+    if (lo <= *code_lo && hi >= *code_hi) return ETL_KUNMAP_GONE;
+    if (lo <= *code_lo) *code_lo = hi;
+    else if (hi >= *code_hi) *code_hi = lo;
+    else return ETL_KUNMAP_KEPT; /* a hole: code on both sides */
+    return ETL_KUNMAP_SHRUNK;
+}
+
+int etl_ksignal_default(int sig)
+{
+    switch (sig) {
+    case SIGCHLD: case SIGCONT: case SIGURG: case SIGWINCH:             /* ignored, or continue */
+    case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU: return 0; /* stop */
+    case SIGQUIT: case SIGILL: case SIGTRAP: case SIGABRT: case SIGBUS: case SIGFPE: case SIGSEGV:
+    case SIGXCPU: case SIGXFSZ: case SIGSYS: return 2;
+    default: return sig > 0 && sig <= 64 ? 1 : 0;
+    }
+}
+
+void etl_kexit_init(etl_kexit *x)
+{
+    memset(x, 0, sizeof *x);
+    x->group_ts = x->fatal_ts = x->kill_ts = x->leader_ts = INT64_MAX;
+}
+
+void etl_kexit_group(etl_kexit *x, int64_t ts, int64_t code)
+{
+    if (ts >= x->group_ts) return;
+    x->group_ts = ts;
+    x->group_code = (int)(code & 0xFF); /* what waitpid's WEXITSTATUS gives */
+}
+
+void etl_kexit_leader(etl_kexit *x, int64_t ts, int64_t code)
+{
+    if (ts >= x->leader_ts) return;
+    x->leader_ts = ts;
+    x->leader_code = (int)(code & 0xFF);
+}
+
+/* Keeps the ETL_KEXIT_SIGNALS latest of x->sent in time order. */
+static void kexit_note(etl_kexit *x, int64_t ts, int sig)
+{
+    unsigned i;
+
+    if (x->nsent == ETL_KEXIT_SIGNALS) {
+        if (ts < x->sent[0].ts) return;
+        memmove(x->sent, x->sent + 1, (ETL_KEXIT_SIGNALS - 1) * sizeof x->sent[0]);
+        x->nsent--;
+    }
+    for (i = x->nsent; i > 0 && x->sent[i - 1].ts > ts; i--) x->sent[i] = x->sent[i - 1];
+    x->sent[i].ts = ts;
+    x->sent[i].sig = sig;
+    x->nsent++;
+}
+
+void etl_kexit_sent(etl_kexit *x, int64_t ts, int sig)
+{
+    if (etl_ksignal_default(sig) == 1) kexit_note(x, ts, sig);
+}
+
+void etl_kexit_delivered(etl_kexit *x, int64_t ts, int sig, int dfl)
+{
+    int action = etl_ksignal_default(sig);
+
+    if (!dfl) {
+        if (action == 1) kexit_note(x, ts, -sig); /* caught or ignored: it decided nothing */
+    } else if (action && sig == SIGKILL) {
+        if (ts < x->kill_ts) x->kill_ts = ts;
+    } else if (action && ts < x->fatal_ts) {
+        x->fatal_ts = ts;
+        x->fatal_sig = sig;
+    }
+}
+
+/* The signal a SIGKILL delivered at ts stands for: when a signal whose default action kills is
+   sent to a process that does not catch it, the kernel decides the group exit with that signal
+   at once and the threads then die of SIGKILL. The latest such signal sent before ts and not
+   delivered to a handler since; else SIGKILL itself. */
+static int kexit_killer(const etl_kexit *x, int64_t ts)
+{
+    for (unsigned i = x->nsent; i-- > 0;) {
+        int caught = 0;
+        if (x->sent[i].ts > ts || x->sent[i].sig < 0) continue;
+        for (unsigned j = i + 1; j < x->nsent && x->sent[j].ts <= ts; j++)
+            if (x->sent[j].sig == -x->sent[i].sig) caught = 1;
+        if (!caught) return x->sent[i].sig;
+    }
+    return SIGKILL;
+}
+
+int etl_kexit_status(const etl_kexit *x, int64_t end_ts, int32_t *status)
+{
+    int64_t first = x->group_ts;
+
+    if (x->fatal_ts < first) first = x->fatal_ts;
+    if (x->kill_ts < first) first = x->kill_ts;
+    *status = 0;
+    if (first <= end_ts) {
+        if (first == x->group_ts) *status = x->group_code;
+        else if (first == x->fatal_ts) *status = 128 + x->fatal_sig;
+        else *status = 128 + kexit_killer(x, first);
+        return 1;
+    }
+    if (x->leader_ts <= end_ts) {
+        *status = x->leader_code;
+        return 1;
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------------ capture */
 
 #if defined(__linux__) && defined(PERF_RECORD_MISC_COMM_EXEC)
@@ -408,13 +551,21 @@ uint32_t etl_kntstatus(int64_t ret)
 /* The events of each processor. The LBR ones are opened later (etl_kcapture_lbr_start), while
    the reader runs: their fd is published last, with release. */
 enum { EV_SIDEBAND, EV_SWITCH, EV_WAKEUP, EV_WAKEUP_NEW, EV_PROFILE, EV_RQ_ISSUE, EV_RQ_COMPLETE, EV_SYS_ENTER,
-       EV_SYS_EXIT, EV_LBR_PROFILE, EV_LBR_PMC, EV_COUNT };
+       EV_SYS_EXIT, EV_MUNMAP, EV_MREMAP, EV_EXIT_GROUP, EV_EXIT, EV_SIG_DELIVER, EV_SIG_GENERATE, EV_LBR_PROFILE,
+       EV_LBR_PMC, EV_COUNT };
 static const char *const ev_names[EV_COUNT] = { "sideband (task, comm, mmap2)", "sched:sched_switch",
                                                 "sched:sched_wakeup", "sched:sched_wakeup_new",
                                                 "cpu-clock sampling", "block:block_rq_issue",
                                                 "block:block_rq_complete", "raw_syscalls:sys_enter",
-                                                "raw_syscalls:sys_exit", "cycles with a branch stack",
-                                                "branch instructions with a branch stack" };
+                                                "raw_syscalls:sys_exit",
+                                                [EV_MUNMAP] = "syscalls:sys_enter_munmap",
+                                                [EV_MREMAP] = "syscalls:sys_enter_mremap",
+                                                [EV_EXIT_GROUP] = "syscalls:sys_enter_exit_group",
+                                                [EV_EXIT] = "syscalls:sys_enter_exit",
+                                                [EV_SIG_DELIVER] = "signal:signal_deliver",
+                                                [EV_SIG_GENERATE] = "signal:signal_generate",
+                                                [EV_LBR_PROFILE] = "cycles with a branch stack",
+                                                [EV_LBR_PMC] = "branch instructions with a branch stack" };
 
 #define RING_PAGES 256u /* data pages per processor: 1 MiB */
 #define MAX_FRAMES ETL_PROVIDER_MAX_STACK
@@ -423,6 +574,7 @@ struct kcpu {
     struct etl_kcapture *k;
     int cpu;
     int fd[EV_COUNT];
+    uint64_t got[EV_COUNT];    /* samples of each event read from the ring */
     uint64_t id[EV_COUNT];
     uint8_t *ring;
     size_t ring_len, page;
@@ -437,7 +589,14 @@ struct kcpu {
     uint8_t *q_bytes;
     size_t q_used, q_bytes_cap;
     uint64_t q_seq;
+    /* Image Unloads due later than the record being handled (its image was brought by this
+       reader after another reader handled the munmap or exec that removed it): written in
+       this processor's time order, when its records reach their time (flush_deferred). */
+    struct kdeferred { int64_t ts; uint32_t pid, tid; uint64_t base, size; char *file; } *def;
+    size_t ndef, defcap;
     unsigned disk_waited_ms;   /* at the end, how long it waited for other readers' issues */
+    _Atomic int64_t progress;  /* every record of this processor up to this time is handled */
+    _Atomic int64_t stuck_at;  /* its progress when a reader stopped waiting for it */
 };
 
 /* Where a tracepoint's fields are in its raw data. */
@@ -449,6 +608,15 @@ struct kimage {
     int64_t ts;                /* of its event */
     uint64_t base, size;
     char *file;
+    uint64_t code_lo, code_hi; /* what is left of its executable mapping */
+};
+
+/* Mappings a process lost at ts (a munmap; all of them at an exec), kept a while for the
+   images a reader of another processor brings after it. */
+struct kremoval {
+    int64_t ts;
+    uint64_t lo, hi;
+    uint32_t tid;
 };
 
 /* What the capture knows of a process between its events: perf's records name only pids,
@@ -464,6 +632,9 @@ struct pentry {
     struct kimage *images;
     unsigned nimages, cap;
     struct pentry *next;
+    struct kremoval *removals; /* in time order */
+    unsigned nremovals, removals_cap;
+    etl_kexit exit;            /* what decides its ExitStatus */
 };
 #define PTAB_SIZE 1024u
 
@@ -482,6 +653,7 @@ struct etl_kcapture {
     struct pentry *ptab[PTAB_SIZE];
     uint32_t flags, stackwalk;
     uint64_t sample_type[EV_COUNT];
+    uint8_t counted[EV_COUNT]; /* a tracepoint whose count (PERF_FORMAT_LOST) is checked at the end */
     uint32_t interval_100ns;   /* of the profile */
     etl_lbr_trigger_form lbr_form[2]; /* how EV_LBR_PROFILE and EV_LBR_PMC samples are written */
     unsigned ncpu;
@@ -495,6 +667,8 @@ struct etl_kcapture {
     struct disk_req *dtab[DTAB_SIZE];
     /* syscall: raw_syscalls:sys_enter's id, sys_exit's ret */
     struct tp_field sys_id, sys_ret;
+    /* The fields of the unload and exit tracepoints (exit_unmap_tps), in their order. */
+    struct tp_field tpf[EV_COUNT][4];
 };
 
 static long perf_open(struct perf_event_attr *a, int cpu)
@@ -553,6 +727,16 @@ static int tracepoint(const char *event, uint64_t *id, char *format, size_t fsiz
     return -1;
 }
 
+/* The same for group:event. */
+static int tracepoint_in(const char *group, const char *event, uint64_t *id, char *format, size_t fsize, char *err,
+                         size_t errsize)
+{
+    char name[128];
+
+    snprintf(name, sizeof name, "%s:%s", group, event);
+    return tracepoint(name, id, format, fsize, err, errsize);
+}
+
 /* The offset and size of field name in a tracepoint's format: 0, or -1 (err says so). */
 static int tp_find(const char *format, const char *event, const char *name, struct tp_field *f, char *err,
                    size_t errsize)
@@ -582,6 +766,22 @@ static int64_t tp_get(const uint8_t *raw, uint32_t raw_len, const struct tp_fiel
     return f->size == 8 ? (int64_t)etl_le64(raw + f->off) : (int32_t)etl_le32(raw + f->off);
 }
 
+/* The tracepoints of image unloads (image_load) and of exit statuses (process), and the
+   fields read from them (into tpf[ev], in this order). Optional: a kernel without syscall
+   tracepoints (CONFIG_FTRACE_SYSCALLS) records neither. */
+static const struct {
+    int ev;
+    uint32_t flag;
+    const char *group, *name, *fields[4];
+} exit_unmap_tps[] = {
+    { EV_MUNMAP, ETL_KERNEL_IMAGE_LOAD, "syscalls", "sys_enter_munmap", { "addr", "len" } },
+    { EV_MREMAP, ETL_KERNEL_IMAGE_LOAD, "syscalls", "sys_enter_mremap", { "addr", "old_len", "new_len", "flags" } },
+    { EV_EXIT_GROUP, ETL_KERNEL_PROCESS, "syscalls", "sys_enter_exit_group", { "error_code" } },
+    { EV_EXIT, ETL_KERNEL_PROCESS, "syscalls", "sys_enter_exit", { "error_code" } },
+    { EV_SIG_DELIVER, ETL_KERNEL_PROCESS, "signal", "signal_deliver", { "sig", "sa_handler" } },
+    { EV_SIG_GENERATE, ETL_KERNEL_PROCESS, "signal", "signal_generate", { "sig", "pid", "group", "result" } },
+};
+
 /* The attributes every event shares: the session's clock, ids on every record, disabled. */
 static void attr_base(struct perf_event_attr *a, uint32_t type, uint64_t config, uint64_t sample_type)
 {
@@ -603,6 +803,10 @@ static void close_cpu(struct kcpu *c)
     for (int e = 0; e < EV_COUNT; e++)
         if (c->fd[e] >= 0) close(c->fd[e]);
     for (int e = 0; e < EV_COUNT; e++) c->fd[e] = -1;
+    for (size_t i = 0; i < c->ndef; i++) free(c->def[i].file);
+    free(c->def);
+    c->def = NULL;
+    c->ndef = c->defcap = 0;
     free(c->q);
     free(c->q_bytes);
     c->q = NULL;
@@ -627,16 +831,19 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
                            !!(k->flags & ETL_KERNEL_DISK_IO), !!(k->flags & ETL_KERNEL_DISK_IO),
                            !!(k->flags & ETL_KERNEL_SYSCALL), !!(k->flags & ETL_KERNEL_SYSCALL) };
 
+    for (size_t i = 0; i < sizeof exit_unmap_tps / sizeof exit_unmap_tps[0]; i++)
+        want[exit_unmap_tps[i].ev] = (k->flags & exit_unmap_tps[i].flag) && tp_ids[exit_unmap_tps[i].ev];
+
     for (int e = 0; e < EV_COUNT; e++) {
         uint32_t sw_flag = e == EV_SWITCH ? ETL_KERNEL_CSWITCH : e == EV_PROFILE ? ETL_KERNEL_PROFILE
-                         : ETL_KERNEL_DISPATCHER;
+                         : e == EV_WAKEUP || e == EV_WAKEUP_NEW ? ETL_KERNEL_DISPATCHER : 0;
         uint64_t extra = e != EV_SIDEBAND && (k->stackwalk & sw_flag) ? PERF_SAMPLE_CALLCHAIN : 0;
         if (e == EV_RQ_ISSUE || e == EV_RQ_COMPLETE || e == EV_SYS_ENTER || e == EV_SYS_EXIT) extra = 0; /* no stack walks */
         if (!want[e]) continue;
         if (e == EV_SIDEBAND) {
             attr_base(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, 0);
-            a.task = !!(k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD));
-            a.comm = a.comm_exec = !!(k->flags & ETL_KERNEL_PROCESS);
+            a.task = !!(k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD | ETL_KERNEL_IMAGE_LOAD));
+            a.comm = a.comm_exec = !!(k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_IMAGE_LOAD));
             a.mmap = a.mmap2 = !!(k->flags & ETL_KERNEL_IMAGE_LOAD);
             a.watermark = 1;
             a.wakeup_watermark = RING_PAGES * (uint32_t)c->page / 4;
@@ -648,7 +855,15 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
             a.sample_period = 1;
         }
         k->sample_type[e] = a.sample_type;
+        /* A tracepoint's count says how often it fired: with its lost samples (perf 6.0's
+           PERF_FORMAT_LOST), what neither reached the ring nor was lost there is known. */
+        if (a.type == PERF_TYPE_TRACEPOINT) a.read_format = PERF_FORMAT_LOST;
         long fd = perf_open(&a, c->cpu);
+        if (fd < 0 && errno == EINVAL && a.read_format) {
+            a.read_format = 0; /* an older kernel */
+            fd = perf_open(&a, c->cpu);
+        }
+        if (c == &k->cpus[0]) k->counted[e] = a.read_format != 0;
         if (fd < 0) {
             int saved = errno;
             snprintf(err, errsize, "kernel events: perf_event_open of %s on processor %d: %s%s", ev_names[e], c->cpu,
@@ -777,7 +992,53 @@ static void emit_thread(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint3
 }
 
 static void pcache_add_image(struct etl_kcapture *k, uint32_t pid, int64_t ts, uint64_t base, uint64_t size,
-                             const char *file);
+                             uint64_t code, const char *file);
+
+static void emit_image(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32_t pid, uint32_t tid, uint64_t start,
+                       uint64_t len, uint64_t pgoff, const char *file);
+
+/* The reader this thread is (NULL: the controlling thread, writing the rundown). */
+static _Thread_local struct kcpu *this_reader;
+
+/* An Image Unload at ts, later than the record this thread handles: kept for its time (see
+   struct kcpu's def), or written now where no reader runs. */
+static void defer_unload(struct etl_kcapture *k, int64_t ts, uint32_t pid, uint32_t tid, uint64_t base,
+                         uint64_t size, const char *file)
+{
+    struct kcpu *c = this_reader;
+    size_t i;
+
+    if (c && c->ndef == c->defcap) {
+        size_t cap = c->defcap ? 2 * c->defcap : 16;
+        struct kdeferred *n = realloc(c->def, cap * sizeof *n);
+        if (n) {
+            c->def = n;
+            c->defcap = cap;
+        }
+    }
+    if (!c || c->ndef == c->defcap) { /* no reader, or no memory: now, out of time order */
+        emit_image(k, ts, ETL_KHOOK_IMAGE_UNLOAD, pid, tid, base, size, 0, file);
+        return;
+    }
+    for (i = c->ndef; i > 0 && c->def[i - 1].ts > ts; i--) c->def[i] = c->def[i - 1];
+    c->def[i] = (struct kdeferred){ ts, pid, tid, base, size, strdup(file) };
+    c->ndef++;
+}
+
+/* Writes the deferred unloads of c due at or before ts (in time order). */
+static void flush_deferred(struct kcpu *c, int64_t ts)
+{
+    size_t n = 0;
+
+    while (n < c->ndef && c->def[n].ts <= ts) {
+        struct kdeferred *d = &c->def[n++];
+        emit_image(c->k, d->ts, ETL_KHOOK_IMAGE_UNLOAD, d->pid, d->tid, d->base, d->size, 0, d->file ? d->file : "");
+        if (d->ts > c->last_ts) c->last_ts = d->ts;
+        free(d->file);
+    }
+    if (n && n < c->ndef) memmove(c->def, c->def + n, (c->ndef - n) * sizeof *c->def);
+    c->ndef -= n;
+}
 
 static void emit_image(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32_t pid, uint32_t tid, uint64_t start,
                        uint64_t len, uint64_t pgoff, const char *file)
@@ -789,7 +1050,8 @@ static void emit_image(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32
     size_t n = etl_kpayload_image(buf, sizeof buf, base, len + (start - base), pid, file);
 
     if (n <= sizeof buf) write_ev(k, ts, hook, pid, tid, buf, n);
-    if (hook != ETL_KHOOK_IMAGE_DCEND) pcache_add_image(k, pid, ts, base, len + (start - base), file);
+    if (hook == ETL_KHOOK_IMAGE_LOAD || hook == ETL_KHOOK_IMAGE_DCSTART)
+        pcache_add_image(k, pid, ts, base, len + (start - base), start, file);
 }
 
 /* ---- the processes known ---- */
@@ -798,6 +1060,7 @@ static void pentry_free(struct pentry *e)
 {
     for (unsigned i = 0; i < e->nimages; i++) free(e->images[i].file);
     free(e->images);
+    free(e->removals);
     free(e->cmdline);
     free(e);
 }
@@ -818,6 +1081,7 @@ static void pcache_put(struct etl_kcapture *k, int64_t ts, const struct procinfo
     pthread_mutex_lock(&k->plock);
     p = pfind(k, pi->pid);
     e = *p ? *p : calloc(1, sizeof *e);
+    if (e && !*p) etl_kexit_init(&e->exit);
     if (e && (*p != e || e->ts <= ts)) {
         e->ts = ts;
         char *cmd = strdup(pi->cmdline);
@@ -844,6 +1108,13 @@ static int pcache_get(struct etl_kcapture *k, uint32_t pid, struct procinfo *pi,
     pthread_mutex_lock(&k->plock);
     p = pfind(k, pid);
     e = *p;
+    if (e && e->ts == INT64_MIN) { /* a placeholder (pcache_exec_images): nothing known */
+        if (drop) {
+            *p = e->next;
+            pentry_free(e);
+        }
+        e = NULL;
+    }
     if (e) {
         pi->ppid = e->ppid;
         pi->uid = e->uid;
@@ -868,16 +1139,130 @@ static void pcache_free(struct etl_kcapture *k)
         }
 }
 
-/* Adds an image of pid, known since ts (a process not known has none kept, nor does one whose
-   exec, later than ts, a reader of another processor brought first). */
-static void pcache_add_image(struct etl_kcapture *k, uint32_t pid, int64_t ts, uint64_t base, uint64_t size,
-                             const char *file)
+/* How long, and how many, removals a process keeps for images brought late (a reader lags
+   the others by a few polls at most). */
+#define REMOVAL_KEEP_NS 250000000
+#define REMOVAL_MAX 1024u
+
+/* Notes that e lost [lo, hi) at ts (plock held). */
+static void pcache_removed(struct pentry *e, int64_t ts, uint64_t lo, uint64_t hi, uint32_t tid)
+{
+    unsigned i;
+
+    if (e->nremovals == e->removals_cap) {
+        /* Full: forget the old ones first; grow only when all are recent. */
+        int64_t newest = e->nremovals ? e->removals[e->nremovals - 1].ts : ts;
+        unsigned old = 0;
+        while (old < e->nremovals && (e->removals[old].ts < newest - REMOVAL_KEEP_NS ||
+                                      (e->nremovals == REMOVAL_MAX && old < REMOVAL_MAX / 4)))
+            old++;
+        if (old) memmove(e->removals, e->removals + old, (e->nremovals - old) * sizeof *e->removals);
+        e->nremovals -= old;
+    }
+    if (e->nremovals == e->removals_cap) {
+        unsigned cap = e->removals_cap ? 2 * e->removals_cap : 8;
+        struct kremoval *n = realloc(e->removals, cap * sizeof *n);
+        if (!n) return;
+        e->removals = n;
+        e->removals_cap = cap;
+    }
+    for (i = e->nremovals; i > 0 && e->removals[i - 1].ts > ts; i--) e->removals[i] = e->removals[i - 1];
+    e->removals[i] = (struct kremoval){ ts, lo, hi, tid };
+    e->nremovals++;
+}
+
+/* Applies to the code [*code_lo, *code_hi) of an image of e known since ts what e lost after
+   ts: 1 and the removal that took the last of it into *gone, or 0 (plock held). */
+static int removed_since(const struct pentry *e, int64_t ts, uint64_t *code_lo, uint64_t *code_hi,
+                         struct kremoval *gone)
+{
+    for (unsigned i = 0; i < e->nremovals; i++) {
+        if (e->removals[i].ts <= ts) continue;
+        if (etl_kunmap_image(e->removals[i].lo, e->removals[i].hi, code_lo, code_hi) == ETL_KUNMAP_GONE) {
+            *gone = e->removals[i];
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int by_base(const void *a, const void *b)
+{
+    const struct kimage *x = a, *y = b;
+
+    return x->base < y->base ? -1 : x->base > y->base;
+}
+
+static void free_images(struct kimage *images, unsigned n);
+
+/* Image Unload of each image (in the order of their bases, as Windows lists them), then
+   frees them. */
+static void unload_images(struct etl_kcapture *k, int64_t ts, uint32_t pid, uint32_t tid, struct kimage *images,
+                          unsigned n)
+{
+    if (n > 1) qsort(images, n, sizeof *images, by_base);
+    for (unsigned i = 0; i < n; i++)
+        emit_image(k, ts, ETL_KHOOK_IMAGE_UNLOAD, pid, tid, images[i].base, images[i].size, 0, images[i].file);
+    free_images(images, n);
+}
+
+/* Thread tid of pid unmapped [lo, hi) at ts: the images whose code that took the last of
+   unload; the others keep what is left (etl_kunmap_image). */
+static void pcache_unmap(struct etl_kcapture *k, int64_t ts, uint32_t pid, uint32_t tid, uint64_t lo, uint64_t hi)
 {
     struct pentry *e;
+    struct kimage *gone = NULL;
+    unsigned ngone = 0;
 
     pthread_mutex_lock(&k->plock);
     e = *pfind(k, pid);
-    if (e && ts < e->ts) e = NULL;
+    if (e && ts >= e->ts) { /* (an older program's images unloaded at its exec) */
+        unsigned o = 0;
+        for (unsigned i = 0; i < e->nimages; i++) {
+            struct kimage *im = &e->images[i];
+            if (im->ts > ts || etl_kunmap_image(lo, hi, &im->code_lo, &im->code_hi) != ETL_KUNMAP_GONE) {
+                e->images[o++] = *im;
+                continue;
+            }
+            if (!gone && !(gone = malloc(e->nimages * sizeof *gone))) {
+                e->images[o++] = *im; /* no memory: it stays, and unloads at the exit */
+                continue;
+            }
+            gone[ngone++] = *im;
+        }
+        e->nimages = o;
+        pcache_removed(e, ts, lo, hi, tid);
+    }
+    pthread_mutex_unlock(&k->plock);
+    unload_images(k, ts, pid, tid, gone, ngone);
+}
+
+/* Adds an image of pid, known since ts (a process not known has none kept, nor does one whose
+   exec, later than ts, a reader of another processor brought first). */
+static void pcache_add_image(struct etl_kcapture *k, uint32_t pid, int64_t ts, uint64_t base, uint64_t size,
+                             uint64_t code, const char *file)
+{
+    struct pentry *e;
+    struct kremoval gone = { 0, 0, 0, 0 };
+    uint64_t code_lo = code, code_hi = base + size;
+    int unloaded = 0;
+
+    pthread_mutex_lock(&k->plock);
+    e = *pfind(k, pid);
+    /* Unmapped already, by what a reader of another processor brought first? */
+    if (e) unloaded = removed_since(e, ts, &code_lo, &code_hi, &gone);
+    if (e && (unloaded || ts < e->ts)) e = NULL;
+    /* One image per address: one loaded where another is (the fork's copy of a DCStart the
+       rundown also saw, a mapping over another) takes its place, as in the image map. */
+    for (unsigned i = 0; e && i < e->nimages; i++)
+        if (e->images[i].base == base) {
+            if (e->images[i].ts > ts) e = NULL; /* brought late: the newer one stays */
+            else {
+                free(e->images[i].file);
+                e->images[i] = e->images[--e->nimages];
+            }
+            break;
+        }
     if (e && e->nimages == e->cap) {
         unsigned cap = e->cap ? 2 * e->cap : 16;
         struct kimage *n = realloc(e->images, cap * sizeof *n);
@@ -890,27 +1275,47 @@ static void pcache_add_image(struct etl_kcapture *k, uint32_t pid, int64_t ts, u
         e->images[e->nimages].ts = ts;
         e->images[e->nimages].base = base;
         e->images[e->nimages].size = size;
+        e->images[e->nimages].code_lo = code_lo;
+        e->images[e->nimages].code_hi = code_hi;
         e->nimages++;
     }
     pthread_mutex_unlock(&k->plock);
+    if (unloaded) defer_unload(k, gone.ts, pid, gone.tid, base, size, file);
 }
 
-/* An exec at ts: the images pid had before it are gone (those since are the new program's). */
-static void pcache_exec_images(struct etl_kcapture *k, uint32_t pid, int64_t ts)
+/* An exec at ts by thread tid: the images pid had before it are gone (those since are the new
+   program's), and unload; what decides the exit status starts anew. The exec is noted for
+   images brought later. */
+static void pcache_exec_images(struct etl_kcapture *k, uint32_t pid, uint32_t tid, int64_t ts)
 {
     struct pentry *e;
+    struct kimage *gone = NULL;
+    unsigned ngone = 0;
 
     pthread_mutex_lock(&k->plock);
     e = *pfind(k, pid);
+    if (!e && (e = calloc(1, sizeof *e))) {
+        /* Its fork is not read yet: a placeholder (ts INT64_MIN, which pcache_get does not
+           report) holds the exec for the images the fork brings. */
+        e->pid = pid;
+        e->ts = INT64_MIN;
+        etl_kexit_init(&e->exit);
+        *pfind(k, pid) = e;
+    }
     if (e) {
         unsigned o = 0;
+        pcache_removed(e, ts, 0, UINT64_MAX, tid);
+        if (e->nimages) gone = malloc(e->nimages * sizeof *gone);
         for (unsigned i = 0; i < e->nimages; i++) {
-            if (e->images[i].ts < ts) free(e->images[i].file);
-            else e->images[o++] = e->images[i];
+            if (e->images[i].ts >= ts) e->images[o++] = e->images[i];
+            else if (gone) gone[ngone++] = e->images[i];
+            else free(e->images[i].file);
         }
         e->nimages = o;
+        if (e->ts <= ts) etl_kexit_init(&e->exit);
     }
     pthread_mutex_unlock(&k->plock);
+    unload_images(k, ts, pid, tid, gone, ngone);
 }
 
 /* The images ppid had at ts, copied (to free with free_images); their number. */
@@ -1043,6 +1448,136 @@ static int trailer(const uint8_t *r, uint32_t size, uint32_t body, struct traile
     return 0;
 }
 
+/* How long a reader waits for another that does not get on (wait_readers), and at most. */
+#define EXIT_STUCK_NS 500000000
+#define EXIT_WAIT_NS 2000000000
+
+/*
+ * Waits until the readers of the other processors have handled their records older than ts
+ * (an exit's: what decides its status and the images it has may have happened on another
+ * processor). A reader publishes how far it got before each record (drain), so two readers
+ * waiting for each other do not deadlock: the one at the earlier record goes on. A loaded
+ * machine keeps a reader behind by as much as hundreds of milliseconds: the wait lasts while
+ * the readers waited for get on, and ends when none has for EXIT_STUCK_NS (a reader whose
+ * processor something else holds: it is not waited for again until it gets on), or after
+ * EXIT_WAIT_NS.
+ */
+static void wait_readers(struct kcpu *c, int64_t ts)
+{
+    struct etl_kcapture *k = c->k;
+    struct timespec nap = { 0, 1000000 };
+    int64_t start = etl_monoclock_exact(), moved = start, behind = INT64_MIN;
+
+    for (;;) {
+        int64_t least = INT64_MAX, now;
+        for (unsigned i = 0; i < k->ncpu; i++) {
+            int64_t p = atomic_load(&k->cpus[i].progress);
+            if (&k->cpus[i] != c && p < ts - 1 && p != atomic_load(&k->cpus[i].stuck_at) && p < least) least = p;
+        }
+        if (least == INT64_MAX) return;
+        now = etl_monoclock_exact();
+        if (least != behind) {
+            behind = least;
+            moved = now;
+        }
+        if (now - moved > EXIT_STUCK_NS || now - start > EXIT_WAIT_NS) {
+            for (unsigned i = 0; i < k->ncpu; i++) {
+                int64_t p = atomic_load(&k->cpus[i].progress);
+                if (&k->cpus[i] != c && p < ts - 1) atomic_store(&k->cpus[i].stuck_at, p);
+            }
+            return;
+        }
+        nanosleep(&nap, NULL);
+    }
+}
+
+/* The exit of pid at ts (its leader's, tid): Image Unload of the images it still has (as
+   Windows writes them at a process's end, before its Process End); its ExitStatus. */
+static int32_t process_exit(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid)
+{
+    struct etl_kcapture *k = c->k;
+    struct pentry *e;
+    struct kimage *images = NULL;
+    unsigned n = 0;
+    int32_t status = 0;
+
+    wait_readers(c, ts);
+    pthread_mutex_lock(&k->plock);
+    e = *pfind(k, pid);
+    if (e && e->ts <= ts) {
+        etl_kexit_status(&e->exit, ts, &status);
+        images = e->images; /* the entry is dropped next: its images are handed over */
+        n = e->nimages;
+        e->images = NULL;
+        e->nimages = e->cap = 0;
+    }
+    pthread_mutex_unlock(&k->plock);
+    unload_images(k, ts, pid, tid, images, n);
+    return status;
+}
+
+/* What the exit and signal tracepoints say of a process, noted for its exit. */
+enum { XN_GROUP, XN_LEADER, XN_SENT, XN_DELIVERED, XN_CAUGHT };
+
+static void pcache_exit_note(struct etl_kcapture *k, uint32_t pid, int64_t ts, int what, int64_t value)
+{
+    struct pentry *e;
+
+    pthread_mutex_lock(&k->plock);
+    e = *pfind(k, pid);
+    if (e && ts >= e->ts) { /* (not of the program before an exec) */
+        switch (what) {
+        case XN_GROUP: etl_kexit_group(&e->exit, ts, value); break;
+        case XN_LEADER: etl_kexit_leader(&e->exit, ts, value); break;
+        case XN_SENT: etl_kexit_sent(&e->exit, ts, (int)value); break;
+        default: etl_kexit_delivered(&e->exit, ts, (int)value, what == XN_DELIVERED); break;
+        }
+    }
+    pthread_mutex_unlock(&k->plock);
+}
+
+/* A sample of the unload and exit tracepoints (exit_unmap_tps): 1, or 0 for another event. */
+static int exit_unmap_sample(struct kcpu *c, int e, int64_t ts, uint32_t pid, uint32_t tid, const uint8_t *raw,
+                             uint32_t raw_len)
+{
+    struct etl_kcapture *k = c->k;
+    const struct tp_field *f = k->tpf[e];
+    uint64_t lo, hi;
+
+    switch (e) {
+    case EV_MUNMAP:
+        if (etl_kunmap_range((uint64_t)tp_get(raw, raw_len, &f[0]), (uint64_t)tp_get(raw, raw_len, &f[1]), c->page,
+                             &lo, &hi) == 0)
+            pcache_unmap(k, ts, pid, tid, lo, hi);
+        return 1;
+    case EV_MREMAP:
+        if (etl_kmremap_range((uint64_t)tp_get(raw, raw_len, &f[0]), (uint64_t)tp_get(raw, raw_len, &f[1]),
+                              (uint64_t)tp_get(raw, raw_len, &f[2]), (uint64_t)tp_get(raw, raw_len, &f[3]), c->page,
+                              &lo, &hi) == 0)
+            pcache_unmap(k, ts, pid, tid, lo, hi);
+        return 1;
+    case EV_EXIT_GROUP: pcache_exit_note(k, pid, ts, XN_GROUP, tp_get(raw, raw_len, &f[0])); return 1;
+    case EV_EXIT:
+        /* A thread's exit: the process's status when it is the leader's (what waitpid reports
+           when no group exit came first). */
+        if (pid == tid) pcache_exit_note(k, pid, ts, XN_LEADER, tp_get(raw, raw_len, &f[0]));
+        return 1;
+    case EV_SIG_DELIVER:
+        pcache_exit_note(k, pid, ts, tp_get(raw, raw_len, &f[1]) == 0 ? XN_DELIVERED : XN_CAUGHT,
+                         tp_get(raw, raw_len, &f[0]));
+        return 1;
+    case EV_SIG_GENERATE: {
+        /* Queued (result 0, TRACE_SIGNAL_DELIVERED), to: the sending thread itself (raise,
+           the kernel's own), a process (group: the pid is its leader's), or a leader by tid. */
+        uint32_t target = (uint32_t)tp_get(raw, raw_len, &f[1]);
+        if (tp_get(raw, raw_len, &f[3]) != 0) return 1;
+        pcache_exit_note(k, target == tid ? pid : target, ts, XN_SENT, tp_get(raw, raw_len, &f[0]));
+        return 1;
+    }
+    default: return 0;
+    }
+}
+
 /* Process Start of a fork: the child is its parent's copy (name, user, command line) until it
    execs. */
 static void process_fork(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t ppid, uint32_t ptid)
@@ -1053,21 +1588,25 @@ static void process_fork(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t ppid
     pi.pid = pid;
     pi.ppid = ppid;
     pcache_put(c->k, ts, &pi);
-    emit_process(c->k, ts, ETL_KHOOK_PROCESS_START, &pi, ETL_KSTILL_ACTIVE, ppid, ptid);
+    if (c->k->flags & ETL_KERNEL_PROCESS)
+        emit_process(c->k, ts, ETL_KHOOK_PROCESS_START, &pi, ETL_KSTILL_ACTIVE, ppid, ptid);
     if (c->k->flags & ETL_KERNEL_IMAGE_LOAD) {
         /* Windows has no fork: the child's copies of its parent's images load with it. */
         struct kimage *images;
         unsigned n = pcache_images_at(c->k, ppid, ts, &images);
         for (unsigned i = 0; i < n; i++)
-            emit_image(c->k, ts, ETL_KHOOK_IMAGE_LOAD, pid, pid, images[i].base, images[i].size, 0, images[i].file);
+            emit_image(c->k, ts, ETL_KHOOK_IMAGE_LOAD, pid, pid, images[i].code_lo, images[i].code_hi - images[i].code_lo,
+                       images[i].code_lo - images[i].base, images[i].file);
         free_images(images, n);
     }
 }
 
-/* Process End of the program a process ran: at its exit (drop: it is forgotten) or its exec. */
+/* Process End of the program a process ran: at its exit (drop: it is forgotten; its images
+   unload first) or its exec. */
 static void process_end(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid, int drop)
 {
     struct procinfo pi;
+    int32_t status = drop ? process_exit(c, ts, pid, tid) : 0;
 
     if (pcache_get(c->k, pid, &pi, drop) != 0 && proc_info(pid, &pi, NULL) == 0 && !drop) {
         /* An exec whose fork another processor's reader has not brought yet: until the exec
@@ -1078,7 +1617,7 @@ static void process_end(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid, 
             snprintf(pi.cmdline, sizeof pi.cmdline, "%s", parent.cmdline);
         }
     }
-    emit_process(c->k, ts, ETL_KHOOK_PROCESS_END, &pi, 0, pid, tid);
+    if (c->k->flags & ETL_KERNEL_PROCESS) emit_process(c->k, ts, ETL_KHOOK_PROCESS_END, &pi, status, pid, tid);
 }
 
 /* Process Start at an exec: the new program's name (the exec's comm), its command line from
@@ -1096,7 +1635,8 @@ static void process_exec(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid,
     if (had && !pi.ppid) pi.ppid = known.ppid;
     if (had && pi.uid == UINT32_MAX) pi.uid = known.uid;
     pcache_put(c->k, ts, &pi);
-    emit_process(c->k, ts, ETL_KHOOK_PROCESS_START, &pi, ETL_KSTILL_ACTIVE, pid, tid);
+    if (c->k->flags & ETL_KERNEL_PROCESS)
+        emit_process(c->k, ts, ETL_KHOOK_PROCESS_START, &pi, ETL_KSTILL_ACTIVE, pid, tid);
 }
 
 static void task_record(struct kcpu *c, const uint8_t *r, uint32_t size, int fork)
@@ -1112,12 +1652,12 @@ static void task_record(struct kcpu *c, const uint8_t *r, uint32_t size, int for
     ptid = etl_le32(r + 20);
     ts = order_ts(c, (int64_t)etl_le64(r + 24));
     if (fork) {
-        if (pid == tid && (k->flags & ETL_KERNEL_PROCESS)) process_fork(c, ts, pid, ppid, ptid);
+        if (pid == tid && (k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_IMAGE_LOAD))) process_fork(c, ts, pid, ppid, ptid);
         if (k->flags & ETL_KERNEL_THREAD) emit_thread(k, ts, ETL_KHOOK_THREAD_START, pid, tid, ppid, ptid);
         return;
     }
     if (k->flags & ETL_KERNEL_THREAD) emit_thread(k, ts, ETL_KHOOK_THREAD_END, pid, tid, pid, tid);
-    if (pid == tid && (k->flags & ETL_KERNEL_PROCESS)) process_end(c, ts, pid, tid, 1);
+    if (pid == tid && (k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_IMAGE_LOAD))) process_end(c, ts, pid, tid, 1);
 }
 
 static void comm_record(struct kcpu *c, const uint8_t *r, uint32_t size, uint16_t misc)
@@ -1134,8 +1674,8 @@ static void comm_record(struct kcpu *c, const uint8_t *r, uint32_t size, uint16_
     ts = order_ts(c, t.time);
     /* exec: the process ends as the program it was and starts as the new one (its mappings
        went with the old program; the new one's come as Image Loads). */
+    pcache_exec_images(c->k, pid, tid, ts);
     process_end(c, ts, pid, tid, 0);
-    pcache_exec_images(c->k, pid, ts);
     process_exec(c, ts, pid, tid, name);
 }
 
@@ -1457,6 +1997,7 @@ static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
     o += 8;
     e = event_of(c, id);
     if (e == EV_COUNT || e == EV_SIDEBAND) return;
+    c->got[e]++;
     if (e == EV_LBR_PROFILE || e == EV_LBR_PMC) {
         etl_lbr_write_perf_trigger(k->s, &k->lbr_form[e - EV_LBR_PROFILE], r, size, c->last_ts, &c->last_ts);
         return;
@@ -1493,6 +2034,7 @@ static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
         return;
     }
     ts = order_ts(c, ts);
+    if (exit_unmap_sample(c, e, ts, pid, tid, raw, raw_len)) return;
     if (e == EV_PROFILE) {
         n = etl_kpayload_sample(buf, sizeof buf, ip, tid);
         write_ev(k, ts, ETL_KHOOK_SAMPLED_PROFILE, 0, 0, buf, n);
@@ -1627,11 +2169,24 @@ static void drain(struct kcpu *c, int final)
         tail += len;
     }
     __atomic_store_n(&m->data_tail, tail, __ATOMIC_RELEASE);
-    if (!c->qn) return;
+    if (!c->qn) {
+        flush_deferred(c, horizon);
+        atomic_store(&c->progress, horizon);
+        return;
+    }
     qsort(c->q, c->qn, sizeof *c->q, by_time);
     while (done < c->qn && c->q[done].ts <= horizon && !disk_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, final)) {
+        atomic_store(&c->progress, c->q[done].ts - 1); /* (for wait_readers) */
+        flush_deferred(c, c->q[done].ts);
         handle(c, c->q_bytes + c->q[done].off, c->q[done].len);
         done++;
+    }
+    /* Handled up to the first record left (a completion waiting for its issue, or one within
+       the horizon's reach of records still to come), or to the horizon. */
+    {
+        int64_t upto = done < c->qn && c->q[done].ts - 1 < horizon ? c->q[done].ts - 1 : horizon;
+        flush_deferred(c, upto);
+        atomic_store(&c->progress, upto);
     }
     /* The rest, to the front (their bytes too). */
     if (done) {
@@ -1659,6 +2214,7 @@ static void *reader(void *arg)
     struct kcpu *c = arg;
     cpu_set_t set;
 
+    this_reader = c;
     CPU_ZERO(&set);
     CPU_SET(c->cpu, &set);
     pthread_setaffinity_np(pthread_self(), sizeof set, &set);
@@ -1688,17 +2244,59 @@ static void kcapture_free(struct etl_kcapture *k)
     free(k);
 }
 
+/*
+ * The tracepoint events that fired and left no sample: each one's count (how often it fired
+ * while enabled) less the samples read from the ring and those perf lost there (counted
+ * already, from PERF_RECORD_LOST). Some kernels count an event and write no sample of it: the
+ * one this project is tested on drops the samples of events that fire while the processor
+ * runs its idle task (doc/kernel-events.md). Read once the readers are done.
+ */
+static uint64_t unsampled(struct etl_kcapture *k)
+{
+    uint64_t n = 0;
+
+    for (unsigned i = 0; i < k->ncpu; i++)
+        for (int e = 0; e < EV_COUNT; e++) {
+            uint64_t v[2]; /* value, lost */
+            if (!k->counted[e] || k->cpus[i].fd[e] < 0 || read(k->cpus[i].fd[e], v, sizeof v) != (ssize_t)sizeof v)
+                continue;
+            if (v[0] > k->cpus[i].got[e] + v[1]) n += v[0] - k->cpus[i].got[e] - v[1];
+        }
+    return n;
+}
+
 void etl_kcapture_end(etl_session *s, struct etl_kcapture *k)
 {
     set_enabled(k, 0);
     atomic_store(&k->stop, 1);
     for (unsigned i = 0; i < k->ncpu; i++)
         if (k->cpus[i].started) pthread_join(k->cpus[i].thread, NULL);
+    etl_session_add_events_lost(s, unsampled(k));
     /* After every perf record: the DCEnd rundown of what still runs, then its end. */
     rundown(k, etl_monoclock_exact(), 1);
     write_ev(k, etl_monoclock_exact(), ETL_KHOOK_RUNDOWN_COMPLETE, 0, 0, NULL, 0);
-    (void)s;
     kcapture_free(k);
+}
+
+/* The ids of exit_unmap_tps and their fields, for the flags asked; 0 for those this kernel
+   lacks (their events are not recorded). */
+static void exit_unmap_tracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT])
+{
+    char format[8192], ignored[512];
+
+    for (size_t i = 0; i < sizeof exit_unmap_tps / sizeof exit_unmap_tps[0]; i++) {
+        int e = exit_unmap_tps[i].ev;
+        if (!(k->flags & exit_unmap_tps[i].flag) ||
+            tracepoint_in(exit_unmap_tps[i].group, exit_unmap_tps[i].name, &ids[e], format, sizeof format, ignored,
+                          sizeof ignored) != 0) {
+            ids[e] = 0;
+            continue;
+        }
+        for (int f = 0; f < 4 && exit_unmap_tps[i].fields[f]; f++)
+            if (tp_find(format, exit_unmap_tps[i].name, exit_unmap_tps[i].fields[f], &k->tpf[e][f], ignored,
+                        sizeof ignored) != 0)
+                ids[e] = 0;
+    }
 }
 
 /* The tracepoints' ids and the fields read from them: 0, or -1 (err). */
@@ -1723,6 +2321,7 @@ static int tracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT], char *err
             return -1;
     }
     if (io_tracepoints(k, ids, err, errsize) != 0) return -1;
+    exit_unmap_tracepoints(k, ids);
     return 0;
 }
 
@@ -1760,6 +2359,10 @@ static int kcapture_start(etl_session *s, struct etl_kcapture *k, uint32_t inter
     t0 = etl_monoclock_exact();
     set_enabled(k, 1);
     rundown(k, t0, 0);
+    for (unsigned i = 0; i < k->ncpu; i++) {
+        atomic_store(&k->cpus[i].progress, t0);
+        atomic_store(&k->cpus[i].stuck_at, INT64_MIN);
+    }
     for (unsigned i = 0; i < k->ncpu; i++) {
         k->cpus[i].last_ts = t0;
         if (pthread_create(&k->cpus[i].thread, NULL, reader, &k->cpus[i]) != 0) {

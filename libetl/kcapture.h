@@ -35,6 +35,7 @@
 #define ETL_KHOOK_DISK_FLUSH_INIT 0x010F
 #define ETL_KHOOK_SYSCALL_ENTER   0x0F33 /* PERFINFO, v2 (and the one below) */
 #define ETL_KHOOK_SYSCALL_EXIT    0x0F34
+#define ETL_KHOOK_IMAGE_UNLOAD    0x1402 /* SYSTEM, v3 */
 
 /* The header each hook above is written with: *system 1 for SYSTEM64, 0 for PERFINFO64, and
    its version. 0, or -1 for another hook. */
@@ -105,6 +106,65 @@ int8_t etl_kpriority(int prio);
 /* KTHREAD_STATE, KWAIT_REASON and wait mode of a thread switched out in Linux task state
    prev_state (sched_switch's, TASK_REPORT bits). */
 void etl_kstate(int64_t prev_state, uint8_t *state, uint8_t *wait_reason, uint8_t *wait_mode);
+
+/* ---- image unloads ---- */
+
+/* The range [*lo, *hi) that munmap(addr, len) removes, len rounded up to whole pages: 0, or -1
+   when the kernel refuses the call (EINVAL: addr not page-aligned, len 0, or a range that
+   wraps). */
+int etl_kunmap_range(uint64_t addr, uint64_t len, uint64_t page, uint64_t *lo, uint64_t *hi);
+/* What mremap(addr, old_len, new_len, flags) removes at addr for certain: the tail of a
+   mapping shrunk in place, or the whole old range when MREMAP_FIXED moves it (without
+   MREMAP_DONTUNMAP): 0 and [*lo, *hi), or -1 (nothing: a growth, which may move the mapping
+   or not, or a refused call). */
+int etl_kmremap_range(uint64_t addr, uint64_t old_len, uint64_t new_len, uint64_t flags, uint64_t page,
+                      uint64_t *lo, uint64_t *hi);
+
+/* What removing [lo, hi) does to an image whose code (its executable mapping, what is left of
+   it) is [*code_lo, *code_hi): */
+enum {
+    ETL_KUNMAP_KEPT,   /* untouched, or a hole punched inside: the code on both sides stays */
+    ETL_KUNMAP_SHRUNK, /* one end cut off: *code_lo or *code_hi moved, the rest stays */
+    ETL_KUNMAP_GONE,   /* all of what was left: the image unloads */
+};
+int etl_kunmap_image(uint64_t lo, uint64_t hi, uint64_t *code_lo, uint64_t *code_hi);
+
+/* ---- exit status ---- */
+
+/* What decides the ExitStatus of a process (times on the session's clock). Each kind keeps
+   its earliest event: the kernel takes the first group exit, and readers of different
+   processors may bring events out of order. */
+#define ETL_KEXIT_SIGNALS 8
+typedef struct etl_kexit {
+    int64_t group_ts;          /* exit_group(group_code) (INT64_MAX: none) */
+    int group_code;
+    int64_t fatal_ts;          /* a signal other than SIGKILL delivered to its default, fatal action */
+    int fatal_sig;
+    int64_t kill_ts;           /* SIGKILL delivered (default action): the group exit decided when a
+                                  fatal signal was sent, or a real SIGKILL */
+    int64_t leader_ts;         /* exit(leader_code) of the thread-group leader */
+    int leader_code;
+    /* The latest signals sent to the process whose default action kills it without a core
+       dump (sig > 0), and deliveries of such signals to a handler or to SIG_IGN (sig < 0):
+       most recent last. */
+    unsigned nsent;
+    struct { int64_t ts; int sig; } sent[ETL_KEXIT_SIGNALS];
+} etl_kexit;
+
+void etl_kexit_init(etl_kexit *x);
+void etl_kexit_group(etl_kexit *x, int64_t ts, int64_t code);
+void etl_kexit_leader(etl_kexit *x, int64_t ts, int64_t code);
+/* A signal sent to the process (signal_generate, queued). */
+void etl_kexit_sent(etl_kexit *x, int64_t ts, int sig);
+/* A signal delivered to one of its threads (signal_deliver): to its default action (dfl), or
+   to a handler or SIG_IGN. */
+void etl_kexit_delivered(etl_kexit *x, int64_t ts, int sig, int dfl);
+/* The ExitStatus of a process whose exit is at end_ts: the exit code (0..255) of exit_group,
+   else 128 + N for a fatal signal N, else the leader's exit code: 1; 0 (and *status 0) when
+   none of these was seen. */
+int etl_kexit_status(const etl_kexit *x, int64_t end_ts, int32_t *status);
+/* A signal's default action: 0 none, stop or continue; 1 terminate; 2 terminate with a core dump. */
+int etl_ksignal_default(int sig);
 
 /* ---- the session engine's side (session.c) ---- */
 

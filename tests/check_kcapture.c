@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Tests of kernel capture's pure parts: payloads round-tripping through etl_kernel_decode, the Linux-to-Windows mappings, flag names, refusals. */
 #include <check.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -555,7 +557,7 @@ START_TEST(forms_as_windows)
 {
     static const uint16_t hooks[] = { ETL_KHOOK_PROCESS_START, ETL_KHOOK_PROCESS_END, ETL_KHOOK_PROCESS_DCSTART,
                                       ETL_KHOOK_PROCESS_DCEND, ETL_KHOOK_IMAGE_LOAD, ETL_KHOOK_IMAGE_DCSTART,
-                                      ETL_KHOOK_IMAGE_DCEND, ETL_KHOOK_RUNDOWN_COMPLETE };
+                                      ETL_KHOOK_IMAGE_DCEND, ETL_KHOOK_RUNDOWN_COMPLETE, ETL_KHOOK_IMAGE_UNLOAD };
     unsigned seen[sizeof hooks / sizeof hooks[0]] = { 0 }, same[sizeof hooks / sizeof hooks[0]] = { 0 };
     etl_reader *r;
     etl_event ev;
@@ -583,6 +585,185 @@ START_TEST(forms_as_windows)
 }
 END_TEST
 
+/* Image Unload: the Load's payload under hook 0x1402, which decodes as Image/Unload. */
+START_TEST(image_unload)
+{
+    uint8_t buf[512];
+    size_t n = etl_kpayload_image(buf, sizeof buf, 0x7f0000000000ull, 0x1c5000, 4242, "/usr/lib/libz.so.1");
+    struct decoded d;
+
+    roundtrip(&d, ETL_KHOOK_IMAGE_UNLOAD, buf, n);
+    ck_assert_int_eq(d.ev.kind, ETL_KIND_SYSTEM);
+    ck_assert_uint_eq(d.ev.version, 3);
+    ck_assert_int_eq(d.k.kclass, ETL_KCLASS_IMAGE);
+    ck_assert_str_eq(d.k.name, "Image/Unload");
+    ck_assert_uint_eq(d.k.u.image.image_base, 0x7f0000000000ull);
+    ck_assert_uint_eq(d.k.u.image.pid, 4242);
+    done(&d);
+}
+END_TEST
+
+/* What munmap and mremap remove, as the kernel checks and rounds their arguments. */
+START_TEST(unmap_ranges)
+{
+    uint64_t lo, hi;
+
+    ck_assert_int_eq(etl_kunmap_range(0x10000, 0x1000, 4096, &lo, &hi), 0);
+    ck_assert_uint_eq(lo, 0x10000);
+    ck_assert_uint_eq(hi, 0x11000);
+    ck_assert_int_eq(etl_kunmap_range(0x10000, 1, 4096, &lo, &hi), 0); /* rounded up to a page */
+    ck_assert_uint_eq(hi, 0x11000);
+    ck_assert_int_eq(etl_kunmap_range(0x10010, 0x1000, 4096, &lo, &hi), -1); /* EINVAL: not aligned */
+    ck_assert_int_eq(etl_kunmap_range(0x10000, 0, 4096, &lo, &hi), -1);      /* EINVAL: empty */
+    ck_assert_int_eq(etl_kunmap_range(UINT64_MAX - 0xFFF, 0x2000, 4096, &lo, &hi), -1); /* wraps */
+    ck_assert_int_eq(etl_kunmap_range(0x10000, UINT64_MAX, 4096, &lo, &hi), -1);
+
+    /* mremap: a shrink in place removes the tail; MREMAP_FIXED moves (removes) the whole old
+       range; a growth, MREMAP_DONTUNMAP and refused calls remove nothing known. */
+    ck_assert_int_eq(etl_kmremap_range(0x10000, 0x4000, 0x1001, 0, 4096, &lo, &hi), 0);
+    ck_assert_uint_eq(lo, 0x12000);
+    ck_assert_uint_eq(hi, 0x14000);
+    ck_assert_int_eq(etl_kmremap_range(0x10000, 0x4000, 0x8000, 3, 4096, &lo, &hi), 0);
+    ck_assert_uint_eq(lo, 0x10000);
+    ck_assert_uint_eq(hi, 0x14000);
+    ck_assert_int_eq(etl_kmremap_range(0x10000, 0x4000, 0x8000, 1, 4096, &lo, &hi), -1);
+    ck_assert_int_eq(etl_kmremap_range(0x10000, 0x4000, 0x4000, 0, 4096, &lo, &hi), -1);
+    ck_assert_int_eq(etl_kmremap_range(0x10000, 0x4000, 0x4000, 5, 4096, &lo, &hi), -1);
+    ck_assert_int_eq(etl_kmremap_range(0x10000, 0x4000, 0x1000, 2, 4096, &lo, &hi), -1); /* FIXED without MAYMOVE */
+    ck_assert_int_eq(etl_kmremap_range(0x10000, 0x4000, 0, 0, 4096, &lo, &hi), -1);
+    ck_assert_int_eq(etl_kmremap_range(0x10000, 0, 0x1000, 1, 4096, &lo, &hi), -1);
+    ck_assert_int_eq(etl_kmremap_range(0x10800, 0x4000, 0x1000, 0, 4096, &lo, &hi), -1);
+}
+END_TEST
+
+/* Which images an unmapped range removes: an image unloads when the last of its code goes. */
+START_TEST(unmap_images)
+{
+    static const struct {
+        uint64_t lo, hi;       /* removed */
+        int result;
+        uint64_t code_lo, code_hi; /* what is left of code [0x10000, 0x20000) */
+    } t[] = {
+        { 0x10000, 0x20000, ETL_KUNMAP_GONE, 0x10000, 0x20000 },   /* exactly */
+        { 0x0, 0x30000, ETL_KUNMAP_GONE, 0x10000, 0x20000 },       /* and more (dlclose's whole span) */
+        { 0x0, 0x10000, ETL_KUNMAP_KEPT, 0x10000, 0x20000 },       /* just below (headers before the code) */
+        { 0x20000, 0x21000, ETL_KUNMAP_KEPT, 0x10000, 0x20000 },   /* just above */
+        { 0x0, 0x11000, ETL_KUNMAP_SHRUNK, 0x11000, 0x20000 },     /* the head */
+        { 0x1f000, 0x30000, ETL_KUNMAP_SHRUNK, 0x10000, 0x1f000 }, /* the tail */
+        { 0x14000, 0x15000, ETL_KUNMAP_KEPT, 0x10000, 0x20000 },   /* a hole: code on both sides */
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        uint64_t lo = 0x10000, hi = 0x20000;
+        ck_assert_int_eq(etl_kunmap_image(t[i].lo, t[i].hi, &lo, &hi), t[i].result);
+        ck_assert_uint_eq(lo, t[i].code_lo);
+        ck_assert_uint_eq(hi, t[i].code_hi);
+    }
+    /* Cut from both ends in turns, the last piece takes it. */
+    {
+        uint64_t lo = 0x10000, hi = 0x20000;
+        ck_assert_int_eq(etl_kunmap_image(0x10000, 0x18000, &lo, &hi), ETL_KUNMAP_SHRUNK);
+        ck_assert_int_eq(etl_kunmap_image(0x1c000, 0x20000, &lo, &hi), ETL_KUNMAP_SHRUNK);
+        ck_assert_int_eq(etl_kunmap_image(0x18000, 0x1c000, &lo, &hi), ETL_KUNMAP_GONE);
+    }
+}
+END_TEST
+
+START_TEST(signal_defaults)
+{
+    ck_assert_int_eq(etl_ksignal_default(SIGKILL), 1);
+    ck_assert_int_eq(etl_ksignal_default(SIGTERM), 1);
+    ck_assert_int_eq(etl_ksignal_default(SIGPIPE), 1);
+    ck_assert_int_eq(etl_ksignal_default(SIGUSR1), 1);
+    ck_assert_int_eq(etl_ksignal_default(SIGRTMIN), 1);
+    ck_assert_int_eq(etl_ksignal_default(SIGSEGV), 2);
+    ck_assert_int_eq(etl_ksignal_default(SIGABRT), 2);
+    ck_assert_int_eq(etl_ksignal_default(SIGCHLD), 0);
+    ck_assert_int_eq(etl_ksignal_default(SIGCONT), 0);
+    ck_assert_int_eq(etl_ksignal_default(SIGSTOP), 0);
+    ck_assert_int_eq(etl_ksignal_default(SIGWINCH), 0);
+    ck_assert_int_eq(etl_ksignal_default(0), 0);
+    ck_assert_int_eq(etl_ksignal_default(65), 0);
+}
+END_TEST
+
+/* The ExitStatus from what the tracepoints said, in any order they are brought. */
+START_TEST(exit_status)
+{
+    etl_kexit x;
+    int32_t st;
+
+    etl_kexit_init(&x); /* nothing seen (records lost): 0, not known */
+    ck_assert_int_eq(etl_kexit_status(&x, 100, &st), 0);
+    ck_assert_int_eq(st, 0);
+
+    etl_kexit_init(&x); /* exit(3) */
+    etl_kexit_group(&x, 50, 3);
+    ck_assert_int_eq(etl_kexit_status(&x, 100, &st), 1);
+    ck_assert_int_eq(st, 3);
+    ck_assert_int_eq(etl_kexit_status(&x, 40, &st), 0); /* not before it happened */
+
+    etl_kexit_init(&x); /* exit(-1) as waitpid sees it; the other threads then die of SIGKILL */
+    etl_kexit_delivered(&x, 60, SIGKILL, 1);
+    etl_kexit_group(&x, 50, -1);
+    ck_assert_int_eq(etl_kexit_status(&x, 100, &st), 1);
+    ck_assert_int_eq(st, 255);
+
+    etl_kexit_init(&x); /* kill -9 */
+    etl_kexit_sent(&x, 40, SIGKILL);
+    etl_kexit_delivered(&x, 50, SIGKILL, 1);
+    etl_kexit_status(&x, 100, &st);
+    ck_assert_int_eq(st, 128 + SIGKILL);
+
+    etl_kexit_init(&x); /* kill -TERM: the group exit is decided when it is sent; threads see SIGKILL */
+    etl_kexit_delivered(&x, 50, SIGKILL, 1);
+    etl_kexit_sent(&x, 40, SIGTERM);
+    etl_kexit_status(&x, 100, &st);
+    ck_assert_int_eq(st, 128 + SIGTERM);
+
+    etl_kexit_init(&x); /* SIGTERM caught by a handler, later killed by an exit_group's SIGKILL: 0 */
+    etl_kexit_sent(&x, 10, SIGTERM);
+    etl_kexit_delivered(&x, 11, SIGTERM, 0);
+    etl_kexit_group(&x, 50, 0);
+    etl_kexit_delivered(&x, 51, SIGKILL, 1);
+    etl_kexit_status(&x, 100, &st);
+    ck_assert_int_eq(st, 0);
+
+    etl_kexit_init(&x); /* SIGTERM caught, then SIGKILL from nowhere traced (another exec's): 137 */
+    etl_kexit_sent(&x, 10, SIGTERM);
+    etl_kexit_delivered(&x, 11, SIGTERM, 0);
+    etl_kexit_delivered(&x, 51, SIGKILL, 1);
+    etl_kexit_status(&x, 100, &st);
+    ck_assert_int_eq(st, 128 + SIGKILL);
+
+    etl_kexit_init(&x); /* a segfault: delivered as itself (it dumps core: not decided when sent) */
+    etl_kexit_sent(&x, 40, SIGSEGV);
+    etl_kexit_delivered(&x, 45, SIGSEGV, 1);
+    etl_kexit_delivered(&x, 46, SIGKILL, 1);
+    etl_kexit_status(&x, 100, &st);
+    ck_assert_int_eq(st, 128 + SIGSEGV);
+
+    etl_kexit_init(&x); /* the leader's exit(2) after its threads: what waitpid reports */
+    etl_kexit_leader(&x, 50, 2);
+    etl_kexit_status(&x, 100, &st);
+    ck_assert_int_eq(st, 2);
+    etl_kexit_group(&x, 60, 9); /* another thread's exit_group before the end: waitpid says 9 */
+    etl_kexit_status(&x, 100, &st);
+    ck_assert_int_eq(st, 9);
+    etl_kexit_status(&x, 55, &st); /* the end written at the leader's exit, before it */
+    ck_assert_int_eq(st, 2);
+    etl_kexit_group(&x, 40, 7); /* the first group exit counts */
+    etl_kexit_status(&x, 100, &st);
+    ck_assert_int_eq(st, 7);
+
+    etl_kexit_init(&x); /* more signals than kept: the latest count */
+    for (int i = 0; i < 3 * ETL_KEXIT_SIGNALS; i++) etl_kexit_sent(&x, 10 + i, i % 2 ? SIGHUP : SIGUSR2);
+    etl_kexit_sent(&x, 1, SIGINT); /* older than all kept: dropped */
+    etl_kexit_delivered(&x, 100, SIGKILL, 1);
+    etl_kexit_status(&x, 200, &st);
+    ck_assert_int_eq(st, 128 + SIGHUP);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("kcapture");
@@ -599,6 +780,11 @@ static Suite *suite(void)
     tcase_add_test(tc, refusals);
     tcase_add_test(tc, forms_as_windows);
     tcase_add_test(tc, kernel_flags_enable_lbr_triggers);
+    tcase_add_test(tc, image_unload);
+    tcase_add_test(tc, unmap_ranges);
+    tcase_add_test(tc, unmap_images);
+    tcase_add_test(tc, signal_defaults);
+    tcase_add_test(tc, exit_status);
     tcase_add_test(tc, disk_io_v3);
     tcase_add_test(tc, syscall_v2);
     tcase_add_test(tc, io_mappings);
