@@ -979,7 +979,8 @@ ETL_API int etl_lbr_capture_probe(uint32_t flags, char *err, size_t errsize);
 /* What etl_session_enable_kernel captures, named and valued as EVENT_TRACE_FLAG_*. */
 #define ETL_KERNEL_PROCESS    0x00000001u /* Process Start/End (fork, exec, exit), DCStart/DCEnd rundown */
 #define ETL_KERNEL_THREAD     0x00000002u /* Thread Start/End, DCStart/DCEnd rundown */
-#define ETL_KERNEL_IMAGE_LOAD 0x00000004u /* Image Load of executable mappings, DCStart/DCEnd rundown */
+#define ETL_KERNEL_IMAGE_LOAD 0x00000004u /* Image Load of executable mappings, Unload (munmap, exec, exit),
+                                             DCStart/DCEnd rundown */
 #define ETL_KERNEL_CSWITCH    0x00000010u /* CSwitch (sched:sched_switch) */
 #define ETL_KERNEL_SYSCALL    0x00000080u /* PerfInfo SysClEnter/SysClExit (raw_syscalls:sys_enter/sys_exit) */
 #define ETL_KERNEL_DISK_IO    0x00000100u /* DiskIo Read/Write/FlushBuffers and their Init (block:block_rq_issue,
@@ -1006,7 +1007,8 @@ ETL_API char *etl_kernel_flags_format(uint32_t flags, char *out, size_t size);
  * DCStart rundown of what runs (from /proc); at etl_session_stop the capture ends, then a
  * DCEnd rundown and RundownComplete are written. stackwalk_flags (ETL_KERNEL_STACKWALK_ALL
  * bits, a subset of flags) give those events a StackWalk event with their timestamp.
- * Records perf lost are counted in EventsLost. Once per session. ETL_OK, or ETL_FAILED with
+ * Records perf lost are counted in EventsLost, and so, at the stop, are tracepoint events the
+ * kernel counted and wrote no sample of (doc/kernel-events.md). Once per session. ETL_OK, or ETL_FAILED with
  * the reason in err (which event, on which processor, and the system's error), nothing
  * enabled: an unknown flag, a clock that is not PerfCounter, no permission (root or
  * CAP_PERFMON, or kernel.perf_event_paranoid), tracefs not mounted, a perf event the kernel
