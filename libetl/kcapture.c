@@ -2015,11 +2015,7 @@ static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
         nr = etl_le64(r + o);
         o += 8;
         if (nr > (size - o) / 8) return;
-        for (uint64_t i = 0; i < nr; i++) {
-            uint64_t a = etl_le64(r + o + 8 * i);
-            if (a >= (uint64_t)PERF_CONTEXT_MAX || a == 0) continue; /* kernel/user markers; the end of a user stack */
-            if (nframes < MAX_FRAMES) frames[nframes++] = a;
-        }
+        nframes = etl_perf_callchain_frames(r + o, nr, frames, MAX_FRAMES);
         o += (uint32_t)(8 * nr);
     }
     if (st & PERF_SAMPLE_RAW) {

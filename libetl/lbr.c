@@ -408,6 +408,18 @@ int etl_lbr_perf_sample_decode(const uint8_t *rec, size_t size, uint64_t sample_
 /* Branches written at most from one sample (perf's deepest stacks hold 32). */
 #define MAX_BRANCHES 128
 
+unsigned etl_perf_callchain_frames(const uint8_t *chain, uint64_t nr, uint64_t *frames, unsigned max)
+{
+    unsigned n = 0;
+
+    for (uint64_t i = 0; i < nr; i++) {
+        uint64_t a = ne64(chain + 8 * (size_t)i);
+        if (a >= (uint64_t)PERF_CONTEXT_MAX || a == 0) continue; /* kernel/user markers; a user stack's end */
+        if (n < max) frames[n++] = a;
+    }
+    return n;
+}
+
 int etl_lbr_write_perf_trigger(etl_session *s, const etl_lbr_trigger_form *f, const uint8_t *rec, size_t size,
                                int64_t min_ts, int64_t *used_ts)
 {
@@ -431,11 +443,7 @@ int etl_lbr_write_perf_trigger(etl_session *s, const etl_lbr_trigger_form *f, co
                                     : etl_kpayload_sample(payload, sizeof payload, smp.ip, smp.tid)) != ETL_OK)
         rc = ETL_FAILED;
     if (f->stack && smp.callchain) {
-        for (unsigned i = 0; i < smp.callchain_nr; i++) {
-            uint64_t a = ne64(smp.callchain + 8 * (size_t)i);
-            if (a >= (uint64_t)PERF_CONTEXT_MAX || a == 0) continue; /* kernel/user markers; a user stack's end */
-            if (nframes < ETL_PROVIDER_MAX_STACK) frames[nframes++] = a;
-        }
+        nframes = etl_perf_callchain_frames(smp.callchain, smp.callchain_nr, frames, ETL_PROVIDER_MAX_STACK);
         if (etl_kwrite(s, ts, ETL_KHOOK_STACK, 0, 0, payload,
                        etl_kpayload_stack(payload, sizeof payload, ts, smp.pid, smp.tid, frames, nframes)) != ETL_OK)
             rc = ETL_FAILED;

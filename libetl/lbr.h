@@ -88,6 +88,11 @@ typedef struct etl_lbr_trigger_form {
 int etl_lbr_write_perf_trigger(etl_session *s, const etl_lbr_trigger_form *f, const uint8_t *rec, size_t size,
                                int64_t min_ts, int64_t *used_ts);
 
+/* The frames of a perf call chain (nr u64 addresses at chain) as a StackWalk holds them:
+   perf's context markers (PERF_CONTEXT_*) and the 0 ending a user stack left out, at most
+   max. Returns how many went into frames. */
+unsigned etl_perf_callchain_frames(const uint8_t *chain, uint64_t nr, uint64_t *frames, unsigned max);
+
 /* "LBR capture: CAUSE (perf_event_open[ of what]: strerror(e))" in err, for perf_event_open's errno e. */
 void etl_lbr_perf_cause(int e, const char *what, char *err, size_t errsize);
 
