@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "etl.h"
-#include "format.h" /* buffer header offsets, to sum the buffers' used sizes */
+#include "format/format.h" /* buffer header offsets, to sum the buffers' used sizes */
 #include "synth.h"
 #include "benchstat.h"
 

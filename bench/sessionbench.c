@@ -21,7 +21,7 @@
 #endif
 
 #include "etl.h"
-#include "monoclock.h" /* the default clock, as a reference point (libetl private) */
+#include "engine/monoclock.h" /* the default clock, as a reference point (libetl private) */
 #ifdef HAVE_LTTNG_UST
 #include "lttng_tp.h"
 #endif

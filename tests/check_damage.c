@@ -8,10 +8,10 @@
 #include <zlib.h>
 
 #include "check_run.h"
-#include "format.h"
+#include "format/format.h"
 #include "synth.h"
 #include "testutil.h"
-#include "xpress.h"
+#include "format/xpress.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Reading a file and keeping what it gave */

@@ -8,7 +8,7 @@
 
 #include "cmdline.h"
 #include "dump.h"
-#include "format.h"
+#include "format/format.h"
 #include "synth.h"
 #include "check_run.h"
 #include "testutil.h"

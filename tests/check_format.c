@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format.h"
+#include "format/format.h"
 #include "check_run.h"
 #include "synth.h"
 

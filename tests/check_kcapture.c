@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "check_run.h"
-#include "kcapture.h"
+#include "capture/kcapture.h"
 #include "synth.h"
 #include "testutil.h"
 

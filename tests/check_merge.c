@@ -11,10 +11,10 @@
 #include <zlib.h>
 
 #include "check_run.h"
-#include "format.h"
+#include "format/format.h"
 #include "synth.h"
 #include "testutil.h"
-#include "xpress.h"
+#include "format/xpress.h"
 
 /* ck_assert_msg reports every passing check to the runner (a write() each): too slow per event. */
 #define REQUIRE(cond, ...) do { if (!(cond)) ck_abort_msg(__VA_ARGS__); } while (0)

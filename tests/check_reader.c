@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format.h"
+#include "format/format.h"
 #include "synth.h"
 #include "check_run.h"
 #include "testutil.h"

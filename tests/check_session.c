@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "check_run.h"
-#include "format.h"
-#include "rseq.h"
+#include "format/format.h"
+#include "engine/rseq.h"
 #include "testutil.h"
 
 static const etl_guid prov = { 0x5eed0001, 0xabcd, 0x4ef0, { 1, 2, 3, 4, 5, 6, 7, 8 } };

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "check_run.h"
-#include "format.h"
+#include "format/format.h"
 #include "testutil.h"
 
 static const etl_guid prov = { 0x0a0b0c0d, 0x1111, 0x2222, { 1, 2, 3, 4, 5, 6, 7, 8 } };

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Check tests for the plain LZ77 (XPRESS, MS-XCA 2.3/2.4) codec in libetl/xpress.c. */
+/* Check tests for the plain LZ77 (XPRESS, MS-XCA 2.3/2.4) codec in libetl/format/xpress.c. */
 #include <check.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "check_run.h"
-#include "xpress.h"
+#include "format/xpress.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Helpers */

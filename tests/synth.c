@@ -3,10 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format.h"
+#include "format/format.h"
 #include "synth.h"
-#include "writer.h"
-#include "xpress.h"
+#include "writer/writer.h"
+#include "format/xpress.h"
 
 struct synth_cpu {
     uint8_t *buf;

@@ -2,6 +2,9 @@
 /* Kernel capture's payload encoders and Linux-to-Windows mappings, and its hooks in the session engine. Private to libetl. */
 #ifndef ETL_KCAPTURE_H
 #define ETL_KCAPTURE_H
+#ifndef ETL_BUILDING_LIBRARY
+#error "capture/kcapture.h is private to libetl: include <etl.h>"
+#endif
 
 #include <stddef.h>
 #include <stdint.h>

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "etl.h"
-#include "provider.h"
+#include "engine/provider.h"
 
 struct etl_session_name {
     int fd;

@@ -2,6 +2,9 @@
 /* Restartable sequences (Linux rseq) for the session's per-processor write path. Private to libetl. */
 #ifndef LIBETL_RSEQ_H
 #define LIBETL_RSEQ_H
+#ifndef ETL_BUILDING_LIBRARY
+#error "engine/rseq.h is private to libetl: include <etl.h>"
+#endif
 
 #include <stdint.h>
 

@@ -12,9 +12,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "format.h"
-#include "writer.h"
-#include "xpress.h"
+#include "format/format.h"
+#include "writer/writer.h"
+#include "format/xpress.h"
 
 #define DEFAULT_BUFFER_SIZE 65536u
 #define MIN_WRITER_BUFFER_SIZE 4096u

@@ -2,6 +2,9 @@
 /* CLOCK_MONOTONIC_RAW in nanoseconds, read through the time-stamp counter. Private to libetl. */
 #ifndef LIBETL_MONOCLOCK_H
 #define LIBETL_MONOCLOCK_H
+#ifndef ETL_BUILDING_LIBRARY
+#error "engine/monoclock.h is private to libetl: include <etl.h>"
+#endif
 
 #include <stdatomic.h>
 #include <stdint.h>

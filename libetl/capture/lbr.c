@@ -8,9 +8,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "format.h"
-#include "kcapture.h"
-#include "lbr.h"
+#include "format/format.h"
+#include "capture/kcapture.h"
+#include "capture/lbr.h"
 
 /* EVENT_TRACE_FLAG_* (EnableFlags) of the kernel events an LBR trigger may name. */
 #define TRACE_FLAG_PROCESS    0x00000001u

@@ -2,6 +2,9 @@
 /* Byte sources behind etl_reader_open: file descriptor, memory, gzip. Private to libetl. */
 #ifndef LIBETL_SOURCE_H
 #define LIBETL_SOURCE_H
+#ifndef ETL_BUILDING_LIBRARY
+#error "reader/source.h is private to libetl: include <etl.h>"
+#endif
 
 #include <stddef.h>
 #include <stdint.h>

@@ -25,10 +25,10 @@
 #include <linux/perf_event.h>
 #endif
 
-#include "format.h"
-#include "kcapture.h"
-#include "lbr.h"
-#include "monoclock.h"
+#include "format/format.h"
+#include "capture/kcapture.h"
+#include "capture/lbr.h"
+#include "engine/monoclock.h"
 
 /* ------------------------------------------------------------------ flags and names */
 

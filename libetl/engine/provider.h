@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* The provider registry's side of sessions (libetl/provider.c). Private to libetl. */
+/* The provider registry's side of sessions (libetl/engine/provider.c). Private to libetl. */
 #ifndef ETL_PROVIDER_H
 #define ETL_PROVIDER_H
+#ifndef ETL_BUILDING_LIBRARY
+#error "engine/provider.h is private to libetl: include <etl.h>"
+#endif
 
 #include <stdint.h>
 
@@ -15,8 +18,8 @@ int etl_enable_passes(uint8_t enable_level, uint64_t match_any, uint64_t match_a
    is still writing through it when this returns. */
 void etl_providers_forget_session(etl_session *s);
 
-/* ---- Shared sessions (libetl/session.c) and the provider processes that write into them
-   (libetl/attach.c); doc/etlrecord-design.md ---- */
+/* ---- Shared sessions (libetl/engine/session.c) and the provider processes that write into them
+   (libetl/engine/attach.c); doc/etlrecord-design.md ---- */
 
 /* One provider a shared session enables, as provider processes read it from the session. */
 #define ETL_SHARED_MAX_ENABLES 64

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format.h"
+#include "format/format.h"
 
 /* What one event said, kept as fed (any order); the map is built from these on the first find. */
 enum { IMG_LOAD, IMG_DCSTART, IMG_DCEND, IMG_UNLOAD };      /* image events, in the order ties sort */

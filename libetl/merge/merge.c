@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "format.h"
+#include "format/format.h"
 
 #define NS_PER_SECOND 1000000000LL
 /* Inputs of one clock type and frequency without a BootTime are taken to share a boot when

@@ -2,6 +2,9 @@
 /* The header buffer of an ETL file, shared by the file writer and the test builder. Private to libetl. */
 #ifndef LIBETL_WRITER_H
 #define LIBETL_WRITER_H
+#ifndef ETL_BUILDING_LIBRARY
+#error "writer/writer.h is private to libetl: include <etl.h>"
+#endif
 
 #include <stdint.h>
 

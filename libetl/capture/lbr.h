@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* LBR configuration of sessions and perf branch stacks (libetl/lbr.c, lbrcapture.c). Private to libetl. */
+/* LBR configuration of sessions and perf branch stacks (libetl/capture/lbr.c, lbrcapture.c). Private to libetl. */
 #ifndef ETL_LBR_H
 #define ETL_LBR_H
+#ifndef ETL_BUILDING_LIBRARY
+#error "capture/lbr.h is private to libetl: include <etl.h>"
+#endif
 
 #include <stddef.h>
 #include <stdint.h>

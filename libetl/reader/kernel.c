@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "format.h"
+#include "format/format.h"
 
 /* Hooks (Group << 8 | Type) of the classes decoded here, beside those in format.h. */
 #define HOOK_PROCESS_START     0x0301

@@ -2,6 +2,9 @@
 /* Plain LZ77 ("XPRESS", MS-XCA 2.3/2.4) codec used for compressed ETL buffers; private to libetl. */
 #ifndef LIBETL_XPRESS_H
 #define LIBETL_XPRESS_H
+#ifndef ETL_BUILDING_LIBRARY
+#error "format/xpress.h is private to libetl: include <etl.h>"
+#endif
 
 #include <stddef.h>
 #include <stdint.h>

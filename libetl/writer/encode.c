@@ -2,7 +2,7 @@
 /* Encoding of event records (EVENT_HEADER, system, perfinfo, LBR) and decoding of LBR payloads. */
 #include <string.h>
 
-#include "format.h"
+#include "format/format.h"
 
 static uint32_t data_size(const etl_data *data, unsigned ndata)
 {

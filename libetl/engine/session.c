@@ -29,14 +29,14 @@
 #include <x86intrin.h>
 #endif
 
-#include "format.h"
-#include "kcapture.h"
-#include "lbr.h"
-#include "monoclock.h"
-#include "provider.h"
-#include "realtime.h"
-#include "rseq.h"
-#include "writer.h"
+#include "format/format.h"
+#include "capture/kcapture.h"
+#include "capture/lbr.h"
+#include "engine/monoclock.h"
+#include "engine/provider.h"
+#include "format/realtime.h"
+#include "engine/rseq.h"
+#include "writer/writer.h"
 
 /*
  * Two ways to write into a processor's buffer; a session uses one of them throughout.

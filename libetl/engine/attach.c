@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "etl.h"
-#include "provider.h"
+#include "engine/provider.h"
 
 struct attached {
     dev_t dev;

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "format.h"
+#include "format/format.h"
 
 #define G(d1, d2, d3, a, b, c, d, e, f, g, h) { d1, d2, d3, { a, b, c, d, e, f, g, h } }
 

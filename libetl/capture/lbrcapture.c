@@ -11,9 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "format.h"
-#include "kcapture.h"
-#include "lbr.h"
+#include "format/format.h"
+#include "capture/kcapture.h"
+#include "capture/lbr.h"
 
 struct etl_lbr_capture {
     etl_session *s;

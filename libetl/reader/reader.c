@@ -12,10 +12,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "format.h"
-#include "realtime.h"
-#include "source.h"
-#include "xpress.h"
+#include "format/format.h"
+#include "format/realtime.h"
+#include "reader/source.h"
+#include "format/xpress.h"
 
 /* One buffer of the file, as found by the index walk. */
 struct buffer_entry {
@@ -1396,7 +1396,7 @@ void etl_reader_close(etl_reader *r)
 /* ---------------------------------------------------------------- real-time streams */
 
 /*
- * A real-time stream (libetl/realtime.h) is read a batch at a time: the buffers that have
+ * A real-time stream (libetl/format/realtime.h) is read a batch at a time: the buffers that have
  * arrived together, after the header buffer, make an image of an ETL file in memory, which a
  * reader of its own delivers in time order. Offsets in messages are bytes of the stream.
  */

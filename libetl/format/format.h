@@ -2,6 +2,9 @@
 /* The ETL format's bytes: layouts, constants, GUIDs and little-endian decoding. Private to libetl. */
 #ifndef LIBETL_FORMAT_H
 #define LIBETL_FORMAT_H
+#ifndef ETL_BUILDING_LIBRARY
+#error "format/format.h is private to libetl: include <etl.h>"
+#endif
 
 #include <stdint.h>
 #include <string.h>

@@ -9,7 +9,7 @@
 #include <cpuid.h>
 #endif
 
-#include "monoclock.h"
+#include "engine/monoclock.h"
 
 struct etl_monoclock etl_monoclock_line;
 

@@ -9,7 +9,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "source.h"
+#include "reader/source.h"
 
 struct fd_source {
     int fd;

@@ -24,8 +24,8 @@
 #include <unistd.h>
 
 #include "etl.h"
-#include "lbr.h"
-#include "provider.h"
+#include "capture/lbr.h"
+#include "engine/provider.h"
 
 struct enable {
     etl_session *s;

@@ -11,6 +11,9 @@
  */
 #ifndef LIBETL_REALTIME_H
 #define LIBETL_REALTIME_H
+#ifndef ETL_BUILDING_LIBRARY
+#error "format/realtime.h is private to libetl: include <etl.h>"
+#endif
 
 #define ETL_RT_MAGIC 0x31525445u /* "ETR1" */
 #define ETL_RT_FRAME_HEAD 12u
