@@ -11,7 +11,7 @@
 #include "format/format.h"
 #include "synth.h"
 #include "testutil.h"
-#include "format/xpress.h"
+#include "format/format.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Reading a file and keeping what it gave */

@@ -14,7 +14,7 @@
 #include "format/format.h"
 #include "synth.h"
 #include "testutil.h"
-#include "format/xpress.h"
+#include "format/format.h"
 
 /* ck_assert_msg reports every passing check to the runner (a write() each): too slow per event. */
 #define REQUIRE(cond, ...) do { if (!(cond)) ck_abort_msg(__VA_ARGS__); } while (0)

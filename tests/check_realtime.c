@@ -20,7 +20,7 @@
 #include "check_run.h"
 #include "etl.h"
 #include "format/format.h"
-#include "format/realtime.h"
+#include "format/format.h"
 #include "testutil.h"
 
 static const etl_guid prov = { 0x5eed0077, 0xabcd, 0x4ef0, { 1, 2, 3, 4, 5, 6, 7, 8 } };

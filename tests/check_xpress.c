@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "check_run.h"
-#include "format/xpress.h"
+#include "format/format.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Helpers */

@@ -6,7 +6,7 @@
 #include "format/format.h"
 #include "synth.h"
 #include "writer/writer.h"
-#include "format/xpress.h"
+#include "format/format.h"
 
 struct synth_cpu {
     uint8_t *buf;

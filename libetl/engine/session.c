@@ -34,7 +34,7 @@
 #include "capture/lbr.h"
 #include "engine/monoclock.h"
 #include "engine/provider.h"
-#include "format/realtime.h"
+#include "format/format.h"
 #include "engine/rseq.h"
 #include "writer/writer.h"
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The ETL format's bytes: layouts, constants, GUIDs and little-endian decoding. Private to libetl. */
+/* The ETL format's bytes: layouts, constants, GUIDs, little-endian decoding, the XPRESS codec and
+   the real-time stream's frames. The private header of libetl/format/ (no I/O here). */
 #ifndef LIBETL_FORMAT_H
 #define LIBETL_FORMAT_H
 #ifndef ETL_BUILDING_LIBRARY
@@ -253,5 +254,54 @@ unsigned etl_utf8_encode(uint32_t c, uint8_t out[4]);
 /* UTF-8 s to UTF-16LE at p, NUL-terminated, max_units code units at most (the NUL included;
    at least 4); returns the bytes written. Invalid bytes become U+FFFD. */
 uint32_t etl_utf8_to_utf16(uint8_t *p, const char *s, uint32_t max_units);
+
+/* ---- XPRESS: the plain LZ77 codec (MS-XCA 2.3/2.4) of compressed ETL buffers (xpress.c) ---- */
+
+/* Status of etl_xpress_decompress. */
+enum etl_xpress_status {
+    ETL_XPRESS_OK = 0,
+    ETL_XPRESS_TRUNCATED = -1,  /* input ended in the middle of a flag word, literal, or match */
+    ETL_XPRESS_BAD_OFFSET = -2, /* a match refers to before the start of the output */
+    ETL_XPRESS_OVERFLOW = -3,   /* output would exceed out_cap */
+    ETL_XPRESS_BAD_LENGTH = -4  /* a 16/32-bit length escape is below 22 (MS-XCA 2.4.4 "Return error") */
+};
+
+/* Decompress a plain LZ77 (MS-XCA 2.3/2.4, "XPRESS") stream of in_len bytes into out (capacity
+   out_cap). On success returns ETL_XPRESS_OK and *out_len = bytes produced. On error returns the
+   status and *err_pos = offset in the INPUT where the bad element starts, and *out_len = bytes
+   produced so far (all valid). Never reads in[] beyond in_len or writes out[] beyond out_cap.
+   The stream ends normally when the input is exhausted where the next element (flag word,
+   literal or match) would start. Bytes of out[] past *out_len (but below out_cap) may be
+   overwritten with scratch data. */
+int etl_xpress_decompress(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_cap,
+                          size_t *out_len, size_t *err_pos);
+
+/* A short English description of a status ("stream ends early"). */
+const char *etl_xpress_strerror(int status);
+
+/* Largest output etl_xpress_compress can produce for n input bytes. */
+size_t etl_xpress_compress_bound(size_t n);
+
+/* Compress n bytes into out (cap >= etl_xpress_compress_bound(n)); returns the compressed size,
+   or 0 if cap is smaller than etl_xpress_compress_bound(n). The output decodes with any
+   conforming MS-XCA plain LZ77 decoder; it ends with the all-ones flag padding of MS-XCA 2.3.
+   Thread-safe; uses about 48 KiB of stack and no heap. */
+size_t etl_xpress_compress(const uint8_t *in, size_t n, uint8_t *out, size_t cap);
+
+/* ---- The real-time stream ----
+ * What a session in real-time mode sends its consumer once it has
+ * answered "ok" to the request "consume" (doc/etlrecord-design.md, "Real-time mode as built").
+ * Frames, each a 12-byte head (magic, kind, length: little-endian 32-bit) and length bytes:
+ * one HEADER (the logfile header buffer, up to its used size), then a BUFFER per data buffer
+ * (its WMI_BUFFER_HEADER filled, up to its used size), then END (the final statistics as
+ * "KEY VALUE" lines) when the session stopped and every buffer was acknowledged. The
+ * consumer acknowledges the buffers it has taken with a little-endian 32-bit count (one per
+ * batch); a buffer leaves the session's held queue only then.
+ */
+#define ETL_RT_MAGIC 0x31525445u /* "ETR1" */
+#define ETL_RT_FRAME_HEAD 12u
+#define ETL_RT_END_MAX 4096u     /* the END frame's text */
+
+enum { ETL_RT_HEADER = 1, ETL_RT_BUFFER = 2, ETL_RT_END = 3 };
 
 #endif /* LIBETL_FORMAT_H */

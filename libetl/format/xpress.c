@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Plain LZ77 ("XPRESS", MS-XCA 2.3/2.4) decompressor and hash-chain compressor for ETL buffers. */
-#include "format/xpress.h"
+#include "format/format.h"
 
 #include <string.h>
 

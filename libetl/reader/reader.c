@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "format/format.h"
-#include "format/realtime.h"
+#include "format/format.h"
 #include "reader/source.h"
-#include "format/xpress.h"
+#include "format/format.h"
 
 /* One buffer of the file, as found by the index walk. */
 struct buffer_entry {

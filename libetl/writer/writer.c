@@ -14,7 +14,7 @@
 
 #include "format/format.h"
 #include "writer/writer.h"
-#include "format/xpress.h"
+#include "format/format.h"
 
 #define DEFAULT_BUFFER_SIZE 65536u
 #define MIN_WRITER_BUFFER_SIZE 4096u
