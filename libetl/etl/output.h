@@ -50,8 +50,8 @@ ETL_API int etl_dump_json_string(FILE *f, const char *s);
 /*
  * The first pass that text and JSON output make over a file: every event of r into map (see
  * etl_image_map_add), then r rewound to its first event. Damage is reported to r's on_damage
- * as the events are read. Returns ETL_OK; ETL_FAILED when memory ran out (r is left where it
- * was); ETL_FATAL when r could not be read to its end or rewound (etl_reader_error(r) says why).
+ * as the events are read. Returns ETL_OK; ETL_FAILED when memory ran out (r is left part-way:
+ * rewind it to read on); ETL_FATAL when r could not be read to its end or rewound (etl_reader_error(r) says why).
  */
 ETL_API int etl_dump_map_images(etl_reader *r, etl_image_map *map);
 
@@ -188,9 +188,10 @@ typedef enum etl_diff_format {
 } etl_diff_format;
 
 /*
- * The result of etl_diff_compare in the format doc/etldiff.1 describes. The lines shown are
- * read again from the traces. Returns ETL_OK; ETL_FAILED when memory ran out or a trace could
- * not be read again (etl_diff_error; d can still be closed); ETL_FATAL on a write error.
+ * The result of etl_diff_compare in the format doc/etldiff.1 describes, for matching traces
+ * too (etldiff then prints nothing in text). The lines shown are read again from the traces
+ * (their damage is reported again). Returns ETL_OK; ETL_FAILED when memory ran out or a trace
+ * could not be read again (etl_diff_error; d can still be closed); ETL_FATAL on a write error.
  */
 ETL_API int etl_diff_write(etl_diff *d, FILE *f, etl_diff_format format);
 /* The last error; "" if none. Valid until the next call on d. */
