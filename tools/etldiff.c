@@ -3,7 +3,7 @@
    comparison is the library's (etl_diff_*, etl/output.h). */
 #include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

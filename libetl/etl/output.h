@@ -194,7 +194,8 @@ typedef enum etl_diff_format {
  * could not be read again (etl_diff_error; d can still be closed); ETL_FATAL on a write error.
  */
 ETL_API int etl_diff_write(etl_diff *d, FILE *f, etl_diff_format format);
-/* The last error; "" if none. Valid until the next call on d. */
+/* The last error; "" if none; "out of memory" for d NULL (a failed etl_diff_open). Valid until
+   the next call on d. */
 ETL_API const char *etl_diff_error(const etl_diff *d);
 /* Closes the traces and frees d (NULL is allowed). */
 ETL_API void etl_diff_close(etl_diff *d);
