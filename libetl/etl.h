@@ -1219,4 +1219,5 @@ ETL_API void etl_merge_close(etl_merge *m);
 #ifdef __cplusplus
 }
 #endif
+#include "etl/output.h"
 #endif /* LIBETL_ETL_H */

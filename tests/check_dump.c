@@ -1,20 +1,19 @@
 /* SPDX-License-Identifier: MIT */
-/* Tests of the tools' event formatting (JSON keys and nulls, CSV columns, text, summary) and
-   of their shared command-line numbers. */
+/* Tests of the library's event output formats (etl/output.h): JSON keys and nulls, CSV columns,
+   text, the summary. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmdline.h"
-#include "dump.h"
+#include "etl.h"
 #include "format/format.h"
 #include "synth.h"
 #include "check_run.h"
 #include "testutil.h"
 
 /* The output of fn for the first matching event of a sample, as a string (caller frees). */
-static char *format_event(const char *sample, int kind, int format)
+static char *format_event(const char *sample, int kind, etl_dump_format format)
 {
     etl_reader *r = NULL;
     etl_event ev;
@@ -26,7 +25,7 @@ static char *format_event(const char *sample, int kind, int format)
     while (etl_reader_next(r, &ev) == ETL_OK)
         if (ev.kind == kind) break;
     ck_assert_int_eq(ev.kind, kind);
-    dump_event(f, format, r, &ev, NULL);
+    etl_dump_event(f, format, r, &ev, NULL);
     fclose(f);
     etl_reader_close(r);
     return text;
@@ -34,7 +33,7 @@ static char *format_event(const char *sample, int kind, int format)
 
 START_TEST(json_event_header)
 {
-    char *s = format_event("samples/perfview_smallEtlFile.etl", ETL_KIND_EVENT, DUMP_JSONL);
+    char *s = format_event("samples/perfview_smallEtlFile.etl", ETL_KIND_EVENT, ETL_DUMP_JSONL);
     ck_assert_str_eq(s, "{\"ts\":185227292196,\"time\":\"2016-08-17T23:30:22.068863706Z\",\"cpu\":0,\"pid\":688,"
                         "\"tid\":4336,\"provider\":\"a669021c-c450-4609-a035-5af59af4df18\",\"kind\":\"event\","
                         "\"id\":154,\"version\":2,\"opcode\":36,\"level\":4,\"task\":2,\"keywords\":536870920,"
@@ -45,7 +44,7 @@ END_TEST
 
 START_TEST(json_perfinfo_has_nulls)
 {
-    char *s = format_event("samples/perfview_diaghub.kernel.1.etl", ETL_KIND_PERFINFO, DUMP_JSONL);
+    char *s = format_event("samples/perfview_diaghub.kernel.1.etl", ETL_KIND_PERFINFO, ETL_DUMP_JSONL);
     ck_assert_ptr_nonnull(strstr(s, "\"pid\":null,\"tid\":null,"));
     ck_assert_ptr_nonnull(strstr(s, "\"kind\":\"perfinfo\",\"id\":null,"));
     ck_assert_ptr_nonnull(strstr(s, "\"level\":null,\"task\":null,\"keywords\":null,"));
@@ -66,7 +65,7 @@ START_TEST(json_extended_items_counted)
     while (etl_reader_next(r, &ev) == ETL_OK)
         if (ev.ext_count) break;
     ck_assert_uint_gt(ev.ext_count, 0);
-    dump_event(f, DUMP_JSONL, r, &ev, NULL);
+    etl_dump_event(f, ETL_DUMP_JSONL, r, &ev, NULL);
     fclose(f);
     {
         char want[32];
@@ -84,10 +83,10 @@ START_TEST(csv_columns)
     size_t len = 0;
     FILE *f = open_memstream(&head, &len);
 
-    dump_csv_header(f);
+    etl_dump_csv_header(f);
     fclose(f);
     ck_assert_str_eq(head, "ts,time,cpu,pid,tid,provider,kind,id,version,opcode,level,task,keywords,payload_len,ext\n");
-    s = format_event("samples/syzygy_viewer_test_data_32_v1.etl", ETL_KIND_CLASSIC, DUMP_CSV);
+    s = format_event("samples/syzygy_viewer_test_data_32_v1.etl", ETL_KIND_CLASSIC, ETL_DUMP_CSV);
     ck_assert_str_eq(s, "3686541252260,2010-03-21T13:27:41.555825378Z,0,4192,4632,2cb15d1d-5fc1-11d2-abe1-00a0c911f518,"
                         "classic,,1,3,4,,,114,0\n");
     free(s);
@@ -97,7 +96,7 @@ END_TEST
 
 START_TEST(text_line)
 {
-    char *s = format_event("samples/perfview_smallEtlFile.etl", ETL_KIND_EVENT, DUMP_TEXT);
+    char *s = format_event("samples/perfview_smallEtlFile.etl", ETL_KIND_EVENT, ETL_DUMP_TEXT);
     ck_assert_ptr_nonnull(strstr(s, "2016-08-17T23:30:22.068863706Z cpu=0 pid=688 tid=4336 "
                                     "Microsoft-Windows-DotNETRuntimeRundown event id=154 v=2 op=36 level=4 len=584 ["));
     ck_assert_ptr_nonnull(strstr(s, " ...]\n"));
@@ -111,7 +110,7 @@ START_TEST(json_strings_escaped)
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
 
-    dump_json_string(f, "a\"b\\c\n\x01\xc3\xa9");
+    etl_dump_json_string(f, "a\"b\\c\n\x01\xc3\xa9");
     fclose(f);
     ck_assert_str_eq(text, "\"a\\\"b\\\\c\\u000a\\u0001\xc3\xa9\"");
     free(text);
@@ -123,17 +122,17 @@ START_TEST(summary_counts)
 {
     etl_reader *r = NULL;
     etl_event ev;
-    struct dump_counts c;
+    etl_summary *c = etl_summary_new();
     char *text = NULL;
     size_t len = 0, n;
     FILE *f = open_memstream(&text, &len);
     char *want = (char *)test_read_file(testdata_path("samples/expected/perfview_diaghub.kernel.1.summary.json"), &n);
 
     ck_assert_int_eq(etl_reader_open_path(&r, testdata_path("samples/perfview_diaghub.kernel.1.etl"), NULL), ETL_OK);
-    dump_counts_init(&c);
-    while (etl_reader_next(r, &ev) == ETL_OK) dump_counts_add(&c, &ev);
-    dump_summary(f, "diaghub.etl", r, &c);
-    dump_counts_free(&c);
+    ck_assert_ptr_nonnull(c);
+    while (etl_reader_next(r, &ev) == ETL_OK) ck_assert_int_eq(etl_summary_add(c, &ev), ETL_OK);
+    ck_assert_int_eq(etl_summary_write(c, f, "diaghub.etl", r), ETL_OK);
+    etl_summary_free(c);
     fclose(f);
     ck_assert_ptr_nonnull(strstr(text, "\"events\":16335,\"by_kind\":{\"system\":1035,\"perfinfo\":15299,\"event\":1}"));
     ck_assert_ptr_nonnull(strstr(text, "\"min_ts\":13764840754,\"max_ts\":13895500862,\"payload_bytes\":3364301"));
@@ -170,8 +169,8 @@ START_TEST(lbr_events_show_branches)
         if (ev.hook_id == ETL_HOOK_LBR_SAMPLE && ev.kind == ETL_KIND_PERFINFO) break;
     ck_assert_uint_eq(ev.hook_id, ETL_HOOK_LBR_SAMPLE);
     f = open_memstream(&text, &len);
-    dump_event(f, DUMP_JSONL, r, &ev, NULL);
-    dump_event(f, DUMP_TEXT, r, &ev, NULL);
+    etl_dump_event(f, ETL_DUMP_JSONL, r, &ev, NULL);
+    etl_dump_event(f, ETL_DUMP_TEXT, r, &ev, NULL);
     fclose(f);
     ck_assert_ptr_nonnull(strstr(text, "\"provider\":\"99134383-5248-43fc-834b-529454e75df3\""));
     ck_assert_ptr_nonnull(strstr(text, ",\"lbr\":{\"pid\":7,\"tid\":8,\"filters\":2,\"entries\":[[4198400,4202496],[4206592,4210688]]},"
@@ -185,41 +184,11 @@ END_TEST
 
 START_TEST(format_names)
 {
-    ck_assert_int_eq(dump_format_parse("text"), DUMP_TEXT);
-    ck_assert_int_eq(dump_format_parse("jsonl"), DUMP_JSONL);
-    ck_assert_int_eq(dump_format_parse("json"), DUMP_JSONL);
-    ck_assert_int_eq(dump_format_parse("csv"), DUMP_CSV);
-    ck_assert_int_eq(dump_format_parse("xml"), -1);
-}
-END_TEST
-
-/* Counts and masks of the command lines (etlrecord, etldemo). */
-START_TEST(command_line_numbers)
-{
-    uint32_t u = 7;
-    uint64_t k = 7;
-
-    ck_assert_int_eq(tool_parse_u32("255", 255, &u), 0);
-    ck_assert_uint_eq(u, 255);
-    ck_assert_int_eq(tool_parse_u32("256", 255, &u), -1);
-    ck_assert_int_eq(tool_parse_u32("4294967295", UINT32_MAX, &u), 0);
-    ck_assert_uint_eq(u, UINT32_MAX);
-    ck_assert_int_eq(tool_parse_u32("4294967296", UINT32_MAX, &u), -1);
-    ck_assert_int_eq(tool_parse_u32("-1", 10, &u), -1);
-    ck_assert_int_eq(tool_parse_u32(" 1", 10, &u), -1);
-    ck_assert_int_eq(tool_parse_u32("1x", 10, &u), -1);
-    ck_assert_int_eq(tool_parse_u32("", 10, &u), -1);
-    ck_assert_int_eq(tool_parse_u32("0x10", 100, &u), -1);
-    ck_assert_int_eq(tool_parse_u64("0x10", &k), 0);
-    ck_assert_uint_eq(k, 16);
-    ck_assert_int_eq(tool_parse_u64("12", &k), 0);
-    ck_assert_uint_eq(k, 12);
-    ck_assert_int_eq(tool_parse_u64("0xffffffffffffffff", &k), 0);
-    ck_assert_uint_eq(k, UINT64_MAX);
-    ck_assert_int_eq(tool_parse_u64("0x10000000000000000", &k), -1);
-    ck_assert_int_eq(tool_parse_u64("-0x10", &k), -1);
-    ck_assert_int_eq(tool_parse_u64("0xg", &k), -1);
-    ck_assert_int_eq(tool_parse_u64("", &k), -1);
+    ck_assert_int_eq(etl_dump_format_parse("text"), ETL_DUMP_TEXT);
+    ck_assert_int_eq(etl_dump_format_parse("jsonl"), ETL_DUMP_JSONL);
+    ck_assert_int_eq(etl_dump_format_parse("json"), ETL_DUMP_JSONL);
+    ck_assert_int_eq(etl_dump_format_parse("csv"), ETL_DUMP_CSV);
+    ck_assert_int_eq(etl_dump_format_parse("xml"), -1);
 }
 END_TEST
 
@@ -279,8 +248,8 @@ START_TEST(kernel_events_resolve_images)
     ck_assert_int_eq(etl_reader_rewind(r), ETL_OK);
     f = open_memstream(&text, &tlen);
     while (etl_reader_next(r, &ev) == ETL_OK) {
-        dump_event(f, DUMP_TEXT, r, &ev, map);
-        dump_event(f, DUMP_JSONL, r, &ev, map);
+        etl_dump_event(f, ETL_DUMP_TEXT, r, &ev, map);
+        etl_dump_event(f, ETL_DUMP_JSONL, r, &ev, map);
     }
     fclose(f);
     ck_assert_ptr_nonnull(strstr(text, " Image/Load pid=100 base=0x7ff600000000 size=0x10000 "
@@ -318,7 +287,6 @@ int main(void)
     tcase_add_test(tc, lbr_events_show_branches);
     tcase_add_test(tc, kernel_events_resolve_images);
     tcase_add_test(tc, format_names);
-    tcase_add_test(tc, command_line_numbers);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

@@ -6,9 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dump.h"
+#include "etl.h"
 #include "interrupt.h"
-#include "normalize.h"
 
 /* Exit codes (doc/etldump.1). */
 #define EXIT_DAMAGED 1 /* a file had damaged parts; everything readable was printed */
@@ -42,7 +41,7 @@ static const char usage_text[] =
     "went away without stopping, or bad usage.\n";
 
 struct options {
-    int format;
+    etl_dump_format format;
     int order;
     int summary;
     int normalize;
@@ -65,24 +64,22 @@ static void report_damage(void *arg, int64_t offset, const char *message)
 }
 
 /*
- * The first pass of text and JSON output: every Image, Process and Thread event into the image
- * map, so that sample and stack addresses resolve to images (doc/etldump.1); then a rewind.
- * ETL_OK, or ETL_FATAL (message printed).
+ * The first pass of text and JSON output, so that sample and stack addresses resolve to images
+ * (doc/etldump.1); its damage is reported by the pass that prints. ETL_OK, or ETL_FATAL
+ * (message printed).
  */
 static int map_images(etl_reader *r, etl_image_map *map, struct damage_report *d)
 {
-    etl_event ev;
     int rc;
 
     d->mute = 1;
-    while ((rc = etl_reader_next(r, &ev)) == ETL_OK || rc == ETL_WARN) {
-        if (etl_image_map_add(map, &ev) != ETL_OK) {
-            fprintf(stderr, "etldump: out of memory\n");
-            return ETL_FATAL;
-        }
+    rc = etl_dump_map_images(r, map);
+    if (rc == ETL_FAILED) {
+        fprintf(stderr, "etldump: out of memory\n");
+        return ETL_FATAL;
     }
     d->mute = 0;
-    if (rc == ETL_FATAL || etl_reader_rewind(r) != ETL_OK) {
+    if (rc != ETL_OK) {
         fprintf(stderr, "etldump: %s\n", etl_reader_error(r));
         return ETL_FATAL;
     }
@@ -115,7 +112,7 @@ static int dump_file(const char *path, int session, const struct options *o)
     etl_image_map *map = NULL;
     etl_reader *r = NULL;
     etl_event ev;
-    struct dump_counts *counts = NULL;
+    etl_summary *counts = NULL;
     long long n = 0;
     int rc, status = 0;
 
@@ -130,13 +127,19 @@ static int dump_file(const char *path, int session, const struct options *o)
         return EXIT_ERROR;
     }
     if (o->normalize) {
-        norm_options no;
-        normalizer nz;
-        norm_options_init(&no);
-        normalizer_init(&nz, &no);
+        etl_normalize_options no;
+        etl_normalizer *nz;
+        etl_normalize_options_init(&no);
+        nz = etl_normalizer_new(&no);
+        if (!nz) {
+            fprintf(stderr, "etldump: out of memory\n");
+            etl_reader_close(r);
+            return EXIT_ERROR;
+        }
         while ((o->max_events < 0 || n < o->max_events) && !tool_interrupted &&
                ((rc = etl_reader_next(r, &ev)) == ETL_OK || rc == ETL_WARN)) {
-            int k = norm_event(&nz, &ev, etl_reader_time_ns(r, ev.timestamp));
+            const char *line;
+            int k = etl_normalizer_format(nz, &ev, etl_reader_time_ns(r, ev.timestamp), &line, NULL);
             if (k < 0) {
                 fprintf(stderr, "etldump: out of memory\n");
                 status = EXIT_ERROR;
@@ -144,12 +147,11 @@ static int dump_file(const char *path, int session, const struct options *o)
             }
             if (k) {
                 n++;
-                fputs(nz.line, stdout);
+                fputs(line, stdout);
                 fputc('\n', stdout);
             }
         }
-        normalizer_free(&nz);
-        norm_options_free(&no);
+        etl_normalizer_free(nz);
         if (session && (rc == ETL_EOF || tool_interrupted || n == o->max_events)) {
             status = session_end(path, r, n, rc);
             rc = ETL_EOF;
@@ -163,14 +165,13 @@ static int dump_file(const char *path, int session, const struct options *o)
         return status;
     }
     if (o->summary) {
-        counts = malloc(sizeof *counts);
+        counts = etl_summary_new();
         if (!counts) {
             fprintf(stderr, "etldump: out of memory\n");
             etl_reader_close(r);
             return EXIT_ERROR;
         }
-        dump_counts_init(counts);
-    } else if (o->format != DUMP_CSV) {
+    } else if (o->format != ETL_DUMP_CSV) {
         map = etl_image_map_new();
         /* A session cannot be read twice: its images are mapped as their events come. */
         if (!map || (!session && map_images(r, map, &damage) != ETL_OK)) {
@@ -188,13 +189,13 @@ static int dump_file(const char *path, int session, const struct options *o)
             status = EXIT_ERROR;
             break;
         }
-        if (counts && dump_counts_add(counts, &ev) != 0) {
+        if (counts && etl_summary_add(counts, &ev) != ETL_OK) {
             fprintf(stderr, "etldump: out of memory\n");
             status = EXIT_ERROR;
             break;
         }
         if (!counts)
-            dump_event(stdout, o->format, r, &ev, map);
+            etl_dump_event(stdout, o->format, r, &ev, map);
     }
     if (session && !status && (rc == ETL_EOF || tool_interrupted || n == o->max_events)) {
         status = session_end(path, r, n, rc);
@@ -204,10 +205,9 @@ static int dump_file(const char *path, int session, const struct options *o)
         fprintf(stderr, "etldump: %s\n", etl_reader_error(r));
         status = EXIT_ERROR;
     }
-    if (counts && !status) dump_summary(stdout, path, r, counts);
-    if (counts) dump_counts_free(counts);
+    if (counts && !status) etl_summary_write(counts, stdout, path, r);
+    etl_summary_free(counts);
     if (!status && etl_reader_warnings(r)) status = EXIT_DAMAGED;
-    free(counts);
     etl_image_map_free(map);
     etl_reader_close(r);
     return status;
@@ -223,19 +223,21 @@ int main(int argc, char **argv)
         { "version", no_argument, NULL, 'V' },       { "session", required_argument, NULL, 'S' },
         { NULL, 0, NULL, 0 },
     };
-    struct options o = { DUMP_TEXT, ETL_ORDER_TIME, 0, 0, 0, -1 };
+    struct options o = { ETL_DUMP_TEXT, ETL_ORDER_TIME, 0, 0, 0, -1 };
     const char *session = NULL;
     int c, status = 0;
 
     while ((c = getopt_long(argc, argv, "f:o:sNn:qhVS:", longopts, NULL)) != -1) {
         switch (c) {
-        case 'f':
-            o.format = dump_format_parse(optarg);
-            if (o.format < 0) {
+        case 'f': {
+            int format = etl_dump_format_parse(optarg);
+            if (format < 0) {
                 fprintf(stderr, "etldump: unknown format '%s' (text, jsonl or csv)\n", optarg);
                 return EXIT_ERROR;
             }
+            o.format = (etl_dump_format)format;
             break;
+        }
         case 'o':
             if (strcmp(optarg, "time") == 0) o.order = ETL_ORDER_TIME;
             else if (strcmp(optarg, "file") == 0) o.order = ETL_ORDER_FILE;
@@ -271,11 +273,11 @@ int main(int argc, char **argv)
         fputs("etldump: no input file\nTry 'etldump --help'.\n", stderr);
         return EXIT_ERROR;
     }
-    if (o.normalize && (o.summary || o.format != DUMP_TEXT)) {
+    if (o.normalize && (o.summary || o.format != ETL_DUMP_TEXT)) {
         fputs("etldump: --normalize prints text lines: not with --summary or --format\nTry 'etldump --help'.\n", stderr);
         return EXIT_ERROR;
     }
-    if (o.format == DUMP_CSV && !o.summary) dump_csv_header(stdout);
+    if (o.format == ETL_DUMP_CSV && !o.summary) etl_dump_csv_header(stdout);
     if (session) {
         /* Each event out as it comes; Ctrl-C ends the reading, not the session. */
         setvbuf(stdout, NULL, _IOLBF, 0);

@@ -21,10 +21,8 @@
 #include <unistd.h>
 
 #include "cmdline.h"
-#include "dump.h"
 #include "etl.h"
 #include "interrupt.h"
-#include "normalize.h"
 
 /* Exit codes (doc/etlrecord.1). */
 #define EXIT_LOST  1 /* stop: the session ran, but lost events or buffers */
@@ -159,7 +157,7 @@ static int parse_provider(const char *spec, struct provider_spec *out, char *err
         if (kw) *kw++ = '\0';
     }
     memset(out, 0, sizeof *out);
-    if (norm_provider_parse(buf, &out->guid) != 0) {
+    if (etl_guid_parse_provider(buf, &out->guid) != ETL_OK) {
         snprintf(err, errsize, "provider '%s': not a GUID or a provider name libetl knows", buf);
         return -1;
     }
@@ -967,7 +965,7 @@ static void print_answer(FILE *out, const struct answer *a, int json)
                 fprintf(out, "%s{\"Guid\":\"%s\",", j > i ? "," : "", guid);
                 if (pname) {
                     fputs("\"Name\":", out);
-                    dump_json_string(out, pname);
+                    etl_dump_json_string(out, pname);
                     fputc(',', out);
                 }
                 fprintf(out, "\"Level\":%u,\"MatchAnyKeyword\":\"%s\"}", level, kw);
@@ -983,7 +981,7 @@ static void print_answer(FILE *out, const struct answer *a, int json)
         }
         fprintf(out, "%s\"%.*s\":", i ? "," : "", klen, key);
         if (is_number(value)) fputs(value, out);
-        else dump_json_string(out, value);
+        else etl_dump_json_string(out, value);
     }
     if (json) fputs("}\n", out);
 }
@@ -1257,7 +1255,7 @@ static void list_one(void *arg, const char *name, long pid, int orphaned)
         return;
     }
     printf("%s{\"LoggerName\":", st->n++ ? "," : "");
-    dump_json_string(stdout, name);
+    etl_dump_json_string(stdout, name);
     printf(",\"ControllerPid\":%ld,\"State\":\"%s\"}", pid, orphaned ? "orphaned" : "running");
 }
 

@@ -1,20 +1,32 @@
 /* SPDX-License-Identifier: MIT */
-/* Events as normalized lines (tools/normalize.h). */
+/* Events as normalized lines (etl/output.h): what a build decides about an event, without what
+   differs on every run; the form etldiff compares and `etldump --normalize` prints. */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "normalize.h"
+#include "format/format.h"
+#include "output/output.h"
 
-/* The EventTrace group: the session's own header events. */
-static const etl_guid event_trace_guid = { 0x68fdd900, 0x4a3e, 0x11d1, { 0x84, 0xf4, 0x00, 0x00, 0xf8, 0x04, 0x64, 0xe3 } };
+struct etl_normalizer {
+    etl_normalize_options o;    /* its lists point into the copies below */
+    etl_guid *only, *skip;
+    etl_normalize_event_key *skip_events;
+    int started;
+    int64_t first_ns;
+    struct norm_id { uint32_t raw, seq; } *ids[2]; /* pid and tid numbering, open addressing */
+    unsigned id_cap[2], id_count[2];
+    char *line;                 /* the last line (NUL-terminated) */
+    size_t len, cap;
+};
 
-int norm_fields_parse(const char *list, unsigned *out, const char **bad)
+int etl_normalize_fields_parse(const char *list, unsigned *out, const char **bad)
 {
     static const struct { const char *name; unsigned bit; } names[] = {
-        { "ts", NORM_TS }, { "pid", NORM_PID }, { "tid", NORM_TID }, { "cpu", NORM_CPU }, { "payload", NORM_PAYLOAD },
+        { "ts", ETL_NORMALIZE_TS }, { "pid", ETL_NORMALIZE_PID }, { "tid", ETL_NORMALIZE_TID },
+        { "cpu", ETL_NORMALIZE_CPU }, { "payload", ETL_NORMALIZE_PAYLOAD },
     };
     const char *p = list;
 
@@ -26,45 +38,60 @@ int norm_fields_parse(const char *list, unsigned *out, const char **bad)
         if (i == sizeof names / sizeof names[0]) {
             if (n) {
                 *bad = p;
-                return -1;
+                return ETL_FAILED;
             }
         }
         else *out |= names[i].bit;
         p += n;
         if (*p == ',') p++;
     }
-    return 0;
+    return ETL_OK;
 }
 
-int norm_provider_parse(const char *text, etl_guid *out)
+int etl_guid_parse_provider(const char *text, etl_guid *out)
 {
-    if (etl_guid_parse(text, out) == ETL_OK || etl_guid_from_name(text, out) == ETL_OK) return 0;
-    return -1;
+    if (etl_guid_parse(text, out) == ETL_OK || etl_guid_from_name(text, out) == ETL_OK) return ETL_OK;
+    return ETL_FAILED;
 }
 
-void norm_options_init(norm_options *o)
+void etl_normalize_options_init(etl_normalize_options *o)
 {
     memset(o, 0, sizeof *o);
-    o->ignore = NORM_TS | NORM_CPU;
+    o->ignore = ETL_NORMALIZE_TS | ETL_NORMALIZE_CPU;
     o->from_ns = INT64_MIN;
     o->to_ns = INT64_MAX;
 }
 
-void norm_options_free(norm_options *o)
+/* A copy of n elements of size bytes at p (NULL when n is 0); -1 without memory. */
+static int copy_list(void **out, const void *p, unsigned n, size_t size)
 {
-    free(o->only);
-    free(o->skip);
-    free(o->skip_events);
-    memset(o, 0, sizeof *o);
+    *out = NULL;
+    if (!n) return 0;
+    *out = malloc(n * size);
+    if (!*out) return -1;
+    memcpy(*out, p, n * size);
+    return 0;
 }
 
-void normalizer_init(normalizer *n, const norm_options *o)
+etl_normalizer *etl_normalizer_new(const etl_normalize_options *o)
 {
-    memset(n, 0, sizeof *n);
-    n->o = o;
+    etl_normalizer *n = calloc(1, sizeof *n);
+
+    if (!n) return NULL;
+    n->o = *o;
+    if (copy_list((void **)&n->only, o->only, o->nonly, sizeof *o->only) != 0 ||
+        copy_list((void **)&n->skip, o->skip, o->nskip, sizeof *o->skip) != 0 ||
+        copy_list((void **)&n->skip_events, o->skip_events, o->nskip_events, sizeof *o->skip_events) != 0) {
+        etl_normalizer_free(n);
+        return NULL;
+    }
+    n->o.only = n->only;
+    n->o.skip = n->skip;
+    n->o.skip_events = n->skip_events;
+    return n;
 }
 
-void normalizer_reset(normalizer *n)
+void etl_normalizer_rewind(etl_normalizer *n)
 {
     n->started = 0;
     for (int k = 0; k < 2; k++) {
@@ -73,17 +100,21 @@ void normalizer_reset(normalizer *n)
     }
 }
 
-void normalizer_free(normalizer *n)
+void etl_normalizer_free(etl_normalizer *n)
 {
+    if (!n) return;
     free(n->ids[0]);
     free(n->ids[1]);
     free(n->line);
-    memset(n, 0, sizeof *n);
+    free(n->only);
+    free(n->skip);
+    free(n->skip_events);
+    free(n);
 }
 
 /* The number of raw id v in table k (1, 2, ... in first-seen order); 0 without memory. Slots
    hold raw + 1 in .raw so that 0 marks an empty one (ids are 32-bit: 0xFFFFFFFF is kept apart). */
-static uint32_t renumber(normalizer *n, int k, uint32_t v)
+static uint32_t renumber(etl_normalizer *n, int k, uint32_t v)
 {
     uint32_t mask, i;
 
@@ -111,8 +142,8 @@ static uint32_t renumber(normalizer *n, int k, uint32_t v)
 }
 
 /* Appends to the line; -1 without memory. */
-static int put(normalizer *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int put(normalizer *n, const char *fmt, ...)
+static int put(etl_normalizer *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int put(etl_normalizer *n, const char *fmt, ...)
 {
     va_list ap;
     int w;
@@ -133,7 +164,7 @@ static int put(normalizer *n, const char *fmt, ...)
     return 0;
 }
 
-static int put_hex(normalizer *n, const uint8_t *p, uint32_t len)
+static int put_hex(etl_normalizer *n, const uint8_t *p, uint32_t len)
 {
     static const char digits[] = "0123456789abcdef";
 
@@ -160,12 +191,12 @@ static int in_list(const etl_guid *list, unsigned n, const etl_guid *g)
 }
 
 /* Whether ev is compared at all, whatever its time. */
-static int selected(const norm_options *o, const etl_event *ev)
+static int selected(const etl_normalize_options *o, const etl_event *ev)
 {
     int has_provider = (ev->has & ETL_HAS_PROVIDER) != 0;
     uint16_t id = (ev->has & ETL_HAS_ID) ? ev->id : ev->opcode;
 
-    if (!o->all_events && has_provider && etl_guid_equal(&ev->provider, &event_trace_guid)) return 0;
+    if (!o->all_events && has_provider && etl_guid_equal(&ev->provider, &etl_guid_event_trace)) return 0;
     if (o->nonly && (!has_provider || !in_list(o->only, o->nonly, &ev->provider))) return 0;
     if (has_provider && in_list(o->skip, o->nskip, &ev->provider)) return 0;
     for (unsigned i = 0; has_provider && i < o->nskip_events; i++)
@@ -173,9 +204,10 @@ static int selected(const norm_options *o, const etl_event *ev)
     return 1;
 }
 
-int norm_event(normalizer *n, const etl_event *ev, int64_t time_ns)
+/* 1: ev is compared and n->line holds its line; 0: left out; -1: out of memory. */
+static int norm_line(etl_normalizer *n, const etl_event *ev, int64_t time_ns)
 {
-    const norm_options *o = n->o;
+    const etl_normalize_options *o = &n->o;
     char g[ETL_GUID_STRING_SIZE];
     const char *name = NULL;
     int64_t rel;
@@ -205,34 +237,34 @@ int norm_event(normalizer *n, const etl_event *ev, int64_t time_ns)
     if ((ev->has & ETL_HAS_LEVEL) && put(n, " level=%u", ev->level) != 0) return -1;
     if ((ev->has & ETL_HAS_ID) && put(n, " task=%u kw=0x%" PRIx64, ev->task, ev->keywords) != 0) return -1;
     if (ev->has & ETL_HAS_PID_TID) {
-        if (!(o->ignore & NORM_PID)) {
-            if (o->raw & NORM_PID) { if (put(n, " pid=%" PRIu32, ev->pid) != 0) return -1; }
+        if (!(o->ignore & ETL_NORMALIZE_PID)) {
+            if (o->raw & ETL_NORMALIZE_PID) { if (put(n, " pid=%" PRIu32, ev->pid) != 0) return -1; }
             else {
                 uint32_t s = renumber(n, 0, ev->pid);
                 if (!s || put(n, " pid=P%" PRIu32, s) != 0) return -1;
             }
         }
-        if (!(o->ignore & NORM_TID)) {
-            if (o->raw & NORM_TID) { if (put(n, " tid=%" PRIu32, ev->tid) != 0) return -1; }
+        if (!(o->ignore & ETL_NORMALIZE_TID)) {
+            if (o->raw & ETL_NORMALIZE_TID) { if (put(n, " tid=%" PRIu32, ev->tid) != 0) return -1; }
             else {
                 uint32_t s = renumber(n, 1, ev->tid);
                 if (!s || put(n, " tid=T%" PRIu32, s) != 0) return -1;
             }
         }
     }
-    if (!(o->ignore & NORM_TS) && put(n, " ts=+%" PRId64, rel) != 0) return -1;
-    if (!(o->ignore & NORM_CPU) && put(n, " cpu=%u", ev->cpu) != 0) return -1;
+    if (!(o->ignore & ETL_NORMALIZE_TS) && put(n, " ts=+%" PRId64, rel) != 0) return -1;
+    if (!(o->ignore & ETL_NORMALIZE_CPU) && put(n, " cpu=%u", ev->cpu) != 0) return -1;
     for (unsigned i = 0; i < ev->ext_count; i++) {
         etl_ext_item it;
         if (etl_event_ext_item(ev, i, &it) != ETL_OK) continue;
         if (put(n, "%s%s", i ? "," : " ext=", etl_ext_type_name(it.type)) != 0) return -1;
     }
     if (put(n, " len=%" PRIu32, ev->payload_len) != 0) return -1;
-    if (!(o->ignore & NORM_PAYLOAD) && ev->payload_len) {
+    if (!(o->ignore & ETL_NORMALIZE_PAYLOAD) && ev->payload_len) {
         /* Stacks, stack keys and LBR records begin with the timestamp of the event they belong
            to: a timestamp, shown as dashes when timestamps are ignored. */
         uint32_t skip = 0;
-        if (o->ignore & NORM_TS) {
+        if (o->ignore & ETL_NORMALIZE_TS) {
             etl_kernel_event k;
             if (etl_kernel_decode(ev, &k) == 1 &&
                 (k.kclass == ETL_KCLASS_STACK || k.kclass == ETL_KCLASS_STACK_KEY || k.kclass == ETL_KCLASS_LBR))
@@ -243,4 +275,16 @@ int norm_event(normalizer *n, const etl_event *ev, int64_t time_ns)
             return -1;
     }
     return 1;
+}
+
+int etl_normalizer_format(etl_normalizer *n, const etl_event *ev, int64_t time_ns, const char **line, size_t *len)
+{
+    int rc = norm_line(n, ev, time_ns);
+
+    if (rc < 0) return ETL_FAILED;
+    if (rc) {
+        *line = n->line;
+        if (len) *len = n->len;
+    }
+    return rc;
 }

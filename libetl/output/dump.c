@@ -1,20 +1,21 @@
 /* SPDX-License-Identifier: MIT */
-/* Event and trace formatting shared by the tools (text, JSON lines, CSV, summary). */
+/* Events as text, JSON lines or CSV (etl/output.h): one line each, decoded kernel events and LBR
+   branches shown, addresses resolved through an image map. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "dump.h"
+#include "output/output.h"
 
-int dump_format_parse(const char *name)
+int etl_dump_format_parse(const char *name)
 {
-    if (strcmp(name, "text") == 0) return DUMP_TEXT;
-    if (strcmp(name, "jsonl") == 0 || strcmp(name, "json") == 0) return DUMP_JSONL;
-    if (strcmp(name, "csv") == 0) return DUMP_CSV;
+    if (strcmp(name, "text") == 0) return ETL_DUMP_TEXT;
+    if (strcmp(name, "jsonl") == 0 || strcmp(name, "json") == 0) return ETL_DUMP_JSONL;
+    if (strcmp(name, "csv") == 0) return ETL_DUMP_CSV;
     return -1;
 }
 
-void dump_json_string(FILE *f, const char *s)
+int etl_dump_json_string(FILE *f, const char *s)
 {
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -23,16 +24,18 @@ void dump_json_string(FILE *f, const char *s)
         else fputc(*p, f);
     }
     fputc('"', f);
+    return output_status(f);
 }
 
 static const char *const columns[] = { "ts", "time", "cpu", "pid", "tid", "provider", "kind", "id",
                                        "version", "opcode", "level", "task", "keywords", "payload_len", "ext" };
 
-void dump_csv_header(FILE *f)
+int etl_dump_csv_header(FILE *f)
 {
     for (size_t i = 0; i < sizeof columns / sizeof columns[0]; i++)
         fprintf(f, "%s%s", i ? "," : "", columns[i]);
     fputc('\n', f);
+    return output_status(f);
 }
 
 static void provider_text(const etl_event *ev, char *out)
@@ -232,7 +235,7 @@ static void json_str(FILE *f, const char *key, const etl_string *s)
         return;
     }
     u = kstring(s);
-    dump_json_string(f, u ? u : "");
+    etl_dump_json_string(f, u ? u : "");
     free(u);
 }
 
@@ -243,7 +246,7 @@ static void json_image(FILE *f, etl_image_map *map, uint32_t pid, uint64_t addr,
 
     if (!resolve(map, pid, addr, ts, &in)) return;
     fputs(",\"image\":", f);
-    dump_json_string(f, in.base_name);
+    etl_dump_json_string(f, in.base_name);
     json_u(f, "offset", addr - in.base);
 }
 
@@ -271,7 +274,7 @@ static void json_process(FILE *f, const etl_kprocess *p)
     json_u(f, "directory_table_base", p->directory_table_base);
     json_u(f, "flags", p->flags);
     fputs(",\"sid\":", f);
-    if (p->sid) dump_json_string(f, etl_sid_format(p->sid, p->sid_size, sid, sizeof sid));
+    if (p->sid) etl_dump_json_string(f, etl_sid_format(p->sid, p->sid_size, sid, sizeof sid));
     else fputs("null", f);
     json_str(f, "image_file_name", &p->image_file_name);
     json_str(f, "command_line", &p->command_line);
@@ -424,7 +427,7 @@ static void dump_kernel_json(FILE *f, const etl_event *ev, etl_image_map *map)
 }
 
 /* The row of an event, in the order of columns[]: the same for JSON and CSV. */
-static void dump_row(FILE *f, int format, const etl_reader *r, const etl_event *ev, etl_image_map *map)
+static void dump_row(FILE *f, etl_dump_format format, const etl_reader *r, const etl_event *ev, etl_image_map *map)
 {
     char t[40], g[ETL_GUID_STRING_SIZE];
     int has_id = (ev->has & ETL_HAS_ID) != 0, pt = (ev->has & ETL_HAS_PID_TID) != 0;
@@ -448,20 +451,20 @@ static void dump_row(FILE *f, int format, const etl_reader *r, const etl_event *
     v[13] = fuint(ev->payload_len);
     v[14] = fuint(ev->ext_count);
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
-        if (format == DUMP_JSONL) fprintf(f, "%s\"%s\":", i ? "," : "{", columns[i]);
+        if (format == ETL_DUMP_JSONL) fprintf(f, "%s\"%s\":", i ? "," : "{", columns[i]);
         else if (i) fputc(',', f);
         switch (v[i].type) {
-        case F_NULL: if (format == DUMP_JSONL) fputs("null", f); break;
+        case F_NULL: if (format == ETL_DUMP_JSONL) fputs("null", f); break;
         case F_INT: fprintf(f, "%" PRId64, v[i].i); break;
         case F_UINT: fprintf(f, "%" PRIu64, v[i].u); break;
-        case F_STR: fprintf(f, format == DUMP_JSONL ? "\"%s\"" : "%s", v[i].s); break;
+        case F_STR: fprintf(f, format == ETL_DUMP_JSONL ? "\"%s\"" : "%s", v[i].s); break;
         }
     }
-    if (format == DUMP_JSONL) {
+    if (format == ETL_DUMP_JSONL) {
         dump_lbr_json(f, ev);
         dump_kernel_json(f, ev, map);
     }
-    fputs(format == DUMP_JSONL ? "}\n" : "\n", f);
+    fputs(format == ETL_DUMP_JSONL ? "}\n" : "\n", f);
 }
 
 static void dump_text(FILE *f, const etl_reader *r, const etl_event *ev, etl_image_map *map)
@@ -504,109 +507,21 @@ static void dump_text(FILE *f, const etl_reader *r, const etl_event *ev, etl_ima
     fputc('\n', f);
 }
 
-void dump_event(FILE *f, int format, const etl_reader *r, const etl_event *ev, etl_image_map *map)
+int etl_dump_event(FILE *f, etl_dump_format format, const etl_reader *r, const etl_event *ev,
+                   etl_image_map *map)
 {
-    if (format == DUMP_JSONL || format == DUMP_CSV) dump_row(f, format, r, ev, map);
+    if (format == ETL_DUMP_JSONL || format == ETL_DUMP_CSV) dump_row(f, format, r, ev, map);
     else dump_text(f, r, ev, map);
+    return output_status(f);
 }
 
-void dump_counts_init(struct dump_counts *c)
+int etl_dump_map_images(etl_reader *r, etl_image_map *map)
 {
-    memset(c, 0, sizeof *c);
-    c->min_ts = INT64_MAX;
-    c->max_ts = INT64_MIN;
-}
+    etl_event ev;
+    int rc;
 
-void dump_counts_free(struct dump_counts *c)
-{
-    free(c->providers);
-    c->providers = NULL;
-    c->nproviders = c->providers_cap = 0;
-}
-
-int dump_counts_add(struct dump_counts *c, const etl_event *ev)
-{
-    c->events++;
-    if (ev->kind >= 0 && ev->kind < 8) c->by_kind[ev->kind]++;
-    c->payload_bytes += ev->payload_len;
-    if (ev->timestamp < c->min_ts) c->min_ts = ev->timestamp;
-    if (ev->timestamp > c->max_ts) c->max_ts = ev->timestamp;
-    if (!(ev->has & ETL_HAS_PROVIDER)) return 0;
-    for (unsigned i = 0; i < c->nproviders; i++) {
-        if (etl_guid_equal(&c->providers[i].guid, &ev->provider)) {
-            c->providers[i].events++;
-            return 0;
-        }
-    }
-    if (c->nproviders == c->providers_cap) {
-        unsigned cap = c->providers_cap ? 2 * c->providers_cap : 16;
-        struct dump_provider_count *p = realloc(c->providers, cap * sizeof *p);
-        if (!p) return -1;
-        c->providers = p;
-        c->providers_cap = cap;
-    }
-    c->providers[c->nproviders].guid = ev->provider;
-    c->providers[c->nproviders].events = 1;
-    c->nproviders++;
-    return 0;
-}
-
-static void time_field(FILE *f, const char *key, int64_t filetime)
-{
-    char t[40];
-
-    if (filetime == 0) {
-        fprintf(f, ",\"%s\":null", key);
-        return;
-    }
-    etl_format_time_ns(etl_filetime_to_ns(filetime), t, sizeof t);
-    fprintf(f, ",\"%s\":\"%s\"", key, t);
-}
-
-void dump_summary(FILE *f, const char *path, const etl_reader *r, const struct dump_counts *c)
-{
-    const etl_trace_info *in = etl_reader_info(r);
-    char mode[512];
-    int first = 1;
-
-    fputs("{\"file\":", f);
-    dump_json_string(f, path);
-    fputs(",\"logger_name\":", f);
-    dump_json_string(f, in->logger_name);
-    fputs(",\"log_file_name\":", f);
-    dump_json_string(f, in->log_file_name);
-    fprintf(f, ",\"log_file_mode\":%" PRIu32 ",\"mode_flags\":\"%s\"", in->log_file_mode,
-            etl_log_file_mode_format(in->log_file_mode, mode, sizeof mode));
-    fprintf(f, ",\"clock\":\"%s\",\"clock_type\":%d,\"perf_freq\":%" PRId64 ",\"cpu_speed_mhz\":%" PRIu32,
-            etl_clock_type_name(in->clock.type), in->clock.type, in->clock.perf_freq, in->clock.cpu_speed_mhz);
-    time_field(f, "start_time", in->clock.start_time);
-    time_field(f, "end_time", in->end_time);
-    time_field(f, "boot_time", in->boot_time);
-    fprintf(f, ",\"os_version\":\"%u.%u.%" PRIu32 "\",\"log_layout_version\":\"%u.%u\"", in->os_major,
-            in->os_minor, in->os_build, in->layout_major, in->layout_minor);
-    fprintf(f, ",\"pointer_size\":%" PRIu32 ",\"processors\":%" PRIu32 ",\"buffer_size\":%" PRIu32,
-            in->pointer_size, in->number_of_processors, in->buffer_size);
-    fprintf(f, ",\"buffers\":%" PRIu32 ",\"buffers_written\":%" PRIu32 ",\"compressed_buffers\":%" PRIu32
-               ",\"damaged_buffers\":%" PRIu32,
-            in->buffers, in->buffers_written, in->compressed_buffers, in->damaged_buffers);
-    fprintf(f, ",\"events_lost\":%" PRIu32 ",\"buffers_lost\":%" PRIu32 ",\"file_size\":%" PRIu64,
-            in->events_lost, in->buffers_lost, in->file_size);
-    fprintf(f, ",\"events\":%" PRIu64 ",\"by_kind\":{", c->events);
-    for (int k = ETL_KIND_SYSTEM; k <= ETL_KIND_MESSAGE; k++) {
-        if (!c->by_kind[k]) continue;
-        fprintf(f, "%s\"%s\":%" PRIu64, first ? "" : ",", etl_event_kind_name(k), c->by_kind[k]);
-        first = 0;
-    }
-    fputs("},\"by_provider\":{", f);
-    for (unsigned i = 0; i < c->nproviders; i++) {
-        char g[ETL_GUID_STRING_SIZE];
-        fprintf(f, "%s\"%s\":%" PRIu64, i ? "," : "", etl_guid_format(&c->providers[i].guid, g),
-                c->providers[i].events);
-    }
-    fputc('}', f);
-    if (c->events)
-        fprintf(f, ",\"min_ts\":%" PRId64 ",\"max_ts\":%" PRId64, c->min_ts, c->max_ts);
-    else
-        fputs(",\"min_ts\":null,\"max_ts\":null", f);
-    fprintf(f, ",\"payload_bytes\":%" PRIu64 ",\"warnings\":%u}\n", c->payload_bytes, etl_reader_warnings(r));
+    while ((rc = etl_reader_next(r, &ev)) == ETL_OK || rc == ETL_WARN)
+        if (etl_image_map_add(map, &ev) != ETL_OK) return ETL_FAILED;
+    if (rc == ETL_FATAL || etl_reader_rewind(r) != ETL_OK) return ETL_FATAL;
+    return ETL_OK;
 }

@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: MIT */
+/* libetl's output formats: events as text, JSON lines or CSV, a file's summary, events as
+   normalized lines, and the comparison of two traces (what etldump and etldiff print). */
+#ifndef LIBETL_ETL_OUTPUT_H
+#define LIBETL_ETL_OUTPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "etl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Everything here writes to a FILE * the caller opened and still owns; nothing is flushed or
+ * closed. The writers return ETL_OK, or ETL_FATAL when the stream's error indicator is set
+ * afterwards (a write failed, in this call or an earlier one: see ferror(3)).
+ */
+
+/* ---- Events as text, JSON lines or CSV (etldump, doc/etldump.1) ---- */
+
+typedef enum etl_dump_format {
+    ETL_DUMP_TEXT = 0,   /* one readable line: time, cpu, pid, tid, provider, kind, ... */
+    ETL_DUMP_JSONL,      /* one JSON object per line */
+    ETL_DUMP_CSV         /* one row of the columns etl_dump_csv_header names */
+} etl_dump_format;
+
+/* The format named "text", "jsonl" (or "json") or "csv"; -1 when name is none of these. */
+ETL_API int etl_dump_format_parse(const char *name);
+
+/* The CSV column line (with its newline). */
+ETL_API int etl_dump_csv_header(FILE *f);
+
+/*
+ * One event as one line (text, JSON object or CSV row) with its newline. r is the reader
+ * that delivered ev (for its clock). Decoded kernel events show their fields (text, JSON) and
+ * LBR events their branches; map (NULL: none) resolves sample and stack addresses to the image
+ * loaded there at that time. Nothing of ev, r or map is kept.
+ */
+ETL_API int etl_dump_event(FILE *f, etl_dump_format format, const etl_reader *r, const etl_event *ev,
+                           etl_image_map *map);
+
+/* s as a JSON string literal: quotes and backslashes escaped, control characters as \u00XX,
+   other bytes (UTF-8) as they are. */
+ETL_API int etl_dump_json_string(FILE *f, const char *s);
+
+/*
+ * The first pass that text and JSON output make over a file: every event of r into map (see
+ * etl_image_map_add), then r rewound to its first event. Damage is reported to r's on_damage
+ * as the events are read. Returns ETL_OK; ETL_FAILED when memory ran out (r is left part-way:
+ * rewind it to read on); ETL_FATAL when r could not be read to its end or rewound (etl_reader_error(r) says why).
+ */
+ETL_API int etl_dump_map_images(etl_reader *r, etl_image_map *map);
+
+/* ---- A file's summary: trace info and counts, one JSON object (etldump --summary) ---- */
+
+typedef struct etl_summary etl_summary;
+
+/* A new summary with nothing counted, or NULL without memory. Free it with etl_summary_free. */
+ETL_API etl_summary *etl_summary_new(void);
+/* Counts ev (by kind, by provider, its payload bytes, its time). ETL_OK, or ETL_FAILED when
+   memory ran out (ev is then counted except by provider). */
+ETL_API int etl_summary_add(etl_summary *s, const etl_event *ev);
+/* The summary of the file at path (as given: only printed) that r read: r's trace info, its
+   warnings and what s counted, as one JSON object on one line. */
+ETL_API int etl_summary_write(const etl_summary *s, FILE *f, const char *path, const etl_reader *r);
+/* NULL is allowed. */
+ETL_API void etl_summary_free(etl_summary *s);
+
+/* ---- Events as normalized lines (etldump --normalize; what etldiff compares) ----
+ *
+ * A normalized line says what a build decides about an event, without what differs on every
+ * run: "PROVIDER KIND [id=N] v=N op=N [level=N] [task=N kw=0xN] [pid=P1 tid=T1] [ts=+NS]
+ * [cpu=N] [ext=TYPE,...] len=N [payload=HEX]". The provider is its name where libetl knows
+ * one; process and thread ids are renumbered P1, P2, ... and T1, T2, ... in first-seen order.
+ */
+
+/* Fields, as bits of etl_normalize_options.ignore and .raw. */
+#define ETL_NORMALIZE_TS      0x01u /* the time since the first compared event */
+#define ETL_NORMALIZE_PID     0x02u
+#define ETL_NORMALIZE_TID     0x04u
+#define ETL_NORMALIZE_CPU     0x08u
+#define ETL_NORMALIZE_PAYLOAD 0x10u
+
+/* An event left out: of that provider, with that id (EVENT_HEADER events) or opcode (others). */
+typedef struct etl_normalize_event_key {
+    etl_guid provider;
+    uint16_t id;
+} etl_normalize_event_key;
+
+typedef struct etl_normalize_options {
+    unsigned ignore;            /* ETL_NORMALIZE_*: left out of the line */
+    unsigned raw;               /* ETL_NORMALIZE_PID, _TID: raw values instead of P1, T1, ... */
+    int all_events;             /* keep the session's header events (EventTrace group) */
+    const etl_guid *only;       /* compare only these providers (nonly 0: all) */
+    unsigned nonly;
+    const etl_guid *skip;       /* leave these providers out */
+    unsigned nskip;
+    const etl_normalize_event_key *skip_events; /* leave these events out */
+    unsigned nskip_events;
+    int64_t from_ns, to_ns;     /* window: ns after the first compared event, both included */
+} etl_normalize_options;
+
+/* The defaults: timestamps and processors ignored, pids and tids renumbered, the header events
+   left out, no provider lists, an open window (INT64_MIN, INT64_MAX). */
+ETL_API void etl_normalize_options_init(etl_normalize_options *o);
+
+/*
+ * Field names "ts", "pid", "tid", "cpu", "payload", comma-separated (empty names are skipped),
+ * into ETL_NORMALIZE_* bits in *out. ETL_OK, or ETL_FAILED when a name is unknown: *bad then
+ * points at it, inside list (it ends at the next ',' or at the end).
+ */
+ETL_API int etl_normalize_fields_parse(const char *list, unsigned *out, const char **bad);
+
+/* A provider as a command line or a filter names it: a GUID, or a name etl_guid_name knows
+   ("Process"). ETL_OK, or ETL_FAILED when text is neither. */
+ETL_API int etl_guid_parse_provider(const char *text, etl_guid *out);
+
+typedef struct etl_normalizer etl_normalizer;
+
+/* The normalization of one trace, with a copy of o (its lists too: the caller keeps its own).
+   NULL without memory. Free it with etl_normalizer_free. */
+ETL_API etl_normalizer *etl_normalizer_new(const etl_normalize_options *o);
+/*
+ * ev's normalized line. time_ns is ev's absolute time (etl_reader_time_ns). Returns 1: ev is
+ * compared, *line (NUL-terminated, *len bytes; len may be NULL) holds its line, owned by n and
+ * valid until the next call on n; 0: ev is left out (a filter, the window); ETL_FAILED: memory
+ * ran out (n can still be used).
+ */
+ETL_API int etl_normalizer_format(etl_normalizer *n, const etl_event *ev, int64_t time_ns, const char **line,
+                                  size_t *len);
+/* Back to before the first event (after etl_reader_rewind): the numbering starts again. */
+ETL_API void etl_normalizer_rewind(etl_normalizer *n);
+/* NULL is allowed. */
+ETL_API void etl_normalizer_free(etl_normalizer *n);
+
+/* ---- The comparison of two traces (etldiff, doc/etldiff.1) ----
+ *
+ * Each trace's events, in time order, as normalized lines; then either the shortest edit
+ * script between the two sequences (a unified diff of events), the lines one has more often
+ * than the other (unordered), or only the number of events per provider, kind, id and opcode.
+ */
+
+typedef struct etl_diff etl_diff;
+
+typedef struct etl_diff_options {
+    etl_normalize_options normalize;
+    int unordered;              /* compare as multisets: order does not matter */
+    int counts;                 /* compare only the counts per provider, kind, id and opcode */
+    double tolerance;           /* counts: the difference allowed per row ... */
+    int tolerance_percent;      /* ... as a percentage of A's count when set */
+    long max_diffs;             /* etl_diff_write shows at most this many differing events */
+    long context;               /* and this many events around each (ordered only) */
+    /* Damage in either trace, as etl_open_options.on_damage (the message names the file). */
+    void (*on_damage)(void *arg, int64_t offset, const char *message);
+    void *on_damage_arg;
+} etl_diff_options;
+
+/* The defaults: etl_normalize_options_init's, ordered, every event, 20 differences shown
+   with 3 events of context. */
+ETL_API void etl_diff_options_init(etl_diff_options *o);
+
+/*
+ * Opens the traces at path_a (A) and path_b (B); o is copied. Returns ETL_OK, or ETL_FATAL
+ * when one cannot be opened: etl_diff_error says which and why. *out is set either way (NULL
+ * only when memory ran out); close it with etl_diff_close.
+ */
+ETL_API int etl_diff_open(etl_diff **out, const char *path_a, const char *path_b, const etl_diff_options *o);
+/* Reads both traces and compares them. ETL_OK, or ETL_FATAL (etl_diff_error says why). */
+ETL_API int etl_diff_compare(etl_diff *d);
+
+typedef struct etl_diff_stats {
+    uint64_t events_a, events_b;    /* compared events of each trace */
+    uint64_t differences;           /* events only in A or only in B; with counts, differing rows */
+    int approximate;                /* the middle differed too much: shown as replaced as a whole */
+    int damaged;                    /* damage was reported in a trace */
+} etl_diff_stats;
+
+/* What etl_diff_compare found (the traces match when differences is 0). */
+ETL_API void etl_diff_stats_get(const etl_diff *d, etl_diff_stats *out);
+
+typedef enum etl_diff_format {
+    ETL_DIFF_TEXT = 0,          /* a unified diff of normalized lines, the counts that differ, a summary line */
+    ETL_DIFF_JSON               /* one JSON object */
+} etl_diff_format;
+
+/*
+ * The result of etl_diff_compare in the format doc/etldiff.1 describes, for matching traces
+ * too (etldiff then prints nothing in text). The lines shown are read again from the traces
+ * (their damage is reported again). Returns ETL_OK; ETL_FAILED when memory ran out or a trace
+ * could not be read again (etl_diff_error; d can still be closed); ETL_FATAL on a write error.
+ */
+ETL_API int etl_diff_write(etl_diff *d, FILE *f, etl_diff_format format);
+/* The last error; "" if none; "out of memory" for d NULL (a failed etl_diff_open). Valid until
+   the next call on d. */
+ETL_API const char *etl_diff_error(const etl_diff *d);
+/* Closes the traces and frees d (NULL is allowed). */
+ETL_API void etl_diff_close(etl_diff *d);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LIBETL_ETL_OUTPUT_H */
