@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "format/format.h"
+#include "reader/reader.h"
 #include "synth.h"
 #include "check_run.h"
 #include "testutil.h"

@@ -8,7 +8,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "etl.h"
+#include "types.h"
+#include "reader.h"
+#include "kernel.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -74,20 +74,6 @@ void etl_guid_write(uint8_t *p, const etl_guid *g);
 /* Limits of the logical buffer size (MIN/MAX_ETW_BUFFER_SIZE, etl-format.md section 1.1). */
 #define ETL_MIN_BUFFER_SIZE 512u /* relogger header buffers are 512 bytes */
 #define ETL_MAX_BUFFER_SIZE (16u * 1024 * 1024)
-/* Most memory the reader spends on buffers to read in time order (one per processor); a file
-   that needs more (a damaged one, claiming thousands of processors) is read in file order. */
-#define ETL_TIME_ORDER_MEMORY_LIMIT (1024ull * 1024 * 1024)
-/* Most buffers the reader indexes at open (36 bytes each); a file with more is read by cursors
-   that walk it, sharing a window of this many buffers walked last (40 bytes each). */
-#ifndef ETL_READER_INDEX_LIMIT
-#define ETL_READER_INDEX_LIMIT 16384u
-#endif
-/* The limit in force (tests lower it, or raise it to force the full index). */
-extern uint32_t etl_reader_index_limit;
-/* How the reader found its buffers: by cursors (streaming 1) or from the index of indexed
-   buffers; the window's size and the most it held. For the tests. */
-void etl_reader_index_stats(const etl_reader *r, int *streaming, uint32_t *indexed, uint32_t *window_cap,
-                            uint32_t *window_peak);
 
 /* Decoded WMI_BUFFER_HEADER fields the reader uses. */
 typedef struct etl_buffer_header {

@@ -510,3 +510,45 @@ uint64_t etl_kframe_at(const etl_kstack *s, unsigned index)
     if (!s->frames || index >= s->frame_count) return 0;
     return s->frame_size == 4 ? etl_le32(s->frames + 4 * (size_t)index) : etl_le64(s->frames + 8 * (size_t)index);
 }
+
+/* ---------------------------------------------------------------- LBR samples */
+
+/* LBR_TRACE_EVENT_DATA: 24 bytes with 64-bit pointers (a pad after Options), 20 with 32-bit. */
+static unsigned lbr_header_size(unsigned p) { return p == 8 ? 24 : 20; }
+
+int etl_lbr_decode(const etl_event *ev, etl_lbr *out)
+{
+    unsigned p = ev->pointer_size == 4 ? 4 : 8, h = lbr_header_size(p);
+
+    if ((ev->kind != ETL_KIND_PERFINFO && ev->kind != ETL_KIND_SYSTEM && ev->kind != ETL_KIND_COMPACT) ||
+        ev->hook_id != ETL_HOOK_LBR_SAMPLE)
+        return 0;
+    if (ev->payload_len < h || (ev->payload_len - h) % (3 * p) != 0) return ETL_FAILED;
+    out->timestamp = etl_le64s(ev->payload);
+    out->pid = etl_le32(ev->payload + 8);
+    out->tid = etl_le32(ev->payload + 12);
+    out->filters = etl_le32(ev->payload + 16);
+    out->pointer_size = p;
+    out->count = (ev->payload_len - h) / (3 * p);
+    out->entries = ev->payload + h;
+    return 1;
+}
+
+etl_lbr_entry etl_lbr_entry_at(const etl_lbr *lbr, unsigned index)
+{
+    etl_lbr_entry e = { 0, 0, 0 };
+    const uint8_t *p;
+
+    if (index >= lbr->count) return e;
+    p = lbr->entries + (size_t)index * 3 * lbr->pointer_size;
+    if (lbr->pointer_size == 8) {
+        e.from = etl_le64(p);
+        e.to = etl_le64(p + 8);
+        e.reserved = etl_le64(p + 16);
+    } else {
+        e.from = etl_le32(p);
+        e.to = etl_le32(p + 4);
+        e.reserved = etl_le32(p + 8);
+    }
+    return e;
+}

@@ -9,7 +9,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "reader/source.h"
+#include "reader/reader.h"
 
 struct fd_source {
     int fd;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Encoding of event records (EVENT_HEADER, system, perfinfo, LBR) and decoding of LBR payloads. */
+/* Encoding of event records (EVENT_HEADER, system, perfinfo, LBR). */
 #include <string.h>
 
 #include "format/format.h"
@@ -135,9 +135,6 @@ uint32_t etl_encode_perfinfo(uint8_t *dst, uint32_t cap, int64_t ts, uint16_t ho
     return size;
 }
 
-/* LBR_TRACE_EVENT_DATA: 24 bytes with 64-bit pointers (a pad after Options), 20 with 32-bit. */
-static unsigned lbr_header_size(unsigned p) { return p == 8 ? 24 : 20; }
-
 uint32_t etl_encode_lbr(uint8_t *dst, uint32_t cap, int64_t ts, uint32_t pid, uint32_t tid,
                         uint32_t filters, const etl_lbr_entry *entries, unsigned count)
 {
@@ -167,41 +164,4 @@ uint32_t etl_encode_lbr(uint8_t *dst, uint32_t cap, int64_t ts, uint32_t pid, ui
     }
     memset(dst + size, 0, ETL_RECORD_SPACE(size) - size);
     return size;
-}
-
-int etl_lbr_decode(const etl_event *ev, etl_lbr *out)
-{
-    unsigned p = ev->pointer_size == 4 ? 4 : 8, h = lbr_header_size(p);
-
-    if ((ev->kind != ETL_KIND_PERFINFO && ev->kind != ETL_KIND_SYSTEM && ev->kind != ETL_KIND_COMPACT) ||
-        ev->hook_id != ETL_HOOK_LBR_SAMPLE)
-        return 0;
-    if (ev->payload_len < h || (ev->payload_len - h) % (3 * p) != 0) return ETL_FAILED;
-    out->timestamp = etl_le64s(ev->payload);
-    out->pid = etl_le32(ev->payload + 8);
-    out->tid = etl_le32(ev->payload + 12);
-    out->filters = etl_le32(ev->payload + 16);
-    out->pointer_size = p;
-    out->count = (ev->payload_len - h) / (3 * p);
-    out->entries = ev->payload + h;
-    return 1;
-}
-
-etl_lbr_entry etl_lbr_entry_at(const etl_lbr *lbr, unsigned index)
-{
-    etl_lbr_entry e = { 0, 0, 0 };
-    const uint8_t *p;
-
-    if (index >= lbr->count) return e;
-    p = lbr->entries + (size_t)index * 3 * lbr->pointer_size;
-    if (lbr->pointer_size == 8) {
-        e.from = etl_le64(p);
-        e.to = etl_le64(p + 8);
-        e.reserved = etl_le64(p + 16);
-    } else {
-        e.from = etl_le32(p);
-        e.to = etl_le32(p + 4);
-        e.reserved = etl_le32(p + 8);
-    }
-    return e;
 }

@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: MIT */
+/* libetl public API, decoding of the NT Kernel Logger's event classes (LBR samples included) and the image map. */
+#ifndef LIBETL_ETL_KERNEL_H
+#define LIBETL_ETL_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- LBR (last branch record) events, etl-format.md section 8.8 ---- */
+
+/* The LBR sample event: group 0x0C (GUID 99134383-5248-43fc-834b-529454e75df3), type 0x20. */
+#define ETL_HOOK_LBR_SAMPLE 0x0C20
+/* LbrFilterFlags (EVNTRACE_LBR_FILTER_*), as TraceConfigureLastBranchRecord takes them. */
+#define ETL_LBR_FILTER_KERNEL         0x001u
+#define ETL_LBR_FILTER_USER           0x002u
+#define ETL_LBR_FILTER_JCC            0x004u
+#define ETL_LBR_FILTER_NEAR_REL_CALL  0x008u
+#define ETL_LBR_FILTER_NEAR_IND_CALL  0x010u
+#define ETL_LBR_FILTER_NEAR_RET       0x020u
+#define ETL_LBR_FILTER_NEAR_IND_JMP   0x040u
+#define ETL_LBR_FILTER_NEAR_REL_JMP   0x080u
+#define ETL_LBR_FILTER_FAR_BRANCH     0x100u
+#define ETL_LBR_CALLSTACK             0x200u
+
+/* One branch (ETW_LBR_ENTRY). */
+typedef struct etl_lbr_entry {
+    uint64_t from;
+    uint64_t to;
+    uint64_t reserved;
+} etl_lbr_entry;
+
+/* A decoded LBR event (LBR_TRACE_EVENT_DATA); the entries stay in the record. */
+typedef struct etl_lbr {
+    int64_t timestamp;   /* of the event that triggered it (raw clock) */
+    uint32_t pid, tid;
+    uint32_t filters;    /* ETL_LBR_FILTER_* and ETL_LBR_CALLSTACK */
+    unsigned count;      /* entries, most recent branch first */
+    unsigned pointer_size;
+    const uint8_t *entries;
+} etl_lbr;
+
+/* Decodes an LBR event into *out: 1 when ev is one, 0 when it is not an LBR event, and
+   ETL_FAILED when it is one whose payload is malformed (not header + whole entries). */
+ETL_API int etl_lbr_decode(const etl_event *ev, etl_lbr *out);
+/* The index-th entry of a decoded LBR event. */
+ETL_API etl_lbr_entry etl_lbr_entry_at(const etl_lbr *lbr, unsigned index);
+
+/* ---- Kernel event classes decoded into typed records (etl-format.md section 8) ---- */
+
+/*
+ * The NT Kernel Logger's event classes, recognised by their hook (Group << 8 | Type) in
+ * SYSTEM and PERFINFO headers, decoded from the payload in both pointer sizes (the record's
+ * own header type says which) and in every version real files carry: doc/kernel-events.md
+ * gives each layout and where it comes from. Every field points into the record or is
+ * copied from it: the result is valid as long as the event it came from.
+ */
+enum etl_kclass {
+    ETL_KCLASS_NONE = 0,
+    ETL_KCLASS_PROCESS,          /* Process: Start 1, End 2, DCStart 3, DCEnd 4, Defunct 39 */
+    ETL_KCLASS_THREAD,           /* Thread: Start 1, End 2, DCStart 3, DCEnd 4 */
+    ETL_KCLASS_IMAGE,            /* Image: Load 10 (hook 0x030A), Unload 2, DCStart 3, DCEnd 4 */
+    ETL_KCLASS_CSWITCH,          /* Thread 36 (0x0524) */
+    ETL_KCLASS_READY_THREAD,     /* Thread 50 (0x0532) */
+    ETL_KCLASS_SAMPLED_PROFILE,  /* PerfInfo 46 (0x0F2E) SampleProf, 47 (0x0F2F) PMCSample */
+    ETL_KCLASS_STACK,            /* StackWalk 32 (0x1820): a stack and its frames */
+    ETL_KCLASS_STACK_KEY,        /* StackWalk 37/38 (0x1825 kernel, 0x1826 user): a stack by its key */
+    ETL_KCLASS_STACK_KEY_DEF,    /* StackWalk 35/36 (0x1823 delete, 0x1824 rundown): a key's frames */
+    ETL_KCLASS_TRACE_HEADER,     /* EventTrace 0 (0x0000): a logfile header as an event */
+    ETL_KCLASS_GROUP_MASKS,      /* EventTrace 5 / 32 (0x0005 extension, 0x0020 end extension) */
+    ETL_KCLASS_RUNDOWN_COMPLETE, /* EventTrace 8 (0x0008) */
+    ETL_KCLASS_LBR,              /* LBR 32 (0x0C20), as etl_lbr_decode */
+    ETL_KCLASS_DISK_IO,          /* DiskIo completions: Read 10, Write 11, FlushBuffers 14 (0x010A, 0x010B, 0x010E) */
+    ETL_KCLASS_DISK_IO_INIT,     /* DiskIo issues: ReadInit 12, WriteInit 13, FlushInit 15 (0x010C, 0x010D, 0x010F) */
+    ETL_KCLASS_SYSCALL_ENTER,    /* PerfInfo 51 (0x0F33) */
+    ETL_KCLASS_SYSCALL_EXIT      /* PerfInfo 52 (0x0F34) */
+};
+#define ETL_KCLASS_COUNT (ETL_KCLASS_SYSCALL_EXIT + 1)
+/* "process", "thread", "image", "cswitch", "ready_thread", "sampled_profile", "stack",
+   "stack_key", "stack_key_def", "trace_header", "group_masks", "rundown_complete", "lbr",
+   "disk_io", "disk_io_init", "syscall_enter", "syscall_exit";
+   "none" for ETL_KCLASS_NONE, "unknown" otherwise. */
+ETL_API const char *etl_kclass_name(int kclass);
+
+/* A string inside a record, without its terminator: 8-bit (ANSI) or UTF-16LE. */
+typedef struct etl_string {
+    const uint8_t *data;      /* NULL when the record does not carry it */
+    uint32_t size;            /* bytes */
+    uint8_t utf16;            /* 1: UTF-16LE code units; 0: 8-bit characters */
+} etl_string;
+/* Writes s as UTF-8 into out (NUL-terminated when size > 0, cut at a character boundary):
+   UTF-16 surrogate pairs are joined and unpaired ones become U+FFFD; 8-bit strings pass
+   through when they are valid UTF-8, else each byte is taken as Windows-1252. Returns the
+   length of the whole conversion (without the NUL), as snprintf does. */
+ETL_API size_t etl_string_utf8(const etl_string *s, char *out, size_t size);
+/* Writes a binary SID (revision, count, authority, sub-authorities) as "S-1-5-18" into out;
+   returns out, or "" in out when sid is not a whole SID. */
+ETL_API char *etl_sid_format(const uint8_t *sid, uint32_t size, char *out, size_t out_size);
+
+typedef struct etl_kprocess {
+    uint64_t unique_process_key;    /* the EPROCESS address (version 2+; PageDirectoryBase in 1) */
+    uint32_t pid, parent_pid;
+    uint32_t session_id;            /* version 1+ */
+    int32_t exit_status;            /* version 1+ */
+    uint64_t directory_table_base;  /* version 3+ */
+    uint32_t flags;                 /* version 4+: 1 APPLICATION_ID, 2 WOW64, 4 PROTECTED, 8 PACKAGED */
+    const uint8_t *sid;             /* the user's SID (binary), or NULL */
+    uint32_t sid_size;
+    etl_string image_file_name;     /* 8-bit */
+    etl_string command_line;        /* UTF-16, version 2+ */
+    etl_string package_full_name;   /* UTF-16, version 4+ */
+    etl_string application_id;      /* UTF-16, version 4+ */
+} etl_kprocess;
+
+typedef struct etl_kthread {
+    uint32_t pid, tid;
+    uint64_t stack_base, stack_limit;         /* kernel stack (version 1 End events: 0) */
+    uint64_t user_stack_base, user_stack_limit;
+    uint64_t start_address;                   /* StartAddr (version 1 too, per its MOF class) */
+    uint64_t win32_start_address;
+    uint64_t teb_base;                        /* version 2+ */
+    uint32_t sub_process_tag;                 /* version 2+ */
+    uint8_t base_priority, page_priority, io_priority, thread_flags; /* version 3+ */
+    etl_string name;                          /* UTF-16, version 4+ when present */
+} etl_kthread;
+
+typedef struct etl_kimage {
+    uint64_t image_base, image_size;
+    uint32_t pid;
+    uint32_t checksum, time_date_stamp;       /* version 2+ */
+    uint8_t signature_level, signature_type;  /* version 3+ */
+    uint64_t default_base;                    /* version 2+ */
+    etl_string file_name;                     /* UTF-16, an NT path ("\Device\HarddiskVolume2\...") */
+} etl_kimage;
+
+typedef struct etl_kcswitch {
+    uint32_t new_tid, old_tid;
+    int8_t new_thread_priority, old_thread_priority;
+    uint8_t previous_cstate;
+    int8_t spare_byte;
+    uint8_t old_thread_wait_reason;           /* KWAIT_REASON */
+    uint8_t old_thread_wait_mode;             /* bit 0: user mode */
+    uint8_t old_thread_state;                 /* KTHREAD_STATE */
+    uint8_t old_thread_wait_ideal_processor;
+    uint32_t new_thread_wait_time;
+    int32_t old_thread_remaining_quantum;
+} etl_kcswitch;
+
+typedef struct etl_kready_thread {
+    uint32_t tid;                 /* the thread made ready */
+    int8_t adjust_reason, adjust_increment;
+    uint8_t flags;
+} etl_kready_thread;
+
+typedef struct etl_ksample {
+    uint64_t instruction_pointer;
+    uint32_t tid;
+    uint16_t count;
+    uint8_t flags;                /* bit 0 ExecutingDpc, bit 1 ExecutingIsr, bits 3..7 priority */
+    uint8_t rank;
+    uint16_t profile_source;      /* KPROFILE_SOURCE: 0 (ProfileTime) for SampleProf; a PMCSample's
+                                     counter (6 branch instructions, ...), whose count, flags and rank are 0 */
+} etl_ksample;
+
+/* DiskIo: a completion (Read, Write, FlushBuffers) or an issue (ReadInit, WriteInit,
+   FlushInit). An issue carries only irp and issuing_tid; a flush has no transfer_size,
+   byte_offset or file_object (0). */
+typedef struct etl_kdisk_io {
+    uint32_t disk_number;
+    uint32_t irp_flags;           /* IRP_* bits; bits 17..19: the I/O priority (0: not set) */
+    uint32_t transfer_size;       /* bytes */
+    int64_t byte_offset;          /* from the start of the disk */
+    uint64_t file_object;
+    uint64_t irp;                 /* the request: the same in its issue and its completion */
+    uint64_t high_res_response_time; /* issue to completion, in ticks of the trace's clock */
+    uint32_t issuing_tid;         /* version 3+ (0 in older records) */
+} etl_kdisk_io;
+
+/* PerfInfo SysClEnter (address) and SysClExit (nt_status). The PERFINFO header names no
+   thread: it is the one running on the processor (the last CSwitch's new thread). */
+typedef struct etl_ksyscall {
+    uint64_t address;             /* SysClEnter: the system call's address */
+    uint32_t nt_status;           /* SysClExit: its NTSTATUS */
+} etl_ksyscall;
+
+/* Stacks: frames stay in the record; read them with etl_kframe_at. */
+typedef struct etl_kstack {
+    int64_t event_timestamp;      /* raw clock of the event the stack belongs to */
+    uint32_t pid, tid;
+    uint64_t stack_key;           /* STACK_KEY and STACK_KEY_DEF */
+    unsigned frame_count;         /* STACK and STACK_KEY_DEF */
+    unsigned frame_size;          /* 4 or 8 */
+    const uint8_t *frames;
+} etl_kstack;
+/* The index-th frame (0: the innermost) of a decoded stack. */
+ETL_API uint64_t etl_kframe_at(const etl_kstack *s, unsigned index);
+
+/* A TRACE_LOGFILE_HEADER carried as an event (the first event of every file, and one per
+   input in merged files). */
+typedef struct etl_ktrace_header {
+    uint32_t buffer_size;
+    uint8_t version[4];           /* OS major, minor, layout major, minor */
+    uint32_t provider_version;    /* OS build */
+    uint32_t number_of_processors;
+    int64_t end_time;             /* FILETIME */
+    uint32_t timer_resolution, maximum_file_size, log_file_mode, buffers_written;
+    uint32_t pointer_size, events_lost, cpu_speed_mhz;
+    int32_t timezone_bias;
+    int64_t boot_time, perf_freq, start_time; /* FILETIME, Hz, FILETIME */
+    uint32_t clock_type;          /* ReservedFlags */
+    uint32_t buffers_lost;
+    etl_string logger_name, log_file_name; /* UTF-16 */
+} etl_ktrace_header;
+
+typedef struct etl_kgroup_masks {
+    uint32_t masks[8];            /* PERFINFO_GROUPMASK */
+    uint32_t kernel_version;      /* 0 when the record ends before it */
+} etl_kgroup_masks;
+
+/* One decoded kernel event. */
+typedef struct etl_kernel_event {
+    int kclass;                   /* enum etl_kclass */
+    const char *name;             /* "Process/Start", "Image/DCEnd", "Thread/CSwitch", ... */
+    union {
+        etl_kprocess process;
+        etl_kthread thread;
+        etl_kimage image;
+        etl_kcswitch cswitch;
+        etl_kready_thread ready_thread;
+        etl_ksample sample;
+        etl_kstack stack;         /* STACK, STACK_KEY, STACK_KEY_DEF */
+        etl_ktrace_header header;
+        etl_kgroup_masks group_masks;
+        etl_lbr lbr;
+        etl_kdisk_io disk_io;     /* DISK_IO, DISK_IO_INIT */
+        etl_ksyscall syscall;     /* SYSCALL_ENTER, SYSCALL_EXIT */
+    } u;
+} etl_kernel_event;
+
+/*
+ * Decodes ev into *out: 1 when it is one of the classes above, 0 when it is not (out->kclass
+ * is then ETL_KCLASS_NONE), ETL_FAILED when it is one whose payload is too short or malformed
+ * for its version (out->kclass says which class; the fields are not valid). Fields past the
+ * end of a shorter, older record are 0 or absent; bytes after the known fields are ignored.
+ */
+ETL_API int etl_kernel_decode(const etl_event *ev, etl_kernel_event *out);
+
+/*
+ * Which image an address falls in: a map of the images of every process over the trace's
+ * time, built from the Image, Process and Thread events (Load/DCStart/DCEnd/Unload), so
+ * that sample and stack addresses resolve to the image loaded at that address at that time.
+ * Kernel addresses (the high half of the address space) resolve to the images of process 0
+ * (and 4, System). Feed every event once (any order), then look up.
+ */
+typedef struct etl_image_map etl_image_map;
+
+typedef struct etl_image_info {
+    uint64_t base, size;
+    uint32_t pid;
+    const char *file_name;        /* UTF-8, as the event has it; owned by the map */
+    const char *base_name;        /* the part after the last '\' or '/' */
+    int64_t load_timestamp;       /* raw clock; INT64_MIN when loaded before the trace began */
+    int64_t unload_timestamp;     /* INT64_MAX when still loaded at the end */
+} etl_image_info;
+
+/* A new, empty map, or NULL without memory. */
+ETL_API etl_image_map *etl_image_map_new(void);
+ETL_API void etl_image_map_free(etl_image_map *m);
+/* Takes what ev says about images, processes and threads (other events are ignored).
+   ETL_OK, or ETL_FAILED when memory ran out. */
+ETL_API int etl_image_map_add(etl_image_map *m, const etl_event *ev);
+/* The image of process pid that held addr at raw time ts: 1 found (*out filled), 0 not. */
+ETL_API int etl_image_map_find(etl_image_map *m, uint32_t pid, uint64_t addr, int64_t ts, etl_image_info *out);
+/* The process of thread tid at raw time ts (from Thread events), or -1 when unknown. */
+ETL_API int64_t etl_image_map_thread_pid(etl_image_map *m, uint32_t tid, int64_t ts);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LIBETL_ETL_KERNEL_H */
