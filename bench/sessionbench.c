@@ -21,7 +21,7 @@
 #endif
 
 #include "etl.h"
-#include "engine/monoclock.h" /* the default clock, as a reference point (libetl private) */
+#include "engine/engine.h" /* the default clock, as a reference point (libetl private) */
 #ifdef HAVE_LTTNG_UST
 #include "lttng_tp.h"
 #endif

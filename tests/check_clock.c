@@ -11,7 +11,7 @@
 
 #include "check_run.h"
 #include "etl.h"
-#include "engine/monoclock.h"
+#include "engine/engine.h"
 
 #define FT_2024 133485408000000000LL /* 2024-01-01T00:00:00Z as FILETIME */
 #define NS_2024 1704067200000000000LL

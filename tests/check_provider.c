@@ -14,7 +14,7 @@
 #include "check_run.h"
 #include "etl.h"
 #include "format/format.h"
-#include "engine/provider.h"
+#include "engine/engine.h"
 #include "testutil.h"
 
 static const etl_guid guid_a = { 0x11111111, 0x2222, 0x3333, { 1, 2, 3, 4, 5, 6, 7, 8 } };

@@ -15,7 +15,7 @@
 
 #include "check_run.h"
 #include "format/format.h"
-#include "engine/rseq.h"
+#include "engine/engine.h"
 #include "testutil.h"
 
 static const etl_guid prov = { 0x5eed0001, 0xabcd, 0x4ef0, { 1, 2, 3, 4, 5, 6, 7, 8 } };

@@ -26,7 +26,7 @@
 
 #include "check_run.h"
 #include "etl.h"
-#include "engine/provider.h"
+#include "engine/engine.h"
 #include "testutil.h"
 
 static const etl_guid guid_p = { 0x5eed5eed, 0x1234, 0x4321, { 9, 8, 7, 6, 5, 4, 3, 2 } };

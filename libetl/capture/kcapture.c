@@ -28,7 +28,14 @@
 #include "format/format.h"
 #include "capture/kcapture.h"
 #include "capture/lbr.h"
-#include "engine/monoclock.h"
+#include "engine/engine.h"
+
+/* The session calls the kernel capture at its stop through this hook, registered by
+   etl_session_enable_kernel: the capture's context is the hook's. */
+static void kcapture_stop(etl_session *s, void *k) { etl_kcapture_end(s, k); }
+static const struct etl_session_hook kcapture_hook = { "kernel capture", kcapture_stop };
+
+struct etl_kcapture *etl_session_kcapture(const etl_session *s) { return etl_session_hook_context(s, &kcapture_hook); }
 
 /* ------------------------------------------------------------------ flags and names */
 
@@ -2410,7 +2417,12 @@ int etl_session_enable_kernel(etl_session *s, uint32_t flags, uint32_t stackwalk
     pthread_mutex_init(&k->plock, NULL);
     pthread_mutex_init(&k->dlock, NULL);
     k->interval_100ns = profile_interval_100ns ? profile_interval_100ns : 10000;
-    if (kcapture_start(s, k, k->interval_100ns, err, errsize) != 0) {
+    int started = kcapture_start(s, k, k->interval_100ns, err, errsize) == 0;
+    if (started && etl_session_hook_add(s, &kcapture_hook, k) != ETL_OK) {
+        snprintf(err, errsize, "kernel events: %s", strerror(errno));
+        started = 0;
+    }
+    if (!started) {
         set_enabled(k, 0);
         atomic_store(&k->stop, 1);
         for (unsigned i = 0; i < k->ncpu; i++)
@@ -2418,7 +2430,6 @@ int etl_session_enable_kernel(etl_session *s, uint32_t flags, uint32_t stackwalk
         kcapture_free(k);
         return ETL_FAILED;
     }
-    etl_session_set_kcapture(s, k);
     etl_session_set_kernel_flags(s, flags); /* the kernel triggers etl_session_configure_lbr takes */
     return ETL_OK;
 }

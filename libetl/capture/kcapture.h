@@ -169,16 +169,19 @@ int etl_kexit_status(const etl_kexit *x, int64_t end_ts, int32_t *status);
 /* A signal's default action: 0 none, stop or continue; 1 terminate; 2 terminate with a core dump. */
 int etl_ksignal_default(int sig);
 
-/* ---- the session engine's side (session.c) ---- */
+/* ---- the session engine's side (engine/pool.c) ---- */
 
 /* Adds n to the session's EventsLost. */
 void etl_session_add_events_lost(etl_session *s, uint64_t n);
-/* The session's kernel capture (NULL: none), and setting it (once). */
+
+/* ---- the kernel capture's hook in its session ---- */
+
+/* The session's kernel capture (NULL: none): the context of the hook that
+   etl_session_enable_kernel registers with the session (engine/engine.h). */
 struct etl_kcapture;
 struct etl_kcapture *etl_session_kcapture(const etl_session *s);
-void etl_session_set_kcapture(etl_session *s, struct etl_kcapture *k);
 /* Ends a kernel capture: the readers drain and stop, the DCEnd rundown is written, k is freed.
-   etl_session_stop calls it before it flushes. */
+   The hook's stop: etl_session_stop calls it before it flushes. */
 void etl_kcapture_end(etl_session *s, struct etl_kcapture *k);
 
 /* LBR (lbrcapture.c): the kernel capture k samples the triggers of cfg with perf events that

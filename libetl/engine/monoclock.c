@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* CLOCK_MONOTONIC_RAW interpolated from the TSC along a line re-fitted every 100 ms (monoclock.h). */
+/* CLOCK_MONOTONIC_RAW interpolated from the TSC along a line re-fitted every 100 ms (engine.h). */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
@@ -9,7 +9,7 @@
 #include <cpuid.h>
 #endif
 
-#include "engine/monoclock.h"
+#include "engine/engine.h"
 
 struct etl_monoclock etl_monoclock_line;
 

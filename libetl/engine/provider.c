@@ -3,8 +3,8 @@
  * The provider API: providers register by GUID, sessions enable them by level and keywords,
  * and a provider's events go to every session whose filter they pass (ETW's EventRegister,
  * EventEnabled, EventWrite and EnableTraceEx2). The sessions are this process's own, and the
- * shared sessions of other processes that attach.c maps here; a shared session's controller
- * publishes what it enables in the session's memory, for them.
+ * shared sessions of other processes that are mapped here (the end of this file); a shared
+ * session's controller publishes what it enables in the session's memory, for them.
  *
  * The write path takes no lock. Each provider publishes the set of sessions enabled for it
  * as an immutable array; a change publishes a new one and frees the old one only after
@@ -13,19 +13,36 @@
  * membarrier). Stopping a session removes it from every set first.
  */
 #define _GNU_SOURCE /* syscall, membarrier */
+#include <dirent.h>
 #include <errno.h>
 #include <execinfo.h>
+#include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "etl.h"
-#include "capture/lbr.h"
-#include "engine/provider.h"
+#include "engine/engine.h"
+
+static void shared_sessions_watch(void);
+static void providers_forget_session(etl_session *s);
+
+/* At a session's stop it leaves every provider's set: a hook, registered at its first enable. */
+static void forget_at_stop(etl_session *s, void *ctx)
+{
+    (void)ctx;
+    providers_forget_session(s);
+}
+
+static const struct etl_session_hook providers_hook = { "the provider registry", forget_at_stop };
 
 struct enable {
     etl_session *s;
@@ -172,7 +189,7 @@ static void wait_for_readers(void)
 /*
  * fork: the child is a new process, and the sessions of its parent are not its own (a private
  * session has no flush thread in the child; a shared one it maps for itself, as any other
- * process does, through attach.c). It starts with no session enabled; the shared sessions
+ * process does, below). It starts with no session enabled; the shared sessions
  * come back at its next look at the runtime directory.
  */
 static _Atomic int look_again;
@@ -205,7 +222,7 @@ static inline void after_fork_look(void)
 {
     if (__builtin_expect(atomic_load_explicit(&look_again, memory_order_relaxed), 0) &&
         atomic_exchange(&look_again, 0))
-        etl_shared_sessions_watch();
+        shared_sessions_watch();
 }
 
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
@@ -266,7 +283,7 @@ int etl_provider_register(etl_provider **out, const etl_guid *guid)
     pthread_mutex_unlock(&registry_lock);
     *out = p;
     /* Shared sessions of other processes that enable it: mapped now, and watched for. */
-    etl_shared_sessions_watch();
+    shared_sessions_watch();
     return ETL_OK;
 }
 
@@ -452,6 +469,10 @@ int etl_session_enable_provider_ex(etl_session *s, const etl_guid *provider, uin
             pthread_mutex_unlock(&registry_lock);
             return ETL_FAILED;
         }
+        if (etl_session_hook_add(s, &providers_hook, NULL) != ETL_OK) {
+            pthread_mutex_unlock(&registry_lock);
+            return ETL_FAILED;
+        }
         r = calloc(1, sizeof *r);
         if (!r) {
             pthread_mutex_unlock(&registry_lock);
@@ -505,7 +526,8 @@ int etl_session_provider_enabled(etl_session *s, const etl_guid *provider)
     return found;
 }
 
-void etl_providers_forget_session(etl_session *s)
+/* s leaves every provider's set, and no writer is still writing through it when this returns. */
+static void providers_forget_session(etl_session *s)
 {
     pthread_mutex_lock(&registry_lock);
     for (struct enable_request **q = &requests; *q;) {
@@ -521,4 +543,188 @@ void etl_providers_forget_session(etl_session *s)
         else q = &r->next;
     }
     pthread_mutex_unlock(&registry_lock);
+}
+
+/* ---- shared sessions of other processes ---- */
+
+/*
+ * Provider processes: the shared sessions of the user's runtime directory, mapped into this
+ * process so that its providers write into them (doc/etlrecord-design.md, step 4).
+ *
+ * The first etl_provider_register of a process maps every shared session there is (each at
+ * the address its controller chose) and enables in the provider registry what each one's
+ * table enables; a thread then watches the directory with inotify. A new session file, a
+ * change of a table (its controller touches the file) or a stop (the same) makes it look
+ * again: new sessions are mapped, changed tables applied, and a session that stops or
+ * whose file is gone leaves every provider's set before it is unmapped. A look also
+ * happens every second, whatever inotify says.
+ */
+struct attached {
+    dev_t dev;
+    ino_t ino;
+    etl_session *s;                     /* NULL: a file that could not be mapped (not tried again) */
+    uint64_t generation;
+    unsigned n;
+    etl_shared_enable enables[ETL_SHARED_MAX_ENABLES];
+    int seen;
+    struct attached *next;
+};
+
+static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct attached *sessions;
+static int watching;                    /* 1: the thread runs; -1: no runtime directory */
+static int inotify_fd = -1;
+static char dir[4096];
+
+static int same_enable(const etl_shared_enable *a, const etl_shared_enable *b)
+{
+    return etl_guid_equal(&a->guid, &b->guid) && a->level == b->level && a->any == b->any && a->all == b->all &&
+           a->properties == b->properties;
+}
+
+/* Applies a's table to the registry: what it no longer enables is disabled, the rest enabled. */
+static void apply(struct attached *a)
+{
+    etl_shared_enable now[ETL_SHARED_MAX_ENABLES];
+    unsigned n;
+    uint64_t gen = etl_session_enables_read(a->s, now, &n);
+
+    for (unsigned i = 0; i < a->n; i++) {
+        unsigned j = 0;
+        while (j < n && !etl_guid_equal(&now[j].guid, &a->enables[i].guid)) j++;
+        if (j == n) etl_session_disable_provider(a->s, &a->enables[i].guid);
+    }
+    for (unsigned j = 0; j < n; j++) {
+        unsigned i = 0;
+        while (i < a->n && !same_enable(&a->enables[i], &now[j])) i++;
+        if (i == a->n)
+            etl_session_enable_provider_ex(a->s, &now[j].guid, now[j].level, now[j].any, now[j].all,
+                                           now[j].properties & ETL_ENABLE_STACK_TRACE);
+    }
+    memcpy(a->enables, now, n * sizeof now[0]);
+    a->n = n;
+    a->generation = gen;
+}
+
+static void forget(struct attached *a)
+{
+    if (a->s) {
+        providers_forget_session(a->s); /* no writer uses it after this */
+        etl_session_detach(a->s);
+    }
+    free(a);
+}
+
+/* One look at the directory (watch_lock held). */
+static void scan_locked(void)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+
+    for (struct attached *a = sessions; a; a = a->next) a->seen = 0;
+    while (d && (e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        char path[sizeof dir + NAME_MAX + 2], err[512];
+        struct attached *a;
+        struct stat st;
+
+        if (len < 5 || strcmp(e->d_name + len - 4, ".shm") != 0) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (stat(path, &st) != 0) continue;
+        for (a = sessions; a; a = a->next)
+            if (a->dev == st.st_dev && a->ino == st.st_ino) break;
+        if (!a) {
+            a = calloc(1, sizeof *a);
+            if (!a) continue;
+            a->dev = st.st_dev;
+            a->ino = st.st_ino;
+            if (etl_session_attach(&a->s, path, err, sizeof err) != ETL_OK) a->s = NULL;
+            a->generation = UINT64_MAX;
+            a->next = sessions;
+            sessions = a;
+        }
+        a->seen = 1;
+    }
+    if (d) closedir(d);
+    for (struct attached **q = &sessions; *q;) {
+        struct attached *a = *q;
+        if (!a->seen || (a->s && !etl_session_running(a->s))) {
+            *q = a->next;
+            forget(a);
+            continue;
+        }
+        if (a->s && etl_session_generation(a->s) != a->generation) apply(a);
+        q = &a->next;
+    }
+}
+
+static void *watch_thread(void *arg)
+{
+    char events[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+    (void)arg;
+
+    for (;;) {
+        /* Without inotify (a negative descriptor, which poll leaves out) a look a second. */
+        struct pollfd pfd = { inotify_fd, POLLIN, 0 };
+
+        if (poll(&pfd, 1, 1000) > 0) {
+            while (read(pfd.fd, events, sizeof events) > 0) {
+            }
+        }
+        pthread_mutex_lock(&watch_lock);
+        if (watching != 1) {
+            pthread_mutex_unlock(&watch_lock);
+            return NULL;
+        }
+        scan_locked();
+        pthread_mutex_unlock(&watch_lock);
+    }
+}
+
+/* fork: the child has no watch thread; its next registration starts one. */
+static void watch_atfork_prepare(void) { pthread_mutex_lock(&watch_lock); }
+static void watch_atfork_parent(void) { pthread_mutex_unlock(&watch_lock); }
+static void watch_atfork_child(void)
+{
+    /* The registry forgot what was enabled (atfork_child above): apply every table again. */
+    for (struct attached *a = sessions; a; a = a->next) {
+        a->generation = UINT64_MAX;
+        a->n = 0;
+    }
+    if (watching == 1) {
+        watching = 0;
+        close(inotify_fd);
+        inotify_fd = -1;
+    }
+    pthread_mutex_unlock(&watch_lock);
+}
+
+static pthread_once_t watch_atfork_once = PTHREAD_ONCE_INIT;
+static void watch_install_atfork(void) { pthread_atfork(watch_atfork_prepare, watch_atfork_parent, watch_atfork_child); }
+
+/* Provider processes: attach now to the shared sessions of the runtime directory that enable
+   providers, and keep watching it (a thread, started once per process). */
+static void shared_sessions_watch(void)
+{
+    pthread_once(&watch_atfork_once, watch_install_atfork);
+    pthread_mutex_lock(&watch_lock);
+    if (watching == 0) {
+        char err[512];
+        pthread_t t;
+        pthread_attr_t at;
+
+        watching = -1;
+        if (etl_runtime_dir(dir, sizeof dir, err, sizeof err) == ETL_OK) {
+            inotify_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+            if (inotify_fd >= 0)
+                inotify_add_watch(inotify_fd, dir,
+                                  IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_ATTRIB | IN_CLOSE_WRITE);
+            pthread_attr_init(&at);
+            pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+            if (pthread_create(&t, &at, watch_thread, NULL) == 0) watching = 1;
+            pthread_attr_destroy(&at);
+        }
+    }
+    if (watching == 1) scan_locked();
+    pthread_mutex_unlock(&watch_lock);
 }

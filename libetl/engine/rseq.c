@@ -6,7 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "engine/rseq.h"
+#include "engine/engine.h"
 
 _Thread_local struct etl_rseq_abi *etl_rseq_tls __attribute__((tls_model("initial-exec")));
 

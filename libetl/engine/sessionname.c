@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "etl.h"
-#include "engine/provider.h"
+#include "engine/engine.h"
 
 struct etl_session_name {
     int fd;
