@@ -1219,4 +1219,5 @@ ETL_API void etl_merge_close(etl_merge *m);
 #ifdef __cplusplus
 }
 #endif
+#include "etl/kernel-state.h" /* DiskIo pairing, the thread on each processor, names over time */
 #endif /* LIBETL_ETL_H */
