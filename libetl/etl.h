@@ -1220,4 +1220,5 @@ ETL_API void etl_merge_close(etl_merge *m);
 }
 #endif
 #include "etl/kernel-state.h" /* DiskIo pairing, the thread on each processor, names over time */
+#include "etl/load.h"         /* the SQLite loader */
 #endif /* LIBETL_ETL_H */
