@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of the kernel state analyses (reader/kstate.c): DiskIo pairing, the thread on each processor, names over time. */
+/* Unit tests of the kernel state analyses (reader/kstate.c): DiskIo pairing, the thread on each
+   processor, names over time. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>

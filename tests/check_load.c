@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of the SQLite loader (load/): a synthetic kernel trace loaded, its rows checked; refusals and failed appends leave nothing. */
+/* Unit tests of the SQLite loader (load/): a synthetic kernel trace loaded, its rows checked;
+   refusals and failed appends leave nothing. */
 #include <check.h>
 #include <dirent.h>
 #include <stdio.h>

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* A small synthetic kernel trace whose processes, threads, context switches, disk I/O and system calls the tests know (tests/kstory.c). */
+/* A small synthetic kernel trace whose processes, threads, context switches, disk I/O and system
+   calls the tests know (tests/kstory.c). */
 #ifndef ETL_TESTS_KSTORY_H
 #define ETL_TESTS_KSTORY_H
 

@@ -93,7 +93,9 @@ ETL_API unsigned etl_sqlite_loader_inputs(const etl_sqlite_loader *l);
  * was) and etl_sqlite_loader_error says why.
  */
 ETL_API int etl_sqlite_loader_commit(etl_sqlite_loader *l);
-/* The fatal error, without a leading program name ("out.db: insert: disk I/O error"); "" if none. */
+/* The first fatal error, else the last failure (an input that could not be read), without a
+   leading program name ("out.db: insert: disk I/O error"); "" if none. Valid until the next
+   call on l. */
 ETL_API const char *etl_sqlite_loader_error(const etl_sqlite_loader *l);
 /* Frees l (NULL is allowed); a load not committed leaves nothing. */
 ETL_API void etl_sqlite_loader_close(etl_sqlite_loader *l);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The SQLite loader's main thread rows: traces, providers, events (batched), lost, disk_io and syscalls. */
+/* The SQLite loader's main thread rows: traces, providers, events (batched), lost, disk_io and
+   syscalls. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,37 +64,37 @@ static int64_t provider_id(struct etl_sqlite_loader *l, const etl_guid *g)
     sqlite3_bind_text(s, 2, etl_guid_format(g, text), -1, SQLITE_TRANSIENT);
     if (name) sqlite3_bind_text(s, 3, name, -1, SQLITE_STATIC);
     else sqlite3_bind_null(s, 3);
-    if (step(&l->sink, S_PROVIDER) != 0) return -1;
+    if (etl_sink_step(&l->sink, S_PROVIDER) != 0) return -1;
     return id;
 }
 
 /* Loads the providers an appended database already has. */
-int load_providers(struct etl_sqlite_loader *l)
+int etl_load_providers(struct etl_sqlite_loader *l)
 {
     sqlite3_stmt *s;
     int rc;
 
     if (sqlite3_prepare_v2(l->sink.db, "SELECT provider, guid FROM providers", -1, &s, NULL) != SQLITE_OK)
-        return db_error(&l->sink, "reading providers");
+        return etl_sink_error(&l->sink, "reading providers");
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         etl_guid g;
         const char *text = (const char *)sqlite3_column_text(s, 1);
         if (!text || etl_guid_parse(text, &g) != ETL_OK) continue;
         if (provider_room(l) != 0) {
             sqlite3_finalize(s);
-            return db_error(&l->sink, "out of memory");
+            return etl_sink_error(&l->sink, "out of memory");
         }
         provider_put(l->providers, l->provider_cap, &g, sqlite3_column_int64(s, 0));
         l->provider_count++;
     }
     sqlite3_finalize(s);
-    return rc == SQLITE_DONE ? 0 : db_error(&l->sink, "reading providers");
+    return rc == SQLITE_DONE ? 0 : etl_sink_error(&l->sink, "reading providers");
 }
 
 /* ------------------------------------------------------------------ lost and traces */
 
-int insert_lost(struct etl_sqlite_loader *l, int64_t trace, const char *kind, int64_t count, int64_t offset,
-                const char *message)
+int etl_load_lost(struct etl_sqlite_loader *l, int64_t trace, const char *kind, int64_t count, int64_t offset,
+                  const char *message)
 {
     sqlite3_stmt *s = l->sink.stmt[S_LOST];
 
@@ -102,10 +103,10 @@ int insert_lost(struct etl_sqlite_loader *l, int64_t trace, const char *kind, in
     if (count >= 0) bind_i64(s, 3, count); else sqlite3_bind_null(s, 3);
     if (offset >= 0) bind_i64(s, 4, offset); else sqlite3_bind_null(s, 4);
     if (message) sqlite3_bind_text(s, 5, message, -1, SQLITE_TRANSIENT); else sqlite3_bind_null(s, 5);
-    return step(&l->sink, S_LOST);
+    return etl_sink_step(&l->sink, S_LOST);
 }
 
-int insert_trace(struct etl_sqlite_loader *l, struct input *in, const etl_trace_info *ti)
+int etl_load_trace(struct etl_sqlite_loader *l, struct input *in, const etl_trace_info *ti)
 {
     sqlite3_stmt *s;
     char mode[512], v[32];
@@ -115,7 +116,7 @@ int insert_trace(struct etl_sqlite_loader *l, struct input *in, const etl_trace_
                            "INSERT INTO traces VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
                            "?,?,?,?,?)",
                            -1, &s, NULL) != SQLITE_OK)
-        return db_error(&l->sink, "traces");
+        return etl_sink_error(&l->sink, "traces");
     in->perf_freq = ti->clock.perf_freq;
     bind_i64(s, i++, in->trace);
     sqlite3_bind_text(s, i++, in->path, -1, SQLITE_STATIC);
@@ -152,17 +153,17 @@ int insert_trace(struct etl_sqlite_loader *l, struct input *in, const etl_trace_
     while (i <= 35) sqlite3_bind_null(s, i++); /* clock_source .. warnings: after the load */
     rc = sqlite3_step(s);
     sqlite3_finalize(s);
-    if (rc != SQLITE_DONE) return db_error(&l->sink, "traces");
-    if (ti->events_lost && insert_lost(l, in->trace, "events_lost", ti->events_lost, -1,
-                                       "EventsLost of the logfile header") != 0)
+    if (rc != SQLITE_DONE) return etl_sink_error(&l->sink, "traces");
+    if (ti->events_lost && etl_load_lost(l, in->trace, "events_lost", ti->events_lost, -1,
+                                         "EventsLost of the logfile header") != 0)
         return -1;
-    if (ti->buffers_lost && insert_lost(l, in->trace, "buffers_lost", ti->buffers_lost, -1,
-                                        "BuffersLost of the logfile header") != 0)
+    if (ti->buffers_lost && etl_load_lost(l, in->trace, "buffers_lost", ti->buffers_lost, -1,
+                                          "BuffersLost of the logfile header") != 0)
         return -1;
     return 0;
 }
 
-int finish_trace(struct etl_sqlite_loader *l, struct input *in, uint64_t undecoded)
+int etl_load_trace_finish(struct etl_sqlite_loader *l, struct input *in, uint64_t undecoded)
 {
     sqlite3_stmt *s;
     etl_merge_input_info mi;
@@ -172,13 +173,13 @@ int finish_trace(struct etl_sqlite_loader *l, struct input *in, uint64_t undecod
         char msg[128];
         snprintf(msg, sizeof msg, "%llu kernel events whose payload did not decode (their events rows are loaded)",
                  (unsigned long long)undecoded);
-        if (insert_lost(l, in->trace, "undecoded", (int64_t)undecoded, -1, msg) != 0) return -1;
+        if (etl_load_lost(l, in->trace, "undecoded", (int64_t)undecoded, -1, msg) != 0) return -1;
     }
     if (sqlite3_prepare_v2(l->sink.db,
                            "UPDATE traces SET clock_source = ?2, events = ?3, first_time_ns = ?4, last_time_ns = ?5, "
                            "warnings = ?6 WHERE trace = ?1",
                            -1, &s, NULL) != SQLITE_OK)
-        return db_error(&l->sink, "traces");
+        return etl_sink_error(&l->sink, "traces");
     bind_i64(s, 1, in->trace);
     if (etl_merge_input(l->merge, (unsigned)in->merge_index, &mi) == ETL_OK)
         bind_i64(s, 2, l->first_trace + (int64_t)mi.clock_source);
@@ -190,14 +191,14 @@ int finish_trace(struct etl_sqlite_loader *l, struct input *in, uint64_t undecod
     bind_i64(s, 6, in->warnings);
     rc = sqlite3_step(s);
     sqlite3_finalize(s);
-    return rc == SQLITE_DONE ? 0 : db_error(&l->sink, "traces");
+    return rc == SQLITE_DONE ? 0 : etl_sink_error(&l->sink, "traces");
 }
 
 /* ------------------------------------------------------------------ events */
 
 /* Events rows are inserted EVENT_BATCH at a time, by one multi-row INSERT: SQLite's work per
    statement (start, halt, reset) is then shared by the rows. */
-char *event_batch_sql(void)
+char *etl_load_event_batch_sql(void)
 {
     size_t cap = 64 + (size_t)EVENT_BATCH * EVENT_COLUMNS * 8;
     char *sql = malloc(cap);
@@ -226,7 +227,7 @@ static void bind_event_row(sqlite3_stmt *s, int base, const struct event_row *r,
 }
 
 /* Inserts the rows waiting: all of them in one statement when the batch is full, else one by one. */
-int flush_events(struct etl_sqlite_loader *l)
+int etl_load_flush_events(struct etl_sqlite_loader *l)
 {
     sqlite3_stmt *s;
     int rc;
@@ -237,12 +238,12 @@ int flush_events(struct etl_sqlite_loader *l)
             bind_event_row(s, (int)(r * EVENT_COLUMNS), &l->batch[r], l->o.no_payload);
         rc = sqlite3_step(s);
         sqlite3_reset(s);
-        if (rc != SQLITE_DONE) return db_error(&l->sink, "insert");
+        if (rc != SQLITE_DONE) return etl_sink_error(&l->sink, "insert");
     }
     else {
         for (unsigned r = 0; r < l->nbatch; r++) {
             bind_event_row(l->sink.stmt[S_EVENT], 0, &l->batch[r], l->o.no_payload);
-            if (step(&l->sink, S_EVENT) != 0) return -1;
+            if (etl_sink_step(&l->sink, S_EVENT) != 0) return -1;
         }
     }
     l->nbatch = 0;
@@ -263,9 +264,9 @@ static int io_row(struct etl_sqlite_loader *l, struct input *in, const etl_event
 
     switch (ke->kclass) {
     case ETL_KCLASS_CSWITCH:
-        return etl_cpu_threads_add(in->running, ev, ke) != ETL_OK ? db_error(&l->sink, "out of memory") : 0;
+        return etl_cpu_threads_add(in->running, ev, ke) != ETL_OK ? etl_sink_error(&l->sink, "out of memory") : 0;
     case ETL_KCLASS_DISK_IO_INIT:
-        return etl_disk_io_pairing_add(in->issues, ke, time_ns, event, NULL) != ETL_OK ? db_error(&l->sink, "out of memory")
+        return etl_disk_io_pairing_add(in->issues, ke, time_ns, event, NULL) != ETL_OK ? etl_sink_error(&l->sink, "out of memory")
                                                                                        : 0;
     case ETL_KCLASS_DISK_IO: {
         const etl_kdisk_io *d = &ke->u.disk_io;
@@ -282,7 +283,7 @@ static int io_row(struct etl_sqlite_loader *l, struct input *in, const etl_event
         if (ev->version >= 3) rv_i64(r, 13, d->issuing_tid); else rv_null(r, 13);
         if (matched) { rv_i64(r, 14, issue.tag); rv_i64(r, 15, issue.time); }
         else { rv_null(r, 14); rv_null(r, 15); }
-        return row_end(&l->sink, S_DISK_IO);
+        return etl_sink_row_end(&l->sink, S_DISK_IO);
     }
     case ETL_KCLASS_SYSCALL_ENTER: case ETL_KCLASS_SYSCALL_EXIT:
         r = row_begin(&l->sink, S_SYSCALL);
@@ -292,14 +293,14 @@ static int io_row(struct etl_sqlite_loader *l, struct input *in, const etl_event
         else { rv_null(r, 6); rv_i64(r, 7, ke->u.syscall.nt_status); }
         tid = etl_cpu_threads_running(in->running, ev->cpu);
         if (tid >= 0) rv_i64(r, 8, tid); else rv_null(r, 8);
-        return row_end(&l->sink, S_SYSCALL);
+        return etl_sink_row_end(&l->sink, S_SYSCALL);
     default:
         return 0;
     }
 }
 
 /* One event's events row (the main thread's part). */
-int insert_event(struct etl_sqlite_loader *l, struct input *in, const etl_merge_event *me)
+int etl_load_event(struct etl_sqlite_loader *l, struct input *in, const etl_merge_event *me)
 {
     const etl_event *ev = me->event;
     struct event_row *r = &l->batch[l->nbatch];
@@ -317,7 +318,7 @@ int insert_event(struct etl_sqlite_loader *l, struct input *in, const etl_merge_
     if (!pt) nulls |= 1u << 5 | 1u << 6;
     if (ev->has & ETL_HAS_PROVIDER) {
         int64_t p = provider_id(l, &ev->provider);
-        if (p < 0) return db_error(&l->sink, "providers");
+        if (p < 0) return etl_sink_error(&l->sink, "providers");
         r->v[7] = p;
     }
     else nulls |= 1u << 7;
@@ -344,18 +345,19 @@ int insert_event(struct etl_sqlite_loader *l, struct input *in, const etl_merge_
         if (ev->payload_len > r->payload_cap) {
             uint32_t cap = ev->payload_len < 256 ? 256 : ev->payload_len;
             uint8_t *p = realloc(r->payload, cap);
-            if (!p) return db_error(&l->sink, "out of memory");
+            if (!p) return etl_sink_error(&l->sink, "out of memory");
             r->payload = p;
             r->payload_cap = cap;
         }
         memcpy(r->payload, ev->payload, ev->payload_len);
         r->payload_len = ev->payload_len;
     }
-    if (++l->nbatch == EVENT_BATCH && flush_events(l) != 0) return -1;
+    if (++l->nbatch == EVENT_BATCH && etl_load_flush_events(l) != 0) return -1;
     if (ev->kind == ETL_KIND_SYSTEM || ev->kind == ETL_KIND_COMPACT || ev->kind == ETL_KIND_PERFINFO) {
         etl_kernel_event ke;
         if (etl_kernel_decode(ev, &ke) == 1 &&
-            ((main_thread_class(ke.kclass) && insert_kernel(&l->sink, NULL, in, NULL, ev, &ke, r->v[0], time_ns) != 0) ||
+            ((etl_load_main_thread_class(ke.kclass) &&
+              etl_load_kernel_row(&l->sink, NULL, in, NULL, ev, &ke, r->v[0], time_ns) != 0) ||
              io_row(l, in, ev, &ke, r->v[0], time_ns) != 0))
             return -1;
     }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The SQLite loader's decoded kernel tables, and its kernel thread, which writes those that need the image map (samples, stacks, LBR). */
+/* The SQLite loader's decoded kernel tables, and its kernel thread, which writes those that need
+   the image map (samples, stacks, LBR). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,7 +118,7 @@ static int insert_stack(struct kernel_side *ks, const struct input *in, int64_t 
     int fresh = 0;
 
     if (count) {
-        if (frames_reserve(fs, count) != 0) return db_error(k, "out of memory");
+        if (frames_reserve(fs, count) != 0) return etl_sink_error(k, "out of memory");
         for (unsigned i = 0; i < count; i++) {
             uint64_t a = 0;
             etl_image_info info;
@@ -130,7 +131,7 @@ static int insert_stack(struct kernel_side *ks, const struct input *in, int64_t 
                 fs->offset[i] = a - info.base;
             }
         }
-        if (frame_set_id(fs, count, &frames_id, &fresh) != 0) return db_error(k, "out of memory");
+        if (frame_set_id(fs, count, &frames_id, &fresh) != 0) return etl_sink_error(k, "out of memory");
     }
     r = row_begin(k, S_STACK);
     rv_i64(r, 1, ks->next_stack++);
@@ -145,7 +146,7 @@ static int insert_stack(struct kernel_side *ks, const struct input *in, int64_t 
     if (has_key) rv_u64(r, 10, key); else rv_null(r, 10);
     rv_i64(r, 11, count);
     if (frames_id) rv_i64(r, 12, frames_id); else rv_null(r, 12);
-    if (row_end(k, S_STACK) != 0) return -1;
+    if (etl_sink_row_end(k, S_STACK) != 0) return -1;
     for (unsigned i = 0; fresh && i < count; i++) {
         r = row_begin(k, S_FRAME);
         rv_i64(r, 1, frames_id);
@@ -153,7 +154,7 @@ static int insert_stack(struct kernel_side *ks, const struct input *in, int64_t 
         rv_u64(r, 3, fs->addr[i]);
         rv_text(r, 4, fs->image[i]);
         if (fs->image[i]) rv_u64(r, 5, fs->offset[i]); else rv_null(r, 5);
-        if (row_end(k, S_FRAME) != 0) return -1;
+        if (etl_sink_row_end(k, S_FRAME) != 0) return -1;
     }
     return 0;
 }
@@ -171,7 +172,7 @@ static int insert_ext(struct sink *k, const etl_event *ev, int64_t event)
         bind_i64(s, 3, it.type);
         sqlite3_bind_text(s, 4, etl_ext_type_name(it.type), -1, SQLITE_STATIC);
         sqlite3_bind_blob(s, 5, it.size ? (const void *)it.data : "", (int)it.size, SQLITE_STATIC);
-        if (step(k, S_EXT) != 0) return -1;
+        if (etl_sink_step(k, S_EXT) != 0) return -1;
     }
     return 0;
 }
@@ -215,14 +216,14 @@ static struct owner *owner_of(struct kinput *ki, unsigned cpu)
    threads, images, context switches), straight into the database; the kernel thread those
    that do (samples, stacks, LBR), copied in at the end. Measured on a kernel trace, this
    shares the work about evenly and keeps the copy small. */
-int main_thread_class(int kclass)
+int etl_load_main_thread_class(int kclass)
 {
     return kclass == ETL_KCLASS_PROCESS || kclass == ETL_KCLASS_THREAD || kclass == ETL_KCLASS_IMAGE ||
            kclass == ETL_KCLASS_CSWITCH || kclass == ETL_KCLASS_READY_THREAD;
 }
 
-int insert_kernel(struct sink *k, struct kernel_side *ks, const struct input *in, struct kinput *ki,
-                  const etl_event *ev, const etl_kernel_event *ke, int64_t event, int64_t time_ns)
+int etl_load_kernel_row(struct sink *k, struct kernel_side *ks, const struct input *in, struct kinput *ki,
+                        const etl_event *ev, const etl_kernel_event *ke, int64_t event, int64_t time_ns)
 {
     sqlite3_stmt *s;
     char sid[200];
@@ -239,10 +240,12 @@ int insert_kernel(struct sink *k, struct kernel_side *ks, const struct input *in
         if (p->sid && etl_sid_format(p->sid, p->sid_size, sid, sizeof sid)[0])
             sqlite3_bind_text(s, 12, sid, -1, SQLITE_STATIC);
         else sqlite3_bind_null(s, 12);
-        if (bind_string(k, s, 13, &p->image_file_name, 0) || bind_string(k, s, 14, &p->command_line, 1) ||
-            bind_string(k, s, 15, &p->package_full_name, 2) || bind_string(k, s, 16, &p->application_id, 3))
-            return db_error(k, "out of memory");
-        return step(k, S_PROCESS);
+        if (etl_sink_bind_string(k, s, 13, &p->image_file_name, 0) ||
+            etl_sink_bind_string(k, s, 14, &p->command_line, 1) ||
+            etl_sink_bind_string(k, s, 15, &p->package_full_name, 2) ||
+            etl_sink_bind_string(k, s, 16, &p->application_id, 3))
+            return etl_sink_error(k, "out of memory");
+        return etl_sink_step(k, S_PROCESS);
     }
     case ETL_KCLASS_THREAD: {
         const etl_kthread *t = &ke->u.thread;
@@ -256,8 +259,8 @@ int insert_kernel(struct sink *k, struct kernel_side *ks, const struct input *in
         bind_u64(s, 13, t->teb_base); bind_i64(s, 14, t->sub_process_tag);
         bind_i64(s, 15, t->base_priority); bind_i64(s, 16, t->page_priority);
         bind_i64(s, 17, t->io_priority); bind_i64(s, 18, t->thread_flags);
-        if (bind_string(k, s, 19, &t->name, 0)) return db_error(k, "out of memory");
-        return step(k, S_THREAD);
+        if (etl_sink_bind_string(k, s, 19, &t->name, 0)) return etl_sink_error(k, "out of memory");
+        return etl_sink_step(k, S_THREAD);
     }
     case ETL_KCLASS_IMAGE: {
         const etl_kimage *im = &ke->u.image;
@@ -269,7 +272,7 @@ int insert_kernel(struct sink *k, struct kernel_side *ks, const struct input *in
         bind_i64(s, 8, im->checksum); bind_i64(s, 9, im->time_date_stamp);
         bind_i64(s, 10, im->signature_level); bind_i64(s, 11, im->signature_type);
         bind_u64(s, 12, im->default_base);
-        if (bind_string(k, s, 13, &im->file_name, 0)) return db_error(k, "out of memory");
+        if (etl_sink_bind_string(k, s, 13, &im->file_name, 0)) return etl_sink_error(k, "out of memory");
         if (im->file_name.data) {
             const char *full = k->scratch[0];
             base = full;
@@ -278,7 +281,7 @@ int insert_kernel(struct sink *k, struct kernel_side *ks, const struct input *in
             sqlite3_bind_text(s, 14, base, -1, SQLITE_STATIC);
         }
         else sqlite3_bind_null(s, 14);
-        return step(k, S_IMAGE);
+        return etl_sink_step(k, S_IMAGE);
     }
     case ETL_KCLASS_CSWITCH: {
         const etl_kcswitch *c = &ke->u.cswitch;
@@ -290,7 +293,7 @@ int insert_kernel(struct sink *k, struct kernel_side *ks, const struct input *in
         rv_i64(r, 11, c->old_thread_wait_mode); rv_i64(r, 12, c->old_thread_state);
         rv_i64(r, 13, c->old_thread_wait_ideal_processor); rv_i64(r, 14, c->new_thread_wait_time);
         rv_i64(r, 15, c->old_thread_remaining_quantum);
-        return row_end(k, S_CSWITCH);
+        return etl_sink_row_end(k, S_CSWITCH);
     }
     case ETL_KCLASS_READY_THREAD: {
         const etl_kready_thread *t = &ke->u.ready_thread;
@@ -298,7 +301,7 @@ int insert_kernel(struct sink *k, struct kernel_side *ks, const struct input *in
         rv_i64(r, 1, event); rv_i64(r, 2, in->trace); rv_i64(r, 3, time_ns); rv_i64(r, 4, ev->cpu);
         rv_i64(r, 5, t->tid); rv_i64(r, 6, t->adjust_reason); rv_i64(r, 7, t->adjust_increment);
         rv_i64(r, 8, t->flags);
-        return row_end(k, S_READY);
+        return etl_sink_row_end(k, S_READY);
     }
     case ETL_KCLASS_SAMPLED_PROFILE: {
         const etl_ksample *p = &ke->u.sample;
@@ -310,9 +313,9 @@ int insert_kernel(struct sink *k, struct kernel_side *ks, const struct input *in
         rv_u64(r, 7, p->instruction_pointer);
         if (ev->hook_id == 0x0F2F) { /* PerfInfo/PMCSample */ rv_null(r, 8); rv_null(r, 9); rv_null(r, 10); }
         else { rv_i64(r, 8, p->count); rv_i64(r, 9, p->flags); rv_i64(r, 10, p->rank); }
-        rv_image(in, r, 11, pid, p->instruction_pointer, ev->timestamp);
+        etl_load_rv_image(in, r, 11, pid, p->instruction_pointer, ev->timestamp);
         rv_i64(r, 13, p->profile_source);
-        return row_end(k, S_SAMPLE);
+        return etl_sink_row_end(k, S_SAMPLE);
     }
     case ETL_KCLASS_STACK: case ETL_KCLASS_STACK_KEY: case ETL_KCLASS_STACK_KEY_DEF: {
         const etl_kstack *st = &ke->u.stack;
@@ -323,7 +326,7 @@ int insert_kernel(struct sink *k, struct kernel_side *ks, const struct input *in
         int64_t owner = 0;
         if (!def) {
             struct owner *o = owner_of(ki, ev->cpu);
-            if (!o) return db_error(k, "out of memory");
+            if (!o) return etl_sink_error(k, "out of memory");
             if (o->event && o->ts == st->event_timestamp) owner = o->event;
         }
         return insert_stack(ks, in, event, time_ns, kind, owner, def ? INT64_MIN : st->event_timestamp,
@@ -338,14 +341,14 @@ int insert_kernel(struct sink *k, struct kernel_side *ks, const struct input *in
         bind_i64(s, 1, id); bind_i64(s, 2, event); bind_i64(s, 3, in->trace); bind_i64(s, 4, time_ns);
         bind_i64(s, 5, b->timestamp); bind_i64(s, 6, b->pid); bind_i64(s, 7, b->tid); bind_i64(s, 8, b->filters);
         bind_i64(s, 9, b->count);
-        if (step(k, S_LBR) != 0) return -1;
+        if (etl_sink_step(k, S_LBR) != 0) return -1;
         for (unsigned i = 0; i < b->count; i++) {
             etl_lbr_entry e = etl_lbr_entry_at(b, i);
             struct rowval *r = row_begin(k, S_LBR_ENTRY);
             rv_i64(r, 1, id); rv_i64(r, 2, i); rv_u64(r, 3, e.from); rv_u64(r, 4, e.to);
-            rv_image(in, r, 5, b->pid, e.from, b->timestamp);
-            rv_image(in, r, 7, b->pid, e.to, b->timestamp);
-            if (row_end(k, S_LBR_ENTRY) != 0) return -1;
+            etl_load_rv_image(in, r, 5, b->pid, e.from, b->timestamp);
+            etl_load_rv_image(in, r, 7, b->pid, e.to, b->timestamp);
+            if (etl_sink_row_end(k, S_LBR_ENTRY) != 0) return -1;
         }
         return 0;
     }
@@ -364,7 +367,7 @@ static int kernel_event(struct kernel_side *ks, const struct input *in, struct k
     int krc = etl_kernel_decode(ev, &ke);
 
     if (krc == 1) {
-        if (!main_thread_class(ke.kclass) && insert_kernel(&ks->sink, ks, in, ki, ev, &ke, event, time_ns) != 0)
+        if (!etl_load_main_thread_class(ke.kclass) && etl_load_kernel_row(&ks->sink, ks, in, ki, ev, &ke, event, time_ns) != 0)
             return -1;
     }
     else if (krc == ETL_FAILED)
@@ -377,7 +380,7 @@ static int kernel_event(struct kernel_side *ks, const struct input *in, struct k
     if (krc != 1 || (ke.kclass != ETL_KCLASS_STACK && ke.kclass != ETL_KCLASS_STACK_KEY &&
                      ke.kclass != ETL_KCLASS_STACK_KEY_DEF)) {
         struct owner *o = owner_of(ki, ev->cpu);
-        if (!o) return db_error(&ks->sink, "out of memory");
+        if (!o) return etl_sink_error(&ks->sink, "out of memory");
         o->ts = ev->timestamp;
         o->event = event;
     }
@@ -391,7 +394,7 @@ static void quiet_message(void *arg, const etl_merge_message *msg)
 
 /* The kernel thread: the same merge as the main thread's, event by event with the same event
    numbers, writing the decoded kernel tables into its own database. */
-void *kernel_thread(void *arg)
+void *etl_load_kernel_thread(void *arg)
 {
     struct kernel_side *ks = arg;
     struct etl_sqlite_loader *l = ks->l;
@@ -404,13 +407,14 @@ void *kernel_thread(void *arg)
     memset(&mo, 0, sizeof mo);
     mo.on_message = quiet_message;
     if (build_image_maps(l) != 0) {
-        if (!atomic_load(&l->stop)) load_message(l, ETL_FATAL, 0, NULL, -1, "out of memory");
+        if (!atomic_load(&l->stop)) etl_load_message(l, ETL_FATAL, 0, NULL, -1, "out of memory");
         goto out;
     }
-    ks->map_s = thread_cpu_s();
-    if (exec_sql(&ks->sink, "BEGIN") != 0 || prepare_all(&ks->sink) != 0) goto out;
+    ks->map_s = etl_load_thread_cpu_s();
+    if (etl_sink_exec(&ks->sink, "BEGIN") != 0 || etl_sink_prepare(&ks->sink) != 0) goto out;
     if (etl_merge_open(&ks->merge, l->paths, l->ninputs, &mo) == ETL_FATAL) {
-        load_message(l, ETL_FATAL, 0, NULL, -1, "%s", ks->merge ? etl_merge_error(ks->merge) : "out of memory");
+        etl_load_message(l, ETL_FATAL, 0, NULL, -1, "%s",
+                         ks->merge ? etl_merge_error(ks->merge) : "out of memory");
         goto out;
     }
     while ((rc = etl_merge_next(ks->merge, &me)) == ETL_OK || rc == ETL_WARN) {
@@ -419,15 +423,15 @@ void *kernel_thread(void *arg)
         if ((++n & 4095) == 0 && atomic_load(&l->stop)) goto out;
     }
     /* An input that fails mid-way: the main thread, reading the same, reports it. */
-    if (rows_flush(&ks->sink) != 0) goto out;
-    sink_finalize(&ks->sink);
-    ks->rows_s = thread_cpu_s();
-    if (create_indexes(&ks->sink) != 0 || exec_sql(&ks->sink, "COMMIT") != 0) goto out;
+    if (etl_sink_flush(&ks->sink) != 0) goto out;
+    etl_sink_finalize(&ks->sink);
+    ks->rows_s = etl_load_thread_cpu_s();
+    if (etl_load_create_indexes(&ks->sink) != 0 || etl_sink_exec(&ks->sink, "COMMIT") != 0) goto out;
     ks->rc = 0;
 out:
     if (ks->rc != 0) atomic_store(&l->stop, 1);
-    sink_close(&ks->sink);
-    ks->cpu_s = thread_cpu_s();
+    etl_sink_close(&ks->sink);
+    ks->cpu_s = etl_load_thread_cpu_s();
     return NULL;
 }
 
@@ -459,7 +463,7 @@ static int build_image_maps(struct etl_sqlite_loader *l)
 
 /* The kernel thread's database: a file beside the output with the same tables, attached to
    the main connection (before its transaction) so that its rows can be copied at the end. */
-int open_kernel_side(struct etl_sqlite_loader *l, int fresh)
+int etl_load_kernel_open(struct etl_sqlite_loader *l, int fresh)
 {
     struct kernel_side *ks = &l->kernel;
     char *sql;
@@ -470,11 +474,12 @@ int open_kernel_side(struct etl_sqlite_loader *l, int fresh)
     ks->sink.label = l->output;
     ks->kin = calloc(l->ninputs, sizeof *ks->kin);
     ks->path = malloc(strlen(l->output) + 16);
-    if (!ks->kin || !ks->path) return db_error(&l->sink, "out of memory");
+    if (!ks->kin || !ks->path) return etl_sink_error(&l->sink, "out of memory");
     sprintf(ks->path, "%s.tmp-XXXXXX", l->output);
     fd = mkstemp(ks->path);
     if (fd < 0) {
-        load_message(l, ETL_FATAL, 0, NULL, -1, "%s: cannot create a file beside it: %s", l->output, strerror(errno));
+        etl_load_message(l, ETL_FATAL, 0, NULL, -1, "%s: cannot create a file beside it: %s", l->output,
+                         strerror(errno));
         free(ks->path);
         ks->path = NULL;
         l->sink.failed = 1;
@@ -482,36 +487,36 @@ int open_kernel_side(struct etl_sqlite_loader *l, int fresh)
     }
     close(fd);
     if (sqlite3_open_v2(ks->path, &ks->sink.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
-        exec_sql(&ks->sink, "PRAGMA page_size = 65536; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; "
-                            "PRAGMA cache_size = -16384") != 0 ||
-        exec_sql(&ks->sink, etl_sqlite_schema_tables) != 0) {
-        db_error(&ks->sink, "kernel tables");
+        etl_sink_exec(&ks->sink, "PRAGMA page_size = 65536; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; "
+                                 "PRAGMA cache_size = -16384") != 0 ||
+        etl_sink_exec(&ks->sink, etl_sqlite_schema_tables) != 0) {
+        etl_sink_error(&ks->sink, "kernel tables");
         l->sink.failed = 1;
         return -1;
     }
     if (!fresh) {
-        ks->frame_sets.next_id = max_of(&l->sink, "SELECT max(frames) FROM stack_frames");
-        ks->next_stack = max_of(&l->sink, "SELECT max(stack) FROM stacks") + 1;
-        ks->next_lbr = max_of(&l->sink, "SELECT max(lbr) FROM lbr") + 1;
+        ks->frame_sets.next_id = etl_sink_max(&l->sink, "SELECT max(frames) FROM stack_frames");
+        ks->next_stack = etl_sink_max(&l->sink, "SELECT max(stack) FROM stacks") + 1;
+        ks->next_lbr = etl_sink_max(&l->sink, "SELECT max(lbr) FROM lbr") + 1;
     }
     else ks->next_stack = ks->next_lbr = 1;
     sql = sqlite3_mprintf("ATTACH %Q AS kernel", ks->path);
-    rc = sql ? exec_sql(&l->sink, sql) : db_error(&l->sink, "out of memory");
+    rc = sql ? etl_sink_exec(&l->sink, sql) : etl_sink_error(&l->sink, "out of memory");
     sqlite3_free(sql);
     /* Attached: from now on only the kernel thread uses the file, until it closes it. */
-    return rc == 0 ? exec_sql(&ks->sink, "PRAGMA locking_mode = EXCLUSIVE") : rc;
+    return rc == 0 ? etl_sink_exec(&ks->sink, "PRAGMA locking_mode = EXCLUSIVE") : rc;
 }
 
 /* The tables the kernel thread fills, copied into the main database at the end. */
 static const char *const kernel_tables[] = { "event_ext", "samples", "stacks", "stack_frames", "lbr", "lbr_entries" };
 
-int copy_kernel_tables(struct etl_sqlite_loader *l)
+int etl_load_kernel_copy(struct etl_sqlite_loader *l)
 {
     char sql[256];
 
     for (size_t i = 0; i < sizeof kernel_tables / sizeof kernel_tables[0]; i++) {
         snprintf(sql, sizeof sql, "INSERT INTO main.%s SELECT * FROM kernel.%s", kernel_tables[i], kernel_tables[i]);
-        if (exec_sql(&l->sink, sql) != 0) return -1;
+        if (etl_sink_exec(&l->sink, sql) != 0) return -1;
     }
     return 0;
 }

@@ -168,60 +168,60 @@ struct etl_sqlite_loader {
 /* ---- messages (sqlite.c) */
 /* Tells the caller (status as in etl_sqlite_message); a fatal or failure message becomes the
    handle's error. */
-void load_message(struct etl_sqlite_loader *l, int status, int damage, const char *path, int64_t offset,
-                  const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+void etl_load_message(struct etl_sqlite_loader *l, int status, int damage, const char *path, int64_t offset,
+                      const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 /* ---- the connection (sink.c) */
 /* Reports an SQLite error (once per connection) and stops the load: -1. */
-int db_error(struct sink *k, const char *what);
-int exec_sql(struct sink *k, const char *sql);
+int etl_sink_error(struct sink *k, const char *what);
+int etl_sink_exec(struct sink *k, const char *sql);
 /* Runs a prepared insert whose values are bound, and resets it. */
-int step(struct sink *k, enum stmt_id id);
-int prepare_all(struct sink *k);
-/* The next row of batched table id: set its columns (1-based) with rv_*, then call row_end. */
+int etl_sink_step(struct sink *k, enum stmt_id id);
+int etl_sink_prepare(struct sink *k);
+/* The next row of batched table id: set its columns (1-based) with rv_*, then call etl_sink_row_end. */
 static inline struct rowval *row_begin(struct sink *k, enum stmt_id id) { return k->rows[id]->v[k->rows[id]->n]; }
 static inline void rv_i64(struct rowval *r, int col, int64_t v) { r[col - 1].type = 1; r[col - 1].i = v; }
 static inline void rv_u64(struct rowval *r, int col, uint64_t v) { rv_i64(r, col, (int64_t)v); }
 static inline void rv_null(struct rowval *r, int col) { r[col - 1].type = 0; }
 static inline void rv_text(struct rowval *r, int col, const char *t) { r[col - 1].type = t ? 2 : 0; r[col - 1].t = t; }
-int row_end(struct sink *k, enum stmt_id id);
+int etl_sink_row_end(struct sink *k, enum stmt_id id);
 /* Inserts every row still waiting, one by one. */
-int rows_flush(struct sink *k);
+int etl_sink_flush(struct sink *k);
 /* Finalizes the statements (before COMMIT, or at the end). */
-void sink_finalize(struct sink *k);
-void sink_close(struct sink *k);
+void etl_sink_finalize(struct sink *k);
+void etl_sink_close(struct sink *k);
 static inline void bind_i64(sqlite3_stmt *s, int i, int64_t v) { sqlite3_bind_int64(s, i, v); }
 static inline void bind_u64(sqlite3_stmt *s, int i, uint64_t v) { sqlite3_bind_int64(s, i, (int64_t)v); }
 /* An etl_string as UTF-8 text (scratch slot), NULL when the record does not carry it. */
-int bind_string(struct sink *k, sqlite3_stmt *s, int i, const etl_string *str, unsigned slot);
+int etl_sink_bind_string(struct sink *k, sqlite3_stmt *s, int i, const etl_string *str, unsigned slot);
 /* Sets image and image_offset at columns i, i+1 of a batched row for address addr of pid at raw time ts. */
-void rv_image(const struct input *in, struct rowval *r, int i, int64_t pid, uint64_t addr, int64_t ts);
-int64_t max_of(struct sink *k, const char *sql);
+void etl_load_rv_image(const struct input *in, struct rowval *r, int i, int64_t pid, uint64_t addr, int64_t ts);
+int64_t etl_sink_max(struct sink *k, const char *sql);
 /* Processor time of the calling thread so far. */
-double thread_cpu_s(void);
+double etl_load_thread_cpu_s(void);
 
 /* ---- the schema's statements (schema.c) */
-int create_schema(struct sink *k);
-int create_indexes(struct sink *k);
-int check_schema(struct sink *k);
+int etl_load_create_schema(struct sink *k);
+int etl_load_create_indexes(struct sink *k);
+int etl_load_check_schema(struct sink *k);
 
 /* ---- the main thread's rows (events.c) */
-int load_providers(struct etl_sqlite_loader *l);
-char *event_batch_sql(void);
-int flush_events(struct etl_sqlite_loader *l);
-int insert_event(struct etl_sqlite_loader *l, struct input *in, const etl_merge_event *me);
-int insert_lost(struct etl_sqlite_loader *l, int64_t trace, const char *kind, int64_t count, int64_t offset,
-                const char *message);
-int insert_trace(struct etl_sqlite_loader *l, struct input *in, const etl_trace_info *ti);
-int finish_trace(struct etl_sqlite_loader *l, struct input *in, uint64_t undecoded);
+int etl_load_providers(struct etl_sqlite_loader *l);
+char *etl_load_event_batch_sql(void);
+int etl_load_flush_events(struct etl_sqlite_loader *l);
+int etl_load_event(struct etl_sqlite_loader *l, struct input *in, const etl_merge_event *me);
+int etl_load_lost(struct etl_sqlite_loader *l, int64_t trace, const char *kind, int64_t count, int64_t offset,
+                  const char *message);
+int etl_load_trace(struct etl_sqlite_loader *l, struct input *in, const etl_trace_info *ti);
+int etl_load_trace_finish(struct etl_sqlite_loader *l, struct input *in, uint64_t undecoded);
 
 /* ---- the decoded kernel tables and the kernel thread (kernel.c) */
 /* Which thread writes a class's rows: 1 the main thread, 0 the kernel thread. */
-int main_thread_class(int kclass);
-int insert_kernel(struct sink *k, struct kernel_side *ks, const struct input *in, struct kinput *ki,
-                  const etl_event *ev, const etl_kernel_event *ke, int64_t event, int64_t time_ns);
-int open_kernel_side(struct etl_sqlite_loader *l, int fresh);
-void *kernel_thread(void *arg);
-int copy_kernel_tables(struct etl_sqlite_loader *l);
+int etl_load_main_thread_class(int kclass);
+int etl_load_kernel_row(struct sink *k, struct kernel_side *ks, const struct input *in, struct kinput *ki,
+                        const etl_event *ev, const etl_kernel_event *ke, int64_t event, int64_t time_ns);
+int etl_load_kernel_open(struct etl_sqlite_loader *l, int fresh);
+void *etl_load_kernel_thread(void *arg);
+int etl_load_kernel_copy(struct etl_sqlite_loader *l);
 
 #endif

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The SQLite schema the loader writes (tables, the indexes built after a load, the views), and the statements that set it up.
-   doc/etl2sqlite-schema.md explains it; `etl2sqlite --schema` prints exactly etl_sqlite_schema(). */
+/* The SQLite schema the loader writes (tables, the indexes built after a load, the views), and
+   the statements that set it up. doc/etl2sqlite-schema.md explains it; `etl2sqlite --schema`
+   prints exactly etl_sqlite_schema(). */
 #include <stdio.h>
 #include <string.h>
 
@@ -406,24 +407,24 @@ const char *etl_sqlite_schema(void)
     return schema_text;
 }
 
-int create_schema(struct sink *k)
+int etl_load_create_schema(struct sink *k)
 {
     char sql[256];
 
-    if (exec_sql(k, etl_sqlite_schema_tables) != 0) return -1;
+    if (etl_sink_exec(k, etl_sqlite_schema_tables) != 0) return -1;
     for (int i = ETL_KIND_SYSTEM; i <= ETL_KIND_MESSAGE; i++) {
         snprintf(sql, sizeof sql, "INSERT INTO kinds VALUES (%d, '%s')", i, etl_event_kind_name(i));
-        if (exec_sql(k, sql) != 0) return -1;
+        if (etl_sink_exec(k, sql) != 0) return -1;
     }
     snprintf(sql, sizeof sql,
              "INSERT INTO meta VALUES ('schema_version', '%d'), ('created_by', 'etl2sqlite %s'), "
              "('libetl_version', '%s'); PRAGMA user_version = %d",
              ETL_SQLITE_SCHEMA_VERSION, etl_version(), etl_version(), ETL_SQLITE_SCHEMA_VERSION);
-    return exec_sql(k, sql);
+    return etl_sink_exec(k, sql);
 }
 
 /* Runs each "CREATE INDEX IF NOT EXISTS name ..." of the schema. */
-int create_indexes(struct sink *k)
+int etl_load_create_indexes(struct sink *k)
 {
     const char *p = etl_sqlite_schema_indexes;
     char sql[512];
@@ -434,14 +435,14 @@ int create_indexes(struct sink *k)
         if (n >= sizeof sql) return -1;
         memcpy(sql, p, n);
         sql[n] = '\0';
-        if (exec_sql(k, sql) != 0) return -1;
+        if (etl_sink_exec(k, sql) != 0) return -1;
         p = end;
     }
     return 0;
 }
 
 /* An appended database must be one etl2sqlite wrote, in this schema. */
-int check_schema(struct sink *k)
+int etl_load_check_schema(struct sink *k)
 {
     sqlite3_stmt *s;
     int ok = 0;
@@ -451,9 +452,9 @@ int check_schema(struct sink *k)
         sqlite3_finalize(s);
     }
     if (!ok) {
-        load_message(k->l, ETL_FATAL, 0, NULL, -1,
-                     "%s: not a database etl2sqlite wrote (schema version %d); nothing was added", k->label,
-                     ETL_SQLITE_SCHEMA_VERSION);
+        etl_load_message(k->l, ETL_FATAL, 0, NULL, -1,
+                         "%s: not a database etl2sqlite wrote (schema version %d); nothing was added", k->label,
+                         ETL_SQLITE_SCHEMA_VERSION);
         k->failed = 1;
         return -1;
     }

@@ -25,33 +25,33 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_SYSCALL] = "INSERT INTO syscalls VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
 };
 
-int db_error(struct sink *k, const char *what)
+int etl_sink_error(struct sink *k, const char *what)
 {
     if (!k->failed)
-        load_message(k->l, ETL_FATAL, 0, NULL, -1, "%s: %s: %s", k->label, what,
-                     k->db ? sqlite3_errmsg(k->db) : "out of memory");
+        etl_load_message(k->l, ETL_FATAL, 0, NULL, -1, "%s: %s: %s", k->label, what,
+                         k->db ? sqlite3_errmsg(k->db) : "out of memory");
     k->failed = 1;
     return -1;
 }
 
-int exec_sql(struct sink *k, const char *sql)
+int etl_sink_exec(struct sink *k, const char *sql)
 {
     char *msg = NULL;
 
     if (sqlite3_exec(k->db, sql, NULL, NULL, &msg) == SQLITE_OK) return 0;
-    if (!k->failed) load_message(k->l, ETL_FATAL, 0, NULL, -1, "%s: %s", k->label, msg ? msg : sqlite3_errmsg(k->db));
+    if (!k->failed) etl_load_message(k->l, ETL_FATAL, 0, NULL, -1, "%s: %s", k->label, msg ? msg : sqlite3_errmsg(k->db));
     sqlite3_free(msg);
     k->failed = 1;
     return -1;
 }
 
-int step(struct sink *k, enum stmt_id id)
+int etl_sink_step(struct sink *k, enum stmt_id id)
 {
     sqlite3_stmt *s = k->stmt[id];
     int rc = sqlite3_step(s);
 
     sqlite3_reset(s);
-    if (rc != SQLITE_DONE) return db_error(k, "insert");
+    if (rc != SQLITE_DONE) return etl_sink_error(k, "insert");
     return 0;
 }
 
@@ -84,11 +84,11 @@ static char *multi_row_sql(const char *single, int cols)
     return sql;
 }
 
-int prepare_all(struct sink *k)
+int etl_sink_prepare(struct sink *k)
 {
     for (int i = 0; i < S_COUNT; i++)
         if (sqlite3_prepare_v3(k->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &k->stmt[i], NULL) != SQLITE_OK)
-            return db_error(k, "prepare");
+            return etl_sink_error(k, "prepare");
     for (size_t i = 0; i < sizeof batched / sizeof batched[0]; i++) {
         struct rowbuf *rb = calloc(1, sizeof *rb);
         char *sql = multi_row_sql(stmt_sql[batched[i].id], batched[i].cols);
@@ -96,7 +96,7 @@ int prepare_all(struct sink *k)
         free(sql);
         if (rc != SQLITE_OK) {
             free(rb);
-            return db_error(k, "prepare");
+            return etl_sink_error(k, "prepare");
         }
         rb->cols = batched[i].cols;
         k->rows[batched[i].id] = rb;
@@ -114,7 +114,7 @@ static void bind_row(sqlite3_stmt *s, int base, const struct rowval *r, int cols
 }
 
 /* The row is complete; a full batch is inserted. */
-int row_end(struct sink *k, enum stmt_id id)
+int etl_sink_row_end(struct sink *k, enum stmt_id id)
 {
     struct rowbuf *rb = k->rows[id];
     int rc;
@@ -124,23 +124,23 @@ int row_end(struct sink *k, enum stmt_id id)
     rc = sqlite3_step(rb->multi);
     sqlite3_reset(rb->multi);
     rb->n = 0;
-    return rc == SQLITE_DONE ? 0 : db_error(k, "insert");
+    return rc == SQLITE_DONE ? 0 : etl_sink_error(k, "insert");
 }
 
-int rows_flush(struct sink *k)
+int etl_sink_flush(struct sink *k)
 {
     for (int id = 0; id < S_COUNT; id++) {
         struct rowbuf *rb = k->rows[id];
         for (unsigned r = 0; rb && r < rb->n; r++) {
             bind_row(k->stmt[id], 0, rb->v[r], rb->cols);
-            if (step(k, (enum stmt_id)id) != 0) return -1;
+            if (etl_sink_step(k, (enum stmt_id)id) != 0) return -1;
         }
         if (rb) rb->n = 0;
     }
     return 0;
 }
 
-void sink_finalize(struct sink *k)
+void etl_sink_finalize(struct sink *k)
 {
     for (int i = 0; i < S_COUNT; i++) {
         sqlite3_finalize(k->stmt[i]);
@@ -151,9 +151,9 @@ void sink_finalize(struct sink *k)
     }
 }
 
-void sink_close(struct sink *k)
+void etl_sink_close(struct sink *k)
 {
-    sink_finalize(k);
+    etl_sink_finalize(k);
     if (k->db) sqlite3_close(k->db);
     k->db = NULL;
     for (int i = 0; i < 4; i++) {
@@ -162,13 +162,13 @@ void sink_close(struct sink *k)
     }
 }
 
-double thread_cpu_s(void)
+double etl_load_thread_cpu_s(void)
 {
     struct timespec t;
     return clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0 ? (double)t.tv_sec + (double)t.tv_nsec / 1e9 : 0;
 }
 
-int bind_string(struct sink *k, sqlite3_stmt *s, int i, const etl_string *str, unsigned slot)
+int etl_sink_bind_string(struct sink *k, sqlite3_stmt *s, int i, const etl_string *str, unsigned slot)
 {
     size_t n;
 
@@ -186,7 +186,7 @@ int bind_string(struct sink *k, sqlite3_stmt *s, int i, const etl_string *str, u
 }
 
 /* The name is the image map's: it outlives the batch. */
-void rv_image(const struct input *in, struct rowval *r, int i, int64_t pid, uint64_t addr, int64_t ts)
+void etl_load_rv_image(const struct input *in, struct rowval *r, int i, int64_t pid, uint64_t addr, int64_t ts)
 {
     etl_image_info info;
 
@@ -200,12 +200,12 @@ void rv_image(const struct input *in, struct rowval *r, int i, int64_t pid, uint
     }
 }
 
-int64_t max_of(struct sink *k, const char *sql)
+int64_t etl_sink_max(struct sink *k, const char *sql)
 {
     sqlite3_stmt *s;
     int64_t v = 0;
 
-    if (sqlite3_prepare_v2(k->db, sql, -1, &s, NULL) != SQLITE_OK) return db_error(k, "reading");
+    if (sqlite3_prepare_v2(k->db, sql, -1, &s, NULL) != SQLITE_OK) return etl_sink_error(k, "reading");
     if (sqlite3_step(s) == SQLITE_ROW) v = sqlite3_column_int64(s, 0);
     sqlite3_finalize(s);
     return v;

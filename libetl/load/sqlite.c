@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The SQLite loader (etl/load.h): inputs opened, then loaded by two threads into a new or appended database. */
+/* The SQLite loader (etl/load.h): inputs opened, then loaded by two threads into a new or appended
+   database. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,8 +13,8 @@
 
 /* ------------------------------------------------------------------ messages */
 
-void load_message(struct etl_sqlite_loader *l, int status, int damage, const char *path, int64_t offset,
-                  const char *fmt, ...)
+void etl_load_message(struct etl_sqlite_loader *l, int status, int damage, const char *path, int64_t offset,
+                      const char *fmt, ...)
 {
     etl_sqlite_message m;
     char small[512], *text = small;
@@ -62,9 +63,10 @@ static void phase_done(struct etl_sqlite_loader *l, const char *what, uint64_t r
 
     clock_gettime(CLOCK_MONOTONIC, &now);
     if (l->o.verbose) {
-        if (rows) load_message(l, ETL_OK, 0, NULL, -1, "%s: %.3f s, %llu events", what, elapsed_s(&l->phase, &now),
-                               (unsigned long long)rows);
-        else load_message(l, ETL_OK, 0, NULL, -1, "%s: %.3f s", what, elapsed_s(&l->phase, &now));
+        if (rows)
+            etl_load_message(l, ETL_OK, 0, NULL, -1, "%s: %.3f s, %llu events", what, elapsed_s(&l->phase, &now),
+                             (unsigned long long)rows);
+        else etl_load_message(l, ETL_OK, 0, NULL, -1, "%s: %.3f s", what, elapsed_s(&l->phase, &now));
     }
     l->phase = now;
 }
@@ -101,15 +103,16 @@ static void on_merge_message(void *arg, const etl_merge_message *msg)
         l->damaged = 1;
         if (in) {
             in->warnings++;
-            if (l->sink.stmt[S_LOST]) insert_lost(l, in->trace, "damage", -1, msg->offset, msg->text);
+            if (l->sink.stmt[S_LOST]) etl_load_lost(l, in->trace, "damage", -1, msg->offset, msg->text);
         }
     }
-    if (!msg->path) load_message(l, ETL_WARN, msg->damage, NULL, msg->offset, "%s", msg->text);
-    else if (!msg->damage) load_message(l, ETL_WARN, 0, msg->path, msg->offset, "%s: warning: %s", msg->path, msg->text);
+    if (!msg->path) etl_load_message(l, ETL_WARN, msg->damage, NULL, msg->offset, "%s", msg->text);
+    else if (!msg->damage)
+        etl_load_message(l, ETL_WARN, 0, msg->path, msg->offset, "%s: warning: %s", msg->path, msg->text);
     else if (msg->offset >= 0)
-        load_message(l, ETL_WARN, 1, msg->path, msg->offset, "%s: offset %lld: %s", msg->path, (long long)msg->offset,
-                     msg->text);
-    else load_message(l, ETL_WARN, 1, msg->path, -1, "%s: %s", msg->path, msg->text);
+        etl_load_message(l, ETL_WARN, 1, msg->path, msg->offset, "%s: offset %lld: %s", msg->path,
+                         (long long)msg->offset, msg->text);
+    else etl_load_message(l, ETL_WARN, 1, msg->path, -1, "%s: %s", msg->path, msg->text);
 }
 
 /* ------------------------------------------------------------------ the load */
@@ -117,18 +120,18 @@ static void on_merge_message(void *arg, const etl_merge_message *msg)
 /* The pragmas of a bulk load (a small page cache: a large one only costs page faults). */
 static int set_load_pragmas(struct sink *k, int fresh)
 {
-    if (fresh && exec_sql(k, "PRAGMA page_size = 65536") != 0) return -1;
-    return exec_sql(k, fresh ? "PRAGMA journal_mode = OFF" : "PRAGMA journal_mode = MEMORY") ||
-           exec_sql(k, "PRAGMA synchronous = OFF; PRAGMA main.locking_mode = EXCLUSIVE; "
-                       "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -16384")
+    if (fresh && etl_sink_exec(k, "PRAGMA page_size = 65536") != 0) return -1;
+    return etl_sink_exec(k, fresh ? "PRAGMA journal_mode = OFF" : "PRAGMA journal_mode = MEMORY") ||
+           etl_sink_exec(k, "PRAGMA synchronous = OFF; PRAGMA main.locking_mode = EXCLUSIVE; "
+                            "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -16384")
                ? -1 : 0;
 }
 
 /* Those a database is left with: SQLite's defaults. */
 static int restore_pragmas(struct sink *k)
 {
-    return exec_sql(k, "PRAGMA journal_mode = DELETE; PRAGMA synchronous = FULL; PRAGMA temp_store = DEFAULT; "
-                       "PRAGMA cache_size = -2000; PRAGMA locking_mode = NORMAL");
+    return etl_sink_exec(k, "PRAGMA journal_mode = DELETE; PRAGMA synchronous = FULL; PRAGMA temp_store = DEFAULT; "
+                            "PRAGMA cache_size = -2000; PRAGMA locking_mode = NORMAL");
 }
 
 /* The main thread's setup: schema, the kernel thread's database, statements, numbering, traces. */
@@ -136,24 +139,24 @@ static int load_begin(struct etl_sqlite_loader *l, int fresh)
 {
     char *sql;
 
-    if (fresh ? create_schema(&l->sink) != 0 : check_schema(&l->sink) != 0) return -1;
-    if (open_kernel_side(l, fresh) != 0) return -1;
-    if (exec_sql(&l->sink, "BEGIN") != 0 || prepare_all(&l->sink) != 0) return -1;
-    sql = event_batch_sql();
+    if (fresh ? etl_load_create_schema(&l->sink) != 0 : etl_load_check_schema(&l->sink) != 0) return -1;
+    if (etl_load_kernel_open(l, fresh) != 0) return -1;
+    if (etl_sink_exec(&l->sink, "BEGIN") != 0 || etl_sink_prepare(&l->sink) != 0) return -1;
+    sql = etl_load_event_batch_sql();
     if (!sql || sqlite3_prepare_v3(l->sink.db, sql, -1, SQLITE_PREPARE_PERSISTENT, &l->event_batch, NULL) != SQLITE_OK) {
         free(sql);
-        return db_error(&l->sink, "prepare");
+        return etl_sink_error(&l->sink, "prepare");
     }
     free(sql);
-    l->next_event = fresh ? 1 : max_of(&l->sink, "SELECT max(event) FROM events") + 1;
-    l->next_provider = fresh ? 1 : max_of(&l->sink, "SELECT max(provider) FROM providers") + 1;
-    l->first_trace = fresh ? 1 : max_of(&l->sink, "SELECT max(trace) FROM traces") + 1;
-    if (!fresh && load_providers(l) != 0) return -1;
+    l->next_event = fresh ? 1 : etl_sink_max(&l->sink, "SELECT max(event) FROM events") + 1;
+    l->next_provider = fresh ? 1 : etl_sink_max(&l->sink, "SELECT max(provider) FROM providers") + 1;
+    l->first_trace = fresh ? 1 : etl_sink_max(&l->sink, "SELECT max(trace) FROM traces") + 1;
+    if (!fresh && etl_load_providers(l) != 0) return -1;
     if (l->sink.failed) return -1;
     for (unsigned i = 0; i < l->ninputs; i++) {
         struct input *in = &l->in[i];
         in->trace = l->first_trace + in->merge_index;
-        if (insert_trace(l, in, etl_reader_info(in->probe)) != 0) return -1;
+        if (etl_load_trace(l, in, etl_reader_info(in->probe)) != 0) return -1;
     }
     return 0;
 }
@@ -174,19 +177,19 @@ static int load(struct etl_sqlite_loader *l, int fresh)
     mo.on_message_arg = l;
     rc = etl_merge_open(&l->merge, l->paths, l->ninputs, &mo);
     if (rc == ETL_FATAL) {
-        load_message(l, ETL_FATAL, 0, NULL, -1, "%s", l->merge ? etl_merge_error(l->merge) : "out of memory");
+        etl_load_message(l, ETL_FATAL, 0, NULL, -1, "%s", l->merge ? etl_merge_error(l->merge) : "out of memory");
         return -1;
     }
     l->clock = etl_merge_clock(l->merge);
     ks->next_event = l->next_event;
-    if (pthread_create(&kernel_tid, NULL, kernel_thread, ks) != 0) {
-        load_message(l, ETL_FATAL, 0, NULL, -1, "cannot start a thread");
+    if (pthread_create(&kernel_tid, NULL, etl_load_kernel_thread, ks) != 0) {
+        etl_load_message(l, ETL_FATAL, 0, NULL, -1, "cannot start a thread");
         return -1;
     }
     clock_gettime(CLOCK_MONOTONIC, &l->started);
     while ((rc = etl_merge_next(l->merge, &me)) == ETL_OK || rc == ETL_WARN) {
         struct input *in = me.input < l->ninputs ? &l->in[me.input] : NULL;
-        if (!in || insert_event(l, in, &me) != 0) break;
+        if (!in || etl_load_event(l, in, &me) != 0) break;
         if ((++events & 8191) == 0) {
             if (poll_interrupted(l)) atomic_store(&l->stop, 1);
             if (atomic_load(&l->stop)) break;
@@ -194,43 +197,44 @@ static int load(struct etl_sqlite_loader *l, int fresh)
         }
     }
     if (rc == ETL_FATAL) {
-        load_message(l, ETL_FAILED, 0, NULL, -1, "%s", etl_merge_error(l->merge));
+        etl_load_message(l, ETL_FAILED, 0, NULL, -1, "%s", etl_merge_error(l->merge));
         if (l->o.keep_partial) l->partial = 1;
         else atomic_store(&l->stop, 1);
     }
     else if (rc == ETL_OK || rc == ETL_WARN)
         atomic_store(&l->stop, 1); /* the loop broke off: an error, or an interruption */
-    if (!atomic_load(&l->stop) && (flush_events(l) != 0 || rows_flush(&l->sink) != 0)) atomic_store(&l->stop, 1);
+    if (!atomic_load(&l->stop) && (etl_load_flush_events(l) != 0 || etl_sink_flush(&l->sink) != 0)) atomic_store(&l->stop, 1);
     pthread_join(kernel_tid, NULL);
     if (poll_interrupted(l)) {
-        load_message(l, ETL_FATAL, 0, NULL, -1, "interrupted; nothing was written");
+        etl_load_message(l, ETL_FATAL, 0, NULL, -1, "interrupted; nothing was written");
         return -1;
     }
     if (atomic_load(&l->stop) || ks->rc != 0 || l->sink.failed) return -1;
     progress(l, events, 1);
     phase_done(l, "events and kernel tables, two threads", events);
     /* SQLite numbered the events (max + 1 each): they must be the numbers the kernel tables use. */
-    if (max_of(&l->sink, "SELECT max(event) FROM main.events") != l->next_event - 1) {
-        load_message(l, ETL_FATAL, 0, NULL, -1, "%s: the events were not numbered as expected", l->output);
+    if (etl_sink_max(&l->sink, "SELECT max(event) FROM main.events") != l->next_event - 1) {
+        etl_load_message(l, ETL_FATAL, 0, NULL, -1, "%s: the events were not numbered as expected", l->output);
         return -1;
     }
     if (l->o.verbose)
-        load_message(l, ETL_OK, 0, NULL, -1,
-                     "processor time: main thread %.3f s; kernel thread %.3f s: first pass (image maps) %.3f s, "
-                     "rows %.3f s, indexes %.3f s",
-                     thread_cpu_s(), ks->cpu_s, ks->map_s, ks->rows_s - ks->map_s, ks->cpu_s - ks->rows_s);
+        etl_load_message(l, ETL_OK, 0, NULL, -1,
+                         "processor time: main thread %.3f s; kernel thread %.3f s: first pass (image maps) %.3f s, "
+                         "rows %.3f s, indexes %.3f s",
+                         etl_load_thread_cpu_s(), ks->cpu_s, ks->map_s, ks->rows_s - ks->map_s,
+                         ks->cpu_s - ks->rows_s);
     for (unsigned i = 0; i < l->ninputs; i++)
-        if (finish_trace(l, &l->in[i], ks->kin[i].undecoded) != 0) return -1;
+        if (etl_load_trace_finish(l, &l->in[i], ks->kin[i].undecoded) != 0) return -1;
     /* Indexes first: into empty tables SQLite copies a table's rows and its index entries as
        they are (the kernel thread built its indexes); into an appended one it inserts. */
-    if (create_indexes(&l->sink) != 0 || copy_kernel_tables(l) != 0) return -1;
-    sink_finalize(&l->sink);
+    if (etl_load_create_indexes(&l->sink) != 0 || etl_load_kernel_copy(l) != 0) return -1;
+    etl_sink_finalize(&l->sink);
     sqlite3_finalize(l->event_batch);
     l->event_batch = NULL;
-    if (exec_sql(&l->sink, "COMMIT") != 0 || exec_sql(&l->sink, "DETACH kernel") != 0) return -1;
+    if (etl_sink_exec(&l->sink, "COMMIT") != 0 || etl_sink_exec(&l->sink, "DETACH kernel") != 0) return -1;
     phase_done(l, "kernel tables copied", 0);
-    if (fresh && exec_sql(&l->sink, etl_sqlite_schema_views) != 0) return -1;
-    if (exec_sql(&l->sink, "PRAGMA optimize") != 0) return -1;
+    if (fresh && etl_sink_exec(&l->sink, etl_sqlite_schema_views) != 0) return -1;
+    if (etl_sink_exec(&l->sink, "PRAGMA optimize") != 0) return -1;
     phase_done(l, "views", 0);
     return restore_pragmas(&l->sink);
 }
@@ -242,13 +246,13 @@ static char *temporary_beside(struct etl_sqlite_loader *l)
     int fd;
 
     if (!tmp) {
-        load_message(l, ETL_FATAL, 0, NULL, -1, "out of memory");
+        etl_load_message(l, ETL_FATAL, 0, NULL, -1, "out of memory");
         return NULL;
     }
     sprintf(tmp, "%s.tmp-XXXXXX", l->output);
     fd = mkstemp(tmp);
     if (fd < 0) {
-        load_message(l, ETL_FATAL, 0, NULL, -1, "%s: cannot create a file beside it: %s", l->output, strerror(errno));
+        etl_load_message(l, ETL_FATAL, 0, NULL, -1, "%s: cannot create a file beside it: %s", l->output, strerror(errno));
         free(tmp);
         return NULL;
     }
@@ -261,13 +265,13 @@ int etl_sqlite_loader_commit(etl_sqlite_loader *l)
     int fresh, rc;
 
     if (l->committed) {
-        load_message(l, ETL_FATAL, 0, NULL, -1, "%s: the load is done already", l->output);
+        etl_load_message(l, ETL_FATAL, 0, NULL, -1, "%s: the load is done already", l->output);
         return ETL_FATAL;
     }
     l->committed = 1;
     clock_gettime(CLOCK_MONOTONIC, &l->phase);
     if (!l->ninputs) {
-        load_message(l, ETL_FATAL, 0, NULL, -1, "nothing was written");
+        etl_load_message(l, ETL_FATAL, 0, NULL, -1, "nothing was written");
         return ETL_FATAL;
     }
     fresh = !l->o.append;
@@ -276,13 +280,13 @@ int etl_sqlite_loader_commit(etl_sqlite_loader *l)
         if (!l->db_path) return ETL_FATAL;
     }
     else if (!(l->db_path = strdup(l->output))) {
-        load_message(l, ETL_FATAL, 0, NULL, -1, "out of memory");
+        etl_load_message(l, ETL_FATAL, 0, NULL, -1, "out of memory");
         return ETL_FATAL;
     }
 
     if (sqlite3_open_v2(l->db_path, &l->sink.db,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (fresh ? SQLITE_OPEN_CREATE : 0), NULL) != SQLITE_OK) {
-        db_error(&l->sink, "cannot open");
+        etl_sink_error(&l->sink, "cannot open");
         rc = -1;
     }
     else if (set_load_pragmas(&l->sink, fresh) != 0)
@@ -292,16 +296,16 @@ int etl_sqlite_loader_commit(etl_sqlite_loader *l)
 
     sqlite3_finalize(l->event_batch);
     l->event_batch = NULL;
-    sink_finalize(&l->sink);
+    etl_sink_finalize(&l->sink);
     if (rc != 0 && !fresh && l->sink.db) sqlite3_exec(l->sink.db, "ROLLBACK", NULL, NULL, NULL);
     if (l->sink.db && sqlite3_close(l->sink.db) != SQLITE_OK && rc == 0) {
-        load_message(l, ETL_FATAL, 0, NULL, -1, "%s: cannot close the database", l->output);
+        etl_load_message(l, ETL_FATAL, 0, NULL, -1, "%s: cannot close the database", l->output);
         rc = -1;
     }
     l->sink.db = NULL;
     if (fresh) {
         if (rc == 0 && rename(l->db_path, l->output) != 0) {
-            load_message(l, ETL_FATAL, 0, NULL, -1, "%s: %s", l->output, strerror(errno));
+            etl_load_message(l, ETL_FATAL, 0, NULL, -1, "%s: %s", l->output, strerror(errno));
             rc = -1;
         }
         if (rc != 0) unlink(l->db_path);
@@ -328,17 +332,17 @@ int etl_sqlite_loader_open(etl_sqlite_loader **out, const char *path, const etl_
     l->providers = calloc(l->provider_cap, sizeof *l->providers);
     *out = l;
     if (!l->output || !l->providers) {
-        load_message(l, ETL_FATAL, 0, NULL, -1, "out of memory");
+        etl_load_message(l, ETL_FATAL, 0, NULL, -1, "out of memory");
         return ETL_FATAL;
     }
     l->sink.label = l->output;
     l->exists = stat(path, &st) == 0;
     if (l->exists && !l->o.append && !l->o.replace) {
-        load_message(l, ETL_FATAL, 0, NULL, -1, "%s exists; nothing was written", path);
+        etl_load_message(l, ETL_FATAL, 0, NULL, -1, "%s exists; nothing was written", path);
         return ETL_FATAL;
     }
     if (l->o.append && !l->exists) {
-        load_message(l, ETL_FATAL, 0, NULL, -1, "%s: no such database", path);
+        etl_load_message(l, ETL_FATAL, 0, NULL, -1, "%s: no such database", path);
         return ETL_FATAL;
     }
     return ETL_OK;
@@ -356,7 +360,7 @@ int etl_sqlite_loader_add(etl_sqlite_loader *l, const char *path)
     struct input *in;
 
     if (l->committed || l->error_fatal) {
-        load_message(l, ETL_FATAL, 0, NULL, -1, "%s: no more inputs can be added", l->output);
+        etl_load_message(l, ETL_FATAL, 0, NULL, -1, "%s: no more inputs can be added", l->output);
         return ETL_FATAL;
     }
     if (l->ninputs == l->cap_inputs) {
@@ -366,7 +370,7 @@ int etl_sqlite_loader_add(etl_sqlite_loader *l, const char *path)
         if (n) l->in = n;
         if (p) l->paths = p;
         if (!n || !p) {
-            load_message(l, ETL_FATAL, 0, NULL, -1, "out of memory");
+            etl_load_message(l, ETL_FATAL, 0, NULL, -1, "out of memory");
             return ETL_FATAL;
         }
         l->cap_inputs = cap;
@@ -376,7 +380,7 @@ int etl_sqlite_loader_add(etl_sqlite_loader *l, const char *path)
     oo.order = ETL_ORDER_FILE;
     oo.on_damage = ignore_damage;
     if (etl_reader_open_path(&r, path, &oo) == ETL_FATAL) {
-        load_message(l, ETL_FAILED, 0, path, -1, "%s", r ? etl_reader_error(r) : "out of memory");
+        etl_load_message(l, ETL_FAILED, 0, path, -1, "%s", r ? etl_reader_error(r) : "out of memory");
         etl_reader_close(r);
         return ETL_FAILED;
     }
@@ -391,7 +395,7 @@ int etl_sqlite_loader_add(etl_sqlite_loader *l, const char *path)
         etl_cpu_threads_free(in->running);
         etl_disk_io_pairing_free(in->issues);
         etl_reader_close(r);
-        load_message(l, ETL_FATAL, 0, NULL, -1, "out of memory");
+        etl_load_message(l, ETL_FATAL, 0, NULL, -1, "out of memory");
         return ETL_FATAL;
     }
     in->file_size = etl_reader_info(r)->file_size;
@@ -418,8 +422,8 @@ void etl_sqlite_loader_close(etl_sqlite_loader *l)
     if (!l) return;
     ks = &l->kernel;
     sqlite3_finalize(l->event_batch);
-    sink_close(&l->sink);
-    sink_close(&ks->sink);
+    etl_sink_close(&l->sink);
+    etl_sink_close(&ks->sink);
     if (ks->path) unlink(ks->path);
     free(ks->path);
     for (unsigned i = 0; i < l->ninputs; i++) {

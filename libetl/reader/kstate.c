@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Kernel state over time from decoded kernel events: DiskIo issue/completion pairing, the thread on each processor, process and thread names. */
+/* Kernel state over time from decoded kernel events: DiskIo issue/completion pairing, the thread
+   on each processor, process and thread names. */
 #include <stdlib.h>
 #include <string.h>
 
