@@ -12,5 +12,7 @@
 #include "etl/provider.h" /* providers */
 #include "etl/merge.h"    /* merging */
 #include "etl/output.h"   /* events as text, JSON lines, CSV; summaries; normalized lines; comparing traces */
+#include "etl/kernel-state.h" /* DiskIo pairing, the thread on each processor, names over time */
+#include "etl/load.h"     /* the SQLite loader */
 
 #endif /* LIBETL_ETL_H */

@@ -1,0 +1,369 @@
+/* SPDX-License-Identifier: MIT */
+/* The SQLite loader's main thread rows: traces, providers, events (batched), lost, disk_io and
+   syscalls. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "load/load.h"
+
+/* ------------------------------------------------------------------ providers */
+
+static uint32_t guid_hash(const etl_guid *g)
+{
+    uint32_t h = g->data1 * 2654435761u;
+    h ^= ((uint32_t)g->data2 << 16 | g->data3) * 2246822519u;
+    for (int i = 0; i < 8; i++) h = (h ^ g->data4[i]) * 16777619u;
+    return h;
+}
+
+/* Puts (g, id) into the table, which has room. */
+static void provider_put(struct provider_slot *t, unsigned cap, const etl_guid *g, int64_t id)
+{
+    unsigned j;
+
+    for (j = guid_hash(g) & (cap - 1); t[j].id; j = (j + 1) & (cap - 1)) {}
+    t[j].guid = *g;
+    t[j].id = id;
+}
+
+/* Makes room for one more provider; -1 without memory. */
+static int provider_room(struct etl_sqlite_loader *l)
+{
+    unsigned cap = 2 * l->provider_cap;
+    struct provider_slot *t;
+
+    if (2 * (l->provider_count + 1) <= l->provider_cap) return 0;
+    t = calloc(cap, sizeof *t);
+    if (!t) return -1;
+    for (unsigned k = 0; k < l->provider_cap; k++)
+        if (l->providers[k].id) provider_put(t, cap, &l->providers[k].guid, l->providers[k].id);
+    free(l->providers);
+    l->providers = t;
+    l->provider_cap = cap;
+    return 0;
+}
+
+/* The providers.provider of g, inserting the row on first sight; -1 on error. */
+static int64_t provider_id(struct etl_sqlite_loader *l, const etl_guid *g)
+{
+    uint32_t mask = l->provider_cap - 1, i = guid_hash(g) & mask;
+    char text[ETL_GUID_STRING_SIZE];
+    sqlite3_stmt *s = l->sink.stmt[S_PROVIDER];
+    const char *name;
+    int64_t id;
+
+    for (; l->providers[i].id; i = (i + 1) & mask)
+        if (etl_guid_equal(&l->providers[i].guid, g)) return l->providers[i].id;
+    if (provider_room(l) != 0) return -1;
+    id = l->next_provider++;
+    provider_put(l->providers, l->provider_cap, g, id);
+    l->provider_count++;
+    name = etl_guid_name(g);
+    bind_i64(s, 1, id);
+    sqlite3_bind_text(s, 2, etl_guid_format(g, text), -1, SQLITE_TRANSIENT);
+    if (name) sqlite3_bind_text(s, 3, name, -1, SQLITE_STATIC);
+    else sqlite3_bind_null(s, 3);
+    if (etl_sink_step(&l->sink, S_PROVIDER) != 0) return -1;
+    return id;
+}
+
+/* Loads the providers an appended database already has. */
+int etl_load_providers(struct etl_sqlite_loader *l)
+{
+    sqlite3_stmt *s;
+    int rc;
+
+    if (sqlite3_prepare_v2(l->sink.db, "SELECT provider, guid FROM providers", -1, &s, NULL) != SQLITE_OK)
+        return etl_sink_error(&l->sink, "reading providers");
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        etl_guid g;
+        const char *text = (const char *)sqlite3_column_text(s, 1);
+        if (!text || etl_guid_parse(text, &g) != ETL_OK) continue;
+        if (provider_room(l) != 0) {
+            sqlite3_finalize(s);
+            return etl_sink_error(&l->sink, "out of memory");
+        }
+        provider_put(l->providers, l->provider_cap, &g, sqlite3_column_int64(s, 0));
+        l->provider_count++;
+    }
+    sqlite3_finalize(s);
+    return rc == SQLITE_DONE ? 0 : etl_sink_error(&l->sink, "reading providers");
+}
+
+/* ------------------------------------------------------------------ lost and traces */
+
+int etl_load_lost(struct etl_sqlite_loader *l, int64_t trace, const char *kind, int64_t count, int64_t offset,
+                  const char *message)
+{
+    sqlite3_stmt *s = l->sink.stmt[S_LOST];
+
+    bind_i64(s, 1, trace);
+    sqlite3_bind_text(s, 2, kind, -1, SQLITE_STATIC);
+    if (count >= 0) bind_i64(s, 3, count); else sqlite3_bind_null(s, 3);
+    if (offset >= 0) bind_i64(s, 4, offset); else sqlite3_bind_null(s, 4);
+    if (message) sqlite3_bind_text(s, 5, message, -1, SQLITE_TRANSIENT); else sqlite3_bind_null(s, 5);
+    return etl_sink_step(&l->sink, S_LOST);
+}
+
+int etl_load_trace(struct etl_sqlite_loader *l, struct input *in, const etl_trace_info *ti)
+{
+    sqlite3_stmt *s;
+    char mode[512], v[32];
+    int rc, i = 1;
+
+    if (sqlite3_prepare_v2(l->sink.db,
+                           "INSERT INTO traces VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+                           "?,?,?,?,?)",
+                           -1, &s, NULL) != SQLITE_OK)
+        return etl_sink_error(&l->sink, "traces");
+    in->perf_freq = ti->clock.perf_freq;
+    bind_i64(s, i++, in->trace);
+    sqlite3_bind_text(s, i++, in->path, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, i++, ti->logger_name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, i++, ti->log_file_name, -1, SQLITE_STATIC);
+    bind_i64(s, i++, ti->log_file_mode);
+    sqlite3_bind_text(s, i++, etl_log_file_mode_format(ti->log_file_mode, mode, sizeof mode), -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, i++, etl_clock_type_name(ti->clock.type), -1, SQLITE_STATIC);
+    bind_i64(s, i++, ti->clock.type);
+    bind_i64(s, i++, ti->clock.perf_freq);
+    bind_i64(s, i++, ti->clock.cpu_speed_mhz);
+    bind_i64(s, i++, ti->clock.start_timestamp);
+    bind_i64(s, i++, etl_filetime_to_ns(ti->clock.start_time));
+    if (ti->end_time) bind_i64(s, i++, etl_filetime_to_ns(ti->end_time)); else sqlite3_bind_null(s, i++);
+    if (ti->boot_time) bind_i64(s, i++, etl_filetime_to_ns(ti->boot_time)); else sqlite3_bind_null(s, i++);
+    bind_i64(s, i++, ti->timezone_bias);
+    snprintf(v, sizeof v, "%u.%u.%u", ti->os_major, ti->os_minor, (unsigned)ti->os_build);
+    sqlite3_bind_text(s, i++, v, -1, SQLITE_TRANSIENT);
+    snprintf(v, sizeof v, "%u.%u", ti->layout_major, ti->layout_minor);
+    sqlite3_bind_text(s, i++, v, -1, SQLITE_TRANSIENT);
+    bind_i64(s, i++, ti->pointer_size);
+    bind_i64(s, i++, ti->number_of_processors);
+    bind_i64(s, i++, ti->buffer_size);
+    bind_i64(s, i++, ti->maximum_file_size);
+    bind_i64(s, i++, ti->timer_resolution);
+    bind_i64(s, i++, ti->start_buffers);
+    bind_i64(s, i++, ti->buffers_written);
+    bind_i64(s, i++, ti->events_lost);
+    bind_i64(s, i++, ti->buffers_lost);
+    bind_i64(s, i++, ti->buffers);
+    bind_i64(s, i++, ti->compressed_buffers);
+    bind_i64(s, i++, ti->damaged_buffers);
+    bind_u64(s, i++, ti->file_size);
+    while (i <= 35) sqlite3_bind_null(s, i++); /* clock_source .. warnings: after the load */
+    rc = sqlite3_step(s);
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE) return etl_sink_error(&l->sink, "traces");
+    if (ti->events_lost && etl_load_lost(l, in->trace, "events_lost", ti->events_lost, -1,
+                                         "EventsLost of the logfile header") != 0)
+        return -1;
+    if (ti->buffers_lost && etl_load_lost(l, in->trace, "buffers_lost", ti->buffers_lost, -1,
+                                          "BuffersLost of the logfile header") != 0)
+        return -1;
+    return 0;
+}
+
+int etl_load_trace_finish(struct etl_sqlite_loader *l, struct input *in, uint64_t undecoded)
+{
+    sqlite3_stmt *s;
+    etl_merge_input_info mi;
+    int rc;
+
+    if (undecoded) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "%llu kernel events whose payload did not decode (their events rows are loaded)",
+                 (unsigned long long)undecoded);
+        if (etl_load_lost(l, in->trace, "undecoded", (int64_t)undecoded, -1, msg) != 0) return -1;
+    }
+    if (sqlite3_prepare_v2(l->sink.db,
+                           "UPDATE traces SET clock_source = ?2, events = ?3, first_time_ns = ?4, last_time_ns = ?5, "
+                           "warnings = ?6 WHERE trace = ?1",
+                           -1, &s, NULL) != SQLITE_OK)
+        return etl_sink_error(&l->sink, "traces");
+    bind_i64(s, 1, in->trace);
+    if (etl_merge_input(l->merge, (unsigned)in->merge_index, &mi) == ETL_OK)
+        bind_i64(s, 2, l->first_trace + (int64_t)mi.clock_source);
+    bind_u64(s, 3, in->events);
+    if (in->events) {
+        bind_i64(s, 4, in->first_ns);
+        bind_i64(s, 5, in->last_ns);
+    }
+    bind_i64(s, 6, in->warnings);
+    rc = sqlite3_step(s);
+    sqlite3_finalize(s);
+    return rc == SQLITE_DONE ? 0 : etl_sink_error(&l->sink, "traces");
+}
+
+/* ------------------------------------------------------------------ events */
+
+/* Events rows are inserted EVENT_BATCH at a time, by one multi-row INSERT: SQLite's work per
+   statement (start, halt, reset) is then shared by the rows. */
+char *etl_load_event_batch_sql(void)
+{
+    size_t cap = 64 + (size_t)EVENT_BATCH * EVENT_COLUMNS * 8;
+    char *sql = malloc(cap);
+    size_t n;
+
+    if (!sql) return NULL;
+    n = (size_t)snprintf(sql, cap, "INSERT INTO events VALUES ");
+    for (unsigned r = 0; r < EVENT_BATCH; r++) {
+        n += (size_t)snprintf(sql + n, cap - n, "%s(", r ? "," : "");
+        for (unsigned c = 0; c < EVENT_COLUMNS; c++) n += (size_t)snprintf(sql + n, cap - n, c ? ",?" : "?");
+        n += (size_t)snprintf(sql + n, cap - n, ")");
+    }
+    return sql;
+}
+
+/* Binds row r at parameters base+1 .. base+EVENT_COLUMNS of s. */
+static void bind_event_row(sqlite3_stmt *s, int base, const struct event_row *r, int no_payload)
+{
+    for (int c = 0; c < EVENT_COLUMNS - 1; c++) {
+        if (r->nulls & (1u << c)) sqlite3_bind_null(s, base + c + 1);
+        else sqlite3_bind_int64(s, base + c + 1, r->v[c]);
+    }
+    if (no_payload) sqlite3_bind_null(s, base + EVENT_COLUMNS);
+    else sqlite3_bind_blob(s, base + EVENT_COLUMNS, r->payload_len ? (const void *)r->payload : "",
+                           (int)r->payload_len, SQLITE_STATIC);
+}
+
+/* Inserts the rows waiting: all of them in one statement when the batch is full, else one by one. */
+int etl_load_flush_events(struct etl_sqlite_loader *l)
+{
+    sqlite3_stmt *s;
+    int rc;
+
+    if (l->nbatch == EVENT_BATCH) {
+        s = l->event_batch;
+        for (unsigned r = 0; r < EVENT_BATCH; r++)
+            bind_event_row(s, (int)(r * EVENT_COLUMNS), &l->batch[r], l->o.no_payload);
+        rc = sqlite3_step(s);
+        sqlite3_reset(s);
+        if (rc != SQLITE_DONE) return etl_sink_error(&l->sink, "insert");
+    }
+    else {
+        for (unsigned r = 0; r < l->nbatch; r++) {
+            bind_event_row(l->sink.stmt[S_EVENT], 0, &l->batch[r], l->o.no_payload);
+            if (etl_sink_step(&l->sink, S_EVENT) != 0) return -1;
+        }
+    }
+    l->nbatch = 0;
+    return 0;
+}
+
+/*
+ * What the main thread writes from the context of other events (in the merged order): a
+ * CSwitch says which thread runs on its processor (the thread of the SysClEnter/SysClExit
+ * that follow there: their PERFINFO header names none), a DiskIo issue is kept until its
+ * completion's row, which carries it.
+ */
+static int io_row(struct etl_sqlite_loader *l, struct input *in, const etl_event *ev, const etl_kernel_event *ke,
+                  int64_t event, int64_t time_ns)
+{
+    struct rowval *r;
+    int64_t tid;
+
+    switch (ke->kclass) {
+    case ETL_KCLASS_CSWITCH:
+        return etl_cpu_threads_add(in->running, ev, ke) != ETL_OK ? etl_sink_error(&l->sink, "out of memory") : 0;
+    case ETL_KCLASS_DISK_IO_INIT:
+        return etl_disk_io_pairing_add(in->issues, ke, time_ns, event, NULL) != ETL_OK ? etl_sink_error(&l->sink, "out of memory")
+                                                                                       : 0;
+    case ETL_KCLASS_DISK_IO: {
+        const etl_kdisk_io *d = &ke->u.disk_io;
+        etl_disk_io_issue issue;
+        int matched = etl_disk_io_pairing_add(in->issues, ke, time_ns, event, &issue) == 1;
+        r = row_begin(&l->sink, S_DISK_IO);
+        rv_i64(r, 1, event); rv_i64(r, 2, in->trace); rv_i64(r, 3, time_ns); rv_i64(r, 4, ev->cpu);
+        rv_text(r, 5, ke->name); rv_i64(r, 6, d->disk_number); rv_i64(r, 7, d->irp_flags);
+        rv_i64(r, 8, d->transfer_size); rv_i64(r, 9, d->byte_offset); rv_u64(r, 10, d->file_object);
+        rv_u64(r, 11, d->irp);
+        if (in->perf_freq > 0)
+            rv_i64(r, 12, (int64_t)((long double)d->high_res_response_time * 1e9L / (long double)in->perf_freq));
+        else rv_null(r, 12);
+        if (ev->version >= 3) rv_i64(r, 13, d->issuing_tid); else rv_null(r, 13);
+        if (matched) { rv_i64(r, 14, issue.tag); rv_i64(r, 15, issue.time); }
+        else { rv_null(r, 14); rv_null(r, 15); }
+        return etl_sink_row_end(&l->sink, S_DISK_IO);
+    }
+    case ETL_KCLASS_SYSCALL_ENTER: case ETL_KCLASS_SYSCALL_EXIT:
+        r = row_begin(&l->sink, S_SYSCALL);
+        rv_i64(r, 1, event); rv_i64(r, 2, in->trace); rv_i64(r, 3, time_ns); rv_i64(r, 4, ev->cpu);
+        rv_text(r, 5, ke->name);
+        if (ke->kclass == ETL_KCLASS_SYSCALL_ENTER) { rv_u64(r, 6, ke->u.syscall.address); rv_null(r, 7); }
+        else { rv_null(r, 6); rv_i64(r, 7, ke->u.syscall.nt_status); }
+        tid = etl_cpu_threads_running(in->running, ev->cpu);
+        if (tid >= 0) rv_i64(r, 8, tid); else rv_null(r, 8);
+        return etl_sink_row_end(&l->sink, S_SYSCALL);
+    default:
+        return 0;
+    }
+}
+
+/* One event's events row (the main thread's part). */
+int etl_load_event(struct etl_sqlite_loader *l, struct input *in, const etl_merge_event *me)
+{
+    const etl_event *ev = me->event;
+    struct event_row *r = &l->batch[l->nbatch];
+    int64_t time_ns = etl_clock_time_ns(l->clock, me->timestamp);
+    int has_id = (ev->has & ETL_HAS_ID) != 0, pt = (ev->has & ETL_HAS_PID_TID) != 0;
+    uint32_t nulls = 1u << 0;
+
+    r->v[0] = l->next_event++;  /* bound as NULL: SQLite numbers it so, max + 1, without a seek */
+    r->v[1] = in->trace;
+    r->v[2] = ev->timestamp;
+    r->v[3] = time_ns;
+    r->v[4] = ev->cpu;
+    r->v[5] = ev->pid;
+    r->v[6] = ev->tid;
+    if (!pt) nulls |= 1u << 5 | 1u << 6;
+    if (ev->has & ETL_HAS_PROVIDER) {
+        int64_t p = provider_id(l, &ev->provider);
+        if (p < 0) return etl_sink_error(&l->sink, "providers");
+        r->v[7] = p;
+    }
+    else nulls |= 1u << 7;
+    r->v[8] = ev->kind;
+    r->v[9] = ev->hook_id;
+    if (ev->kind != ETL_KIND_SYSTEM && ev->kind != ETL_KIND_COMPACT && ev->kind != ETL_KIND_PERFINFO &&
+        ev->kind != ETL_KIND_MESSAGE)
+        nulls |= 1u << 9;
+    r->v[10] = ev->id;
+    r->v[11] = ev->version;
+    r->v[12] = ev->opcode;
+    r->v[13] = ev->level;
+    if (!(ev->has & ETL_HAS_LEVEL)) nulls |= 1u << 13;
+    r->v[14] = ev->task;
+    r->v[15] = (int64_t)ev->keywords;
+    r->v[16] = ev->channel;
+    if (!has_id) nulls |= 1u << 10 | 1u << 14 | 1u << 15 | 1u << 16;
+    r->v[17] = ev->pointer_size;
+    r->v[18] = ev->payload_len;
+    r->v[19] = ev->ext_count;
+    r->nulls = nulls;
+    r->payload_len = 0;
+    if (!l->o.no_payload && ev->payload_len) {
+        if (ev->payload_len > r->payload_cap) {
+            uint32_t cap = ev->payload_len < 256 ? 256 : ev->payload_len;
+            uint8_t *p = realloc(r->payload, cap);
+            if (!p) return etl_sink_error(&l->sink, "out of memory");
+            r->payload = p;
+            r->payload_cap = cap;
+        }
+        memcpy(r->payload, ev->payload, ev->payload_len);
+        r->payload_len = ev->payload_len;
+    }
+    if (++l->nbatch == EVENT_BATCH && etl_load_flush_events(l) != 0) return -1;
+    if (ev->kind == ETL_KIND_SYSTEM || ev->kind == ETL_KIND_COMPACT || ev->kind == ETL_KIND_PERFINFO) {
+        etl_kernel_event ke;
+        if (etl_kernel_decode(ev, &ke) == 1 &&
+            ((etl_load_main_thread_class(ke.kclass) &&
+              etl_load_kernel_row(&l->sink, NULL, in, NULL, ev, &ke, r->v[0], time_ns) != 0) ||
+             io_row(l, in, ev, &ke, r->v[0], time_ns) != 0))
+            return -1;
+    }
+
+    if (!in->events++) in->first_ns = time_ns;
+    in->last_ns = time_ns;
+    if (ev->buffer_offset > in->progress_offset) in->progress_offset = ev->buffer_offset;
+    return 0;
+}

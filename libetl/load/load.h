@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: MIT */
+/* What the SQLite loader's files share (load/). Private to libetl. */
+#ifndef LIBETL_LOAD_H
+#define LIBETL_LOAD_H
+#ifndef ETL_BUILDING_LIBRARY
+#error "load/load.h is private to libetl: include <etl.h>"
+#endif
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <sqlite3.h>
+
+#include "etl.h"
+
+/* ---- the schema (schema.c): three parts, run at different points of a load */
+extern const char etl_sqlite_schema_tables[];  /* CREATE TABLE statements, run before the load */
+extern const char etl_sqlite_schema_indexes[]; /* CREATE INDEX statements, run after the rows are in */
+extern const char etl_sqlite_schema_views[];   /* CREATE VIEW statements */
+
+/* ---- the prepared inserts of a connection */
+enum stmt_id {
+    S_EVENT, S_EXT, S_PROVIDER, S_PROCESS, S_THREAD, S_IMAGE, S_CSWITCH, S_READY, S_SAMPLE, S_STACK,
+    S_FRAME, S_LBR, S_LBR_ENTRY, S_LOST, S_DISK_IO, S_SYSCALL, S_COUNT
+};
+
+/* Rows of one table inserted ROW_BATCH at a time by one multi-row INSERT (the tables with about
+   a row per event): values are integers, NULLs, or text that outlives the batch (string
+   constants, and the image names the image maps own). */
+#define ROW_BATCH 64
+#define ROW_COLUMNS_MAX 16
+
+struct rowval {
+    int64_t i;
+    const char *t;
+    int type;                   /* 0 NULL, 1 integer, 2 text */
+};
+
+struct rowbuf {
+    sqlite3_stmt *multi;
+    int cols;
+    unsigned n;
+    struct rowval v[ROW_BATCH][ROW_COLUMNS_MAX];
+};
+
+/* One database connection and what is written through it. The main thread writes the
+   events (main database); the kernel thread writes the decoded kernel tables into a database
+   of its own, copied into the main one at the end. */
+struct sink {
+    struct etl_sqlite_loader *l; /* whose messages these are */
+    const char *label;          /* the output's name, for messages */
+    sqlite3 *db;
+    sqlite3_stmt *stmt[S_COUNT];
+    char *scratch[4];           /* UTF-8 conversions bound with SQLITE_STATIC until the step */
+    size_t scratch_cap[4];
+    struct rowbuf *rows[S_COUNT]; /* the batched tables' rows waiting */
+    int failed;                 /* an error was reported; the load stops */
+};
+
+/* What the loader keeps per input. */
+struct input {
+    char *path;
+    int64_t trace;              /* traces.trace */
+    int merge_index;            /* index among the merge's inputs */
+    etl_reader *probe;          /* the first pass's reader (closed after it) */
+    etl_image_map *map;
+    uint64_t events;
+    int64_t first_ns, last_ns;
+    unsigned warnings;
+    uint64_t progress_offset;   /* highest buffer offset delivered so far */
+    uint64_t file_size;
+    /* for the disk_io and syscalls rows (io_row) */
+    int64_t perf_freq;          /* Hz of the trace's clock: DiskIo response times */
+    etl_cpu_threads *running;   /* the thread each processor runs: SysClEnter/SysClExit's */
+    etl_disk_io_pairing *issues; /* DiskIo issues waiting for their completions */
+};
+
+#define FRAME_SETS_MAX (1u << 22)
+
+struct frame_set {
+    uint64_t h1, h2;
+    int64_t id;                 /* 0: empty slot */
+};
+
+struct frame_sets {
+    struct frame_set *slot;
+    unsigned cap, count;
+    int64_t next_id;
+    /* the frames being stored: address, resolved image (NULL if none) and offset */
+    uint64_t *addr, *offset;
+    const char **image;
+    unsigned frames_cap;
+    struct name_hash { const char *name; uint64_t hash; } names[256];
+};
+
+/* Providers seen, by GUID: an open-addressing table of provider ids. */
+struct provider_slot {
+    etl_guid guid;
+    int64_t id;                 /* 0: empty */
+};
+
+/* What the kernel thread keeps per input. */
+struct kinput {
+    struct owner { int64_t ts; int64_t event; } *owners; /* per processor: the last event other
+                                                            than a stack, which a stack follows */
+    unsigned nowners;
+    uint64_t undecoded;         /* kernel events whose payload did not decode */
+};
+
+struct kernel_side {
+    struct etl_sqlite_loader *l;
+    struct sink sink;
+    char *path;                 /* its database file (temporary) */
+    etl_merge *merge;
+    struct kinput *kin;         /* per input */
+    struct frame_sets frame_sets;
+    int64_t next_event, next_stack, next_lbr;
+    int rc;
+    double cpu_s, map_s, rows_s; /* the thread's processor time at its end, after its first pass,
+                                    after its rows (verbose) */
+};
+
+/* One events row waiting to be inserted: columns 1..20 as integers (bit c of nulls: column
+   c+1 is NULL), then a copy of the payload. */
+#define EVENT_COLUMNS 21
+#define EVENT_BATCH 64
+
+struct event_row {
+    int64_t v[EVENT_COLUMNS - 1];
+    uint32_t nulls;
+    uint32_t payload_len, payload_cap;
+    uint8_t *payload;
+};
+
+struct etl_sqlite_loader {
+    etl_sqlite_options o;
+    char *output;               /* the database's path */
+    char *db_path;              /* the file SQLite writes (the temporary name for a new database) */
+    int exists, committed;
+    struct sink sink;
+    struct input *in;           /* the inputs that could be opened, in merge order */
+    unsigned ninputs, cap_inputs;
+    const char **paths;         /* the same paths, for the merges */
+    etl_merge *merge;
+    const etl_clock *clock;
+    struct provider_slot *providers;
+    unsigned provider_cap, provider_count;
+    int64_t next_provider, next_event;
+    int64_t first_trace;        /* traces.trace of the first input */
+    struct event_row batch[EVENT_BATCH];
+    unsigned nbatch;
+    sqlite3_stmt *event_batch;  /* the multi-row INSERT */
+    struct kernel_side kernel;
+    atomic_int stop;            /* either thread failed, or the load was interrupted */
+    int interrupted;
+    int damaged;                /* an input had damage */
+    int partial;                /* an input failed mid-way and keep_partial keeps the rest */
+    uint64_t total_bytes;
+    struct timespec started, phase; /* the events' start; the end of the last phase (verbose) */
+    pthread_mutex_t message_lock; /* the two threads' messages, one at a time */
+    int has_error;              /* error holds a message; error_fatal: a fatal one, kept */
+    int error_fatal;
+    char *error;
+};
+
+/* ---- messages (sqlite.c) */
+/* Tells the caller (status as in etl_sqlite_message); a fatal or failure message becomes the
+   handle's error. */
+void etl_load_message(struct etl_sqlite_loader *l, int status, int damage, const char *path, int64_t offset,
+                      const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* ---- the connection (sink.c) */
+/* Reports an SQLite error (once per connection) and stops the load: -1. */
+int etl_sink_error(struct sink *k, const char *what);
+int etl_sink_exec(struct sink *k, const char *sql);
+/* Runs a prepared insert whose values are bound, and resets it. */
+int etl_sink_step(struct sink *k, enum stmt_id id);
+int etl_sink_prepare(struct sink *k);
+/* The next row of batched table id: set its columns (1-based) with rv_*, then call etl_sink_row_end. */
+static inline struct rowval *row_begin(struct sink *k, enum stmt_id id) { return k->rows[id]->v[k->rows[id]->n]; }
+static inline void rv_i64(struct rowval *r, int col, int64_t v) { r[col - 1].type = 1; r[col - 1].i = v; }
+static inline void rv_u64(struct rowval *r, int col, uint64_t v) { rv_i64(r, col, (int64_t)v); }
+static inline void rv_null(struct rowval *r, int col) { r[col - 1].type = 0; }
+static inline void rv_text(struct rowval *r, int col, const char *t) { r[col - 1].type = t ? 2 : 0; r[col - 1].t = t; }
+int etl_sink_row_end(struct sink *k, enum stmt_id id);
+/* Inserts every row still waiting, one by one. */
+int etl_sink_flush(struct sink *k);
+/* Finalizes the statements (before COMMIT, or at the end). */
+void etl_sink_finalize(struct sink *k);
+void etl_sink_close(struct sink *k);
+static inline void bind_i64(sqlite3_stmt *s, int i, int64_t v) { sqlite3_bind_int64(s, i, v); }
+static inline void bind_u64(sqlite3_stmt *s, int i, uint64_t v) { sqlite3_bind_int64(s, i, (int64_t)v); }
+/* An etl_string as UTF-8 text (scratch slot), NULL when the record does not carry it. */
+int etl_sink_bind_string(struct sink *k, sqlite3_stmt *s, int i, const etl_string *str, unsigned slot);
+/* Sets image and image_offset at columns i, i+1 of a batched row for address addr of pid at raw time ts. */
+void etl_load_rv_image(const struct input *in, struct rowval *r, int i, int64_t pid, uint64_t addr, int64_t ts);
+int64_t etl_sink_max(struct sink *k, const char *sql);
+/* Processor time of the calling thread so far. */
+double etl_load_thread_cpu_s(void);
+
+/* ---- the schema's statements (schema.c) */
+int etl_load_create_schema(struct sink *k);
+int etl_load_create_indexes(struct sink *k);
+int etl_load_check_schema(struct sink *k);
+
+/* ---- the main thread's rows (events.c) */
+int etl_load_providers(struct etl_sqlite_loader *l);
+char *etl_load_event_batch_sql(void);
+int etl_load_flush_events(struct etl_sqlite_loader *l);
+int etl_load_event(struct etl_sqlite_loader *l, struct input *in, const etl_merge_event *me);
+int etl_load_lost(struct etl_sqlite_loader *l, int64_t trace, const char *kind, int64_t count, int64_t offset,
+                  const char *message);
+int etl_load_trace(struct etl_sqlite_loader *l, struct input *in, const etl_trace_info *ti);
+int etl_load_trace_finish(struct etl_sqlite_loader *l, struct input *in, uint64_t undecoded);
+
+/* ---- the decoded kernel tables and the kernel thread (kernel.c) */
+/* Which thread writes a class's rows: 1 the main thread, 0 the kernel thread. */
+int etl_load_main_thread_class(int kclass);
+int etl_load_kernel_row(struct sink *k, struct kernel_side *ks, const struct input *in, struct kinput *ki,
+                        const etl_event *ev, const etl_kernel_event *ke, int64_t event, int64_t time_ns);
+int etl_load_kernel_open(struct etl_sqlite_loader *l, int fresh);
+void *etl_load_kernel_thread(void *arg);
+int etl_load_kernel_copy(struct etl_sqlite_loader *l);
+
+#endif

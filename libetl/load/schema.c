@@ -1,0 +1,462 @@
+/* SPDX-License-Identifier: MIT */
+/* The SQLite schema the loader writes (tables, the indexes built after a load, the views), and
+   the statements that set it up. doc/etl2sqlite-schema.md explains it; `etl2sqlite --schema`
+   prints exactly etl_sqlite_schema(). */
+#include <stdio.h>
+#include <string.h>
+
+#include "load/load.h"
+
+#define SCHEMA_TABLES \
+    "-- etl2sqlite schema, version 1 (PRAGMA user_version = 1).\n" \
+    "-- Times: *_ns columns are nanoseconds since 1970-01-01 UTC on the common timeline of the\n" \
+    "-- database (every trace placed on one PerfCounter clock, as etlmerge places them).\n" \
+    "-- 64-bit unsigned values (keywords, addresses) are stored as signed 64-bit integers with the\n" \
+    "-- same bits: printf('0x%x', col) shows them in hex, and & and = work as expected.\n" \
+    "\n" \
+    "CREATE TABLE meta (\n" \
+    "  key TEXT PRIMARY KEY,            -- schema_version, created_by, libetl_version\n" \
+    "  value TEXT\n" \
+    ");\n" \
+    "\n" \
+    "-- One row per input file: its logfile header and what the reader counted.\n" \
+    "CREATE TABLE traces (\n" \
+    "  trace INTEGER PRIMARY KEY,       -- 1, 2, ... in load order\n" \
+    "  path TEXT NOT NULL,              -- as given on the command line\n" \
+    "  logger_name TEXT,                -- session name\n" \
+    "  log_file_name TEXT,\n" \
+    "  log_file_mode INTEGER,           -- EVENT_TRACE_* bits as stored\n" \
+    "  mode_flags TEXT,                 -- the same, by name: 'SEQUENTIAL|RELOG'\n" \
+    "  clock TEXT,                      -- perfcounter, systemtime, cpucycle, raw\n" \
+    "  clock_type INTEGER,              -- ReservedFlags\n" \
+    "  perf_freq INTEGER,               -- PerfFreq, Hz\n" \
+    "  cpu_speed_mhz INTEGER,\n" \
+    "  start_timestamp INTEGER,         -- raw clock at StartTime\n" \
+    "  start_time_ns INTEGER,           -- StartTime\n" \
+    "  end_time_ns INTEGER,             -- EndTime (NULL when the session was still logging)\n" \
+    "  boot_time_ns INTEGER,            -- BootTime (NULL when 0)\n" \
+    "  timezone_bias INTEGER,           -- minutes, UTC = local + bias\n" \
+    "  os_version TEXT,                 -- '10.0.19041'\n" \
+    "  log_layout_version TEXT,         -- '1.5', '2.0'\n" \
+    "  pointer_size INTEGER,            -- 4 or 8\n" \
+    "  processors INTEGER,              -- NumberOfProcessors\n" \
+    "  buffer_size INTEGER,             -- bytes\n" \
+    "  maximum_file_size INTEGER,       -- MB (0: none)\n" \
+    "  timer_resolution INTEGER,        -- 100 ns units\n" \
+    "  start_buffers INTEGER,\n" \
+    "  buffers_written INTEGER,         -- as the header says\n" \
+    "  events_lost INTEGER,             -- EventsLost\n" \
+    "  buffers_lost INTEGER,            -- BuffersLost\n" \
+    "  buffers INTEGER,                 -- buffers found in the file\n" \
+    "  compressed_buffers INTEGER,\n" \
+    "  damaged_buffers INTEGER,         -- skipped or read in part\n" \
+    "  file_size INTEGER,               -- bytes (decompressed, for .etl.gz)\n" \
+    "  clock_source INTEGER,            -- trace whose anchor converts this trace's timestamps\n" \
+    "  events INTEGER,                  -- events loaded from it\n" \
+    "  first_time_ns INTEGER,           -- of its first and last events\n" \
+    "  last_time_ns INTEGER,\n" \
+    "  warnings INTEGER                 -- damage reports while loading it\n" \
+    ");\n" \
+    "\n" \
+    "-- Every provider (or kernel event group) that logged an event.\n" \
+    "CREATE TABLE providers (\n" \
+    "  provider INTEGER PRIMARY KEY,\n" \
+    "  guid TEXT NOT NULL UNIQUE,       -- lowercase, without braces\n" \
+    "  name TEXT                        -- 'Process', 'Microsoft-Windows-DotNETRuntime'; NULL if unknown\n" \
+    ");\n" \
+    "\n" \
+    "-- The trace header kinds (events.kind).\n" \
+    "CREATE TABLE kinds (\n" \
+    "  kind INTEGER PRIMARY KEY,\n" \
+    "  name TEXT NOT NULL UNIQUE        -- system, compact, perfinfo, classic, instance, event, message\n" \
+    ");\n" \
+    "\n" \
+    "-- One row per event, in time order on the common timeline (ties: input order, then each\n" \
+    "-- trace's own order). Columns are NULL where the event's header has no such field.\n" \
+    "CREATE TABLE events (\n" \
+    "  event INTEGER PRIMARY KEY,       -- 1, 2, ... in time order\n" \
+    "  trace INTEGER NOT NULL,          -- traces.trace\n" \
+    "  ts INTEGER NOT NULL,             -- raw timestamp as stored in the event header\n" \
+    "  time_ns INTEGER NOT NULL,        -- absolute time\n" \
+    "  cpu INTEGER NOT NULL,            -- processor of the buffer it was logged in\n" \
+    "  pid INTEGER,\n" \
+    "  tid INTEGER,\n" \
+    "  provider INTEGER,                -- providers.provider\n" \
+    "  kind INTEGER NOT NULL,           -- kinds.kind\n" \
+    "  hook_id INTEGER,                 -- system/compact/perfinfo: Group << 8 | Type; WPP: message number\n" \
+    "  id INTEGER,                      -- EVENT_HEADER Id\n" \
+    "  version INTEGER NOT NULL,\n" \
+    "  opcode INTEGER NOT NULL,         -- opcode, or the event type of system/perfinfo/classic headers\n" \
+    "  level INTEGER,\n" \
+    "  task INTEGER,\n" \
+    "  keywords INTEGER,\n" \
+    "  channel INTEGER,\n" \
+    "  pointer_size INTEGER NOT NULL,   -- 4 or 8: bitness of the code that logged it\n" \
+    "  payload_len INTEGER NOT NULL,    -- user data bytes\n" \
+    "  ext_count INTEGER NOT NULL,      -- extended data items (rows in event_ext)\n" \
+    "  payload BLOB                     -- the user data; NULL when loaded with --no-payload\n" \
+    ");\n" \
+    "\n" \
+    "-- Extended data items of EVENT_HEADER events, and the PEBS/PMC items of perfinfo events.\n" \
+    "CREATE TABLE event_ext (\n" \
+    "  event INTEGER NOT NULL,          -- events.event\n" \
+    "  idx INTEGER NOT NULL,            -- 0, 1, ... in record order\n" \
+    "  type INTEGER NOT NULL,           -- EVENT_HEADER_EXT_TYPE_*\n" \
+    "  type_name TEXT NOT NULL,         -- 'STACK_TRACE64', 'RELATED_ACTIVITYID', ...\n" \
+    "  data BLOB NOT NULL,\n" \
+    "  PRIMARY KEY (event, idx)\n" \
+    ") WITHOUT ROWID;\n" \
+    "\n" \
+    "-- Decoded kernel event classes (doc/kernel-events.md). 'event' is the events row; 'name'\n" \
+    "-- is the event's name ('Process/DCStart'). Addresses are resolved to the image loaded at\n" \
+    "-- that address in that process at that time: image (its file name, without the\n" \
+    "-- directory) and image_offset (bytes from its base); NULL when no image holds it.\n" \
+    "CREATE TABLE processes (\n" \
+    "  event INTEGER PRIMARY KEY,\n" \
+    "  trace INTEGER NOT NULL,\n" \
+    "  time_ns INTEGER NOT NULL,\n" \
+    "  name TEXT NOT NULL,              -- Process/Start, /End, /DCStart, /DCEnd, /Defunct\n" \
+    "  pid INTEGER NOT NULL,\n" \
+    "  parent_pid INTEGER,\n" \
+    "  session_id INTEGER,\n" \
+    "  exit_status INTEGER,\n" \
+    "  unique_process_key INTEGER,\n" \
+    "  directory_table_base INTEGER,\n" \
+    "  flags INTEGER,\n" \
+    "  user_sid TEXT,                   -- 'S-1-5-18'\n" \
+    "  image_file_name TEXT,            -- 'svchost.exe'\n" \
+    "  command_line TEXT,\n" \
+    "  package_full_name TEXT,\n" \
+    "  application_id TEXT\n" \
+    ");\n" \
+    "\n" \
+    "CREATE TABLE threads (\n" \
+    "  event INTEGER PRIMARY KEY,\n" \
+    "  trace INTEGER NOT NULL,\n" \
+    "  time_ns INTEGER NOT NULL,\n" \
+    "  name TEXT NOT NULL,              -- Thread/Start, /End, /DCStart, /DCEnd\n" \
+    "  pid INTEGER NOT NULL,\n" \
+    "  tid INTEGER NOT NULL,\n" \
+    "  stack_base INTEGER, stack_limit INTEGER,\n" \
+    "  user_stack_base INTEGER, user_stack_limit INTEGER,\n" \
+    "  start_address INTEGER, win32_start_address INTEGER,\n" \
+    "  teb_base INTEGER,\n" \
+    "  sub_process_tag INTEGER,\n" \
+    "  base_priority INTEGER, page_priority INTEGER, io_priority INTEGER, thread_flags INTEGER,\n" \
+    "  thread_name TEXT                 -- NULL when the event has none\n" \
+    ");\n" \
+    "\n" \
+    "CREATE TABLE images (\n" \
+    "  event INTEGER PRIMARY KEY,\n" \
+    "  trace INTEGER NOT NULL,\n" \
+    "  time_ns INTEGER NOT NULL,\n" \
+    "  name TEXT NOT NULL,              -- Image/Load, /Unload, /DCStart, /DCEnd\n" \
+    "  pid INTEGER NOT NULL,\n" \
+    "  image_base INTEGER NOT NULL,\n" \
+    "  image_size INTEGER NOT NULL,\n" \
+    "  checksum INTEGER,\n" \
+    "  time_date_stamp INTEGER,\n" \
+    "  signature_level INTEGER,\n" \
+    "  signature_type INTEGER,\n" \
+    "  default_base INTEGER,\n" \
+    "  file_name TEXT,                  -- NT path: '\\Device\\HarddiskVolume3\\Windows\\System32\\ntdll.dll'\n" \
+    "  base_name TEXT                   -- 'ntdll.dll'\n" \
+    ");\n" \
+    "\n" \
+    "CREATE TABLE cswitches (\n" \
+    "  event INTEGER PRIMARY KEY,\n" \
+    "  trace INTEGER NOT NULL,\n" \
+    "  time_ns INTEGER NOT NULL,\n" \
+    "  cpu INTEGER NOT NULL,\n" \
+    "  new_tid INTEGER NOT NULL,\n" \
+    "  old_tid INTEGER NOT NULL,\n" \
+    "  new_thread_priority INTEGER,\n" \
+    "  old_thread_priority INTEGER,\n" \
+    "  previous_cstate INTEGER,\n" \
+    "  old_thread_wait_reason INTEGER,  -- KWAIT_REASON\n" \
+    "  old_thread_wait_mode INTEGER,\n" \
+    "  old_thread_state INTEGER,        -- KTHREAD_STATE\n" \
+    "  old_thread_wait_ideal_processor INTEGER,\n" \
+    "  new_thread_wait_time INTEGER,\n" \
+    "  old_thread_remaining_quantum INTEGER\n" \
+    ");\n" \
+    "\n" \
+    "CREATE TABLE ready_threads (\n" \
+    "  event INTEGER PRIMARY KEY,\n" \
+    "  trace INTEGER NOT NULL,\n" \
+    "  time_ns INTEGER NOT NULL,\n" \
+    "  cpu INTEGER NOT NULL,\n" \
+    "  tid INTEGER NOT NULL,            -- the thread made ready\n" \
+    "  adjust_reason INTEGER,\n" \
+    "  adjust_increment INTEGER,\n" \
+    "  flags INTEGER\n" \
+    ");\n" \
+    "\n" \
+    "-- DiskIo: one row per completed request (Read, Write, FlushBuffers), with its issue (the\n" \
+    "-- ReadInit/WriteInit/FlushInit event of the same irp) when the trace has it.\n" \
+    "CREATE TABLE disk_io (\n" \
+    "  event INTEGER PRIMARY KEY,       -- the completion\n" \
+    "  trace INTEGER NOT NULL,\n" \
+    "  time_ns INTEGER NOT NULL,\n" \
+    "  cpu INTEGER NOT NULL,\n" \
+    "  name TEXT NOT NULL,              -- DiskIO/Read, /Write, /FlushBuffers\n" \
+    "  disk_number INTEGER,\n" \
+    "  irp_flags INTEGER,               -- IRP_* bits: 0x100 read, 0x200 write, 0x4 synchronous\n" \
+    "  transfer_size INTEGER,           -- bytes (0 for a flush)\n" \
+    "  byte_offset INTEGER,             -- from the start of the disk\n" \
+    "  file_object INTEGER,\n" \
+    "  irp INTEGER,\n" \
+    "  response_time_ns INTEGER,        -- issue to completion (HighResResponseTime)\n" \
+    "  issuing_tid INTEGER,             -- NULL before version 3 (Windows 7 and older)\n" \
+    "  init_event INTEGER,              -- the issue's event; NULL when the trace has none\n" \
+    "  init_time_ns INTEGER\n" \
+    ");\n" \
+    "\n" \
+    "-- PerfInfo SysClEnter (address) and SysClExit (nt_status).\n" \
+    "CREATE TABLE syscalls (\n" \
+    "  event INTEGER PRIMARY KEY,\n" \
+    "  trace INTEGER NOT NULL,\n" \
+    "  time_ns INTEGER NOT NULL,\n" \
+    "  cpu INTEGER NOT NULL,\n" \
+    "  name TEXT NOT NULL,              -- PerfInfo/SysClEnter, /SysClExit\n" \
+    "  address INTEGER,                 -- SysClEnter: the system call's address\n" \
+    "  nt_status INTEGER,               -- SysClExit: its NTSTATUS\n" \
+    "  tid INTEGER                      -- the thread the last CSwitch on cpu switched to; NULL\n" \
+    "                                   -- when the trace has none there yet\n" \
+    ");\n" \
+    "\n" \
+    "-- SampledProfile and PMC interrupt (PMCSample) samples: the processor was running thread\n" \
+    "-- tid at instruction_pointer.\n" \
+    "CREATE TABLE samples (\n" \
+    "  event INTEGER PRIMARY KEY,\n" \
+    "  trace INTEGER NOT NULL,\n" \
+    "  time_ns INTEGER NOT NULL,\n" \
+    "  cpu INTEGER NOT NULL,\n" \
+    "  tid INTEGER NOT NULL,\n" \
+    "  pid INTEGER,                     -- of tid at that time (from Thread events); NULL if unknown\n" \
+    "  instruction_pointer INTEGER NOT NULL,\n" \
+    "  count INTEGER,\n" \
+    "  flags INTEGER,                   -- bit 0 DPC, bit 1 ISR, bits 3..7 priority\n" \
+    "  rank INTEGER,\n" \
+    "  image TEXT,\n" \
+    "  image_offset INTEGER,\n" \
+    "  profile_source INTEGER NOT NULL -- KPROFILE_SOURCE: 0 the timer (SampleProf); else a PMCSample's\n" \
+    "                                  -- counter (6 branch instructions, ...), count, flags, rank NULL\n" \
+    ");\n" \
+    "\n" \
+    "-- Stacks: StackWalk events (kind 'stack'), stack key references ('key_kernel', 'key_user')\n" \
+    "-- and definitions ('key_def'), and the STACK_TRACE items of EVENT_HEADER events ('ext').\n" \
+    "-- Stacks with the same frames (resolved to the same images) share one frame list.\n" \
+    "CREATE TABLE stacks (\n" \
+    "  stack INTEGER PRIMARY KEY,\n" \
+    "  event INTEGER NOT NULL,          -- the event that carries the stack\n" \
+    "  trace INTEGER NOT NULL,\n" \
+    "  time_ns INTEGER NOT NULL,\n" \
+    "  kind TEXT NOT NULL,\n" \
+    "  owner_event INTEGER,             -- the event the stack belongs to (same timestamp and\n" \
+    "                                   -- processor, logged just before it), NULL if not found\n" \
+    "  event_timestamp INTEGER,         -- raw timestamp of that event, as the stack records it\n" \
+    "  pid INTEGER,\n" \
+    "  tid INTEGER,\n" \
+    "  stack_key INTEGER,               -- key_* kinds\n" \
+    "  frame_count INTEGER NOT NULL,\n" \
+    "  frames INTEGER                   -- stack_frames.frames; NULL when frame_count is 0\n" \
+    ");\n" \
+    "\n" \
+    "CREATE TABLE stack_frames (\n" \
+    "  frames INTEGER NOT NULL,         -- the frame list (stacks.frames)\n" \
+    "  depth INTEGER NOT NULL,          -- 0: the innermost frame\n" \
+    "  address INTEGER NOT NULL,\n" \
+    "  image TEXT,\n" \
+    "  image_offset INTEGER,\n" \
+    "  PRIMARY KEY (frames, depth)\n" \
+    ") WITHOUT ROWID;\n" \
+    "\n" \
+    "-- Last branch records: the branches before the event that triggered them.\n" \
+    "CREATE TABLE lbr (\n" \
+    "  lbr INTEGER PRIMARY KEY,\n" \
+    "  event INTEGER NOT NULL,\n" \
+    "  trace INTEGER NOT NULL,\n" \
+    "  time_ns INTEGER NOT NULL,\n" \
+    "  event_timestamp INTEGER,         -- raw timestamp of the triggering event\n" \
+    "  pid INTEGER,\n" \
+    "  tid INTEGER,\n" \
+    "  filters INTEGER,                 -- LbrFilterFlags\n" \
+    "  entry_count INTEGER NOT NULL\n" \
+    ");\n" \
+    "\n" \
+    "CREATE TABLE lbr_entries (\n" \
+    "  lbr INTEGER NOT NULL,            -- lbr.lbr\n" \
+    "  idx INTEGER NOT NULL,            -- 0: the most recent branch\n" \
+    "  from_address INTEGER NOT NULL,\n" \
+    "  to_address INTEGER NOT NULL,\n" \
+    "  from_image TEXT, from_offset INTEGER,\n" \
+    "  to_image TEXT, to_offset INTEGER,\n" \
+    "  PRIMARY KEY (lbr, idx)\n" \
+    ") WITHOUT ROWID;\n" \
+    "\n" \
+    "-- What was lost, and where: the header's EventsLost and BuffersLost ('events_lost',\n" \
+    "-- 'buffers_lost', count), each piece of damage the reader skipped ('damage': offset and\n" \
+    "-- message), and events that could not be loaded ('not_loaded').\n" \
+    "CREATE TABLE lost (\n" \
+    "  trace INTEGER NOT NULL,\n" \
+    "  kind TEXT NOT NULL,\n" \
+    "  count INTEGER,\n" \
+    "  offset INTEGER,                  -- file offset of the damage\n" \
+    "  message TEXT\n" \
+    ");\n"
+
+#define SCHEMA_INDEXES \
+    "-- Built after the rows are in. The events table has none: its rows are in time order\n" \
+    "-- (event follows time_ns), and an index over every event would cost more than the load.\n" \
+    "-- Nor have the kernel tables keyed by event (samples, cswitches, ...): the same order.\n" \
+    "CREATE INDEX IF NOT EXISTS processes_by_pid ON processes (trace, pid, time_ns);\n" \
+    "CREATE INDEX IF NOT EXISTS threads_by_tid ON threads (trace, tid);\n" \
+    "CREATE INDEX IF NOT EXISTS images_by_address ON images (trace, pid, image_base);\n" \
+ \
+    "CREATE INDEX IF NOT EXISTS stacks_by_event ON stacks (event);\n" \
+    "CREATE INDEX IF NOT EXISTS stacks_by_frames ON stacks (frames);\n" \
+    "CREATE INDEX IF NOT EXISTS stacks_by_owner ON stacks (owner_event);\n" \
+    "CREATE INDEX IF NOT EXISTS lbr_by_event ON lbr (event);\n"
+
+#define SCHEMA_VIEWS \
+    "-- One row per event, with the columns named as etldump's JSON keys.\n" \
+    "CREATE VIEW events_view AS\n" \
+    "SELECT e.event AS event, e.ts AS ts,\n" \
+    "       strftime('%Y-%m-%dT%H:%M:%S', e.time_ns / 1000000000, 'unixepoch')\n" \
+    "         || printf('.%09dZ', e.time_ns % 1000000000) AS time,\n" \
+    "       e.time_ns AS time_ns, e.cpu AS cpu, e.pid AS pid, e.tid AS tid,\n" \
+    "       p.guid AS provider, p.name AS provider_name, k.name AS kind, e.id AS id,\n" \
+    "       e.version AS version, e.opcode AS opcode, e.level AS level, e.task AS task,\n" \
+    "       e.keywords AS keywords, e.payload_len AS payload_len, e.ext_count AS ext,\n" \
+    "       e.trace AS trace\n" \
+    "FROM events e JOIN kinds k ON k.kind = e.kind LEFT JOIN providers p ON p.provider = e.provider;\n" \
+    "\n" \
+    "-- Each process once, with when it started and ended where the trace tells (NULL: before\n" \
+    "-- the trace began / still running at its end).\n" \
+    "CREATE VIEW processes_view AS\n" \
+    "SELECT trace, pid,\n" \
+    "       max(image_file_name) AS image_file_name, max(command_line) AS command_line,\n" \
+    "       max(parent_pid) AS parent_pid, max(user_sid) AS user_sid,\n" \
+    "       min(CASE WHEN name = 'Process/Start' THEN time_ns END) AS start_ns,\n" \
+    "       max(CASE WHEN name IN ('Process/End', 'Process/Defunct') THEN time_ns END) AS end_ns,\n" \
+    "       max(CASE WHEN name IN ('Process/End', 'Process/Defunct') THEN exit_status END) AS exit_status\n" \
+    "FROM processes GROUP BY trace, pid, unique_process_key;\n" \
+    "\n" \
+    "-- The name of process pid of a trace at time t: that of its Process event nearest before t,\n" \
+    "-- else nearest after (rundowns at the end of a trace come after what they describe).\n" \
+    "-- Each thread once, with its process's name.\n" \
+    "CREATE VIEW threads_view AS\n" \
+    "SELECT t.trace AS trace, t.tid AS tid, t.pid AS pid,\n" \
+    "       coalesce((SELECT p.image_file_name FROM processes p WHERE p.trace = t.trace AND p.pid = t.pid\n" \
+    "                 AND p.time_ns <= t.first_ns ORDER BY p.time_ns DESC LIMIT 1),\n" \
+    "                (SELECT p.image_file_name FROM processes p WHERE p.trace = t.trace AND p.pid = t.pid\n" \
+    "                 AND p.time_ns > t.first_ns ORDER BY p.time_ns LIMIT 1)) AS process_name,\n" \
+    "       t.thread_name AS thread_name, t.start_ns AS start_ns, t.end_ns AS end_ns,\n" \
+    "       t.win32_start_address AS win32_start_address\n" \
+    "FROM (SELECT trace, tid, pid, min(time_ns) AS first_ns, max(thread_name) AS thread_name,\n" \
+    "             min(CASE WHEN name = 'Thread/Start' THEN time_ns END) AS start_ns,\n" \
+    "             max(CASE WHEN name = 'Thread/End' THEN time_ns END) AS end_ns,\n" \
+    "             max(win32_start_address) AS win32_start_address\n" \
+    "      FROM threads GROUP BY trace, tid, pid) t;\n" \
+    "\n" \
+    "-- Samples with their process and image: where the processors spent their time.\n" \
+    "CREATE VIEW samples_view AS\n" \
+    "SELECT s.event AS event, s.time_ns AS time_ns, s.cpu AS cpu, s.tid AS tid, s.pid AS pid,\n" \
+    "       coalesce((SELECT p.image_file_name FROM processes p WHERE p.trace = s.trace AND p.pid = s.pid\n" \
+    "                 AND p.time_ns <= s.time_ns ORDER BY p.time_ns DESC LIMIT 1),\n" \
+    "                (SELECT p.image_file_name FROM processes p WHERE p.trace = s.trace AND p.pid = s.pid\n" \
+    "                 AND p.time_ns > s.time_ns ORDER BY p.time_ns LIMIT 1)) AS process_name,\n" \
+    "       printf('0x%x', s.instruction_pointer) AS ip, s.image AS image,\n" \
+    "       s.image_offset AS image_offset, s.trace AS trace\n" \
+    "FROM samples s;\n" \
+    "\n" \
+    "-- Context switches with the names of the processes of both threads.\n" \
+    "CREATE VIEW cswitches_view AS\n" \
+    "SELECT c.event AS event, c.time_ns AS time_ns, c.cpu AS cpu,\n" \
+    "       c.old_tid AS old_tid, ot.pid AS old_pid, ot.process_name AS old_process,\n" \
+    "       c.new_tid AS new_tid, nt.pid AS new_pid, nt.process_name AS new_process,\n" \
+    "       c.old_thread_wait_reason AS old_thread_wait_reason, c.old_thread_state AS old_thread_state,\n" \
+    "       c.trace AS trace\n" \
+    "FROM cswitches c\n" \
+    "LEFT JOIN threads_view ot ON ot.trace = c.trace AND ot.tid = c.old_tid\n" \
+    "LEFT JOIN threads_view nt ON nt.trace = c.trace AND nt.tid = c.new_tid;\n" \
+    "\n" \
+    "-- Every stack's frames as text: 'ntdll.dll+0x1234'.\n" \
+    "CREATE VIEW stack_frames_view AS\n" \
+    "SELECT s.stack AS stack, s.event AS event, s.owner_event AS owner_event, s.kind AS kind,\n" \
+    "       s.pid AS pid, s.tid AS tid, f.depth AS depth, printf('0x%x', f.address) AS address,\n" \
+    "       CASE WHEN f.image IS NULL THEN printf('0x%x', f.address)\n" \
+    "            ELSE f.image || printf('+0x%x', f.image_offset) END AS frame\n" \
+    "FROM stacks s JOIN stack_frames f ON f.frames = s.frames;\n" \
+    "\n" \
+    "-- Events per provider and kind, as etldump --summary counts them.\n" \
+    "CREATE VIEW provider_counts AS\n" \
+    "SELECT p.guid AS provider, p.name AS provider_name, k.name AS kind, count(*) AS events,\n" \
+    "       sum(e.payload_len) AS payload_bytes\n" \
+    "FROM events e JOIN kinds k ON k.kind = e.kind LEFT JOIN providers p ON p.provider = e.provider\n" \
+    "GROUP BY e.provider, e.kind;\n"
+
+const char etl_sqlite_schema_tables[] = SCHEMA_TABLES;
+const char etl_sqlite_schema_indexes[] = SCHEMA_INDEXES;
+const char etl_sqlite_schema_views[] = SCHEMA_VIEWS;
+static const char schema_text[] = SCHEMA_TABLES "\n" SCHEMA_INDEXES "\n" SCHEMA_VIEWS;
+
+const char *etl_sqlite_schema(void)
+{
+    return schema_text;
+}
+
+int etl_load_create_schema(struct sink *k)
+{
+    char sql[256];
+
+    if (etl_sink_exec(k, etl_sqlite_schema_tables) != 0) return -1;
+    for (int i = ETL_KIND_SYSTEM; i <= ETL_KIND_MESSAGE; i++) {
+        snprintf(sql, sizeof sql, "INSERT INTO kinds VALUES (%d, '%s')", i, etl_event_kind_name(i));
+        if (etl_sink_exec(k, sql) != 0) return -1;
+    }
+    snprintf(sql, sizeof sql,
+             "INSERT INTO meta VALUES ('schema_version', '%d'), ('created_by', 'etl2sqlite %s'), "
+             "('libetl_version', '%s'); PRAGMA user_version = %d",
+             ETL_SQLITE_SCHEMA_VERSION, etl_version(), etl_version(), ETL_SQLITE_SCHEMA_VERSION);
+    return etl_sink_exec(k, sql);
+}
+
+/* Runs each "CREATE INDEX IF NOT EXISTS name ..." of the schema. */
+int etl_load_create_indexes(struct sink *k)
+{
+    const char *p = etl_sqlite_schema_indexes;
+    char sql[512];
+
+    while ((p = strstr(p, "CREATE INDEX ")) != NULL) {
+        const char *end = strchr(p, ';');
+        size_t n = (size_t)(end - p);
+        if (n >= sizeof sql) return -1;
+        memcpy(sql, p, n);
+        sql[n] = '\0';
+        if (etl_sink_exec(k, sql) != 0) return -1;
+        p = end;
+    }
+    return 0;
+}
+
+/* An appended database must be one etl2sqlite wrote, in this schema. */
+int etl_load_check_schema(struct sink *k)
+{
+    sqlite3_stmt *s;
+    int ok = 0;
+
+    if (sqlite3_prepare_v2(k->db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &s, NULL) == SQLITE_OK) {
+        if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int(s, 0) == ETL_SQLITE_SCHEMA_VERSION) ok = 1;
+        sqlite3_finalize(s);
+    }
+    if (!ok) {
+        etl_load_message(k->l, ETL_FATAL, 0, NULL, -1,
+                         "%s: not a database etl2sqlite wrote (schema version %d); nothing was added", k->label,
+                         ETL_SQLITE_SCHEMA_VERSION);
+        k->failed = 1;
+        return -1;
+    }
+    return 0;
+}

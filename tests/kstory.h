@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/* A small synthetic kernel trace whose processes, threads, context switches, disk I/O and system
+   calls the tests know (tests/kstory.c). */
+#ifndef ETL_TESTS_KSTORY_H
+#define ETL_TESTS_KSTORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The story (64-bit, raw clock 10 MHz from 1 000 000, timestamps KS_T0 + n), after the two
+ * events of the header buffer (EventTrace/Header and its companion, at the start timestamp):
+ *   +0   cpu 0  Process DCStart 4 "System"
+ *   +1   cpu 0  Process Start 1000 "app.exe"
+ *   +2   cpu 0  Thread Start 1000/4001 "worker"        (version 4: with a ThreadName)
+ *   +3   cpu 0  Thread Start 1000/4002, no name        (version 3)
+ *   +4   cpu 1  SysClEnter 0xFFFFF80000123450           (no CSwitch on cpu 1 yet: no thread)
+ *   +5   cpu 0  CSwitch new 4001 old 0
+ *   +6   cpu 1  CSwitch new 0 old 4002                 (the idle thread)
+ *   +7   cpu 0  SysClEnter 0xFFFFF80000123450          (thread 4001)
+ *   +8   cpu 1  SysClExit 0xC0000034                   (thread 0)
+ *   +9   cpu 0  DiskIo ReadInit irp 0xA1
+ *   +10  cpu 0  DiskIo WriteInit irp 0xB2
+ *   +11  cpu 2  DiskIo Read irp 0xA1 (4096 bytes)     (issue +9)
+ *   +12  cpu 0  DiskIo Write irp 0xC3                  (no issue seen)
+ *   +13  cpu 0  DiskIo Read irp 0xA1                   (its issue already taken)
+ *   +14  cpu 0  DiskIo WriteInit irp 0xB2 again        (replaces +10)
+ *   +15  cpu 0  DiskIo Write irp 0xB2                  (issue +14)
+ *   +16  cpu 0  Thread Start 1000/4001 "renamed"      (version 4)
+ *   +17  cpu 0  Process End 1000 "app.exe"
+ *   +18  cpu 0  Process DCEnd 1000 "app2.exe"          (a rundown: a later name)
+ *   +19  cpu 0  Process DCEnd 2000 "late.exe"          (known only from a rundown at the end)
+ */
+#define KS_T0 2000000
+#define KS_EVENTS 20          /* the story's */
+#define KS_ALL_EVENTS 22      /* with the header buffer's: events +n are numbered n + 3 in a database */
+
+/* The trace in memory (free() it), or NULL. */
+uint8_t *kstory_file(size_t *size);
+/* Writes it to path: 0, or -1. */
+int kstory_write(const char *path);
+
+#endif
