@@ -22,4 +22,9 @@ int etl_source_is_gzip(const uint8_t *magic, size_t n);
    the message is in err); -1 with a message in err (src still needs closing). */
 int etl_source_gunzip(etl_source *src, char *err, size_t errsize);
 
+/* The reader of a real-time stream on fd, whose "consume" request was sent (engine/control.c's
+   etl_reader_open_session): the reader owns fd. With error, a reader holding only that message
+   (fd unused). name names the reader unless opt does. */
+int etl_reader_open_live(etl_reader **out, int fd, const etl_open_options *opt, const char *name, const char *error);
+
 #endif /* LIBETL_SOURCE_H */
