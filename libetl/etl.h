@@ -1190,7 +1190,9 @@ ETL_API void etl_controller_close(etl_controller *c);
  * *out. ETL_OK when it answered "ok"; ETL_FAILED when it answered "error MESSAGE"
  * (etl_control_answer_error gives MESSAGE); ETL_FATAL when no answer came: no session of that
  * name, an orphaned one, a controller that died in the middle; the message, naming the
- * session, in etl_control_answer_error. *out is NULL only without memory; free it with etl_control_answer_free.
+ * session, in etl_control_answer_error. A name that a live controller holds while its socket
+ * is not there yet (the controller is starting its session) is waited for, up to 5 s.
+ * *out is NULL only without memory; free it with etl_control_answer_free.
  */
 ETL_API int etl_control_request(etl_control_answer **out, const char *name, const char *request);
 ETL_API unsigned etl_control_answer_count(const etl_control_answer *a);

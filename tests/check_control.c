@@ -2,7 +2,8 @@
 /*
  * The session control protocol (engine/control.c): a controller served in a thread of the test
  * and clients asking it (query, flush, update, unknown requests, stop), a real-time consumer
- * receiving the stream through etl_reader_open_session, no session and orphaned sessions.
+ * receiving the stream through etl_reader_open_session, no session and orphaned sessions, and a
+ * client that asks while the controller holds the name but does not listen yet.
  */
 #define _GNU_SOURCE
 #include <check.h>
@@ -338,6 +339,56 @@ START_TEST(test_orphaned)
 }
 END_TEST
 
+/* The name is claimed before the session starts, the socket listened on after: a client that
+   comes in between (it saw the name in etlrecord list) waits for the socket. */
+START_TEST(test_claimed_not_listening)
+{
+    const char *name = name_of("Slow");
+    etl_control_answer *a;
+    struct served sv;
+
+    served_init(&sv, name, ETL_MODE_BUFFERING, 500);
+    served_start(&sv);
+    while (!atomic_load(&sv.started)) sleep_ms(1);
+    ck_assert_int_eq(ask(name, "query", &a), ETL_OK);
+    ck_assert_str_eq(etl_control_answer_value(a, "LoggerName"), name);
+    ck_assert_str_eq(etl_control_answer_value(a, "Hooked"), "1");
+    etl_control_answer_free(a);
+    ck_assert_int_eq(ask(name, "stop", &a), ETL_OK);
+    etl_control_answer_free(a);
+    pthread_join(sv.t, NULL);
+    ck_assert_int_eq(sv.start_rc, ETL_OK);
+    ck_assert_int_eq(sv.serve_rc, 1);
+    etl_controller_close(sv.c);
+}
+END_TEST
+
+/* ... but not for ever: a controller that holds the name and never listens is said to. */
+START_TEST(test_claimed_never_listening)
+{
+    const char *name = name_of("Stuck");
+    etl_control_answer *a;
+    etl_reader *r;
+    struct served sv;
+    char want[256];
+
+    etl_control_wait_ms = 200;
+    served_init(&sv, name, ETL_MODE_REAL_TIME, 1500);
+    served_start(&sv);
+    while (!atomic_load(&sv.started)) sleep_ms(1);
+    ck_assert_int_eq(ask(name, "query", &a), ETL_FATAL);
+    snprintf(want, sizeof want, "session %s: its controller (pid %ld) holds the name but has not listened on its "
+             "control socket for 200 ms (it is still starting the session, or stuck)", name, (long)getpid());
+    ck_assert_str_eq(etl_control_answer_error(a), want);
+    etl_control_answer_free(a);
+    ck_assert_int_eq(etl_reader_open_session(&r, name, NULL), ETL_FATAL);
+    ck_assert_ptr_nonnull(strstr(etl_reader_error(r), "has not listened on its control socket for 200 ms"));
+    etl_reader_close(r);
+    served_end(&sv);
+    etl_control_wait_ms = 5000;
+}
+END_TEST
+
 /* A real-time consumer through etl_reader_open_session, served by the controller's thread. */
 struct stopper {
     const char *name;
@@ -424,6 +475,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_owner_stop);
     tcase_add_test(tc, test_no_session);
     tcase_add_test(tc, test_orphaned);
+    tcase_add_test(tc, test_claimed_not_listening);
+    tcase_add_test(tc, test_claimed_never_listening);
     tcase_add_test(tc, test_consumer);
     tcase_add_test(tc, test_consumer_refused);
     suite_add_tcase(s, tc);

@@ -11,9 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "etl.h"
@@ -22,6 +24,8 @@
 
 /* A request line, and an answer line, is at most this long. */
 #define LINE_MAX_LEN 4096
+
+int etl_control_wait_ms = 5000;
 
 /* ---- names: provider specs, modes, clocks ---- */
 
@@ -163,9 +167,44 @@ int etl_control_socket_path(const char *name, char *out, size_t size, char *err,
     return ETL_OK;
 }
 
+/* Whether a live controller holds name (its lock file's flock, which a claim takes
+   exclusively), and its pid as the file says (0 while the claim has not written it). */
+static int name_held(const char *socket_path, long *pid)
+{
+    char path[sizeof ((struct sockaddr_un *)0)->sun_path + 8], buf[32];
+    size_t n = strlen(socket_path);
+    ssize_t k;
+    int fd, held;
+
+    *pid = 0;
+    if (n < 5 || n - 5 + sizeof ".lock" > sizeof path) return 0;
+    memcpy(path, socket_path, n - 5); /* ".sock" */
+    memcpy(path + n - 5, ".lock", sizeof ".lock");
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return 0;
+    held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    if (!held) flock(fd, LOCK_UN);
+    k = pread(fd, buf, sizeof buf - 1, 0);
+    if (k > 0) {
+        buf[k] = '\0';
+        *pid = strtol(buf, NULL, 10);
+    }
+    close(fd);
+    return held;
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 int etl_control_connect(const char *name, long *pid, char *err, size_t errsize)
 {
     struct sockaddr_un addr;
+    int64_t since = -1;
 
     *pid = 0;
     memset(&addr, 0, sizeof addr);
@@ -176,6 +215,18 @@ int etl_control_connect(const char *name, long *pid, char *err, size_t errsize)
         if (fd >= 0 && connect(fd, (struct sockaddr *)&addr, sizeof addr) == 0) return fd;
         e = errno;
         if (fd >= 0) close(fd);
+        /* A controller claims the name, starts the session, and only then listens: a client
+           that saw the name (etlrecord list, or a start that returned) waits for the socket. */
+        if ((e == ENOENT || e == ECONNREFUSED) && fd >= 0 && name_held(addr.sun_path, pid)) {
+            struct timespec tick = { 0, 10 * 1000000 };
+            if (since < 0) since = now_ms();
+            if (now_ms() - since >= etl_control_wait_ms) {
+                errno = ETIMEDOUT;
+                return -1;
+            }
+            nanosleep(&tick, NULL);
+            continue;
+        }
         if (e != ENOENT && e != ECONNREFUSED)
             snprintf(err, errsize, "session %s: %s: %s", name, addr.sun_path, strerror(e));
         errno = e;
@@ -284,6 +335,10 @@ int etl_control_request(etl_control_answer **out, const char *name, const char *
             snprintf(a->message, sizeof a->message,
                      "session %s is orphaned (its controller died); the next 'etlrecord start %s' cleans it up", name,
                      name);
+        else if (errno == ETIMEDOUT)
+            snprintf(a->message, sizeof a->message,
+                     "session %s: its controller (pid %ld) holds the name but has not listened on its control "
+                     "socket for %d ms (it is still starting the session, or stuck)", name, pid, etl_control_wait_ms);
         else snprintf(a->message, sizeof a->message, "%s", err);
         return ETL_FATAL;
     }
@@ -760,6 +815,9 @@ int etl_reader_open_session(etl_reader **out, const char *session, const etl_ope
             snprintf(why, sizeof why, "not a session name (1 to %d bytes, no '/' or control characters)",
                      ETL_SESSION_NAME_MAX);
         else if (errno == ENOENT || errno == ECONNREFUSED) snprintf(why, sizeof why, "no such session is running");
+        else if (errno == ETIMEDOUT)
+            snprintf(why, sizeof why, "its controller (pid %ld) holds the name but has not listened on its "
+                     "control socket for %d ms", pid, etl_control_wait_ms);
         /* The reader names the session itself. */
         else snprintf(why, sizeof why, "%s", strncmp(err, name, k) == 0 && err[k] == ':' ? err + k + 2 : err);
         return etl_reader_open_live(out, -1, opt, name, why);
