@@ -191,6 +191,24 @@ START_TEST(test_socket_path)
 }
 END_TEST
 
+/* A runtime directory that cannot be made: its error, not "no session". */
+START_TEST(test_runtime_dir_error)
+{
+    etl_control_answer *a;
+    etl_reader *r;
+
+    setenv("ETL_RUNTIME_DIR", "/nonexistent-libetl/run", 1);
+    ck_assert_int_eq(ask("Any", "query", &a), ETL_FATAL);
+    ck_assert_str_eq(etl_control_answer_error(a), "/nonexistent-libetl/run: cannot create the runtime directory: "
+                     "No such file or directory");
+    etl_control_answer_free(a);
+    ck_assert_int_eq(etl_reader_open_session(&r, "Any", NULL), ETL_FATAL);
+    ck_assert_str_eq(etl_reader_error(r), "session Any: /nonexistent-libetl/run: cannot create the runtime "
+                     "directory: No such file or directory");
+    etl_reader_close(r);
+}
+END_TEST
+
 START_TEST(test_requests)
 {
     const char *name = name_of("Req");
@@ -471,6 +489,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_names);
     tcase_add_test(tc, test_socket_path);
+    tcase_add_test(tc, test_runtime_dir_error);
     tcase_add_test(tc, test_requests);
     tcase_add_test(tc, test_owner_stop);
     tcase_add_test(tc, test_no_session);

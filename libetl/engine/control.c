@@ -207,6 +207,7 @@ int etl_control_connect(const char *name, long *pid, char *err, size_t errsize)
     int64_t since = -1;
 
     *pid = 0;
+    if (errsize) err[0] = '\0';
     memset(&addr, 0, sizeof addr);
     addr.sun_family = AF_UNIX;
     if (etl_control_socket_path(name, addr.sun_path, sizeof addr.sun_path, err, errsize) != ETL_OK) return -1;
@@ -330,7 +331,8 @@ int etl_control_request(etl_control_answer **out, const char *name, const char *
     err[0] = '\0';
     fd = etl_control_connect(name, &pid, err, sizeof err);
     if (fd < 0) {
-        if (errno == ENOENT) snprintf(a->message, sizeof a->message, "no session %s", name);
+        if (err[0]) snprintf(a->message, sizeof a->message, "%s", err);
+        else if (errno == ENOENT) snprintf(a->message, sizeof a->message, "no session %s", name);
         else if (errno == ECONNREFUSED)
             snprintf(a->message, sizeof a->message,
                      "session %s is orphaned (its controller died); the next 'etlrecord start %s' cleans it up", name,
@@ -339,7 +341,6 @@ int etl_control_request(etl_control_answer **out, const char *name, const char *
             snprintf(a->message, sizeof a->message,
                      "session %s: its controller (pid %ld) holds the name but has not listened on its control "
                      "socket for %d ms (it is still starting the session, or stuck)", name, pid, etl_control_wait_ms);
-        else snprintf(a->message, sizeof a->message, "%s", err);
         return ETL_FATAL;
     }
     if (send_all(fd, request, strlen(request)) != 0 || send_all(fd, "\n", 1) != 0 || !(f = fdopen(fd, "r"))) {
@@ -814,12 +815,12 @@ int etl_reader_open_session(etl_reader **out, const char *session, const etl_ope
         if (errno == EINVAL)
             snprintf(why, sizeof why, "not a session name (1 to %d bytes, no '/' or control characters)",
                      ETL_SESSION_NAME_MAX);
+        /* The reader names the session itself. */
+        else if (err[0]) snprintf(why, sizeof why, "%s", strncmp(err, name, k) == 0 && err[k] == ':' ? err + k + 2 : err);
         else if (errno == ENOENT || errno == ECONNREFUSED) snprintf(why, sizeof why, "no such session is running");
-        else if (errno == ETIMEDOUT)
+        else
             snprintf(why, sizeof why, "its controller (pid %ld) holds the name but has not listened on its "
                      "control socket for %d ms", pid, etl_control_wait_ms);
-        /* The reader names the session itself. */
-        else snprintf(why, sizeof why, "%s", strncmp(err, name, k) == 0 && err[k] == ':' ? err + k + 2 : err);
         return etl_reader_open_live(out, -1, opt, name, why);
     }
     if (send_all(fd, "consume\n", 8) != 0) {

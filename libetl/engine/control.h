@@ -18,9 +18,9 @@ int etl_control_socket_path(const char *name, char *out, size_t size, char *err,
 /*
  * Connects to the controller of name: the socket, or -1 with errno ENOENT (no session),
  * ECONNREFUSED (orphaned: the socket is there, no live controller holds the name), ETIMEDOUT
- * (a live controller has held the name for etl_control_wait_ms without listening), or another
- * (err says why; for EINVAL, that name is not a session name). pid gets the controller's pid
- * for ETIMEDOUT.
+ * (a live controller has held the name for etl_control_wait_ms without listening), with err
+ * empty; or another failure, err saying why (for EINVAL, that name is not a session name).
+ * pid gets the controller's pid for ETIMEDOUT.
  */
 int etl_control_connect(const char *name, long *pid, char *err, size_t errsize);
 /* How long a client waits, in ms, for the socket of a name that a live controller holds
