@@ -1189,8 +1189,8 @@ ETL_API void etl_controller_close(etl_controller *c);
  * A client: sends request to the controller of the session name and reads its answer into
  * *out. ETL_OK when it answered "ok"; ETL_FAILED when it answered "error MESSAGE"
  * (etl_control_answer_error gives MESSAGE); ETL_FATAL when no answer came: no session of that
- * name, an orphaned one, a controller that died in the middle; the message, naming the
- * session, in etl_control_answer_error. A name that a live controller holds while its socket
+ * name, an orphaned one, a controller that died in the middle, a runtime directory that
+ * cannot be used; the message, naming the session, in etl_control_answer_error. A name that a live controller holds while its socket
  * is not there yet (the controller is starting its session) is waited for, up to 5 s.
  * *out is NULL only without memory; free it with etl_control_answer_free.
  */
@@ -1203,9 +1203,10 @@ ETL_API const char *etl_control_answer_value(const etl_control_answer *a, const 
 ETL_API const char *etl_control_answer_error(const etl_control_answer *a);
 ETL_API void etl_control_answer_free(etl_control_answer *a);
 
-/* (Capture, not engine:) a controller's kernel capture (etl_session_enable_kernel) and LBR (etl_session_configure_lbr,
-   etl_lbr_capture_start), as hooks: fill the first part, then etl_controller_capture_hooks
-   gives hooks (that use cap, which must outlive the controller). */
+/* (The capture layer's, libetl/capture/controlhooks.c:) a controller's kernel capture
+   (etl_session_enable_kernel) and LBR (etl_session_configure_lbr, etl_lbr_capture_start) as
+   its hooks: fill cap, then etl_controller_capture_hooks fills hooks, which use cap (it must
+   outlive the controller). The kernel capture starts after the providers are enabled. */
 typedef struct etl_controller_capture {
     uint32_t kernel_flags, kernel_stackwalk; /* ETL_KERNEL_*; 0: not a kernel session */
     uint32_t profile_interval_us;            /* 0: 1000 */

@@ -191,6 +191,33 @@ START_TEST(test_socket_path)
 }
 END_TEST
 
+/* The kernel capture's and LBR's hooks: what query says of them; nothing to start or stop
+   when neither is asked for. */
+START_TEST(test_capture_hooks)
+{
+    etl_controller_capture cap;
+    etl_controller_hooks h;
+    char out[256], err[64];
+
+    memset(&cap, 0, sizeof cap);
+    etl_controller_capture_hooks(&cap, &h);
+    ck_assert_ptr_eq(h.arg, &cap);
+    ck_assert_int_eq(h.start(h.arg, NULL, err, sizeof err), ETL_OK);
+    h.describe(h.arg, out, sizeof out);
+    ck_assert_str_eq(out, "");
+    h.stop(h.arg);
+    cap.kernel_flags = ETL_KERNEL_PROCESS | ETL_KERNEL_PROFILE;
+    cap.kernel_stackwalk = ETL_KERNEL_PROFILE;
+    cap.lbr_count = 1;
+    cap.lbr_text = "cswitch";
+    h.describe(h.arg, out, sizeof out);
+    ck_assert_str_eq(out, "LastBranchRecord cswitch\nKernelFlags process,profile\nKernelStackWalk profile\n"
+                          "ProfileInterval 1000\n");
+    h.describe(h.arg, out, 20); /* cut short, terminated */
+    ck_assert_str_eq(out, "LastBranchRecord cs");
+}
+END_TEST
+
 /* A runtime directory that cannot be made: its error, not "no session". */
 START_TEST(test_runtime_dir_error)
 {
@@ -489,6 +516,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_names);
     tcase_add_test(tc, test_socket_path);
+    tcase_add_test(tc, test_capture_hooks);
     tcase_add_test(tc, test_runtime_dir_error);
     tcase_add_test(tc, test_requests);
     tcase_add_test(tc, test_owner_stop);
