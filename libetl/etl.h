@@ -11,6 +11,7 @@
 #include "etl/session.h"  /* sessions, LBR capture, kernel events, session names */
 #include "etl/provider.h" /* providers */
 #include "etl/merge.h"    /* merging */
+#include "etl/control.h"  /* session control: a named session's controller and its clients */
 #include "etl/output.h"   /* events as text, JSON lines, CSV; summaries; normalized lines; comparing traces */
 #include "etl/kernel-state.h" /* DiskIo pairing, the thread on each processor, names over time */
 #include "etl/load.h"     /* the SQLite loader */

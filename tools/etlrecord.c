@@ -1,22 +1,18 @@
 /* SPDX-License-Identifier: MIT */
-/* etlrecord: start, query, flush, update, stop and list named sessions (doc/etlrecord-design.md). */
-#define _GNU_SOURCE /* struct ucred, SO_PEERCRED */
+/* etlrecord: start, query, flush, update, stop and list named sessions (doc/etlrecord-design.md);
+   the controller and its protocol are libetl's (etl_controller_*, etl_control_request). */
+#define _GNU_SOURCE /* pipe2, pidfd_open */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -112,12 +108,6 @@ static const char usage_text[] =
 enum { OPT_MODE = 256, OPT_BUFSIZE, OPT_MINBUF, OPT_MAXBUF, OPT_MAXFILE, OPT_FLUSH, OPT_CLOCK, OPT_PROVIDER,
        OPT_JSON, OPT_STACKWALK, OPT_NAME, OPT_LBR, OPT_LBR_FILTER, OPT_KERNEL, OPT_PROFILE, OPT_DIRECT };
 
-struct provider_spec {
-    etl_guid guid;
-    uint8_t level;
-    uint64_t keywords;
-};
-
 struct options {
     const char *name;
     const char *output;
@@ -137,80 +127,6 @@ struct options {
     char **command;         /* run: the command and its arguments */
 };
 
-/* ---- small parsers shared by the command line and the controller ---- */
-
-/* GUID|NAME[:LEVEL[:KEYWORDS]]; -1 with a message in err. */
-static int parse_provider(const char *spec, struct provider_spec *out, char *err, size_t errsize)
-{
-    char buf[256], *level, *kw = NULL;
-    uint32_t lv = 0;
-
-    if (strlen(spec) >= sizeof buf) {
-        snprintf(err, errsize, "provider '%.40s...' is too long", spec);
-        return -1;
-    }
-    strcpy(buf, spec);
-    level = strchr(buf, ':');
-    if (level) {
-        *level++ = '\0';
-        kw = strchr(level, ':');
-        if (kw) *kw++ = '\0';
-    }
-    memset(out, 0, sizeof *out);
-    if (etl_guid_parse_provider(buf, &out->guid) != ETL_OK) {
-        snprintf(err, errsize, "provider '%s': not a GUID or a provider name libetl knows", buf);
-        return -1;
-    }
-    if (level && *level && tool_parse_u32(level, 255, &lv) != 0) {
-        snprintf(err, errsize, "provider '%s': level '%s' is not 0 to 255", spec, level);
-        return -1;
-    }
-    out->level = (uint8_t)lv;
-    if (kw && *kw) {
-        if (tool_parse_u64(kw, &out->keywords) != 0) {
-            snprintf(err, errsize, "provider '%s': keywords '%s' are not a number (0x10)", spec, kw);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static const struct {
-    const char *name;
-    uint32_t mode;
-} modes[] = {
-    { "sequential", ETL_MODE_FILE_SEQUENTIAL },
-    { "circular", ETL_MODE_FILE_CIRCULAR },
-    { "newfile", ETL_MODE_FILE_NEWFILE },
-    { "buffering", ETL_MODE_BUFFERING },
-    { "realtime", ETL_MODE_REAL_TIME },
-};
-
-static const struct {
-    const char *name;
-    int clock;
-} clocks[] = {
-    { "perfcounter", ETL_CLOCK_PERFCOUNTER },
-    { "systemtime", ETL_CLOCK_SYSTEMTIME },
-    { "cycle", ETL_CLOCK_CPUCYCLE },
-};
-
-/* The mode's name; a real-time session with a file is "sequential+realtime". */
-static const char *mode_name(uint32_t mode)
-{
-    if (mode == (ETL_MODE_REAL_TIME | ETL_MODE_FILE_SEQUENTIAL)) return "sequential+realtime";
-    for (unsigned i = 0; i < sizeof modes / sizeof modes[0]; i++)
-        if (modes[i].mode == mode) return modes[i].name;
-    return "?";
-}
-
-static const char *clock_name(int clock)
-{
-    for (unsigned i = 0; i < sizeof clocks / sizeof clocks[0]; i++)
-        if (clocks[i].clock == clock) return clocks[i].name;
-    return "?";
-}
-
 /* An absolute path for the controller, which works from "/"; NULL without memory. */
 static char *absolute(const char *path)
 {
@@ -224,471 +140,22 @@ static char *absolute(const char *path)
     return out;
 }
 
-/* RUNTIME/KEY.sock into out; -1 with a message in err. */
-static int socket_path(const char *name, char *out, size_t size, char *err, size_t errsize)
-{
-    char dir[4096], key[ETL_SESSION_NAME_MAX + 1];
+/* ---- start options: the controller's configuration ---- */
 
-    if (etl_session_name_key(name, key) != ETL_OK) {
-        snprintf(err, errsize, "'%s' is not a session name (1 to %d bytes, no '/' or control characters)", name,
-                 ETL_SESSION_NAME_MAX);
-        return -1;
-    }
-    if (etl_runtime_dir(dir, sizeof dir, err, errsize) != ETL_OK) return -1;
-    if ((size_t)snprintf(out, size, "%s/%s.sock", dir, key) >= size) {
-        snprintf(err, errsize, "session %s: the socket path %.200s/%s.sock is too long", name, dir, key);
-        return -1;
-    }
-    return 0;
-}
-
-/* ---- the controller: the process that owns a session ---- */
-
-/* A real-time consumer and the thread that serves it. */
-struct consumer {
-    etl_session *session;
-    int fd;
-    pthread_t thread;
-    atomic_int done;
-    struct consumer *next;
+/* What the controller of a session is started with. */
+struct start {
+    etl_controller_config cfg;
+    etl_controller_capture cap;   /* --kernel and --lbr, as the controller's hooks */
+    etl_controller_hooks hooks;
+    etl_provider_spec *specs;
+    char *file;                   /* -o, absolute */
 };
 
-struct controller {
-    struct consumer *consumers;
-    const char *name;
-    uint32_t kernel_flags, kernel_stackwalk, profile_interval_us; /* a kernel session's */
-    int stackwalk;             /* providers enabled with EVENT_ENABLE_PROPERTY_STACK_TRACE */
-    int direct_io;             /* the file written past the page cache */
-    etl_session_properties props;
-    etl_session *session;
-    etl_session_name *claim;
-    struct provider_spec *providers;
-    unsigned nproviders;
-    int listen_fd;
-    /* --lbr: the triggers, the filters, and the capture once it runs */
-    etl_classic_event_id lbr_events[ETL_LBR_MAX_EVENTS];
-    unsigned lbr_count;
-    uint32_t lbr_flags;
-    const char *lbr_text, *lbr_filter_text; /* as given, for query */
-    etl_lbr_capture *lbr_capture;
-};
-
-/* Enables p in the session and records it (replacing an earlier enable of its GUID). */
-static int controller_enable(struct controller *c, const struct provider_spec *p, char *err, size_t errsize)
+static void start_free(struct start *st)
 {
-    char g[ETL_GUID_STRING_SIZE];
-    unsigned i;
-
-    if (etl_session_enable_provider_ex(c->session, &p->guid, p->level, p->keywords, 0,
-                                       c->stackwalk ? ETL_ENABLE_STACK_TRACE : 0) != ETL_OK) {
-        snprintf(err, errsize, "provider %s could not be enabled: %s", etl_guid_format(&p->guid, g),
-                 strerror(errno));
-        return -1;
-    }
-    for (i = 0; i < c->nproviders && !etl_guid_equal(&c->providers[i].guid, &p->guid); i++) {}
-    if (i == c->nproviders) {
-        struct provider_spec *n = realloc(c->providers, (c->nproviders + 1) * sizeof *n);
-        if (!n) {
-            snprintf(err, errsize, "out of memory");
-            return -1;
-        }
-        c->providers = n;
-        c->nproviders++;
-    }
-    c->providers[i] = *p;
-    return 0;
+    free(st->specs);
+    free(st->file);
 }
-
-static void send_stats(FILE *f, const etl_session_stats *st)
-{
-    fprintf(f, "NumberOfBuffers %u\nFreeBuffers %u\nEventsLost %llu\nBuffersWritten %u\nLogBuffersLost %u\n"
-            "RealTimeBuffersLost %u\n", st->number_of_buffers, st->free_buffers,
-            (unsigned long long)st->events_lost, st->buffers_written, st->log_buffers_lost,
-            st->real_time_buffers_lost);
-    /* libetl's own: for sessions shared by processes, buffers taken back from writer
-       processes that died holding them, and processes that could not map the session; for
-       real-time sessions, the events in the RealTimeBuffersLost buffers. */
-    fprintf(f, "BuffersReclaimed %u\nWritersRefused %u\nRealTimeEventsLost %llu\n", st->buffers_reclaimed,
-            st->writers_refused, (unsigned long long)st->real_time_events_lost);
-}
-
-/* The properties in effect (the engine's defaults resolved), as EVENT_TRACE_PROPERTIES names them. */
-static void send_properties(FILE *f, const struct controller *c)
-{
-    etl_session_properties resolved, *p = &resolved;
-    char g[ETL_GUID_STRING_SIZE];
-
-    etl_session_properties_get(c->session, &resolved);
-    fprintf(f, "LoggerName %s\n", c->name);
-    if (p->log_file_name) fprintf(f, "LogFileName %s\n", p->log_file_name);
-    fprintf(f, "ControllerPid %ld\nLogFileMode %s\nBufferSize %u\nMinimumBuffers %u\nMaximumBuffers %u\n"
-            "MaximumFileSize %u\nFlushTimer %u\nClockType %s\n", (long)getpid(), mode_name(p->log_file_mode),
-            p->buffer_size_kb, p->minimum_buffers, p->maximum_buffers, p->maximum_file_size_mb,
-            p->flush_timer_s, clock_name(p->clock_type));
-    if (c->stackwalk) fputs("StackWalk 1\n", f);
-    if (c->direct_io) fputs("DirectIO 1\n", f);
-    if (c->lbr_count) {
-        fprintf(f, "LastBranchRecord %s\n", c->lbr_text);
-        if (c->lbr_filter_text) fprintf(f, "LastBranchFilter %s\n", c->lbr_filter_text);
-    }
-    if (c->kernel_flags) {
-        char names[128];
-        fprintf(f, "KernelFlags %s\n", etl_kernel_flags_format(c->kernel_flags, names, sizeof names));
-        if (c->kernel_stackwalk)
-            fprintf(f, "KernelStackWalk %s\n", etl_kernel_flags_format(c->kernel_stackwalk, names, sizeof names));
-        if (c->kernel_flags & ETL_KERNEL_PROFILE) fprintf(f, "ProfileInterval %u\n", c->profile_interval_us);
-    }
-    for (unsigned i = 0; i < c->nproviders; i++)
-        fprintf(f, "Provider %s %u 0x%llx\n", etl_guid_format(&c->providers[i].guid, g), c->providers[i].level,
-                (unsigned long long)c->providers[i].keywords);
-}
-
-/* "update provider SPEC flush-timer S max-buffers N ...": all checked before any is applied;
-   the maximum number of buffers, the one that may then fail (no room), first. */
-static void serve_update(FILE *f, struct controller *c, char *args)
-{
-    struct provider_spec specs[64];
-    unsigned n = 0;
-    uint32_t flush_timer = 0, max_buffers = 0;
-    int has_flush_timer = 0, has_max_buffers = 0;
-    char err[512], *save = NULL;
-
-    for (char *k = strtok_r(args, " ", &save); k; k = strtok_r(NULL, " ", &save)) {
-        char *v = strtok_r(NULL, " ", &save);
-        if (!v) {
-            fprintf(f, "error update: '%s' has no value\n", k);
-            return;
-        }
-        if (strcmp(k, "flush-timer") == 0 || strcmp(k, "max-buffers") == 0) {
-            int timer = k[0] == 'f';
-            if (tool_parse_u32(v, UINT32_MAX, timer ? &flush_timer : &max_buffers) != 0) {
-                fprintf(f, "error update: %s '%s' is not a number\n", k, v);
-                return;
-            }
-            if (timer) has_flush_timer = 1;
-            else has_max_buffers = 1;
-            continue;
-        }
-        if (strcmp(k, "provider") != 0) {
-            fprintf(f, "error update: unknown setting '%s'\n", k);
-            return;
-        }
-        if (n == sizeof specs / sizeof specs[0]) {
-            fprintf(f, "error update: too many providers at once\n");
-            return;
-        }
-        if (parse_provider(v, &specs[n++], err, sizeof err) != 0) {
-            fprintf(f, "error %s\n", err);
-            return;
-        }
-    }
-    if ((has_max_buffers && etl_session_set_maximum_buffers(c->session, max_buffers, err, sizeof err) != ETL_OK) ||
-        (has_flush_timer && etl_session_set_flush_timer(c->session, flush_timer, err, sizeof err) != ETL_OK)) {
-        fprintf(f, "error %s\n", err);
-        return;
-    }
-    for (unsigned i = 0; i < n; i++)
-        if (controller_enable(c, &specs[i], err, sizeof err) != 0) {
-            fprintf(f, "error %s\n", err);
-            return;
-        }
-    send_properties(f, c);
-    fputs("ok\n", f);
-}
-
-/* Stops the session and gives the name back; the answer goes to f (NULL: nobody asked). */
-static int controller_stop(struct controller *c, FILE *f)
-{
-    etl_session_stats st;
-    int rc;
-
-    etl_lbr_capture_stop(c->lbr_capture);
-    c->lbr_capture = NULL;
-    rc = etl_session_stop(c->session, &st);
-
-    c->session = NULL;
-    while (c->consumers) { /* done: the stop waited for the one attached */
-        struct consumer *k = c->consumers;
-        pthread_join(k->thread, NULL);
-        c->consumers = k->next;
-        free(k);
-    }
-    close(c->listen_fd);
-    etl_session_name_release(c->claim);
-    if (!f) return rc;
-    fprintf(f, "LoggerName %s\n", c->name);
-    if (c->props.log_file_name) fprintf(f, "LogFileName %s\n", c->props.log_file_name);
-    send_stats(f, &st);
-    if (rc != ETL_OK) fprintf(f, "error the file could not be written: %s\n", st.error);
-    else fputs("ok\n", f);
-    return rc;
-}
-
-/* Reads one request line (without its newline) from fd; -1 when none came. */
-static int read_request(int fd, char *line, size_t size)
-{
-    size_t n = 0;
-
-    while (n + 1 < size) {
-        ssize_t r = read(fd, line + n, size - 1 - n);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) break;
-        n += (size_t)r;
-        if (memchr(line, '\n', n)) break;
-    }
-    line[n] = '\0';
-    line[strcspn(line, "\n")] = '\0';
-    return n ? 0 : -1;
-}
-
-/* A real-time consumer's thread: the session's stream until the stop, or until it goes. */
-static void *consumer_thread(void *arg)
-{
-    struct consumer *k = arg;
-
-    etl_session_realtime_deliver(k->session);
-    close(k->fd);
-    atomic_store(&k->done, 1);
-    return NULL;
-}
-
-/* "consume": the connection becomes the session's real-time consumer, served by a thread of
-   its own (the session's stop waits for it to take what is left). */
-static void serve_consumer(struct controller *c, int fd)
-{
-    struct timeval none = { 0, 0 };
-    struct consumer *k;
-
-    /* Threads of consumers that went are joined here, and at the stop. */
-    for (struct consumer **p = &c->consumers; (k = *p);) {
-        if (atomic_load(&k->done)) {
-            pthread_join(k->thread, NULL);
-            *p = k->next;
-            free(k);
-        } else {
-            p = &k->next;
-        }
-    }
-    k = calloc(1, sizeof *k);
-    if (!k || etl_session_realtime_attach(c->session, fd) != ETL_OK) {
-        if (!k && write(fd, "error out of memory\n", 20) < 0) {}
-        free(k);
-        close(fd);
-        return;
-    }
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof none);
-    k->session = c->session;
-    k->fd = fd;
-    if (pthread_create(&k->thread, NULL, consumer_thread, k) != 0) {
-        /* The consumer is attached: it must be served, here then, until the stop or it goes. */
-        consumer_thread(k);
-        free(k);
-        return;
-    }
-    k->next = c->consumers;
-    c->consumers = k;
-}
-
-/* Serves one connection; 1 when the session was stopped. */
-static int serve(struct controller *c, int fd)
-{
-    struct ucred cred;
-    socklen_t len = sizeof cred;
-    struct timeval tv = { 5, 0 };
-    char line[LINE_MAX_LEN];
-    FILE *f;
-    int stopped = 0, refused;
-
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    /* The request is read even from a peer refused: closing with it unread would reset the
-       connection before the peer reads why. */
-    if (read_request(fd, line, sizeof line) != 0) line[0] = '\0';
-    refused = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || (cred.uid != getuid() && cred.uid != 0);
-    if (!refused && strcmp(line, "consume") == 0) {
-        serve_consumer(c, fd);
-        return 0;
-    }
-    f = fdopen(fd, "r+");
-    if (!f) {
-        close(fd);
-        return 0;
-    }
-    if (refused) {
-        fprintf(f, "error session %s belongs to uid %ld; only it and root may control it\n", c->name,
-                (long)getuid());
-    }
-    else if (!line[0]) {
-        fputs("error no request\n", f);
-    }
-    else if (strcmp(line, "query") == 0) {
-        etl_session_stats st;
-        etl_session_query(c->session, &st);
-        send_properties(f, c);
-        send_stats(f, &st);
-        if (st.error[0]) fprintf(f, "error %s\n", st.error);
-        else fputs("ok\n", f);
-    }
-    else if (strcmp(line, "stop") == 0) {
-        controller_stop(c, f);
-        stopped = 1;
-    }
-    else if (strncmp(line, "flush", 5) == 0 && (line[5] == '\0' || line[5] == ' ')) {
-        const char *path = line[5] ? line + 6 : NULL;
-        int buffering = c->props.log_file_mode == ETL_MODE_BUFFERING;
-        if (buffering && !path) fputs("error a buffering session is flushed to a snapshot: flush -o SNAPSHOT\n", f);
-        else if (!buffering && path) fputs("error -o SNAPSHOT is for buffering sessions; this one writes its file\n", f);
-        else if ((buffering ? etl_session_snapshot(c->session, path) : etl_session_flush(c->session)) != ETL_OK)
-            fprintf(f, "error %s\n", etl_session_error(c->session));
-        else {
-            if (path) fprintf(f, "Snapshot %s\n", path);
-            fputs("ok\n", f);
-        }
-    }
-    else if (strncmp(line, "update ", 7) == 0) {
-        serve_update(f, c, line + 7);
-    }
-    else {
-        fprintf(f, "error unknown request '%s'\n", line);
-    }
-    fclose(f);
-    return stopped;
-}
-
-/* Tells the waiting 'start' how it went: "note TEXT", then "ok" or "error TEXT". */
-static void report(int fd, const char *kind, const char *text)
-{
-    char buf[LINE_MAX_LEN];
-    int n = snprintf(buf, sizeof buf, "%s %s\n", kind, text);
-
-    if (n > 0 && write(fd, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1) < 0) {}
-}
-
-/* --lbr: the triggers (enabled by now) configured and their capture started; 0, or -1 with
-   the message in err. */
-static int controller_lbr(struct controller *c, char *err, size_t size)
-{
-    if (!c->lbr_count) return 0;
-    if (etl_session_configure_lbr(c->session, c->lbr_flags, c->lbr_events, c->lbr_count, err, size) != ETL_OK)
-        return -1;
-    return etl_lbr_capture_start(&c->lbr_capture, c->session, err, size) == ETL_OK ? 0 : -1;
-}
-
-static int controller_listen(struct controller *c, char *err, size_t errsize)
-{
-    struct sockaddr_un addr;
-    char path[sizeof addr.sun_path];
-
-    if (socket_path(c->name, path, sizeof path, err, errsize) != 0) return -1;
-    memset(&addr, 0, sizeof addr);
-    addr.sun_family = AF_UNIX;
-    strcpy(addr.sun_path, path);
-    unlink(path); /* we hold the name: whatever is there is stale */
-    c->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (c->listen_fd < 0 || bind(c->listen_fd, (struct sockaddr *)&addr, sizeof addr) != 0 ||
-        chmod(path, 0600) != 0 || listen(c->listen_fd, 16) != 0) {
-        snprintf(err, errsize, "session %s: control socket %s: %s", c->name, path, strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
-/*
- * Claims the name, starts the session, enables its providers, listens: 0, or -1 with the
- * message in err. note gets a message for the user when an orphan of the name was cleaned
- * up ("" otherwise).
- */
-static int controller_setup(struct controller *c, const struct provider_spec *specs, unsigned n, char *note,
-                            char *err, size_t size)
-{
-    int orphan = 0;
-
-    note[0] = '\0';
-    if (etl_session_name_claim(&c->claim, c->name, &orphan, err, size) != ETL_OK) return -1;
-    if (orphan)
-        snprintf(note, size, "session %s: cleaned up what an earlier controller of that name left (it had died)",
-                 c->name);
-    if (etl_session_start(&c->session, &c->props) != ETL_OK) {
-        snprintf(err, size, "session %s: %s", c->name, c->session ? etl_session_error(c->session) : "out of memory");
-        if (c->session) etl_session_stop(c->session, NULL);
-        etl_session_name_release(c->claim);
-        return -1;
-    }
-    if (c->kernel_flags) {
-        char why[768];
-        if (etl_session_enable_kernel(c->session, c->kernel_flags, c->kernel_stackwalk, c->profile_interval_us * 10, why,
-                                      sizeof why) != ETL_OK) {
-            snprintf(err, size, "session %s: %s", c->name, why);
-            etl_session_stop(c->session, NULL);
-            etl_session_name_release(c->claim);
-            return -1;
-        }
-    }
-    for (unsigned i = 0; i < n; i++)
-        if (controller_enable(c, &specs[i], err, size) != 0) break;
-    if (c->nproviders < n || controller_lbr(c, err, size) != 0 || controller_listen(c, err, size) != 0) {
-        etl_lbr_capture_stop(c->lbr_capture);
-        etl_session_stop(c->session, NULL);
-        etl_session_name_release(c->claim);
-        return -1;
-    }
-    return 0;
-}
-
-/*
- * Serves the control socket until a request stops the session (1) or done(arg) is true (0),
- * which is asked at least every 200 ms, and as soon as wake_fd (-1: none) is readable.
- */
-static int controller_serve(struct controller *c, int (*done)(void *), void *arg, int wake_fd)
-{
-    for (;;) {
-        struct pollfd p[2] = { { c->listen_fd, POLLIN, 0 }, { wake_fd, POLLIN, 0 } };
-        int fd;
-        if (done(arg)) return 0;
-        if (poll(p, wake_fd >= 0 ? 2 : 1, 200) <= 0 || !(p[0].revents & POLLIN)) continue;
-        fd = accept4(c->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-        if (fd >= 0 && serve(c, fd)) return 1;
-    }
-}
-
-static int interrupted(void *arg)
-{
-    (void)arg;
-    return tool_interrupted != 0;
-}
-
-/* The controller's life: set up, serve until stopped or signalled; never returns. */
-static void controller_run(struct controller *c, const struct provider_spec *specs, unsigned n, int report_fd)
-{
-    char note[1024], err[1024];
-    int devnull = open("/dev/null", O_RDWR), rc;
-
-    /* Nothing of the caller's stays open in a process that may live for days (a make
-       jobserver, a pipe its caller waits on), but the pipe to 'start' and stderr. */
-    for (int fd = 3; fd < 1024; fd++)
-        if (fd != report_fd && fd != devnull) close(fd);
-    setsid();
-    umask(077);
-    signal(SIGPIPE, SIG_IGN);
-    tool_catch_signals();
-    if (devnull >= 0) {
-        dup2(devnull, 0);
-        dup2(devnull, 1);
-    }
-    if (chdir("/") != 0) {}
-    rc = controller_setup(c, specs, n, note, err, sizeof err);
-    if (note[0]) report(report_fd, "note", note);
-    if (rc != 0) {
-        report(report_fd, "error", err);
-        _exit(EXIT_ERROR);
-    }
-    report(report_fd, "ok", "running");
-    close(report_fd);
-    if (devnull >= 0) dup2(devnull, 2);
-    if (controller_serve(c, interrupted, NULL, -1)) _exit(0);
-    _exit(controller_stop(c, NULL) == ETL_OK ? 0 : EXIT_ERROR);
-}
-
-/* ---- the commands ---- */
 
 static int start_properties(const struct options *o, etl_session_properties *p)
 {
@@ -702,24 +169,14 @@ static int start_properties(const struct options *o, etl_session_properties *p)
     p->clock_type = ETL_CLOCK_PERFCOUNTER;
     p->engine_flags = ETL_ENGINE_SHARED; /* providers of any process of the user write into it */
     if (o->direct_io) p->engine_flags |= ETL_ENGINE_DIRECT_IO;
-    if (o->mode) {
-        unsigned i;
-        for (i = 0; i < sizeof modes / sizeof modes[0] && strcmp(modes[i].name, o->mode) != 0; i++) {}
-        if (i == sizeof modes / sizeof modes[0]) {
-            fprintf(stderr, "etlrecord: --mode: '%s' is not sequential, circular, newfile, buffering or realtime\n",
-                    o->mode);
-            return -1;
-        }
-        p->log_file_mode = modes[i].mode;
+    if (o->mode && etl_session_mode_from_name(o->mode, &p->log_file_mode) != ETL_OK) {
+        fprintf(stderr, "etlrecord: --mode: '%s' is not sequential, circular, newfile, buffering or realtime\n",
+                o->mode);
+        return -1;
     }
-    if (o->clock) {
-        unsigned i;
-        for (i = 0; i < sizeof clocks / sizeof clocks[0] && strcmp(clocks[i].name, o->clock) != 0; i++) {}
-        if (i == sizeof clocks / sizeof clocks[0]) {
-            fprintf(stderr, "etlrecord: --clock: '%s' is not perfcounter, systemtime or cycle\n", o->clock);
-            return -1;
-        }
-        p->clock_type = clocks[i].clock;
+    if (o->clock && etl_clock_from_name(o->clock, &p->clock_type) != ETL_OK) {
+        fprintf(stderr, "etlrecord: --clock: '%s' is not perfcounter, systemtime or cycle\n", o->clock);
+        return -1;
     }
     if (p->log_file_mode == ETL_MODE_BUFFERING && o->output) {
         fputs("etlrecord: a buffering session has no file (-o); write snapshots with 'etlrecord flush NAME -o "
@@ -735,20 +192,20 @@ static int start_properties(const struct options *o, etl_session_properties *p)
     return 0;
 }
 
-/* --lbr TRIGGER,... and --lbr-filter NAME,... into c, and whether this machine can capture
+/* --lbr TRIGGER,... and --lbr-filter NAME,... into cap, and whether this machine can capture
    LBR at all (before any session starts): 0, or -1 (printed). */
-static int lbr_config(const struct options *o, struct controller *c)
+static int lbr_config(const struct options *o, etl_controller_capture *cap)
 {
     char err[512], *list = strdup(o->lbr), *save = NULL;
 
     if (!list) return -1;
     for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (c->lbr_count == ETL_LBR_MAX_EVENTS) {
+        if (cap->lbr_count == ETL_LBR_MAX_EVENTS) {
             fprintf(stderr, "etlrecord: --lbr: at most %d triggers\n", ETL_LBR_MAX_EVENTS);
             free(list);
             return -1;
         }
-        if (etl_lbr_trigger_parse(t, &c->lbr_events[c->lbr_count++]) != ETL_OK) {
+        if (etl_lbr_trigger_parse(t, &cap->lbr_events[cap->lbr_count++]) != ETL_OK) {
             fprintf(stderr, "etlrecord: --lbr: unknown trigger '%s' (profile, pmc, cswitch, readythread or "
                     "GUID:TYPE)\n", t);
             free(list);
@@ -756,76 +213,140 @@ static int lbr_config(const struct options *o, struct controller *c)
         }
     }
     free(list);
-    if (!c->lbr_count) {
+    if (!cap->lbr_count) {
         fputs("etlrecord: --lbr needs a trigger (profile, pmc, cswitch, readythread or GUID:TYPE)\n", stderr);
         return -1;
     }
-    if ((o->lbr_filter && etl_lbr_filter_parse(o->lbr_filter, &c->lbr_flags, err, sizeof err) != ETL_OK) ||
-        etl_lbr_capture_probe(c->lbr_flags, err, sizeof err) != ETL_OK) {
+    if ((o->lbr_filter && etl_lbr_filter_parse(o->lbr_filter, &cap->lbr_flags, err, sizeof err) != ETL_OK) ||
+        etl_lbr_capture_probe(cap->lbr_flags, err, sizeof err) != ETL_OK) {
         fprintf(stderr, "etlrecord: %s\n", err);
         return -1;
     }
     return 0;
 }
 
-/* The controller of session name as the start options describe it (c zeroed first), and the
-   providers to enable (*specs, o->nproviders of them, to free): 0, or -1 (printed). */
-static int controller_config(const struct options *o, const char *name, struct controller *c,
-                             struct provider_spec **specs)
+/* The controller of session name as the start options describe it (st zeroed first; the
+   caller frees it with start_free): 0, or -1 (printed). */
+static int start_config(const struct options *o, const char *name, struct start *st)
 {
     char err[512];
 
-    memset(c, 0, sizeof *c);
-    c->name = name;
-    *specs = NULL;
-    if (start_properties(o, &c->props) != 0) return -1;
-    c->props.logger_name = name;
-    c->stackwalk = o->stackwalk && !o->kernel;
-    c->direct_io = o->direct_io;
-    c->kernel_flags = o->kernel_flags;
-    c->kernel_stackwalk = o->kernel_stackwalk;
-    c->profile_interval_us = o->profile_interval_us ? o->profile_interval_us : 1000;
-    *specs = calloc(o->nproviders + 1, sizeof **specs);
-    if (!*specs) return -1;
+    memset(st, 0, sizeof *st);
+    if (start_properties(o, &st->cfg.properties) != 0) return -1;
+    st->cfg.properties.logger_name = name;
+    st->cfg.stackwalk = o->stackwalk && !o->kernel;
+    st->cap.kernel_flags = o->kernel_flags;
+    st->cap.kernel_stackwalk = o->kernel_stackwalk;
+    st->cap.profile_interval_us = o->profile_interval_us ? o->profile_interval_us : 1000;
+    st->specs = calloc(o->nproviders + 1, sizeof *st->specs);
+    if (!st->specs) return -1;
     for (unsigned i = 0; i < o->nproviders; i++)
-        if (parse_provider(o->providers[i], &(*specs)[i], err, sizeof err) != 0) {
+        if (etl_provider_spec_parse(o->providers[i], &st->specs[i], err, sizeof err) != ETL_OK) {
             fprintf(stderr, "etlrecord: %s\n", err);
-            free(*specs);
             return -1;
         }
-    if (o->lbr && lbr_config(o, c) != 0) {
-        free(*specs);
-        return -1;
-    }
-    c->lbr_text = o->lbr; /* (argv's: they live as long as the process) */
-    c->lbr_filter_text = o->lbr_filter;
-    if (o->output && !(c->props.log_file_name = absolute(o->output))) {
+    st->cfg.providers = st->specs;
+    st->cfg.provider_count = o->nproviders;
+    if (o->lbr && lbr_config(o, &st->cap) != 0) return -1;
+    st->cap.lbr_text = o->lbr; /* (argv's: they live as long as the process) */
+    st->cap.lbr_filter_text = o->lbr_filter;
+    if (o->output && !(st->file = absolute(o->output))) {
         fprintf(stderr, "etlrecord: %s: %s\n", o->output, strerror(errno));
-        free(*specs);
         return -1;
     }
+    st->cfg.properties.log_file_name = st->file;
+    etl_controller_capture_hooks(&st->cap, &st->hooks);
+    st->cfg.hooks = &st->hooks;
     return 0;
+}
+
+/* ---- start: a controller in the background ---- */
+
+/* Tells the waiting 'start' how it went: "note TEXT", then "ok" or "error TEXT". */
+static void report(int fd, const char *kind, const char *text)
+{
+    char buf[LINE_MAX_LEN];
+    int n = snprintf(buf, sizeof buf, "%s %s\n", kind, text);
+
+    if (n > 0 && write(fd, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1) < 0) {}
+}
+
+static int interrupted(void *arg)
+{
+    (void)arg;
+    return tool_interrupted != 0;
+}
+
+/* Starts the controller; what it says of an orphan it cleaned up, and why it failed, go to
+   say, or without one to report_fd as report lines. NULL when it did not start. */
+static etl_controller *start_controller(struct start *st, FILE *say, int report_fd)
+{
+    const char *name = st->cfg.properties.logger_name;
+    etl_controller *c;
+    char note[1024];
+    int orphan = 0, rc = etl_controller_start(&c, &st->cfg, &orphan);
+
+    if (orphan) {
+        snprintf(note, sizeof note,
+                 "session %s: cleaned up what an earlier controller of that name left (it had died)", name);
+        if (say) fprintf(say, "etlrecord: %s\n", note);
+        else report(report_fd, "note", note);
+    }
+    if (rc == ETL_OK) return c;
+    if (say) fprintf(say, "etlrecord: %s\n", etl_controller_error(c));
+    else report(report_fd, "error", etl_controller_error(c));
+    etl_controller_close(c);
+    return NULL;
+}
+
+/* The controller's life: set up, serve until stopped or signalled; never returns. */
+static void controller_run(struct start *st, int report_fd)
+{
+    int devnull = open("/dev/null", O_RDWR);
+    etl_controller *c;
+
+    /* Nothing of the caller's stays open in a process that may live for days (a make
+       jobserver, a pipe its caller waits on), but the pipe to 'start' and stderr. */
+    for (int fd = 3; fd < 1024; fd++)
+        if (fd != report_fd && fd != devnull) close(fd);
+    setsid();
+    umask(077);
+    signal(SIGPIPE, SIG_IGN);
+    tool_catch_signals();
+    if (devnull >= 0) {
+        dup2(devnull, 0);
+        dup2(devnull, 1);
+    }
+    if (chdir("/") != 0) {}
+    c = start_controller(st, NULL, report_fd);
+    if (!c) _exit(EXIT_ERROR);
+    report(report_fd, "ok", "running");
+    close(report_fd);
+    if (devnull >= 0) dup2(devnull, 2);
+    if (etl_controller_serve(c, interrupted, NULL, -1)) _exit(0);
+    _exit(etl_controller_stop(c, NULL) == ETL_OK ? 0 : EXIT_ERROR);
 }
 
 static int cmd_start(const struct options *o)
 {
-    struct controller c;
-    struct provider_spec *specs;
+    struct start st;
     char line[LINE_MAX_LEN];
     int pfd[2], status, ok = 0;
     pid_t pid;
     FILE *f;
 
-    if (controller_config(o, o->name, &c, &specs) != 0) return EXIT_ERROR;
+    if (start_config(o, o->name, &st) != 0) {
+        start_free(&st);
+        return EXIT_ERROR;
+    }
     if (pipe(pfd) != 0 || (pid = fork()) < 0) {
         fprintf(stderr, "etlrecord: session %s: cannot start a controller: %s\n", o->name, strerror(errno));
-        free(specs);
-        free((char *)c.props.log_file_name);
+        start_free(&st);
         return EXIT_ERROR;
     }
     if (pid == 0) {
         close(pfd[0]);
-        controller_run(&c, specs, o->nproviders, pfd[1]);
+        controller_run(&st, pfd[1]);
     }
     close(pfd[1]);
     f = fdopen(pfd[0], "r");
@@ -839,8 +360,7 @@ static int cmd_start(const struct options *o)
         else if (strncmp(line, "ok ", 3) == 0) ok = 1;
     }
     if (f) fclose(f);
-    free(specs);
-    free((char *)c.props.log_file_name);
+    start_free(&st);
     if (ok == 1) return 0;
     waitpid(pid, &status, 0);
     if (ok == 0) fprintf(stderr, "etlrecord: session %s: the controller ended before the session ran (%s %d)\n",
@@ -849,84 +369,8 @@ static int cmd_start(const struct options *o)
     return EXIT_ERROR;
 }
 
-/* Connects to the controller of name; -1 with a message printed. */
-static int connect_session(const char *name)
-{
-    struct sockaddr_un addr;
-    char err[1024];
-    int fd;
 
-    memset(&addr, 0, sizeof addr);
-    addr.sun_family = AF_UNIX;
-    if (socket_path(name, addr.sun_path, sizeof addr.sun_path, err, sizeof err) != 0) {
-        fprintf(stderr, "etlrecord: %s\n", err);
-        return -1;
-    }
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd >= 0 && connect(fd, (struct sockaddr *)&addr, sizeof addr) == 0) return fd;
-    if (errno == ENOENT) fprintf(stderr, "etlrecord: no session %s\n", name);
-    else if (errno == ECONNREFUSED)
-        fprintf(stderr, "etlrecord: session %s is orphaned (its controller died); the next 'etlrecord start %s' "
-                "cleans it up\n", name, name);
-    else fprintf(stderr, "etlrecord: session %s: %s: %s\n", name, addr.sun_path, strerror(errno));
-    if (fd >= 0) close(fd);
-    return -1;
-}
-
-struct answer {
-    char **lines; /* "key value" */
-    unsigned n;
-    char *error;  /* the "error" line's text, or NULL */
-    int ok;
-};
-
-static void answer_free(struct answer *a)
-{
-    for (unsigned i = 0; i < a->n; i++) free(a->lines[i]);
-    free(a->lines);
-    free(a->error);
-}
-
-/* Reads the answer lines of a controller from f into a (zeroed first). */
-static void read_answer(FILE *f, struct answer *a)
-{
-    char line[LINE_MAX_LEN];
-
-    memset(a, 0, sizeof *a);
-    while (fgets(line, sizeof line, f)) {
-        char **n;
-        line[strcspn(line, "\n")] = '\0';
-        if (strcmp(line, "ok") == 0) a->ok = 1;
-        else if (strncmp(line, "error ", 6) == 0) a->error = strdup(line + 6);
-        else if ((n = realloc(a->lines, (a->n + 1) * sizeof *n)) != NULL) {
-            a->lines = n;
-            a->lines[a->n++] = strdup(line);
-        }
-    }
-}
-
-/* Sends request to the controller of name and reads its answer; -1 (printed) when none came. */
-static int ask(const char *name, const char *request, struct answer *a)
-{
-    int fd = connect_session(name);
-    FILE *f;
-
-    memset(a, 0, sizeof *a);
-    if (fd < 0) return -1;
-    if (write(fd, request, strlen(request)) < 0 || write(fd, "\n", 1) < 0 || !(f = fdopen(fd, "r"))) {
-        fprintf(stderr, "etlrecord: session %s: %s\n", name, strerror(errno));
-        close(fd);
-        return -1;
-    }
-    read_answer(f, a);
-    fclose(f);
-    if (!a->ok && !a->error) {
-        fprintf(stderr, "etlrecord: session %s: the controller gave no answer\n", name);
-        answer_free(a);
-        return -1;
-    }
-    return 0;
-}
+/* ---- the other commands: requests to a controller ---- */
 
 static int is_number(const char *s)
 {
@@ -937,13 +381,13 @@ static int is_number(const char *s)
 }
 
 /* The answer as text lines (KEY padded, VALUE) or one JSON object, on out. */
-static void print_answer(FILE *out, const struct answer *a, int json)
+static void print_answer(FILE *out, const etl_control_answer *a, int json)
 {
-    unsigned nprov = 0;
+    unsigned nprov = 0, n = etl_control_answer_count(a);
 
     if (json) fputc('{', out);
-    for (unsigned i = 0; i < a->n; i++) {
-        char *key = a->lines[i], *sp = strchr(key, ' ');
+    for (unsigned i = 0; i < n; i++) {
+        const char *key = etl_control_answer_line(a, i), *sp = strchr(key, ' ');
         const char *value = sp ? sp + 1 : "";
         int klen = sp ? (int)(sp - key) : (int)strlen(key);
         if (strncmp(key, "Provider ", 9) == 0) {
@@ -959,8 +403,8 @@ static void print_answer(FILE *out, const struct answer *a, int json)
                 continue;
             }
             fprintf(out, "%s\"Providers\":[", i ? "," : "");
-            for (unsigned j = i; j < a->n && strncmp(a->lines[j], "Provider ", 9) == 0; j++, nprov++) {
-                sscanf(a->lines[j] + 9, "%63s %u %31s", guid, &level, kw);
+            for (unsigned j = i; j < n && strncmp(etl_control_answer_line(a, j), "Provider ", 9) == 0; j++, nprov++) {
+                sscanf(etl_control_answer_line(a, j) + 9, "%63s %u %31s", guid, &level, kw);
                 pname = etl_guid_parse(guid, &g) == ETL_OK ? etl_guid_name(&g) : NULL;
                 fprintf(out, "%s{\"Guid\":\"%s\",", j > i ? "," : "", guid);
                 if (pname) {
@@ -986,21 +430,19 @@ static void print_answer(FILE *out, const struct answer *a, int json)
     if (json) fputs("}\n", out);
 }
 
-static uint64_t answer_number(const struct answer *a, const char *key)
+static uint64_t answer_number(const etl_control_answer *a, const char *key)
 {
-    size_t k = strlen(key);
+    const char *v = etl_control_answer_value(a, key);
 
-    for (unsigned i = 0; i < a->n; i++)
-        if (strncmp(a->lines[i], key, k) == 0 && a->lines[i][k] == ' ') return strtoull(a->lines[i] + k + 1, NULL, 10);
-    return 0;
+    return v ? strtoull(v, NULL, 10) : 0;
 }
 
 /* What an answer means for the exit status, said on stderr: its error (EXIT_ERROR), or for the
    final statistics of a stop, the events and buffers lost (EXIT_LOST); else 0. */
-static int answer_status(const char *name, const struct answer *a, int stop)
+static int answer_status(const char *name, const etl_control_answer *a, int stop)
 {
-    if (a->error) {
-        fprintf(stderr, "etlrecord: session %s: %s\n", name, a->error);
+    if (etl_control_answer_error(a)) {
+        fprintf(stderr, "etlrecord: session %s: %s\n", name, etl_control_answer_error(a));
         return EXIT_ERROR;
     }
     if (stop && (answer_number(a, "EventsLost") > 0 || answer_number(a, "LogBuffersLost") > 0 ||
@@ -1017,16 +459,20 @@ static int answer_status(const char *name, const struct answer *a, int stop)
 /* Asks, prints the answer (or the error); 0, EXIT_LOST (stop) or EXIT_ERROR. */
 static int request(const struct options *o, const char *req, int print)
 {
-    struct answer a;
-    int rc;
+    etl_control_answer *a;
+    int rc = etl_control_request(&a, o->name, req);
 
-    if (ask(o->name, req, &a) != 0) return EXIT_ERROR;
-    if (print) print_answer(stdout, &a, o->json);
-    rc = answer_status(o->name, &a, strcmp(req, "stop") == 0);
-    answer_free(&a);
+    /* No answer: no such session, an orphaned one, a controller that died (said by libetl). */
+    if (rc == ETL_FATAL) {
+        fprintf(stderr, "etlrecord: %s\n", etl_control_answer_error(a));
+        etl_control_answer_free(a);
+        return EXIT_ERROR;
+    }
+    if (print) print_answer(stdout, a, o->json);
+    rc = answer_status(o->name, a, strcmp(req, "stop") == 0);
+    etl_control_answer_free(a);
     return rc;
 }
-
 /* ---- run: a session for the life of a command ---- */
 
 /* The command's pid once it runs, for the signal handler. */
@@ -1105,29 +551,18 @@ static int child_wake_fd(pid_t pid)
 
 /* Stops the session and prints its final statistics on stderr (stdout is the command's), as
    'stop' prints them; lost events or a file that could not be written are said there too. */
-static void run_stop(struct controller *c, int json)
+static void run_stop(etl_controller *c, const char *name, int json)
 {
-    struct answer a;
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
+    etl_control_answer *a;
 
-    if (!f) {
-        controller_stop(c, NULL);
-        fprintf(stderr, "etlrecord: session %s stopped; out of memory for its statistics\n", c->name);
+    etl_controller_stop(c, &a);
+    if (!a) {
+        fprintf(stderr, "etlrecord: session %s stopped; out of memory for its statistics\n", name);
         return;
     }
-    controller_stop(c, f);
-    fclose(f);
-    f = fmemopen(text, len, "r");
-    if (f) {
-        read_answer(f, &a);
-        fclose(f);
-        print_answer(stderr, &a, json);
-        answer_status(c->name, &a, 1);
-        answer_free(&a);
-    }
-    free(text);
+    print_answer(stderr, a, json);
+    answer_status(name, a, 1);
+    etl_control_answer_free(a);
 }
 
 /* The exit status of 'run': the command's, 128 + the signal that killed it. */
@@ -1140,17 +575,20 @@ static int command_status(int status)
 
 static int cmd_run(const struct options *o)
 {
-    struct controller c;
-    struct provider_spec *specs;
+    struct start st;
+    etl_controller *c;
     struct sigaction sa;
     struct child ch = { -1, 0, 0 };
     sigset_t block, old;
-    char name[ETL_SESSION_NAME_MAX + 1], note[1024], err[1024];
-    int exec_errno, wake_fd, rc;
+    char name[ETL_SESSION_NAME_MAX + 1];
+    int exec_errno, wake_fd;
 
     if (o->name) snprintf(name, sizeof name, "%s", o->name);
     else snprintf(name, sizeof name, "etlrecord-%ld", (long)getpid());
-    if (controller_config(o, name, &c, &specs) != 0) return EXIT_ERROR;
+    if (start_config(o, name, &st) != 0) {
+        start_free(&st);
+        return EXIT_ERROR;
+    }
     /* A signal before the command runs waits (blocked) and goes to it once it does. */
     sigemptyset(&block);
     for (unsigned i = 0; i < sizeof run_signals / sizeof run_signals[0]; i++) sigaddset(&block, run_signals[i]);
@@ -1161,13 +599,9 @@ static int cmd_run(const struct options *o)
     sigemptyset(&sa.sa_mask);
     for (unsigned i = 0; i < sizeof run_signals / sizeof run_signals[0]; i++) sigaction(run_signals[i], &sa, NULL);
 
-    rc = controller_setup(&c, specs, o->nproviders, note, err, sizeof err);
-    free(specs);
-    if (note[0]) fprintf(stderr, "etlrecord: %s\n", note);
-    if (rc != 0) {
-        fprintf(stderr, "etlrecord: %s\n", err);
-        free((char *)c.props.log_file_name);
-        free(c.providers);
+    c = start_controller(&st, stderr, -1);
+    if (!c) {
+        start_free(&st);
         return EXIT_ERROR;
     }
     if (setenv("ETL_SESSION", name, 1) != 0 || (ch.pid = launch(o->command, &old, &exec_errno)) < 0) {
@@ -1180,18 +614,18 @@ static int cmd_run(const struct options *o)
     }
     sigprocmask(SIG_SETMASK, &old, NULL);
     wake_fd = ch.ended ? -1 : child_wake_fd(ch.pid);
-    if (controller_serve(&c, child_ended, &ch, wake_fd)) {
+    if (etl_controller_serve(c, child_ended, &ch, wake_fd)) {
         fprintf(stderr, "etlrecord: session %s was stopped by a request; waiting for %s to end\n", name,
                 o->command[0]);
         while (!ch.ended)
             if (waitpid(ch.pid, &ch.status, 0) == ch.pid || errno != EINTR) ch.ended = 1;
     }
     else {
-        run_stop(&c, o->json);
+        run_stop(c, name, o->json);
     }
     if (wake_fd >= 0) close(wake_fd);
-    free((char *)c.props.log_file_name);
-    free(c.providers);
+    etl_controller_close(c);
+    start_free(&st);
     return command_status(ch.status);
 }
 
@@ -1221,8 +655,8 @@ static int cmd_update(const struct options *o)
     size_t n = (size_t)snprintf(req, sizeof req, "update");
 
     for (unsigned i = 0; i < o->nproviders; i++) {
-        struct provider_spec p;
-        if (parse_provider(o->providers[i], &p, err, sizeof err) != 0 || strchr(o->providers[i], ' ')) {
+        etl_provider_spec p;
+        if (etl_provider_spec_parse(o->providers[i], &p, err, sizeof err) != ETL_OK || strchr(o->providers[i], ' ')) {
             fprintf(stderr, "etlrecord: %s\n", err);
             return EXIT_ERROR;
         }

@@ -13,6 +13,7 @@
  *   provider.c     providers, ETW's filter, and the shared sessions of other processes that
  *                  this process's providers write into
  *   sessionname.c  session names; monoclock.c the TSC clock line; rseq.c rseq areas
+ *   control.c      the control socket protocol: a named session's controller and its clients
  *
  * The engine calls nothing above it: what plugs into a session and must act at its stop
  * (the kernel capture, the provider registry) registers a hook (struct etl_session_hook).
@@ -695,5 +696,22 @@ void etl_shared_changed(etl_session *s);
 etl_session *etl_session_new(void);
 void etl_session_free(etl_session *s);
 void etl_session_writer_options(const etl_session *s, etl_writer_options *o, uint32_t mode);
+
+/* ---- the control socket (engine/control.c) ---- */
+
+/* RUNTIME/KEY.sock, the one place it is built: ETL_OK, or ETL_FAILED with a message in err
+   (errno EINVAL for a name that is not one, else the runtime directory's or ENAMETOOLONG). */
+int etl_control_socket_path(const char *name, char *out, size_t size, char *err, size_t errsize);
+/*
+ * Connects to the controller of name: the socket, or -1 with errno ENOENT (no session),
+ * ECONNREFUSED (orphaned: the socket is there, no live controller holds the name), ETIMEDOUT
+ * (a live controller has held the name for etl_control_wait_ms without listening), with err
+ * empty; or another failure, err saying why (for EINVAL, that name is not a session name).
+ * pid gets the controller's pid for ETIMEDOUT.
+ */
+int etl_control_connect(const char *name, long *pid, char *err, size_t errsize);
+/* How long a client waits, in ms, for the socket of a name that a live controller holds
+   (5000): the name is claimed before the session starts, the socket listened on after. */
+extern int etl_control_wait_ms;
 
 #endif

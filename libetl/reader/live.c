@@ -7,7 +7,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "reader/reader.h"
@@ -374,41 +373,18 @@ int etl_reader_open_stream(etl_reader **out, int fd, const etl_open_options *opt
     return live_open(out, fd, 0, opt, opt && opt->name ? opt->name : name, NULL);
 }
 
-int etl_reader_open_session(etl_reader **out, const char *session, const etl_open_options *opt)
+int etl_reader_open_live(etl_reader **out, int fd, const etl_open_options *opt, const char *name, const char *error)
 {
-    char name[ETL_SESSION_NAME_MAX + 16], dir[4096], key[ETL_SESSION_NAME_MAX + 1], err[1024];
-    struct sockaddr_un addr;
-    int fd = -1;
-
-    snprintf(name, sizeof name, "session %s", session ? session : "");
-    memset(&addr, 0, sizeof addr);
-    addr.sun_family = AF_UNIX;
-    err[0] = '\0';
-    if (!session || etl_session_name_key(session, key) != ETL_OK)
-        snprintf(err, sizeof err, "not a session name (1 to %d bytes, no '/' or control characters)",
-                 ETL_SESSION_NAME_MAX);
-    else if (etl_runtime_dir(dir, sizeof dir, err, sizeof err) != ETL_OK) {}
-    else if ((size_t)snprintf(addr.sun_path, sizeof addr.sun_path, "%s/%s.sock", dir, key) >= sizeof addr.sun_path)
-        snprintf(err, sizeof err, "the socket path %.200s/%s.sock is too long", dir, key);
-    else if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
-        snprintf(err, sizeof err, "socket: %s", strerror(errno));
-    else if (connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
-        snprintf(err, sizeof err, errno == ENOENT || errno == ECONNREFUSED ? "no such session is running"
-                                                                          : "cannot connect to %s: %s",
-                 addr.sun_path, strerror(errno));
-        close(fd);
-        fd = -1;
-    }
-    if (err[0]) {
+    if (error) {
         etl_source none;
         etl_reader *r;
         memset(&none, 0, sizeof none);
         r = etl_reader_new(&none, opt, name);
         *out = r;
         if (!r) return ETL_FATAL;
-        etl_reader_set_error(r, -1, "%s", err);
+        etl_reader_set_error(r, -1, "%s", error);
         r->fatal = 1;
         return ETL_FATAL;
     }
-    return live_open(out, fd, 1, opt, opt && opt->name ? opt->name : name, "consume\n");
+    return live_open(out, fd, 1, opt, opt && opt->name ? opt->name : name, NULL);
 }

@@ -212,4 +212,9 @@ int etl_reader_live_next(etl_reader *r, etl_event *ev);
 /* Frees the stream's state (NULL: nothing). */
 void etl_reader_live_free(struct live *l);
 
+/* The reader of a real-time stream on fd, whose "consume" request was sent (engine/control.c's
+   etl_reader_open_session): the reader owns fd. With error, a reader holding only that message
+   (fd unused). name names the reader unless opt does. */
+int etl_reader_open_live(etl_reader **out, int fd, const etl_open_options *opt, const char *name, const char *error);
+
 #endif /* LIBETL_READER_H */
