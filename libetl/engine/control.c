@@ -74,7 +74,7 @@ int etl_provider_spec_parse(const char *spec, etl_provider_spec *out, char *err,
         if (kw) *kw++ = '\0';
     }
     memset(out, 0, sizeof *out);
-    if (etl_guid_parse(buf, &out->guid) != ETL_OK && etl_guid_from_name(buf, &out->guid) != ETL_OK) {
+    if (etl_guid_parse_provider(buf, &out->guid) != ETL_OK) {
         snprintf(err, errsize, "provider '%s': not a GUID or a provider name libetl knows", buf);
         return ETL_FAILED;
     }

@@ -117,10 +117,6 @@ ETL_API void etl_normalize_options_init(etl_normalize_options *o);
  */
 ETL_API int etl_normalize_fields_parse(const char *list, unsigned *out, const char **bad);
 
-/* A provider as a command line or a filter names it: a GUID, or a name etl_guid_name knows
-   ("Process"). ETL_OK, or ETL_FAILED when text is neither. */
-ETL_API int etl_guid_parse_provider(const char *text, etl_guid *out);
-
 typedef struct etl_normalizer etl_normalizer;
 
 /* The normalization of one trace, with a copy of o (its lists too: the caller keeps its own).

@@ -67,6 +67,9 @@ ETL_API int etl_guid_equal(const etl_guid *a, const etl_guid *b);
 ETL_API const char *etl_guid_name(const etl_guid *g);
 /* The GUID etl_guid_name gives name for (any case): ETL_OK, or ETL_FAILED when it names none. */
 ETL_API int etl_guid_from_name(const char *name, etl_guid *out);
+/* A provider as a command line or a filter names it: a GUID, or a name etl_guid_name knows
+   ("Process"). ETL_OK, or ETL_FAILED when text is neither. */
+ETL_API int etl_guid_parse_provider(const char *text, etl_guid *out);
 
 /* The kind of trace header an event record has (etl-format.md section 4.1). */
 enum etl_event_kind {

@@ -167,6 +167,12 @@ int etl_guid_from_name(const char *name, etl_guid *out)
     return ETL_FAILED;
 }
 
+int etl_guid_parse_provider(const char *text, etl_guid *out)
+{
+    if (etl_guid_parse(text, out) == ETL_OK || etl_guid_from_name(text, out) == ETL_OK) return ETL_OK;
+    return ETL_FAILED;
+}
+
 const char *etl_event_kind_name(int kind)
 {
     static const char *const names[] = { "unknown", "system", "compact", "perfinfo", "classic",

@@ -48,12 +48,6 @@ int etl_normalize_fields_parse(const char *list, unsigned *out, const char **bad
     return ETL_OK;
 }
 
-int etl_guid_parse_provider(const char *text, etl_guid *out)
-{
-    if (etl_guid_parse(text, out) == ETL_OK || etl_guid_from_name(text, out) == ETL_OK) return ETL_OK;
-    return ETL_FAILED;
-}
-
 void etl_normalize_options_init(etl_normalize_options *o)
 {
     memset(o, 0, sizeof *o);
