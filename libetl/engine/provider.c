@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "etl.h"
-#include "capture/lbr.h"
+#include "engine/lbr.h"
 #include "engine/provider.h"
 
 struct enable {

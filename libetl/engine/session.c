@@ -30,8 +30,8 @@
 #endif
 
 #include "format/format.h"
-#include "capture/kcapture.h"
-#include "capture/lbr.h"
+#include "capture/capture.h"
+#include "engine/lbr.h"
 #include "engine/monoclock.h"
 #include "engine/provider.h"
 #include "format/format.h"
