@@ -165,7 +165,7 @@ int etl_kcapture_lbr_start(struct etl_kcapture *k, const struct etl_lbr_config *
                            char *err, size_t errsize);
 void etl_kcapture_lbr_stop(struct etl_kcapture *k);
 
-/* ---- LBR with perf's branch stacks (lbrcapture.c) ---- */
+/* ---- perf's branch stacks into LBR records (lbr.c) ---- */
 
 /* perf's branch_sample_type for flags: 0, or -1 with the reason in err (filters perf cannot
    express, or every branch filtered out). */
@@ -225,7 +225,9 @@ void etl_lbr_perf_cause(int e, const char *what, char *err, size_t errsize);
 
 /* ---- inside the kernel capture: kcapture.c (the session's side: opening, starting, ending),
    kring.c (rings and records), kprocess.c (processes, threads, images), ktracepoint.c
-   (tracepoints and their fields), kio.c (disk I/O and system calls) ---- */
+   (tracepoints and their fields), kio.c (disk I/O and system calls), kpayload.c (writing).
+   Calls go one way: kcapture.c -> kring.c -> kprocess.c, kio.c -> ktracepoint.c, kpayload.c,
+   kexit.c (and lbrcapture.c -> kcapture.c -> lbr.c -> kpayload.c). ---- */
 
 #if defined(__linux__)
 #include <linux/perf_event.h>
@@ -317,18 +319,22 @@ struct io_sample {
     uint32_t raw_len;
 };
 
-/* kring.c */
+/* kpayload.c */
 /* The time of an event in c's buffer: ts, or the latest time written there when ts is earlier. */
 int64_t etl_korder_ts(struct kcpu *c, int64_t ts);
 void etl_kwrite_ev(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32_t pid, uint32_t tid,
                    const uint8_t *payload, size_t n);
-void etl_kdefer_unload(struct etl_kcapture *k, int64_t ts, uint32_t pid, uint32_t tid, uint64_t base,
-                       uint64_t size, const char *file);
-void etl_kwait_readers(struct kcpu *c, int64_t ts);
+
+/* kring.c */
 /* A processor's reader thread (pthread_create's start routine; arg: its struct kcpu). */
 void *etl_kreader(void *arg);
 
 /* kprocess.c */
+extern _Thread_local struct kcpu *etl_kthis_reader;
+void etl_kdefer_unload(struct etl_kcapture *k, int64_t ts, uint32_t pid, uint32_t tid, uint64_t base,
+                       uint64_t size, const char *file);
+void etl_kflush_deferred(struct kcpu *c, int64_t ts);
+void etl_kwait_readers(struct kcpu *c, int64_t ts);
 void etl_kemit_image(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32_t pid, uint32_t tid, uint64_t start,
                      uint64_t len, uint64_t pgoff, const char *file);
 void etl_krundown(struct etl_kcapture *k, int64_t ts, int end);

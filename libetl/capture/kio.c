@@ -245,5 +245,4 @@ void etl_kio_record(struct kcpu *c, const struct io_sample *s)
     }
 }
 
-
 #endif

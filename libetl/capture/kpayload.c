@@ -343,3 +343,22 @@ uint32_t etl_kntstatus(int64_t ret)
     return 0xE0000000u | (uint32_t)-ret;
 }
 
+#if defined(__linux__) && defined(PERF_RECORD_MISC_COMM_EXEC)
+
+/* ---- writing ---- */
+
+int64_t etl_korder_ts(struct kcpu *c, int64_t ts)
+{
+    if (ts < c->last_ts) ts = c->last_ts;
+    c->last_ts = ts;
+    return ts;
+}
+
+/* One event of the capture's session (etl_kwrite). */
+void etl_kwrite_ev(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32_t pid, uint32_t tid,
+                   const uint8_t *payload, size_t n)
+{
+    etl_kwrite(k->s, ts, hook, pid, tid, payload, n);
+}
+
+#endif

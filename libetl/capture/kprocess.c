@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "capture/capture.h"
+#include "engine/monoclock.h"
 
 #if defined(__linux__) && defined(PERF_RECORD_MISC_COMM_EXEC)
 
@@ -127,8 +129,51 @@ static void emit_thread(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint3
 
 static void pcache_add_image(struct etl_kcapture *k, uint32_t pid, int64_t ts, uint64_t base, uint64_t size,
                              uint64_t code, const char *file);
+/* The reader this thread is (NULL: the controlling thread, writing the rundown). */
+_Thread_local struct kcpu *etl_kthis_reader;
+
+/* An Image Unload at ts, later than the record this thread handles: kept for its time (see
+   struct kcpu's def), or written now where no reader runs. */
+void etl_kdefer_unload(struct etl_kcapture *k, int64_t ts, uint32_t pid, uint32_t tid, uint64_t base,
+                       uint64_t size, const char *file)
+{
+    struct kcpu *c = etl_kthis_reader;
+    size_t i;
+
+    if (c && c->ndef == c->defcap) {
+        size_t cap = c->defcap ? 2 * c->defcap : 16;
+        struct kdeferred *n = realloc(c->def, cap * sizeof *n);
+        if (n) {
+            c->def = n;
+            c->defcap = cap;
+        }
+    }
+    if (!c || c->ndef == c->defcap) { /* no reader, or no memory: now, out of time order */
+        etl_kemit_image(k, ts, ETL_HOOK_IMAGE_UNLOAD, pid, tid, base, size, 0, file);
+        return;
+    }
+    for (i = c->ndef; i > 0 && c->def[i - 1].ts > ts; i--) c->def[i] = c->def[i - 1];
+    c->def[i] = (struct kdeferred){ ts, pid, tid, base, size, strdup(file) };
+    c->ndef++;
+}
+
+/* Writes the deferred unloads of c due at or before ts (in time order). */
+void etl_kflush_deferred(struct kcpu *c, int64_t ts)
+{
+    size_t n = 0;
+
+    while (n < c->ndef && c->def[n].ts <= ts) {
+        struct kdeferred *d = &c->def[n++];
+        etl_kemit_image(c->k, d->ts, ETL_HOOK_IMAGE_UNLOAD, d->pid, d->tid, d->base, d->size, 0, d->file ? d->file : "");
+        if (d->ts > c->last_ts) c->last_ts = d->ts;
+        free(d->file);
+    }
+    if (n && n < c->ndef) memmove(c->def, c->def + n, (c->ndef - n) * sizeof *c->def);
+    c->ndef -= n;
+}
+
 void etl_kemit_image(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32_t pid, uint32_t tid, uint64_t start,
-                       uint64_t len, uint64_t pgoff, const char *file)
+                     uint64_t len, uint64_t pgoff, const char *file)
 {
     uint8_t buf[8192];
     /* The image starts where the file's offset 0 is mapped, so that an address's offset from
@@ -535,6 +580,49 @@ static int trailer(const uint8_t *r, uint32_t size, uint32_t body, struct traile
     return 0;
 }
 
+/* How long a reader waits for another that does not get on (etl_kwait_readers), and at most. */
+#define EXIT_STUCK_NS 500000000
+#define EXIT_WAIT_NS 2000000000
+
+/*
+ * Waits until the readers of the other processors have handled their records older than ts
+ * (an exit's: what decides its status and the images it has may have happened on another
+ * processor). A reader publishes how far it got before each record (drain), so two readers
+ * waiting for each other do not deadlock: the one at the earlier record goes on. A loaded
+ * machine keeps a reader behind by as much as hundreds of milliseconds: the wait lasts while
+ * the readers waited for get on, and ends when none has for EXIT_STUCK_NS (a reader whose
+ * processor something else holds: it is not waited for again until it gets on), or after
+ * EXIT_WAIT_NS.
+ */
+void etl_kwait_readers(struct kcpu *c, int64_t ts)
+{
+    struct etl_kcapture *k = c->k;
+    struct timespec nap = { 0, 1000000 };
+    int64_t start = etl_monoclock_exact(), moved = start, behind = INT64_MIN;
+
+    for (;;) {
+        int64_t least = INT64_MAX, now;
+        for (unsigned i = 0; i < k->ncpu; i++) {
+            int64_t p = atomic_load(&k->cpus[i].progress);
+            if (&k->cpus[i] != c && p < ts - 1 && p != atomic_load(&k->cpus[i].stuck_at) && p < least) least = p;
+        }
+        if (least == INT64_MAX) return;
+        now = etl_monoclock_exact();
+        if (least != behind) {
+            behind = least;
+            moved = now;
+        }
+        if (now - moved > EXIT_STUCK_NS || now - start > EXIT_WAIT_NS) {
+            for (unsigned i = 0; i < k->ncpu; i++) {
+                int64_t p = atomic_load(&k->cpus[i].progress);
+                if (&k->cpus[i] != c && p < ts - 1) atomic_store(&k->cpus[i].stuck_at, p);
+            }
+            return;
+        }
+        nanosleep(&nap, NULL);
+    }
+}
+
 /* The exit of pid at ts (its leader's, tid): Image Unload of the images it still has (as
    Windows writes them at a process's end, before its Process End); its ExitStatus. */
 static int32_t process_exit(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid)
@@ -582,7 +670,7 @@ static void pcache_exit_note(struct etl_kcapture *k, uint32_t pid, int64_t ts, i
 
 /* A sample of the unload and exit tracepoints (etl_kexit_unmap_tps): 1, or 0 for another event. */
 int etl_kexit_unmap_sample(struct kcpu *c, int e, int64_t ts, uint32_t pid, uint32_t tid, const uint8_t *raw,
-                             uint32_t raw_len)
+                           uint32_t raw_len)
 {
     struct etl_kcapture *k = c->k;
     const struct tp_field *f = k->tpf[e];
@@ -639,8 +727,8 @@ static void process_fork(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t ppid
         struct kimage *images;
         unsigned n = pcache_images_at(c->k, ppid, ts, &images);
         for (unsigned i = 0; i < n; i++)
-            etl_kemit_image(c->k, ts, ETL_HOOK_PROCESS_LOAD_IMAGE, pid, pid, images[i].code_lo, images[i].code_hi - images[i].code_lo,
-                       images[i].code_lo - images[i].base, images[i].file);
+            etl_kemit_image(c->k, ts, ETL_HOOK_PROCESS_LOAD_IMAGE, pid, pid, images[i].code_lo,
+                            images[i].code_hi - images[i].code_lo, images[i].code_lo - images[i].base, images[i].file);
         free_images(images, n);
     }
 }
@@ -732,9 +820,8 @@ void etl_kmmap2_record(struct kcpu *c, const uint8_t *r, uint32_t size)
     if (trailer(r, size, body, &t) != 0) return;
     if (!(etl_le32(r + 8 + 8 + 24 + 24) & PROT_EXEC)) return;
     snprintf(file, sizeof file, "%.*s", (int)(size - 32 - body), (const char *)r + body);
-    etl_kemit_image(c->k, etl_korder_ts(c, t.time), ETL_HOOK_PROCESS_LOAD_IMAGE, etl_le32(r + 8), etl_le32(r + 12), etl_le64(r + 16),
-               etl_le64(r + 24), etl_le64(r + 32), file);
+    etl_kemit_image(c->k, etl_korder_ts(c, t.time), ETL_HOOK_PROCESS_LOAD_IMAGE, etl_le32(r + 8), etl_le32(r + 12),
+                    etl_le64(r + 16), etl_le64(r + 24), etl_le64(r + 32), file);
 }
-
 
 #endif

@@ -17,108 +17,6 @@
 
 #define MAX_FRAMES ETL_PROVIDER_MAX_STACK
 
-/* ---- writing ---- */
-
-int64_t etl_korder_ts(struct kcpu *c, int64_t ts)
-{
-    if (ts < c->last_ts) ts = c->last_ts;
-    c->last_ts = ts;
-    return ts;
-}
-
-/* One event of the capture's session (etl_kwrite). */
-void etl_kwrite_ev(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32_t pid, uint32_t tid,
-                     const uint8_t *payload, size_t n)
-{
-    etl_kwrite(k->s, ts, hook, pid, tid, payload, n);
-}
-
-/* The reader this thread is (NULL: the controlling thread, writing the rundown). */
-static _Thread_local struct kcpu *this_reader;
-
-/* An Image Unload at ts, later than the record this thread handles: kept for its time (see
-   struct kcpu's def), or written now where no reader runs. */
-void etl_kdefer_unload(struct etl_kcapture *k, int64_t ts, uint32_t pid, uint32_t tid, uint64_t base,
-                         uint64_t size, const char *file)
-{
-    struct kcpu *c = this_reader;
-    size_t i;
-
-    if (c && c->ndef == c->defcap) {
-        size_t cap = c->defcap ? 2 * c->defcap : 16;
-        struct kdeferred *n = realloc(c->def, cap * sizeof *n);
-        if (n) {
-            c->def = n;
-            c->defcap = cap;
-        }
-    }
-    if (!c || c->ndef == c->defcap) { /* no reader, or no memory: now, out of time order */
-        etl_kemit_image(k, ts, ETL_HOOK_IMAGE_UNLOAD, pid, tid, base, size, 0, file);
-        return;
-    }
-    for (i = c->ndef; i > 0 && c->def[i - 1].ts > ts; i--) c->def[i] = c->def[i - 1];
-    c->def[i] = (struct kdeferred){ ts, pid, tid, base, size, strdup(file) };
-    c->ndef++;
-}
-
-/* Writes the deferred unloads of c due at or before ts (in time order). */
-static void flush_deferred(struct kcpu *c, int64_t ts)
-{
-    size_t n = 0;
-
-    while (n < c->ndef && c->def[n].ts <= ts) {
-        struct kdeferred *d = &c->def[n++];
-        etl_kemit_image(c->k, d->ts, ETL_HOOK_IMAGE_UNLOAD, d->pid, d->tid, d->base, d->size, 0, d->file ? d->file : "");
-        if (d->ts > c->last_ts) c->last_ts = d->ts;
-        free(d->file);
-    }
-    if (n && n < c->ndef) memmove(c->def, c->def + n, (c->ndef - n) * sizeof *c->def);
-    c->ndef -= n;
-}
-
-/* How long a reader waits for another that does not get on (etl_kwait_readers), and at most. */
-#define EXIT_STUCK_NS 500000000
-#define EXIT_WAIT_NS 2000000000
-
-/*
- * Waits until the readers of the other processors have handled their records older than ts
- * (an exit's: what decides its status and the images it has may have happened on another
- * processor). A reader publishes how far it got before each record (drain), so two readers
- * waiting for each other do not deadlock: the one at the earlier record goes on. A loaded
- * machine keeps a reader behind by as much as hundreds of milliseconds: the wait lasts while
- * the readers waited for get on, and ends when none has for EXIT_STUCK_NS (a reader whose
- * processor something else holds: it is not waited for again until it gets on), or after
- * EXIT_WAIT_NS.
- */
-void etl_kwait_readers(struct kcpu *c, int64_t ts)
-{
-    struct etl_kcapture *k = c->k;
-    struct timespec nap = { 0, 1000000 };
-    int64_t start = etl_monoclock_exact(), moved = start, behind = INT64_MIN;
-
-    for (;;) {
-        int64_t least = INT64_MAX, now;
-        for (unsigned i = 0; i < k->ncpu; i++) {
-            int64_t p = atomic_load(&k->cpus[i].progress);
-            if (&k->cpus[i] != c && p < ts - 1 && p != atomic_load(&k->cpus[i].stuck_at) && p < least) least = p;
-        }
-        if (least == INT64_MAX) return;
-        now = etl_monoclock_exact();
-        if (least != behind) {
-            behind = least;
-            moved = now;
-        }
-        if (now - moved > EXIT_STUCK_NS || now - start > EXIT_WAIT_NS) {
-            for (unsigned i = 0; i < k->ncpu; i++) {
-                int64_t p = atomic_load(&k->cpus[i].progress);
-                if (&k->cpus[i] != c && p < ts - 1) atomic_store(&k->cpus[i].stuck_at, p);
-            }
-            return;
-        }
-        nanosleep(&nap, NULL);
-    }
-}
-
 /* A sample record: its event by id, then the fields its sample_type gives, in perf's order. */
 /* Which of c's events has perf id id; EV_COUNT: none. */
 static int event_of(const struct kcpu *c, uint64_t id)
@@ -184,7 +82,8 @@ static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
         etl_kwrite_ev(k, ts, ETL_HOOK_SAMPLED_PROFILE, 0, 0, buf, n);
     } else if (e == EV_SWITCH) {
         uint8_t state, reason, mode;
-        uint32_t prev = (uint32_t)etl_ktp_get(raw, raw_len, &k->prev_pid), next = (uint32_t)etl_ktp_get(raw, raw_len, &k->next_pid);
+        uint32_t prev = (uint32_t)etl_ktp_get(raw, raw_len, &k->prev_pid);
+        uint32_t next = (uint32_t)etl_ktp_get(raw, raw_len, &k->next_pid);
         etl_kstate(etl_ktp_get(raw, raw_len, &k->prev_state), &state, &reason, &mode);
         n = etl_kpayload_cswitch(buf, sizeof buf, next, prev,
                                  next ? etl_kpriority((int)etl_ktp_get(raw, raw_len, &k->next_prio)) : 0,
@@ -314,14 +213,15 @@ static void drain(struct kcpu *c, int final)
     }
     __atomic_store_n(&m->data_tail, tail, __ATOMIC_RELEASE);
     if (!c->qn) {
-        flush_deferred(c, horizon);
+        etl_kflush_deferred(c, horizon);
         atomic_store(&c->progress, horizon);
         return;
     }
     qsort(c->q, c->qn, sizeof *c->q, by_time);
-    while (done < c->qn && c->q[done].ts <= horizon && !etl_kdisk_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, final)) {
+    while (done < c->qn && c->q[done].ts <= horizon &&
+           !etl_kdisk_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, final)) {
         atomic_store(&c->progress, c->q[done].ts - 1); /* (for etl_kwait_readers) */
-        flush_deferred(c, c->q[done].ts);
+        etl_kflush_deferred(c, c->q[done].ts);
         handle(c, c->q_bytes + c->q[done].off, c->q[done].len);
         done++;
     }
@@ -329,7 +229,7 @@ static void drain(struct kcpu *c, int final)
        the horizon's reach of records still to come), or to the horizon. */
     {
         int64_t upto = done < c->qn && c->q[done].ts - 1 < horizon ? c->q[done].ts - 1 : horizon;
-        flush_deferred(c, upto);
+        etl_kflush_deferred(c, upto);
         atomic_store(&c->progress, upto);
     }
     /* The rest, to the front (their bytes too). */
@@ -358,7 +258,7 @@ void *etl_kreader(void *arg)
     struct kcpu *c = arg;
     cpu_set_t set;
 
-    this_reader = c;
+    etl_kthis_reader = c;
     CPU_ZERO(&set);
     CPU_SET(c->cpu, &set);
     pthread_setaffinity_np(pthread_self(), sizeof set, &set);
@@ -370,6 +270,5 @@ void *etl_kreader(void *arg)
     drain(c, 1); /* the events were disabled before the stop was asked: this is the rest */
     return NULL;
 }
-
 
 #endif

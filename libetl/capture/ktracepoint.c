@@ -208,5 +208,4 @@ int etl_ktracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT], char *err, 
     return 0;
 }
 
-
 #endif
