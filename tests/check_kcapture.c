@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "check_run.h"
-#include "capture/kcapture.h"
+#include "capture/capture.h"
 #include "synth.h"
 #include "testutil.h"
 
@@ -79,7 +79,7 @@ START_TEST(process_v4)
     struct decoded d;
     char sid[64];
 
-    roundtrip(&d, ETL_KHOOK_PROCESS_START, buf, n);
+    roundtrip(&d, ETL_HOOK_PROCESS_START, buf, n);
     ck_assert_int_eq(d.k.kclass, ETL_KCLASS_PROCESS);
     ck_assert_str_eq(d.k.name, "Process/Start");
     ck_assert_uint_eq(d.k.u.process.pid, 4242);
@@ -99,7 +99,7 @@ START_TEST(process_v4)
     /* No user known: the 4-byte "no SID"; and DCStart's PERFINFO header. */
     p.uid = UINT32_MAX;
     n = etl_kpayload_process(buf, sizeof buf, &p);
-    roundtrip(&d, ETL_KHOOK_PROCESS_DCSTART, buf, n);
+    roundtrip(&d, ETL_HOOK_PROCESS_DCSTART, buf, n);
     ck_assert_str_eq(d.k.name, "Process/DCStart");
     ck_assert_ptr_null(d.k.u.process.sid);
     str_is(&d.k.u.process.image_file_name, "kspin");
@@ -114,7 +114,7 @@ START_TEST(thread_v3)
     struct decoded d;
 
     ck_assert_uint_eq(n, 72); /* as Windows' 64-bit Thread V3 */
-    roundtrip(&d, ETL_KHOOK_THREAD_DCSTART, buf, n);
+    roundtrip(&d, ETL_HOOK_THREAD_DCSTART, buf, n);
     ck_assert_int_eq(d.k.kclass, ETL_KCLASS_THREAD);
     ck_assert_str_eq(d.k.name, "Thread/DCStart");
     ck_assert_uint_eq(d.k.u.thread.pid, 4242);
@@ -133,7 +133,7 @@ START_TEST(image_v3)
                                   "/usr/lib/x86_64-linux-gnu/libc.so.6");
     struct decoded d;
 
-    roundtrip(&d, ETL_KHOOK_IMAGE_LOAD, buf, n);
+    roundtrip(&d, ETL_HOOK_PROCESS_LOAD_IMAGE, buf, n);
     ck_assert_int_eq(d.k.kclass, ETL_KCLASS_IMAGE);
     ck_assert_str_eq(d.k.name, "Image/Load");
     ck_assert_uint_eq(d.k.u.image.image_base, 0x7f0000000000ull);
@@ -154,7 +154,7 @@ START_TEST(cswitch_ready_sample_stack)
     struct decoded d;
 
     ck_assert_uint_eq(n, 24);
-    roundtrip(&d, ETL_KHOOK_CSWITCH, buf, n);
+    roundtrip(&d, ETL_HOOK_CSWITCH, buf, n);
     ck_assert_int_eq(d.k.kclass, ETL_KCLASS_CSWITCH);
     ck_assert_uint_eq(d.k.u.cswitch.new_tid, 4243);
     ck_assert_uint_eq(d.k.u.cswitch.old_tid, 4244);
@@ -167,14 +167,14 @@ START_TEST(cswitch_ready_sample_stack)
 
     n = etl_kpayload_ready_thread(buf, sizeof buf, 4245);
     ck_assert_uint_eq(n, 8);
-    roundtrip(&d, ETL_KHOOK_READY_THREAD, buf, n);
+    roundtrip(&d, ETL_HOOK_READY_THREAD, buf, n);
     ck_assert_int_eq(d.k.kclass, ETL_KCLASS_READY_THREAD);
     ck_assert_uint_eq(d.k.u.ready_thread.tid, 4245);
     done(&d);
 
     n = etl_kpayload_sample(buf, sizeof buf, 0x55d626850123ull, 4243);
     ck_assert_uint_eq(n, 16);
-    roundtrip(&d, ETL_KHOOK_SAMPLED_PROFILE, buf, n);
+    roundtrip(&d, ETL_HOOK_SAMPLED_PROFILE, buf, n);
     ck_assert_int_eq(d.k.kclass, ETL_KCLASS_SAMPLED_PROFILE);
     ck_assert_uint_eq(d.k.u.sample.instruction_pointer, 0x55d626850123ull);
     ck_assert_uint_eq(d.k.u.sample.tid, 4243);
@@ -183,7 +183,7 @@ START_TEST(cswitch_ready_sample_stack)
 
     n = etl_kpayload_pmc(buf, sizeof buf, 0x55d626850456ull, 4244, ETL_KPROFILE_BRANCH_INSTRUCTIONS);
     ck_assert_uint_eq(n, 16);
-    roundtrip(&d, ETL_KHOOK_PMC_SAMPLE, buf, n);
+    roundtrip(&d, ETL_HOOK_PMC_SAMPLE, buf, n);
     ck_assert_int_eq(d.k.kclass, ETL_KCLASS_SAMPLED_PROFILE);
     ck_assert_str_eq(d.k.name, "PerfInfo/PMCSample");
     ck_assert_uint_eq(d.k.u.sample.instruction_pointer, 0x55d626850456ull);
@@ -194,7 +194,7 @@ START_TEST(cswitch_ready_sample_stack)
 
     n = etl_kpayload_stack(buf, sizeof buf, 2000000, 4242, 4243, frames, 3);
     ck_assert_uint_eq(n, 16 + 24);
-    roundtrip(&d, ETL_KHOOK_STACK, buf, n);
+    roundtrip(&d, ETL_HOOK_STACKWALK_STACK, buf, n);
     ck_assert_int_eq(d.k.kclass, ETL_KCLASS_STACK);
     ck_assert_int_eq(d.k.u.stack.event_timestamp, d.ev.timestamp); /* the event's own timestamp */
     ck_assert_uint_eq(d.k.u.stack.pid, 4242);
@@ -203,7 +203,7 @@ START_TEST(cswitch_ready_sample_stack)
     for (unsigned i = 0; i < 3; i++) ck_assert_uint_eq(etl_kframe_at(&d.k.u.stack, i), frames[i]);
     done(&d);
 
-    roundtrip(&d, ETL_KHOOK_RUNDOWN_COMPLETE, NULL, 0);
+    roundtrip(&d, ETL_HOOK_RUNDOWN_COMPLETE, NULL, 0);
     ck_assert_int_eq(d.k.kclass, ETL_KCLASS_RUNDOWN_COMPLETE);
     done(&d);
 }
@@ -219,7 +219,7 @@ START_TEST(disk_io_v3)
 
     ck_assert_uint_eq(n, 56);
     for (int write = 0; write < 2; write++) {
-        roundtrip(&d, write ? ETL_KHOOK_DISK_WRITE : ETL_KHOOK_DISK_READ, buf, n);
+        roundtrip(&d, write ? ETL_HOOK_DISK_WRITE : ETL_HOOK_DISK_READ, buf, n);
         ck_assert_int_eq(d.ev.kind, ETL_KIND_PERFINFO);
         ck_assert_int_eq(d.k.kclass, ETL_KCLASS_DISK_IO);
         ck_assert_str_eq(d.k.name, write ? "DiskIO/Write" : "DiskIO/Read");
@@ -235,7 +235,7 @@ START_TEST(disk_io_v3)
     }
     n = etl_kpayload_disk_flush(buf, sizeof buf, &w);
     ck_assert_uint_eq(n, 32);
-    roundtrip(&d, ETL_KHOOK_DISK_FLUSH, buf, n);
+    roundtrip(&d, ETL_HOOK_DISK_FLUSH, buf, n);
     ck_assert_int_eq(d.k.kclass, ETL_KCLASS_DISK_IO);
     ck_assert_str_eq(d.k.name, "DiskIO/FlushBuffers");
     ck_assert_uint_eq(d.k.u.disk_io.disk_number, 0x0FE00000);
@@ -247,12 +247,12 @@ START_TEST(disk_io_v3)
     done(&d);
     n = etl_kpayload_disk_init(buf, sizeof buf, 0x9d081f994996ba6bull, 4242);
     ck_assert_uint_eq(n, 16);
-    for (uint16_t hook = ETL_KHOOK_DISK_READ_INIT; hook <= ETL_KHOOK_DISK_FLUSH_INIT; hook++) {
-        if (hook == ETL_KHOOK_DISK_FLUSH) continue;
+    for (uint16_t hook = ETL_HOOK_DISK_READ_INIT; hook <= ETL_HOOK_DISK_FLUSH_INIT; hook++) {
+        if (hook == ETL_HOOK_DISK_FLUSH) continue;
         roundtrip(&d, hook, buf, n);
         ck_assert_int_eq(d.k.kclass, ETL_KCLASS_DISK_IO_INIT);
-        ck_assert_str_eq(d.k.name, hook == ETL_KHOOK_DISK_READ_INIT ? "DiskIO/ReadInit"
-                                   : hook == ETL_KHOOK_DISK_WRITE_INIT ? "DiskIO/WriteInit" : "DiskIO/FlushInit");
+        ck_assert_str_eq(d.k.name, hook == ETL_HOOK_DISK_READ_INIT ? "DiskIO/ReadInit"
+                                   : hook == ETL_HOOK_DISK_WRITE_INIT ? "DiskIO/WriteInit" : "DiskIO/FlushInit");
         ck_assert_uint_eq(d.k.u.disk_io.irp, 0x9d081f994996ba6bull);
         ck_assert_uint_eq(d.k.u.disk_io.issuing_tid, 4242);
         done(&d);
@@ -267,7 +267,7 @@ START_TEST(syscall_v2)
     struct decoded d;
 
     ck_assert_uint_eq(n, 8);
-    roundtrip(&d, ETL_KHOOK_SYSCALL_ENTER, buf, n);
+    roundtrip(&d, ETL_HOOK_SYSCALL_ENTER, buf, n);
     ck_assert_int_eq(d.ev.kind, ETL_KIND_PERFINFO);
     ck_assert_int_eq(d.k.kclass, ETL_KCLASS_SYSCALL_ENTER);
     ck_assert_str_eq(d.k.name, "PerfInfo/SysClEnter");
@@ -275,7 +275,7 @@ START_TEST(syscall_v2)
     done(&d);
     n = etl_kpayload_syscall_exit(buf, sizeof buf, etl_kntstatus(-2));
     ck_assert_uint_eq(n, 4);
-    roundtrip(&d, ETL_KHOOK_SYSCALL_EXIT, buf, n);
+    roundtrip(&d, ETL_HOOK_SYSCALL_EXIT, buf, n);
     ck_assert_int_eq(d.k.kclass, ETL_KCLASS_SYSCALL_EXIT);
     ck_assert_str_eq(d.k.name, "PerfInfo/SysClExit");
     ck_assert_uint_eq(d.k.u.syscall.nt_status, 0xE0000002u);
@@ -555,9 +555,9 @@ END_TEST
    trace), events of the header kind and version kcapture gives it, where the sample has it. */
 START_TEST(forms_as_windows)
 {
-    static const uint16_t hooks[] = { ETL_KHOOK_PROCESS_START, ETL_KHOOK_PROCESS_END, ETL_KHOOK_PROCESS_DCSTART,
-                                      ETL_KHOOK_PROCESS_DCEND, ETL_KHOOK_IMAGE_LOAD, ETL_KHOOK_IMAGE_DCSTART,
-                                      ETL_KHOOK_IMAGE_DCEND, ETL_KHOOK_RUNDOWN_COMPLETE, ETL_KHOOK_IMAGE_UNLOAD };
+    static const uint16_t hooks[] = { ETL_HOOK_PROCESS_START, ETL_HOOK_PROCESS_END, ETL_HOOK_PROCESS_DCSTART,
+                                      ETL_HOOK_PROCESS_DCEND, ETL_HOOK_PROCESS_LOAD_IMAGE, ETL_HOOK_IMAGE_DCSTART,
+                                      ETL_HOOK_IMAGE_DCEND, ETL_HOOK_RUNDOWN_COMPLETE, ETL_HOOK_IMAGE_UNLOAD };
     unsigned seen[sizeof hooks / sizeof hooks[0]] = { 0 }, same[sizeof hooks / sizeof hooks[0]] = { 0 };
     etl_reader *r;
     etl_event ev;
@@ -592,7 +592,7 @@ START_TEST(image_unload)
     size_t n = etl_kpayload_image(buf, sizeof buf, 0x7f0000000000ull, 0x1c5000, 4242, "/usr/lib/libz.so.1");
     struct decoded d;
 
-    roundtrip(&d, ETL_KHOOK_IMAGE_UNLOAD, buf, n);
+    roundtrip(&d, ETL_HOOK_IMAGE_UNLOAD, buf, n);
     ck_assert_int_eq(d.ev.kind, ETL_KIND_SYSTEM);
     ck_assert_uint_eq(d.ev.version, 3);
     ck_assert_int_eq(d.k.kclass, ETL_KCLASS_IMAGE);

@@ -8,7 +8,8 @@
 #include "check_run.h"
 #include "etl.h"
 #include "format/format.h"
-#include "capture/lbr.h"
+#include "capture/capture.h"
+#include "engine/engine.h"
 #include "testutil.h"
 
 static const etl_guid guid_a = { 0x1b7a0001, 0x2222, 0x3333, { 1, 2, 3, 4, 5, 6, 7, 8 } };

@@ -11,34 +11,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "format/format.h"
-#include "capture/kcapture.h"
-#include "capture/lbr.h"
+#include "capture/capture.h"
 
 struct etl_lbr_capture {
     etl_session *s;
 };
-
-void etl_lbr_perf_cause(int e, const char *what, char *err, size_t errsize)
-{
-    const char *c;
-
-    switch (e) {
-    case EOPNOTSUPP: c = "this processor or virtual machine has no branch-stack sampling"; break;
-    case ENOENT:
-    case ENODEV:
-        c = "this processor or virtual machine has no branch-stack sampling: it exposes no hardware performance "
-            "counters";
-        break;
-    case EACCES:
-    case EPERM: c = "not permitted: capturing branch stacks needs root (or kernel.perf_event_paranoid <= 0)"; break;
-    case EINVAL: c = "the kernel refused these branch filters"; break;
-    case ENOSYS: c = "this kernel has no perf_event_open"; break;
-    default: c = "perf_event_open failed"; break;
-    }
-    snprintf(err, errsize, "LBR capture: %s (perf_event_open%s%s: %s)", c, what ? " of " : "", what ? what : "",
-             strerror(e));
-}
 
 int etl_lbr_capture_probe(uint32_t flags, char *err, size_t errsize)
 {

@@ -17,7 +17,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "capture/lbr.h" /* LBR's session configuration: moves into the engine */
 #include "engine/engine.h"
 #include "writer/writer.h"
 

@@ -141,6 +141,7 @@ static inline uint32_t etl_align8(uint32_t n) { return (n + 7u) & ~7u; }
 
 /* ---- Kernel groups and well-known GUIDs, section 4.10 ---- */
 #define ETL_GROUP_HEADER   0x00
+#define ETL_GROUP_DISK_IO  0x01
 #define ETL_GROUP_PROCESS  0x03
 #define ETL_GROUP_THREAD   0x05
 #define ETL_GROUP_CONFIG   0x0B
@@ -149,12 +150,48 @@ static inline uint32_t etl_align8(uint32_t n) { return (n + 7u) & ~7u; }
 #define ETL_GROUP_IMAGE    0x14
 #define ETL_GROUP_STACKWALK 0x18
 #define ETL_GROUP_COUNT    0x1F
-#define ETL_HOOK_PROCESS_LOAD_IMAGE 0x030A /* presented under the ImageLoad GUID */
+
+/* ---- Hooks (Group << 8 | Type) of the kernel classes libetl decodes (reader/kernel.c) and
+   kernel capture writes (capture/; the header and version of each: etl_kcapture_form), as
+   etl-format.md section 8 and perfview_diaghub.kernel.1.etl have them. LBR's is public
+   (ETL_HOOK_LBR_SAMPLE, etl.h). ---- */
+#define ETL_HOOK_HEADER             0x0000 /* EventTrace */
+#define ETL_HOOK_HEADER_EXTENSION   0x0005
+#define ETL_HOOK_RUNDOWN_COMPLETE   0x0008
+#define ETL_HOOK_GROUP_MASKS_END    0x0020
+#define ETL_HOOK_DISK_READ          0x010A /* DiskIo: Read 10 ... FlushInit 15 */
+#define ETL_HOOK_DISK_WRITE         0x010B
+#define ETL_HOOK_DISK_READ_INIT     0x010C
+#define ETL_HOOK_DISK_WRITE_INIT    0x010D
+#define ETL_HOOK_DISK_FLUSH         0x010E
+#define ETL_HOOK_DISK_FLUSH_INIT    0x010F
+#define ETL_HOOK_PROCESS_START      0x0301 /* Process */
+#define ETL_HOOK_PROCESS_END        0x0302
+#define ETL_HOOK_PROCESS_DCSTART    0x0303
+#define ETL_HOOK_PROCESS_DCEND      0x0304
+#define ETL_HOOK_PROCESS_LOAD_IMAGE 0x030A /* an Image Load, presented under the ImageLoad GUID */
+#define ETL_HOOK_PROCESS_DEFUNCT    0x0327
+#define ETL_HOOK_THREAD_START       0x0501 /* Thread */
+#define ETL_HOOK_THREAD_END         0x0502
+#define ETL_HOOK_THREAD_DCSTART     0x0503
+#define ETL_HOOK_THREAD_DCEND       0x0504
+#define ETL_HOOK_CSWITCH            0x0524
+#define ETL_HOOK_READY_THREAD       0x0532
+#define ETL_HOOK_SAMPLED_PROFILE    0x0F2E /* PerfInfo */
+#define ETL_HOOK_PMC_SAMPLE         0x0F2F /* a PMC interrupt (an LBR trigger's sample) */
+#define ETL_HOOK_SYSCALL_ENTER      0x0F33
+#define ETL_HOOK_SYSCALL_EXIT       0x0F34
+#define ETL_HOOK_IMAGE_UNLOAD       0x1402 /* Image */
+#define ETL_HOOK_IMAGE_DCSTART      0x1403
+#define ETL_HOOK_IMAGE_DCEND        0x1404
+#define ETL_HOOK_IMAGE_LOAD         0x140A /* the Image group's own form of 0x030A */
 /* StackWalk events whose payload starts with the raw-clock timestamp of the event they belong to
    (etl-format.md section 8.6). */
-#define ETL_HOOK_STACKWALK_STACK   0x1820
-#define ETL_HOOK_STACKWALK_KEY_KERNEL 0x1825
-#define ETL_HOOK_STACKWALK_KEY_USER   0x1826
+#define ETL_HOOK_STACKWALK_STACK    0x1820
+#define ETL_HOOK_STACKWALK_KEY_DELETE  0x1823
+#define ETL_HOOK_STACKWALK_KEY_RUNDOWN 0x1824
+#define ETL_HOOK_STACKWALK_KEY_KERNEL  0x1825
+#define ETL_HOOK_STACKWALK_KEY_USER    0x1826
 
 /* GUID of a kernel group (NULL for groups >= 0x1F). */
 const etl_guid *etl_group_guid(unsigned group);

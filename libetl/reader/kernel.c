@@ -5,24 +5,6 @@
 
 #include "format/format.h"
 
-/* Hooks (Group << 8 | Type) of the classes decoded here, beside those in format.h. */
-#define HOOK_PROCESS_START     0x0301
-#define HOOK_PROCESS_DEFUNCT   0x0327
-#define HOOK_IMAGE_LOAD        0x140A /* the Image group's own form of 0x030A */
-#define HOOK_CSWITCH           0x0524
-#define HOOK_READY_THREAD      0x0532
-#define HOOK_SAMPLED_PROFILE   0x0F2E
-#define HOOK_PMC_SAMPLE        0x0F2F
-#define HOOK_STACK_KEY_DELETE  0x1823
-#define HOOK_STACK_KEY_RUNDOWN 0x1824
-#define HOOK_HEADER            0x0000
-#define HOOK_HEADER_EXTENSION  0x0005
-#define HOOK_RUNDOWN_COMPLETE  0x0008
-#define HOOK_GROUP_MASKS_END   0x0020
-#define GROUP_DISK_IO          0x01   /* DiskIo: Read 10 ... FlushInit 15 */
-#define HOOK_SYSCALL_ENTER     0x0F33
-#define HOOK_SYSCALL_EXIT      0x0F34
-
 const char *etl_kclass_name(int kclass)
 {
     static const char *const names[ETL_KCLASS_COUNT] = {
@@ -305,7 +287,7 @@ static int decode_ready_thread(struct cur *c, etl_kready_thread *k)
 
 static int decode_sample(struct cur *c, uint16_t hook, unsigned v, etl_ksample *k)
 {
-    if (hook == HOOK_PMC_SAMPLE) { /* IP, ThreadId, ProfileSource u16, reserved u16 */
+    if (hook == ETL_HOOK_PMC_SAMPLE) { /* IP, ThreadId, ProfileSource u16, reserved u16 */
         if (!has(c, c->ptr + 6)) return ETL_FAILED;
         k->instruction_pointer = ptr(c);
         k->tid = u32(c);
@@ -336,7 +318,7 @@ static int frames(struct cur *c, etl_kstack *k)
 
 static int decode_stack(struct cur *c, uint16_t hook, int *kclass, etl_kstack *k)
 {
-    if (hook == HOOK_STACK_KEY_DELETE || hook == HOOK_STACK_KEY_RUNDOWN) {
+    if (hook == ETL_HOOK_STACKWALK_KEY_DELETE || hook == ETL_HOOK_STACKWALK_KEY_RUNDOWN) {
         *kclass = ETL_KCLASS_STACK_KEY_DEF;
         if (!has(c, c->ptr)) return ETL_FAILED;
         k->stack_key = ptr(c);
@@ -431,27 +413,27 @@ static int classify(uint16_t hook, const char **name)
     unsigned group = hook >> 8, type = hook & 0xFF;
 
     switch (hook) {
-    case ETL_HOOK_PROCESS_LOAD_IMAGE: case HOOK_IMAGE_LOAD: *name = "Image/Load"; return ETL_KCLASS_IMAGE;
-    case HOOK_PROCESS_DEFUNCT: *name = "Process/Defunct"; return ETL_KCLASS_PROCESS;
-    case HOOK_CSWITCH: *name = "Thread/CSwitch"; return ETL_KCLASS_CSWITCH;
-    case HOOK_READY_THREAD: *name = "Thread/ReadyThread"; return ETL_KCLASS_READY_THREAD;
-    case HOOK_SAMPLED_PROFILE: *name = "PerfInfo/SampleProf"; return ETL_KCLASS_SAMPLED_PROFILE;
-    case HOOK_PMC_SAMPLE: *name = "PerfInfo/PMCSample"; return ETL_KCLASS_SAMPLED_PROFILE;
+    case ETL_HOOK_PROCESS_LOAD_IMAGE: case ETL_HOOK_IMAGE_LOAD: *name = "Image/Load"; return ETL_KCLASS_IMAGE;
+    case ETL_HOOK_PROCESS_DEFUNCT: *name = "Process/Defunct"; return ETL_KCLASS_PROCESS;
+    case ETL_HOOK_CSWITCH: *name = "Thread/CSwitch"; return ETL_KCLASS_CSWITCH;
+    case ETL_HOOK_READY_THREAD: *name = "Thread/ReadyThread"; return ETL_KCLASS_READY_THREAD;
+    case ETL_HOOK_SAMPLED_PROFILE: *name = "PerfInfo/SampleProf"; return ETL_KCLASS_SAMPLED_PROFILE;
+    case ETL_HOOK_PMC_SAMPLE: *name = "PerfInfo/PMCSample"; return ETL_KCLASS_SAMPLED_PROFILE;
     case ETL_HOOK_STACKWALK_STACK: *name = "StackWalk/Stack"; return ETL_KCLASS_STACK;
     case ETL_HOOK_STACKWALK_KEY_KERNEL: *name = "StackWalk/StackKeyKernel"; return ETL_KCLASS_STACK_KEY;
     case ETL_HOOK_STACKWALK_KEY_USER: *name = "StackWalk/StackKeyUser"; return ETL_KCLASS_STACK_KEY;
-    case HOOK_STACK_KEY_DELETE: *name = "StackWalk/KeyDelete"; return ETL_KCLASS_STACK_KEY_DEF;
-    case HOOK_STACK_KEY_RUNDOWN: *name = "StackWalk/KeyRundown"; return ETL_KCLASS_STACK_KEY_DEF;
-    case HOOK_HEADER: *name = "EventTrace/Header"; return ETL_KCLASS_TRACE_HEADER;
-    case HOOK_HEADER_EXTENSION: *name = "EventTrace/Extension"; return ETL_KCLASS_GROUP_MASKS;
-    case HOOK_GROUP_MASKS_END: *name = "EventTrace/EndExtension"; return ETL_KCLASS_GROUP_MASKS;
-    case HOOK_RUNDOWN_COMPLETE: *name = "EventTrace/RDComplete"; return ETL_KCLASS_RUNDOWN_COMPLETE;
+    case ETL_HOOK_STACKWALK_KEY_DELETE: *name = "StackWalk/KeyDelete"; return ETL_KCLASS_STACK_KEY_DEF;
+    case ETL_HOOK_STACKWALK_KEY_RUNDOWN: *name = "StackWalk/KeyRundown"; return ETL_KCLASS_STACK_KEY_DEF;
+    case ETL_HOOK_HEADER: *name = "EventTrace/Header"; return ETL_KCLASS_TRACE_HEADER;
+    case ETL_HOOK_HEADER_EXTENSION: *name = "EventTrace/Extension"; return ETL_KCLASS_GROUP_MASKS;
+    case ETL_HOOK_GROUP_MASKS_END: *name = "EventTrace/EndExtension"; return ETL_KCLASS_GROUP_MASKS;
+    case ETL_HOOK_RUNDOWN_COMPLETE: *name = "EventTrace/RDComplete"; return ETL_KCLASS_RUNDOWN_COMPLETE;
     case ETL_HOOK_LBR_SAMPLE: *name = "LBR/Sample"; return ETL_KCLASS_LBR;
-    case HOOK_SYSCALL_ENTER: *name = "PerfInfo/SysClEnter"; return ETL_KCLASS_SYSCALL_ENTER;
-    case HOOK_SYSCALL_EXIT: *name = "PerfInfo/SysClExit"; return ETL_KCLASS_SYSCALL_EXIT;
+    case ETL_HOOK_SYSCALL_ENTER: *name = "PerfInfo/SysClEnter"; return ETL_KCLASS_SYSCALL_ENTER;
+    case ETL_HOOK_SYSCALL_EXIT: *name = "PerfInfo/SysClExit"; return ETL_KCLASS_SYSCALL_EXIT;
     default: break;
     }
-    if (group == GROUP_DISK_IO && type >= 10 && type <= 15) {
+    if (group == ETL_GROUP_DISK_IO && type >= 10 && type <= 15) {
         static const char *const disk[] = { "DiskIO/Read", "DiskIO/Write", "DiskIO/ReadInit", "DiskIO/WriteInit",
                                             "DiskIO/FlushBuffers", "DiskIO/FlushInit" };
         *name = disk[type - 10];

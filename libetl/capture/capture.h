@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: MIT */
+/* The private header of libetl/capture/ (kernel capture with Linux perf events, LBR capture): what its files share. Private to libetl. */
+#ifndef ETL_CAPTURE_H
+#define ETL_CAPTURE_H
+#ifndef ETL_BUILDING_LIBRARY
+#error "capture/capture.h is private to libetl: include <etl.h>"
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "etl.h"
+#include "format/format.h"
+#include "engine/engine.h"
+
+/* ---- payloads, header forms and the Linux-to-Windows mappings (kpayload.c) ---- */
+
+/* The header each hook kernel capture writes (ETL_HOOK_*, format/format.h) is written with:
+   *system 1 for SYSTEM64, 0 for PERFINFO64, and its version. 0, or -1 for another hook. */
+int etl_kcapture_form(uint16_t hook, int *system, uint16_t *version);
+
+/* Windows' STILL_ACTIVE: the ExitStatus of a process that runs (Start, DCStart, DCEnd). */
+#define ETL_KSTILL_ACTIVE 259
+
+/* A process as Process V4 describes it (64-bit payload). */
+typedef struct etl_kproc_desc {
+    uint32_t pid, ppid;
+    uint32_t uid;              /* the UserSID: S-1-22-1-uid (a Unix user as Windows names it) */
+    int32_t exit_status;
+    const char *name;          /* ImageFileName: the comm (8-bit) */
+    const char *command_line;  /* UTF-8; "" when unknown */
+} etl_kproc_desc;
+
+/* The payload encoders: each writes the 64-bit payload into out (NULL: nowhere) and returns
+   its size; when that is above cap, only what fitted was written, and out holds no payload. */
+size_t etl_kpayload_process(uint8_t *out, size_t cap, const etl_kproc_desc *p);
+size_t etl_kpayload_thread(uint8_t *out, size_t cap, uint32_t pid, uint32_t tid, uint8_t base_priority);
+size_t etl_kpayload_image(uint8_t *out, size_t cap, uint64_t base, uint64_t size, uint32_t pid, const char *file_name);
+size_t etl_kpayload_cswitch(uint8_t *out, size_t cap, uint32_t new_tid, uint32_t old_tid, int8_t new_priority,
+                            int8_t old_priority, uint8_t wait_reason, uint8_t wait_mode, uint8_t state);
+size_t etl_kpayload_ready_thread(uint8_t *out, size_t cap, uint32_t tid);
+size_t etl_kpayload_sample(uint8_t *out, size_t cap, uint64_t ip, uint32_t tid);
+/* PMC interrupt: InstructionPointer, ThreadId, ProfileSource (KPROFILE_SOURCE), Reserved. */
+size_t etl_kpayload_pmc(uint8_t *out, size_t cap, uint64_t ip, uint32_t tid, uint16_t profile_source);
+size_t etl_kpayload_stack(uint8_t *out, size_t cap, int64_t event_ts, uint32_t pid, uint32_t tid,
+                          const uint64_t *frames, unsigned count);
+
+/* KPROFILE_SOURCE ProfileBranchInstructions: the counter the "pmc" LBR trigger samples. */
+#define ETL_KPROFILE_BRANCH_INSTRUCTIONS 6
+
+/* Writes one kernel event (payload n bytes) to s in the header kind and version of its hook
+   (etl_kcapture_form; pid and tid go into a SYSTEM header, a PERFINFO one has none), in the
+   buffer of the processor the caller runs on. ETL_OK, or ETL_FAILED (an unknown hook, or the
+   session lost the event). */
+int etl_kwrite(etl_session *s, int64_t ts, uint16_t hook, uint32_t pid, uint32_t tid, const uint8_t *payload,
+               size_t n);
+
+/* DiskIo (version 3, 64-bit, padded to 8 bytes as Windows' structures are): a read or write
+   completion (56 bytes), a flush completion (32), an issue (ReadInit/WriteInit/FlushInit, 16). */
+typedef struct etl_kdisk_desc {
+    uint32_t disk_number, irp_flags, transfer_size, issuing_tid;
+    int64_t byte_offset;
+    uint64_t irp, response_time;   /* response_time: issue to completion, in the session's ticks */
+} etl_kdisk_desc;
+size_t etl_kpayload_disk_io(uint8_t *out, size_t cap, const etl_kdisk_desc *d);
+size_t etl_kpayload_disk_flush(uint8_t *out, size_t cap, const etl_kdisk_desc *d);
+size_t etl_kpayload_disk_init(uint8_t *out, size_t cap, uint64_t irp, uint32_t issuing_tid);
+/* PerfInfo SysClEnter (SysCallAddress) and SysClExit (SysCallNtStatus). */
+size_t etl_kpayload_syscall_enter(uint8_t *out, size_t cap, uint64_t address);
+size_t etl_kpayload_syscall_exit(uint8_t *out, size_t cap, uint32_t nt_status);
+
+/* What a block request's rwbs (block tracepoints' "FWS", "R", ...; n bytes, NUL-padded) says:
+   its kind (ETL_KIO_*) and Windows IRP flags (*irp_flags: IRP_READ_OPERATION 0x100,
+   IRP_WRITE_OPERATION 0x200, IRP_SYNCHRONOUS_API 0x4 for 'S'). */
+enum { ETL_KIO_OTHER, ETL_KIO_READ, ETL_KIO_WRITE, ETL_KIO_FLUSH };
+int etl_kio_kind(const char *rwbs, size_t n, uint32_t *irp_flags);
+/* A Linux system call's return value as an NTSTATUS: 0 (STATUS_SUCCESS) for 0 and above,
+   0xE0000000 | errno for -errno (error severity, customer bit: no Windows code is one). */
+uint32_t etl_kntstatus(int64_t ret);
+
+/* A Linux priority (the kernel's prio: 0..99 real time, 100..139 nice -20..19) as a Windows
+   thread priority (0..31: 16..31 real time, 8 normal). */
+int8_t etl_kpriority(int prio);
+/* KTHREAD_STATE, KWAIT_REASON and wait mode of a thread switched out in Linux task state
+   prev_state (sched_switch's, TASK_REPORT bits). */
+void etl_kstate(int64_t prev_state, uint8_t *state, uint8_t *wait_reason, uint8_t *wait_mode);
+
+/* ---- image unloads (kexit.c) ---- */
+
+/* The range [*lo, *hi) that munmap(addr, len) removes, len rounded up to whole pages: 0, or -1
+   when the kernel refuses the call (EINVAL: addr not page-aligned, len 0, or a range that
+   wraps). */
+int etl_kunmap_range(uint64_t addr, uint64_t len, uint64_t page, uint64_t *lo, uint64_t *hi);
+/* What mremap(addr, old_len, new_len, flags) removes at addr for certain: the tail of a
+   mapping shrunk in place, or the whole old range when MREMAP_FIXED moves it (without
+   MREMAP_DONTUNMAP): 0 and [*lo, *hi), or -1 (nothing: a growth, which may move the mapping
+   or not, or a refused call). */
+int etl_kmremap_range(uint64_t addr, uint64_t old_len, uint64_t new_len, uint64_t flags, uint64_t page,
+                      uint64_t *lo, uint64_t *hi);
+
+/* What removing [lo, hi) does to an image whose code (its executable mapping, what is left of
+   it) is [*code_lo, *code_hi): */
+enum {
+    ETL_KUNMAP_KEPT,   /* untouched, or a hole punched inside: the code on both sides stays */
+    ETL_KUNMAP_SHRUNK, /* one end cut off: *code_lo or *code_hi moved, the rest stays */
+    ETL_KUNMAP_GONE,   /* all of what was left: the image unloads */
+};
+int etl_kunmap_image(uint64_t lo, uint64_t hi, uint64_t *code_lo, uint64_t *code_hi);
+
+/* ---- exit status (kexit.c) ---- */
+
+/* What decides the ExitStatus of a process (times on the session's clock). Each kind keeps
+   its earliest event: the kernel takes the first group exit, and readers of different
+   processors may bring events out of order. */
+#define ETL_KEXIT_SIGNALS 8
+typedef struct etl_kexit {
+    int64_t group_ts;          /* exit_group(group_code) (INT64_MAX: none) */
+    int group_code;
+    int64_t fatal_ts;          /* a signal other than SIGKILL delivered to its default, fatal action */
+    int fatal_sig;
+    int64_t kill_ts;           /* SIGKILL delivered (default action): the group exit decided when a
+                                  fatal signal was sent, or a real SIGKILL */
+    int64_t leader_ts;         /* exit(leader_code) of the thread-group leader */
+    int leader_code;
+    /* The latest signals sent to the process whose default action kills it without a core
+       dump (sig > 0), and deliveries of such signals to a handler or to SIG_IGN (sig < 0):
+       most recent last. */
+    unsigned nsent;
+    struct { int64_t ts; int sig; } sent[ETL_KEXIT_SIGNALS];
+} etl_kexit;
+
+void etl_kexit_init(etl_kexit *x);
+void etl_kexit_group(etl_kexit *x, int64_t ts, int64_t code);
+void etl_kexit_leader(etl_kexit *x, int64_t ts, int64_t code);
+/* A signal sent to the process (signal_generate, queued). */
+void etl_kexit_sent(etl_kexit *x, int64_t ts, int sig);
+/* A signal delivered to one of its threads (signal_deliver): to its default action (dfl), or
+   to a handler or SIG_IGN. */
+void etl_kexit_delivered(etl_kexit *x, int64_t ts, int sig, int dfl);
+/* The ExitStatus of a process whose exit is at end_ts: the exit code (0..255) of exit_group,
+   else 128 + N for a fatal signal N, else the leader's exit code: 1; 0 (and *status 0) when
+   none of these was seen. */
+int etl_kexit_status(const etl_kexit *x, int64_t end_ts, int32_t *status);
+/* A signal's default action: 0 none, stop or continue; 1 terminate; 2 terminate with a core dump. */
+int etl_ksignal_default(int sig);
+
+/* ---- the kernel capture's hook in its session ---- */
+
+/* The session's kernel capture (NULL: none): the context of the hook that
+   etl_session_enable_kernel registers with the session (engine/engine.h). */
+struct etl_kcapture;
+struct etl_kcapture *etl_session_kcapture(const etl_session *s);
+/* Ends a kernel capture: the readers drain and stop, the DCEnd rundown is written, k is freed.
+   The hook's stop: etl_session_stop calls it before it flushes. */
+void etl_kcapture_end(etl_session *s, struct etl_kcapture *k);
+
+/* LBR (lbrcapture.c, kcapture.c): the kernel capture k samples the triggers of cfg with perf
+   events that take branch stacks (branch_sample_type), in its own rings, each sample written with
+   etl_lbr_write_perf_trigger; a "profile" trigger's event replaces the cpu-clock profile
+   source. 0, or -1 with the cause in err (nothing changed). Stop: the LBR events disabled. */
+struct etl_lbr_config;
+int etl_kcapture_lbr_start(struct etl_kcapture *k, const struct etl_lbr_config *cfg, uint64_t branch_sample_type,
+                           char *err, size_t errsize);
+void etl_kcapture_lbr_stop(struct etl_kcapture *k);
+
+/* ---- perf's branch stacks into LBR records (lbr.c) ---- */
+
+/* perf's branch_sample_type for flags: 0, or -1 with the reason in err (filters perf cannot
+   express, or every branch filtered out). */
+int etl_lbr_perf_branch_type(uint32_t flags, uint64_t *out, char *err, size_t errsize);
+
+/* What a PERF_RECORD_SAMPLE holds for LBR. */
+typedef struct etl_lbr_perf_sample {
+    uint32_t pid, tid, cpu;
+    uint64_t time;            /* perf's clock (use_clockid: the session's) */
+    uint64_t ip;              /* PERF_SAMPLE_IP; 0 without it */
+    const uint8_t *callchain; /* PERF_SAMPLE_CALLCHAIN: callchain_nr u64 addresses inside the record */
+    unsigned callchain_nr;
+    unsigned count;           /* branches in the record */
+    unsigned written;         /* of them, converted into the caller's array */
+} etl_lbr_perf_sample;
+
+/*
+ * Decodes the PERF_RECORD_SAMPLE record rec (size bytes, perf_event_header first) of an event
+ * opened with sample_type and branch_sample_type, and converts its branch stack into entries
+ * (at most max; most recent first, as perf and Windows both order them): from and to, and in
+ * reserved the LBR_INFO form of perf's flags (bit 63 mispredicted, 62 in transaction, 61
+ * transaction abort, 15:0 cycles). Returns 0, or -1 with *why set when the record is not a
+ * sample, its layout has a field this parser does not walk (PERF_SAMPLE_READ), or it is shorter
+ * than its fields say. Reads nothing outside rec[0, size).
+ */
+int etl_lbr_perf_sample_decode(const uint8_t *rec, size_t size, uint64_t sample_type, uint64_t branch_sample_type,
+                               etl_lbr_perf_sample *out, etl_lbr_entry *entries, unsigned max, const char **why);
+
+/* How a perf sample of a trigger's branch-stack event is written (etl_lbr_write_perf_trigger). */
+typedef struct etl_lbr_trigger_form {
+    uint8_t trigger;          /* its PerfInfo type: 46 SampledProfile, 47 PMC interrupt (PMCSample) */
+    uint16_t profile_source;  /* a PMC interrupt's KPROFILE_SOURCE */
+    uint32_t filters;         /* the LBR record's LbrFilterFlags: the session's ETL_LBR_* flags */
+    int stack;                /* 1: a StackWalk from the sample's call chain */
+    uint64_t sample_type, branch_sample_type; /* the perf event's */
+} etl_lbr_trigger_form;
+
+/*
+ * Decodes the sample rec as above and writes, at one timestamp, what the NT Kernel Logger
+ * writes for a triggering event with LBR: the trigger (SampledProfile or PMCSample: the IP
+ * and thread of the sample), its StackWalk when f->stack (the call chain's addresses, perf's
+ * context markers left out), then its LBR record. The timestamp is the sample's time, or
+ * min_ts when that is later (a processor's buffer never goes back in time); *used_ts (may be
+ * NULL) gets it. ETL_OK, or ETL_FAILED (a bad record: nothing written; or the session lost
+ * an event, which it counted).
+ */
+int etl_lbr_write_perf_trigger(etl_session *s, const etl_lbr_trigger_form *f, const uint8_t *rec, size_t size,
+                               int64_t min_ts, int64_t *used_ts);
+
+/* The frames of a perf call chain (nr u64 addresses at chain) as a StackWalk holds them:
+   perf's context markers (PERF_CONTEXT_*) and the 0 ending a user stack left out, at most
+   max. Returns how many went into frames. */
+unsigned etl_perf_callchain_frames(const uint8_t *chain, uint64_t nr, uint64_t *frames, unsigned max);
+
+/* "LBR capture: CAUSE (perf_event_open[ of what]: strerror(e))" in err, for perf_event_open's errno e. */
+void etl_lbr_perf_cause(int e, const char *what, char *err, size_t errsize);
+
+/* ---- inside the kernel capture: kcapture.c (the session's side: opening, starting, ending),
+   kring.c (rings and records), kprocess.c (processes, threads, images), ktracepoint.c
+   (tracepoints and their fields), kio.c (disk I/O and system calls), kpayload.c (writing).
+   Calls go one way: kcapture.c -> kring.c -> kprocess.c, kio.c -> ktracepoint.c, kpayload.c,
+   kexit.c (and lbrcapture.c -> kcapture.c -> lbr.c -> kpayload.c). ---- */
+
+#if defined(__linux__)
+#include <linux/perf_event.h>
+#endif
+#if defined(__linux__) && defined(PERF_RECORD_MISC_COMM_EXEC)
+#include <pthread.h>
+#include <stdatomic.h>
+
+/* The events of each processor. The LBR ones are opened later (etl_kcapture_lbr_start), while
+   the reader runs: their fd is published last, with release. */
+enum { EV_SIDEBAND, EV_SWITCH, EV_WAKEUP, EV_WAKEUP_NEW, EV_PROFILE, EV_RQ_ISSUE, EV_RQ_COMPLETE, EV_SYS_ENTER,
+       EV_SYS_EXIT, EV_MUNMAP, EV_MREMAP, EV_EXIT_GROUP, EV_EXIT, EV_SIG_DELIVER, EV_SIG_GENERATE, EV_LBR_PROFILE,
+       EV_LBR_PMC, EV_COUNT };
+
+#define RING_PAGES 256u /* data pages per processor: 1 MiB */
+
+struct kcpu {
+    struct etl_kcapture *k;
+    int cpu;
+    int fd[EV_COUNT];
+    uint64_t got[EV_COUNT];    /* samples of each event read from the ring */
+    uint64_t id[EV_COUNT];
+    uint8_t *ring;
+    size_t ring_len, page;
+    pthread_t thread;
+    int started;
+    int64_t last_ts;           /* timestamps of this processor's buffer never go back */
+    uint8_t rec[65536];        /* a record taken out of the ring (it may wrap) */
+    /* Records read and not handled yet (see drain, kring.c): copies in q_bytes, in q their
+       times and where they are. */
+    struct queued { int64_t ts; uint64_t seq; uint32_t off, len; } *q;
+    size_t qn, qcap;
+    uint8_t *q_bytes;
+    size_t q_used, q_bytes_cap;
+    uint64_t q_seq;
+    /* Image Unloads due later than the record being handled (its image was brought by this
+       reader after another reader handled the munmap or exec that removed it): written in
+       this processor's time order, when its records reach their time (flush_deferred). */
+    struct kdeferred { int64_t ts; uint32_t pid, tid; uint64_t base, size; char *file; } *def;
+    size_t ndef, defcap;
+    unsigned disk_waited_ms;   /* at the end, how long it waited for other readers' issues */
+    _Atomic int64_t progress;  /* every record of this processor up to this time is handled */
+    _Atomic int64_t stuck_at;  /* its progress when a reader stopped waiting for it */
+};
+
+/* Where a tracepoint's fields are in its raw data. */
+struct tp_field {
+    unsigned off, size;
+};
+
+/* What the capture knows of a process (kprocess.c), by pid. */
+struct pentry;
+#define PTAB_SIZE 1024u
+
+/* A block request issued and not completed yet (kio.c). */
+struct disk_req;
+#define DTAB_SIZE 4096u
+
+struct etl_kcapture {
+    etl_session *s;
+    pthread_mutex_t plock;     /* ptab, shared by the readers */
+    struct pentry *ptab[PTAB_SIZE];
+    uint32_t flags, stackwalk;
+    uint64_t sample_type[EV_COUNT];
+    uint8_t counted[EV_COUNT]; /* a tracepoint whose count (PERF_FORMAT_LOST) is checked at the end */
+    uint32_t interval_100ns;   /* of the profile */
+    etl_lbr_trigger_form lbr_form[2]; /* how EV_LBR_PROFILE and EV_LBR_PMC samples are written */
+    unsigned ncpu;
+    struct kcpu *cpus;
+    atomic_int stop;
+    struct tp_field prev_pid, prev_prio, prev_state, next_pid, next_prio, wakeup_pid, wakeup_new_pid;
+    /* disk_io: the block tracepoints' fields ([0] block_rq_issue, [1] block_rq_complete), and
+       the requests issued and not completed yet (see etl_kdisk_note_issue) */
+    struct tp_field rq_dev[2], rq_sector[2], rq_nr_sector[2], rq_rwbs[2];
+    pthread_mutex_t dlock;
+    struct disk_req *dtab[DTAB_SIZE];
+    /* syscall: raw_syscalls:sys_enter's id, sys_exit's ret */
+    struct tp_field sys_id, sys_ret;
+    /* The fields of the unload and exit tracepoints (etl_kexit_unmap_tps), in their order. */
+    struct tp_field tpf[EV_COUNT][4];
+};
+
+/* A sample of the block or raw_syscalls events: which, its thread and time, its raw data. */
+struct io_sample {
+    int e;
+    uint32_t tid;
+    int64_t ts;
+    const uint8_t *raw;
+    uint32_t raw_len;
+};
+
+/* kpayload.c */
+/* The time of an event in c's buffer: ts, or the latest time written there when ts is earlier. */
+int64_t etl_korder_ts(struct kcpu *c, int64_t ts);
+void etl_kwrite_ev(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32_t pid, uint32_t tid,
+                   const uint8_t *payload, size_t n);
+
+/* kring.c */
+/* A processor's reader thread (pthread_create's start routine; arg: its struct kcpu). */
+void *etl_kreader(void *arg);
+
+/* kprocess.c */
+extern _Thread_local struct kcpu *etl_kthis_reader;
+void etl_kdefer_unload(struct etl_kcapture *k, int64_t ts, uint32_t pid, uint32_t tid, uint64_t base,
+                       uint64_t size, const char *file);
+void etl_kflush_deferred(struct kcpu *c, int64_t ts);
+void etl_kwait_readers(struct kcpu *c, int64_t ts);
+void etl_kemit_image(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32_t pid, uint32_t tid, uint64_t start,
+                     uint64_t len, uint64_t pgoff, const char *file);
+void etl_krundown(struct etl_kcapture *k, int64_t ts, int end);
+void etl_kpcache_free(struct etl_kcapture *k);
+int etl_kexit_unmap_sample(struct kcpu *c, int e, int64_t ts, uint32_t pid, uint32_t tid, const uint8_t *raw,
+                           uint32_t raw_len);
+/* PERF_RECORD_FORK (fork 1) or PERF_RECORD_EXIT, PERF_RECORD_COMM, PERF_RECORD_MMAP2. */
+void etl_ktask_record(struct kcpu *c, const uint8_t *r, uint32_t size, int fork);
+void etl_kcomm_record(struct kcpu *c, const uint8_t *r, uint32_t size, uint16_t misc);
+void etl_kmmap2_record(struct kcpu *c, const uint8_t *r, uint32_t size);
+
+/* ktracepoint.c */
+ssize_t etl_kread_small(const char *path, char *buf, size_t size);
+/* A tracepoint field's value in raw (0 when it lies outside). */
+int64_t etl_ktp_get(const uint8_t *raw, uint32_t raw_len, const struct tp_field *f);
+/* The optional tracepoints of image unloads and exit statuses: each one's event, the kernel
+   flag it is recorded for, its group and name, and the fields read from it. */
+struct etl_ktp_optional {
+    int ev;
+    uint32_t flag;
+    const char *group, *name, *fields[4];
+};
+extern const struct etl_ktp_optional etl_kexit_unmap_tps[];
+extern const size_t etl_kexit_unmap_ntps;
+int etl_ktracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT], char *err, size_t errsize);
+
+/* kio.c */
+void etl_kdisk_note_issue(struct kcpu *c, const uint8_t *r, uint32_t size);
+int etl_kdisk_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int final);
+void etl_kdisk_free(struct etl_kcapture *k);
+void etl_kio_record(struct kcpu *c, const struct io_sample *s);
+
+#endif /* Linux with perf events */
+
+#endif

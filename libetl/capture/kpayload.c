@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: MIT */
+/* Kernel capture's payload encoders (the kernel classes' 64-bit payloads), the header each hook is written with, and the Linux-to-Windows mappings (priorities, thread states, block requests, NTSTATUS). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture/capture.h"
+
+/* ------------------------------------------------------------------ payloads */
+
+/* A payload being built: bytes go in while they fit; n counts them all. */
+struct kp {
+    uint8_t *p;
+    size_t cap, n;
+};
+
+static void put(struct kp *b, const void *v, size_t len)
+{
+    if (b->p && b->n + len <= b->cap) memcpy(b->p + b->n, v, len);
+    b->n += len;
+}
+static void put8(struct kp *b, uint8_t v) { put(b, &v, 1); }
+static void put32(struct kp *b, uint32_t v)
+{
+    uint8_t t[4];
+    etl_put32(t, v);
+    put(b, t, 4);
+}
+static void put64(struct kp *b, uint64_t v)
+{
+    uint8_t t[8];
+    etl_put64(t, v);
+    put(b, t, 8);
+}
+static void put_str8(struct kp *b, const char *s) { put(b, s ? s : "", strlen(s ? s : "") + 1); }
+static void put_str16(struct kp *b, const char *s)
+{
+    size_t units = strlen(s ? s : "") + 4; /* UTF-16 takes at most one unit per UTF-8 byte */
+    uint8_t stack[1024], *t = units * 2 <= sizeof stack ? stack : malloc(units * 2);
+
+    if (!t) {
+        put(b, "\0", 2); /* no memory: the string is left empty */
+        return;
+    }
+    put(b, t, etl_utf8_to_utf16(t, s ? s : "", (uint32_t)units));
+    if (t != stack) free(t);
+}
+static size_t done(const struct kp *b) { return b->n; }
+static struct kp kp_start(uint8_t *out, size_t cap) { return (struct kp){ out, cap, 0 }; }
+
+size_t etl_kpayload_process(uint8_t *out, size_t cap, const etl_kproc_desc *p)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, 0);              /* UniqueProcessKey: no EPROCESS */
+    put32(&b, p->pid);
+    put32(&b, p->ppid);
+    put32(&b, 0);              /* SessionId */
+    put32(&b, (uint32_t)p->exit_status);
+    put64(&b, 0);              /* DirectoryTableBase */
+    put32(&b, 0);              /* Flags */
+    if (p->uid == UINT32_MAX) {
+        put32(&b, 0);          /* no SID known */
+    } else {
+        /* TOKEN_USER {Sid, Attributes}: Sid is not an address here but the offset of the SID
+           from the structure (it must not be 0, which would mean "no SID"). */
+        put64(&b, 16);
+        put64(&b, 0);
+        /* S-1-22-1-uid: revision 1, two sub-authorities, authority 22 (big-endian, 6 bytes). */
+        put8(&b, 1);
+        put8(&b, 2);
+        put(&b, "\0\0\0\0\0\x16", 6);
+        put32(&b, 1);
+        put32(&b, p->uid);
+    }
+    put_str8(&b, p->name);
+    put_str16(&b, p->command_line);
+    put_str16(&b, "");         /* PackageFullName */
+    put_str16(&b, "");         /* ApplicationId */
+    return done(&b);
+}
+
+size_t etl_kpayload_thread(uint8_t *out, size_t cap, uint32_t pid, uint32_t tid, uint8_t base_priority)
+{
+    struct kp b = kp_start(out, cap);
+
+    put32(&b, pid);
+    put32(&b, tid);
+    /* StackBase, StackLimit, UserStackBase, UserStackLimit, StartAddr, Win32StartAddr, TebBase */
+    for (int i = 0; i < 7; i++) put64(&b, 0);
+    put32(&b, 0);              /* SubProcessTag */
+    put8(&b, base_priority);
+    put8(&b, 0);               /* PagePriority */
+    put8(&b, 0);               /* IoPriority */
+    put8(&b, 0);               /* ThreadFlags */
+    return done(&b);
+}
+
+size_t etl_kpayload_image(uint8_t *out, size_t cap, uint64_t base, uint64_t size, uint32_t pid, const char *file_name)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, base);
+    put64(&b, size);
+    put32(&b, pid);
+    put32(&b, 0);              /* ImageChecksum */
+    put32(&b, 0);              /* TimeDateStamp */
+    put32(&b, 0);              /* SignatureLevel, SignatureType, Reserved0 */
+    put64(&b, 0);              /* DefaultBase */
+    for (int i = 0; i < 4; i++) put32(&b, 0); /* Reserved1..4 */
+    put_str16(&b, file_name);
+    return done(&b);
+}
+
+size_t etl_kpayload_cswitch(uint8_t *out, size_t cap, uint32_t new_tid, uint32_t old_tid, int8_t new_priority,
+                            int8_t old_priority, uint8_t wait_reason, uint8_t wait_mode, uint8_t state)
+{
+    struct kp b = kp_start(out, cap);
+
+    put32(&b, new_tid);
+    put32(&b, old_tid);
+    put8(&b, (uint8_t)new_priority);
+    put8(&b, (uint8_t)old_priority);
+    put8(&b, 0);               /* PreviousCState */
+    put8(&b, 0);               /* SpareByte */
+    put8(&b, wait_reason);
+    put8(&b, wait_mode);
+    put8(&b, state);
+    put8(&b, 0);               /* OldThreadWaitIdealProcessor */
+    put32(&b, 0);              /* NewThreadWaitTime */
+    put32(&b, 0);              /* OldThreadRemainingQuantum */
+    return done(&b);
+}
+
+size_t etl_kpayload_ready_thread(uint8_t *out, size_t cap, uint32_t tid)
+{
+    struct kp b = kp_start(out, cap);
+
+    put32(&b, tid);
+    put32(&b, 0);              /* AdjustReason, AdjustIncrement, Flag, reserved */
+    return done(&b);
+}
+
+size_t etl_kpayload_sample(uint8_t *out, size_t cap, uint64_t ip, uint32_t tid)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, ip);
+    put32(&b, tid);
+    put8(&b, 1);               /* Count (u16): one sample */
+    put8(&b, 0);
+    put8(&b, 0);               /* Flags */
+    put8(&b, 0);               /* Rank */
+    return done(&b);
+}
+
+size_t etl_kpayload_pmc(uint8_t *out, size_t cap, uint64_t ip, uint32_t tid, uint16_t profile_source)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, ip);
+    put32(&b, tid);
+    put8(&b, (uint8_t)profile_source);
+    put8(&b, (uint8_t)(profile_source >> 8));
+    put8(&b, 0);
+    put8(&b, 0);               /* Reserved */
+    return done(&b);
+}
+
+size_t etl_kpayload_stack(uint8_t *out, size_t cap, int64_t event_ts, uint32_t pid, uint32_t tid,
+                          const uint64_t *frames, unsigned count)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, (uint64_t)event_ts);
+    put32(&b, pid);
+    put32(&b, tid);
+    for (unsigned i = 0; i < count; i++) put64(&b, frames[i]);
+    return done(&b);
+}
+
+size_t etl_kpayload_disk_io(uint8_t *out, size_t cap, const etl_kdisk_desc *d)
+{
+    struct kp b = kp_start(out, cap);
+
+    put32(&b, d->disk_number);
+    put32(&b, d->irp_flags);
+    put32(&b, d->transfer_size);
+    put32(&b, 0);              /* Reserved */
+    put64(&b, (uint64_t)d->byte_offset);
+    put64(&b, 0);              /* FileObject: the block layer has no file */
+    put64(&b, d->irp);
+    put64(&b, d->response_time);
+    put32(&b, d->issuing_tid);
+    put32(&b, 0);              /* padding: Windows' ETW_DISKIO_READWRITE_V3 is 0x38 bytes */
+    return done(&b);
+}
+
+size_t etl_kpayload_disk_flush(uint8_t *out, size_t cap, const etl_kdisk_desc *d)
+{
+    struct kp b = kp_start(out, cap);
+
+    put32(&b, d->disk_number);
+    put32(&b, d->irp_flags);
+    put64(&b, d->response_time);
+    put64(&b, d->irp);
+    put32(&b, d->issuing_tid);
+    put32(&b, 0);              /* padding: ETW_DISKIO_FLUSH_BUFFERS_V3 is 0x20 bytes */
+    return done(&b);
+}
+
+size_t etl_kpayload_disk_init(uint8_t *out, size_t cap, uint64_t irp, uint32_t issuing_tid)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, irp);
+    put32(&b, issuing_tid);
+    put32(&b, 0);              /* padding: WMI_DISKIO_READWRITE_INIT is 0x10 bytes */
+    return done(&b);
+}
+
+size_t etl_kpayload_syscall_enter(uint8_t *out, size_t cap, uint64_t address)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, address);
+    return done(&b);
+}
+
+size_t etl_kpayload_syscall_exit(uint8_t *out, size_t cap, uint32_t nt_status)
+{
+    struct kp b = kp_start(out, cap);
+
+    put32(&b, nt_status);
+    return done(&b);
+}
+
+/* ------------------------------------------------------------------ header forms */
+
+int etl_kcapture_form(uint16_t hook, int *system, uint16_t *version)
+{
+    static const struct {
+        uint16_t hook;
+        uint8_t system, version;
+    } forms[] = {
+        { ETL_HOOK_PROCESS_START, 1, 4 },   { ETL_HOOK_PROCESS_END, 1, 4 },     { ETL_HOOK_PROCESS_DCSTART, 0, 4 },
+        { ETL_HOOK_PROCESS_DCEND, 0, 4 },   { ETL_HOOK_THREAD_START, 1, 3 },    { ETL_HOOK_THREAD_END, 1, 3 },
+        { ETL_HOOK_THREAD_DCSTART, 1, 3 },  { ETL_HOOK_THREAD_DCEND, 1, 3 },    { ETL_HOOK_PROCESS_LOAD_IMAGE, 1, 3 },
+        { ETL_HOOK_IMAGE_DCSTART, 1, 3 },   { ETL_HOOK_IMAGE_DCEND, 1, 3 },     { ETL_HOOK_CSWITCH, 0, 4 },
+        { ETL_HOOK_READY_THREAD, 0, 2 },    { ETL_HOOK_SAMPLED_PROFILE, 0, 2 }, { ETL_HOOK_STACKWALK_STACK, 0, 2 },
+        { ETL_HOOK_RUNDOWN_COMPLETE, 0, 2 }, { ETL_HOOK_PMC_SAMPLE, 0, 2 },
+        { ETL_HOOK_DISK_READ, 0, 3 },       { ETL_HOOK_DISK_WRITE, 0, 3 },      { ETL_HOOK_DISK_READ_INIT, 0, 3 },
+        { ETL_HOOK_DISK_WRITE_INIT, 0, 3 }, { ETL_HOOK_DISK_FLUSH, 0, 3 },      { ETL_HOOK_DISK_FLUSH_INIT, 0, 3 },
+        { ETL_HOOK_SYSCALL_ENTER, 0, 2 },   { ETL_HOOK_SYSCALL_EXIT, 0, 2 },
+        { ETL_HOOK_IMAGE_UNLOAD, 1, 3 },
+    };
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
+        if (forms[i].hook == hook) {
+            *system = forms[i].system;
+            *version = forms[i].version;
+            return 0;
+        }
+    return -1;
+}
+
+int etl_kwrite(etl_session *s, int64_t ts, uint16_t hook, uint32_t pid, uint32_t tid, const uint8_t *payload,
+               size_t n)
+{
+    etl_data d = { payload, (uint32_t)n };
+    int system;
+    uint16_t version;
+
+    if (etl_kcapture_form(hook, &system, &version) != 0) return ETL_FAILED;
+    if (system) return etl_session_write_system(s, ts, hook, version, pid, tid, &d, 1);
+    return etl_session_write_perfinfo(s, ts, hook, version, &d, n ? 1 : 0);
+}
+
+/* ------------------------------------------------------------------ mappings */
+
+int8_t etl_kpriority(int prio)
+{
+    if (prio < 0) return 0;
+    if (prio < 100) return (int8_t)(16 + ((99 - prio) * 15 + 49) / 99); /* real time 1..99 -> 16..31 */
+    if (prio > 139) prio = 139;
+    return (int8_t)(8 - (prio - 120) * 7 / 20); /* nice -20..19 -> 15..2, nice 0 -> 8 */
+}
+
+/* KTHREAD_STATE and KWAIT_REASON values used below. */
+enum { KS_READY = 1, KS_TERMINATED = 4, KS_WAITING = 5 };
+enum { KW_EXECUTIVE = 0, KW_SUSPENDED = 5, KW_USER_REQUEST = 6, KW_WR_TERMINATED = 22, KW_WR_PREEMPTED = 32,
+       KW_WR_YIELD_EXECUTION = 33 };
+
+void etl_kstate(int64_t prev_state, uint8_t *state, uint8_t *wait_reason, uint8_t *wait_mode)
+{
+    uint64_t st = (uint64_t)prev_state;
+
+    *wait_mode = 0;
+    if (st & 0x100) { /* TASK_REPORT_MAX: preempted while runnable ("R+") */
+        *state = KS_READY;
+        *wait_reason = KW_WR_PREEMPTED;
+    } else if ((st & 0xFF) == 0) { /* runnable, switched out without preemption (yield) */
+        *state = KS_READY;
+        *wait_reason = KW_WR_YIELD_EXECUTION;
+    } else if (st & 0x30) { /* X (dead), Z (zombie) */
+        *state = KS_TERMINATED;
+        *wait_reason = KW_WR_TERMINATED;
+    } else if (st & 0x0C) { /* T (stopped), t (traced) */
+        *state = KS_WAITING;
+        *wait_reason = KW_SUSPENDED;
+    } else if (st & 0x01) { /* S: an interruptible sleep, what a user wait is */
+        *state = KS_WAITING;
+        *wait_reason = KW_USER_REQUEST;
+        *wait_mode = 1;
+    } else { /* D (uninterruptible), P (parked), I (idle kernel thread) */
+        *state = KS_WAITING;
+        *wait_reason = KW_EXECUTIVE;
+    }
+}
+
+int etl_kio_kind(const char *rwbs, size_t n, uint32_t *irp_flags)
+{
+    size_t len = strnlen(rwbs, n), i = 0;
+    int kind = ETL_KIO_OTHER;
+
+    *irp_flags = 0;
+    /* blk_fill_rwbs: 'F' for a preflush, then the operation (W, R, F flush, D discard, DE,
+       N other), then F (FUA), A (readahead), S (sync), M (metadata). */
+    if (len >= 2 && rwbs[0] == 'F' && strchr("WRFDN", rwbs[1])) i = 1;
+    if (i < len) {
+        if (rwbs[i] == 'R') kind = ETL_KIO_READ, *irp_flags |= 0x100;       /* IRP_READ_OPERATION */
+        else if (rwbs[i] == 'W') kind = ETL_KIO_WRITE, *irp_flags |= 0x200; /* IRP_WRITE_OPERATION */
+        else if (rwbs[i] == 'F') kind = ETL_KIO_FLUSH;
+        i++;
+    }
+    if (memchr(rwbs + i, 'S', len - i)) *irp_flags |= 0x4;                 /* IRP_SYNCHRONOUS_API */
+    return kind;
+}
+
+uint32_t etl_kntstatus(int64_t ret)
+{
+    if (ret >= 0) return 0;
+    if (ret < -0xFFFF) return 0xE000FFFFu; /* not an errno */
+    return 0xE0000000u | (uint32_t)-ret;
+}
+
+#if defined(__linux__) && defined(PERF_RECORD_MISC_COMM_EXEC)
+
+/* ---- writing ---- */
+
+int64_t etl_korder_ts(struct kcpu *c, int64_t ts)
+{
+    if (ts < c->last_ts) ts = c->last_ts;
+    c->last_ts = ts;
+    return ts;
+}
+
+/* One event of the capture's session (etl_kwrite). */
+void etl_kwrite_ev(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32_t pid, uint32_t tid,
+                   const uint8_t *payload, size_t n)
+{
+    etl_kwrite(k->s, ts, hook, pid, tid, payload, n);
+}
+
+#endif

@@ -1,0 +1,826 @@
+/* SPDX-License-Identifier: MIT */
+/* Kernel capture's processes and threads: what /proc and perf's records say of each process (name, command line, images, what decides its exit status), written as Process, Thread and Image events, and the rundowns. */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "capture/capture.h"
+
+#if defined(__linux__) && defined(PERF_RECORD_MISC_COMM_EXEC)
+
+struct kimage {
+    int64_t ts;                /* of its event */
+    uint64_t base, size;
+    char *file;
+    uint64_t code_lo, code_hi; /* what is left of its executable mapping */
+};
+
+/* Mappings a process lost at ts (a munmap; all of them at an exec), kept a while for the
+   images a reader of another processor brings after it. */
+struct kremoval {
+    int64_t ts;
+    uint64_t lo, hi;
+    uint32_t tid;
+};
+
+/* What the capture knows of a process between its events: perf's records name only pids,
+   and a process may be gone from /proc by the time its records are read. */
+struct pentry {
+    int64_t ts;                /* of the record that said it: readers of other processors may
+                                  bring older news later (a fork after the exec that followed it) */
+    uint32_t pid, ppid, uid;
+    char name[16];
+    char *cmdline;
+    /* Its images (Load and DCStart events), for the children it forks: a fork's child has
+       its parent's mappings, which no MMAP2 record reports. */
+    struct kimage *images;
+    unsigned nimages, cap;
+    struct pentry *next;
+    struct kremoval *removals; /* in time order */
+    unsigned nremovals, removals_cap;
+    etl_kexit exit;            /* what decides its ExitStatus */
+};
+
+/* ---- what /proc says of a process ---- */
+
+struct procinfo {
+    uint32_t pid, ppid, uid;
+    char name[64];
+    char cmdline[4096];
+};
+
+/* Fills pi from /proc/PID: 0, or -1 when the process is gone. name_hint (or NULL) is the
+   name to keep when /proc cannot tell. */
+static int proc_info(uint32_t pid, struct procinfo *pi, const char *name_hint)
+{
+    char path[64], buf[4096];
+    ssize_t n;
+
+    memset(pi, 0, sizeof *pi);
+    pi->pid = pid;
+    pi->uid = UINT32_MAX;
+    if (name_hint) snprintf(pi->name, sizeof pi->name, "%s", name_hint);
+    snprintf(path, sizeof path, "/proc/%u/status", pid);
+    if (etl_kread_small(path, buf, sizeof buf) <= 0) return -1;
+    for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        if (strncmp(line, "Name:\t", 6) == 0) {
+            size_t len = strcspn(line + 6, "\n");
+            if (len >= sizeof pi->name) len = sizeof pi->name - 1;
+            memcpy(pi->name, line + 6, len);
+            pi->name[len] = '\0';
+        } else if (strncmp(line, "PPid:", 5) == 0) {
+            pi->ppid = (uint32_t)strtoul(line + 5, NULL, 10);
+        } else if (strncmp(line, "Uid:", 4) == 0) {
+            pi->uid = (uint32_t)strtoul(line + 4, NULL, 10);
+        }
+    }
+    snprintf(path, sizeof path, "/proc/%u/cmdline", pid);
+    n = etl_kread_small(path, pi->cmdline, sizeof pi->cmdline);
+    /* The arguments are NUL-separated: a command line has them separated by spaces. */
+    for (ssize_t i = 0; i < n; i++)
+        if (pi->cmdline[i] == '\0') pi->cmdline[i] = ' ';
+    while (n > 0 && pi->cmdline[n - 1] == ' ') pi->cmdline[--n] = '\0';
+    return 0;
+}
+
+/* The kernel's prio of a thread (stat's priority + 100), or 120 (nice 0) when unknown. */
+static int thread_prio(uint32_t pid, uint32_t tid)
+{
+    char path[96], buf[1024], *p;
+    int field = 2;
+
+    snprintf(path, sizeof path, "/proc/%u/task/%u/stat", pid, tid);
+    if (etl_kread_small(path, buf, sizeof buf) <= 0 || !(p = strrchr(buf, ')'))) return 120;
+    /* Fields after the name: 3 state ... 18 priority. */
+    for (p++; *p && field < 18; p++)
+        if (*p == ' ') field++;
+    return field == 18 ? (int)strtol(p, NULL, 10) + 100 : 120;
+}
+
+static void emit_process(struct etl_kcapture *k, int64_t ts, uint16_t hook, const struct procinfo *pi,
+                         int32_t exit_status, uint32_t hdr_pid, uint32_t hdr_tid)
+{
+    etl_kproc_desc d = { pi->pid, pi->ppid, pi->uid, exit_status, pi->name, pi->cmdline };
+    uint8_t buf[16384];
+    size_t n = etl_kpayload_process(buf, sizeof buf, &d);
+
+    if (n > sizeof buf) {
+        d.command_line = ""; /* a command line beyond what a record holds is left out */
+        n = etl_kpayload_process(buf, sizeof buf, &d);
+    }
+    etl_kwrite_ev(k, ts, hook, hdr_pid, hdr_tid, buf, n);
+}
+
+static void emit_thread(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32_t pid, uint32_t tid,
+                        uint32_t hdr_pid, uint32_t hdr_tid)
+{
+    uint8_t buf[128];
+    size_t n = etl_kpayload_thread(buf, sizeof buf, pid, tid, (uint8_t)(tid ? etl_kpriority(thread_prio(pid, tid)) : 0));
+
+    etl_kwrite_ev(k, ts, hook, hdr_pid, hdr_tid, buf, n);
+}
+
+static void pcache_add_image(struct etl_kcapture *k, uint32_t pid, int64_t ts, uint64_t base, uint64_t size,
+                             uint64_t code, const char *file);
+/* The reader this thread is (NULL: the controlling thread, writing the rundown). */
+_Thread_local struct kcpu *etl_kthis_reader;
+
+/* An Image Unload at ts, later than the record this thread handles: kept for its time (see
+   struct kcpu's def), or written now where no reader runs. */
+void etl_kdefer_unload(struct etl_kcapture *k, int64_t ts, uint32_t pid, uint32_t tid, uint64_t base,
+                       uint64_t size, const char *file)
+{
+    struct kcpu *c = etl_kthis_reader;
+    size_t i;
+
+    if (c && c->ndef == c->defcap) {
+        size_t cap = c->defcap ? 2 * c->defcap : 16;
+        struct kdeferred *n = realloc(c->def, cap * sizeof *n);
+        if (n) {
+            c->def = n;
+            c->defcap = cap;
+        }
+    }
+    if (!c || c->ndef == c->defcap) { /* no reader, or no memory: now, out of time order */
+        etl_kemit_image(k, ts, ETL_HOOK_IMAGE_UNLOAD, pid, tid, base, size, 0, file);
+        return;
+    }
+    for (i = c->ndef; i > 0 && c->def[i - 1].ts > ts; i--) c->def[i] = c->def[i - 1];
+    c->def[i] = (struct kdeferred){ ts, pid, tid, base, size, strdup(file) };
+    c->ndef++;
+}
+
+/* Writes the deferred unloads of c due at or before ts (in time order). */
+void etl_kflush_deferred(struct kcpu *c, int64_t ts)
+{
+    size_t n = 0;
+
+    while (n < c->ndef && c->def[n].ts <= ts) {
+        struct kdeferred *d = &c->def[n++];
+        etl_kemit_image(c->k, d->ts, ETL_HOOK_IMAGE_UNLOAD, d->pid, d->tid, d->base, d->size, 0, d->file ? d->file : "");
+        if (d->ts > c->last_ts) c->last_ts = d->ts;
+        free(d->file);
+    }
+    if (n && n < c->ndef) memmove(c->def, c->def + n, (c->ndef - n) * sizeof *c->def);
+    c->ndef -= n;
+}
+
+void etl_kemit_image(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32_t pid, uint32_t tid, uint64_t start,
+                     uint64_t len, uint64_t pgoff, const char *file)
+{
+    uint8_t buf[8192];
+    /* The image starts where the file's offset 0 is mapped, so that an address's offset from
+       ImageBase is its offset in the file (what symbol lookups want). */
+    uint64_t base = pgoff <= start ? start - pgoff : start;
+    size_t n = etl_kpayload_image(buf, sizeof buf, base, len + (start - base), pid, file);
+
+    if (n <= sizeof buf) etl_kwrite_ev(k, ts, hook, pid, tid, buf, n);
+    if (hook == ETL_HOOK_PROCESS_LOAD_IMAGE || hook == ETL_HOOK_IMAGE_DCSTART)
+        pcache_add_image(k, pid, ts, base, len + (start - base), start, file);
+}
+
+/* ---- the processes known ---- */
+
+static void pentry_free(struct pentry *e)
+{
+    for (unsigned i = 0; i < e->nimages; i++) free(e->images[i].file);
+    free(e->images);
+    free(e->removals);
+    free(e->cmdline);
+    free(e);
+}
+
+static struct pentry **pfind(struct etl_kcapture *k, uint32_t pid)
+{
+    struct pentry **p = &k->ptab[pid % PTAB_SIZE];
+
+    while (*p && (*p)->pid != pid) p = &(*p)->next;
+    return p;
+}
+
+/* Records pi as what is known of its process at ts (replacing what was known before ts). */
+static void pcache_put(struct etl_kcapture *k, int64_t ts, const struct procinfo *pi)
+{
+    struct pentry **p, *e;
+
+    pthread_mutex_lock(&k->plock);
+    p = pfind(k, pi->pid);
+    e = *p ? *p : calloc(1, sizeof *e);
+    if (e && !*p) etl_kexit_init(&e->exit);
+    if (e && (*p != e || e->ts <= ts)) {
+        e->ts = ts;
+        char *cmd = strdup(pi->cmdline);
+        e->pid = pi->pid;
+        e->ppid = pi->ppid;
+        e->uid = pi->uid;
+        snprintf(e->name, sizeof e->name, "%.15s", pi->name);
+        free(e->cmdline);
+        e->cmdline = cmd;
+        if (!*p) *p = e;
+    }
+    pthread_mutex_unlock(&k->plock);
+}
+
+/* What is known of pid into pi: 0, or -1 when nothing is (pi then holds only the pid). With
+   drop, it is forgotten. */
+static int pcache_get(struct etl_kcapture *k, uint32_t pid, struct procinfo *pi, int drop)
+{
+    struct pentry **p, *e;
+
+    memset(pi, 0, sizeof *pi);
+    pi->pid = pid;
+    pi->uid = UINT32_MAX;
+    pthread_mutex_lock(&k->plock);
+    p = pfind(k, pid);
+    e = *p;
+    if (e && e->ts == INT64_MIN) { /* a placeholder (pcache_exec_images): nothing known */
+        if (drop) {
+            *p = e->next;
+            pentry_free(e);
+        }
+        e = NULL;
+    }
+    if (e) {
+        pi->ppid = e->ppid;
+        pi->uid = e->uid;
+        snprintf(pi->name, sizeof pi->name, "%s", e->name);
+        snprintf(pi->cmdline, sizeof pi->cmdline, "%s", e->cmdline ? e->cmdline : "");
+        if (drop) {
+            *p = e->next;
+            pentry_free(e);
+        }
+    }
+    pthread_mutex_unlock(&k->plock);
+    return e ? 0 : -1;
+}
+
+void etl_kpcache_free(struct etl_kcapture *k)
+{
+    for (unsigned i = 0; i < PTAB_SIZE; i++)
+        while (k->ptab[i]) {
+            struct pentry *e = k->ptab[i];
+            k->ptab[i] = e->next;
+            pentry_free(e);
+        }
+}
+
+/* How long, and how many, removals a process keeps for images brought late (a reader lags
+   the others by a few polls at most). */
+#define REMOVAL_KEEP_NS 250000000
+#define REMOVAL_MAX 1024u
+
+/* Notes that e lost [lo, hi) at ts (plock held). */
+static void pcache_removed(struct pentry *e, int64_t ts, uint64_t lo, uint64_t hi, uint32_t tid)
+{
+    unsigned i;
+
+    if (e->nremovals == e->removals_cap) {
+        /* Full: forget the old ones first; grow only when all are recent. */
+        int64_t newest = e->nremovals ? e->removals[e->nremovals - 1].ts : ts;
+        unsigned old = 0;
+        while (old < e->nremovals && (e->removals[old].ts < newest - REMOVAL_KEEP_NS ||
+                                      (e->nremovals == REMOVAL_MAX && old < REMOVAL_MAX / 4)))
+            old++;
+        if (old) memmove(e->removals, e->removals + old, (e->nremovals - old) * sizeof *e->removals);
+        e->nremovals -= old;
+    }
+    if (e->nremovals == e->removals_cap) {
+        unsigned cap = e->removals_cap ? 2 * e->removals_cap : 8;
+        struct kremoval *n = realloc(e->removals, cap * sizeof *n);
+        if (!n) return;
+        e->removals = n;
+        e->removals_cap = cap;
+    }
+    for (i = e->nremovals; i > 0 && e->removals[i - 1].ts > ts; i--) e->removals[i] = e->removals[i - 1];
+    e->removals[i] = (struct kremoval){ ts, lo, hi, tid };
+    e->nremovals++;
+}
+
+/* Applies to the code [*code_lo, *code_hi) of an image of e known since ts what e lost after
+   ts: 1 and the removal that took the last of it into *gone, or 0 (plock held). */
+static int removed_since(const struct pentry *e, int64_t ts, uint64_t *code_lo, uint64_t *code_hi,
+                         struct kremoval *gone)
+{
+    for (unsigned i = 0; i < e->nremovals; i++) {
+        if (e->removals[i].ts <= ts) continue;
+        if (etl_kunmap_image(e->removals[i].lo, e->removals[i].hi, code_lo, code_hi) == ETL_KUNMAP_GONE) {
+            *gone = e->removals[i];
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int by_base(const void *a, const void *b)
+{
+    const struct kimage *x = a, *y = b;
+
+    return x->base < y->base ? -1 : x->base > y->base;
+}
+
+static void free_images(struct kimage *images, unsigned n);
+
+/* Image Unload of each image (in the order of their bases, as Windows lists them), then
+   frees them. */
+static void unload_images(struct etl_kcapture *k, int64_t ts, uint32_t pid, uint32_t tid, struct kimage *images,
+                          unsigned n)
+{
+    if (n > 1) qsort(images, n, sizeof *images, by_base);
+    for (unsigned i = 0; i < n; i++)
+        etl_kemit_image(k, ts, ETL_HOOK_IMAGE_UNLOAD, pid, tid, images[i].base, images[i].size, 0, images[i].file);
+    free_images(images, n);
+}
+
+/* Thread tid of pid unmapped [lo, hi) at ts: the images whose code that took the last of
+   unload; the others keep what is left (etl_kunmap_image). */
+static void pcache_unmap(struct etl_kcapture *k, int64_t ts, uint32_t pid, uint32_t tid, uint64_t lo, uint64_t hi)
+{
+    struct pentry *e;
+    struct kimage *gone = NULL;
+    unsigned ngone = 0;
+
+    pthread_mutex_lock(&k->plock);
+    e = *pfind(k, pid);
+    if (e && ts >= e->ts) { /* (an older program's images unloaded at its exec) */
+        unsigned o = 0;
+        for (unsigned i = 0; i < e->nimages; i++) {
+            struct kimage *im = &e->images[i];
+            if (im->ts > ts || etl_kunmap_image(lo, hi, &im->code_lo, &im->code_hi) != ETL_KUNMAP_GONE) {
+                e->images[o++] = *im;
+                continue;
+            }
+            if (!gone && !(gone = malloc(e->nimages * sizeof *gone))) {
+                e->images[o++] = *im; /* no memory: it stays, and unloads at the exit */
+                continue;
+            }
+            gone[ngone++] = *im;
+        }
+        e->nimages = o;
+        pcache_removed(e, ts, lo, hi, tid);
+    }
+    pthread_mutex_unlock(&k->plock);
+    unload_images(k, ts, pid, tid, gone, ngone);
+}
+
+/* Adds an image of pid, known since ts (a process not known has none kept, nor does one whose
+   exec, later than ts, a reader of another processor brought first). */
+static void pcache_add_image(struct etl_kcapture *k, uint32_t pid, int64_t ts, uint64_t base, uint64_t size,
+                             uint64_t code, const char *file)
+{
+    struct pentry *e;
+    struct kremoval gone = { 0, 0, 0, 0 };
+    uint64_t code_lo = code, code_hi = base + size;
+    int unloaded = 0;
+
+    pthread_mutex_lock(&k->plock);
+    e = *pfind(k, pid);
+    /* Unmapped already, by what a reader of another processor brought first? */
+    if (e) unloaded = removed_since(e, ts, &code_lo, &code_hi, &gone);
+    if (e && (unloaded || ts < e->ts)) e = NULL;
+    /* One image per address: one loaded where another is (the fork's copy of a DCStart the
+       rundown also saw, a mapping over another) takes its place, as in the image map. */
+    for (unsigned i = 0; e && i < e->nimages; i++)
+        if (e->images[i].base == base) {
+            if (e->images[i].ts > ts) e = NULL; /* brought late: the newer one stays */
+            else {
+                free(e->images[i].file);
+                e->images[i] = e->images[--e->nimages];
+            }
+            break;
+        }
+    if (e && e->nimages == e->cap) {
+        unsigned cap = e->cap ? 2 * e->cap : 16;
+        struct kimage *n = realloc(e->images, cap * sizeof *n);
+        if (n) {
+            e->images = n;
+            e->cap = cap;
+        }
+    }
+    if (e && e->nimages < e->cap && (e->images[e->nimages].file = strdup(file))) {
+        e->images[e->nimages].ts = ts;
+        e->images[e->nimages].base = base;
+        e->images[e->nimages].size = size;
+        e->images[e->nimages].code_lo = code_lo;
+        e->images[e->nimages].code_hi = code_hi;
+        e->nimages++;
+    }
+    pthread_mutex_unlock(&k->plock);
+    if (unloaded) etl_kdefer_unload(k, gone.ts, pid, gone.tid, base, size, file);
+}
+
+/* An exec at ts by thread tid: the images pid had before it are gone (those since are the new
+   program's), and unload; what decides the exit status starts anew. The exec is noted for
+   images brought later. */
+static void pcache_exec_images(struct etl_kcapture *k, uint32_t pid, uint32_t tid, int64_t ts)
+{
+    struct pentry *e;
+    struct kimage *gone = NULL;
+    unsigned ngone = 0;
+
+    pthread_mutex_lock(&k->plock);
+    e = *pfind(k, pid);
+    if (!e && (e = calloc(1, sizeof *e))) {
+        /* Its fork is not read yet: a placeholder (ts INT64_MIN, which pcache_get does not
+           report) holds the exec for the images the fork brings. */
+        e->pid = pid;
+        e->ts = INT64_MIN;
+        etl_kexit_init(&e->exit);
+        *pfind(k, pid) = e;
+    }
+    if (e) {
+        unsigned o = 0;
+        pcache_removed(e, ts, 0, UINT64_MAX, tid);
+        if (e->nimages) gone = malloc(e->nimages * sizeof *gone);
+        for (unsigned i = 0; i < e->nimages; i++) {
+            if (e->images[i].ts >= ts) e->images[o++] = e->images[i];
+            else if (gone) gone[ngone++] = e->images[i];
+            else free(e->images[i].file);
+        }
+        e->nimages = o;
+        if (e->ts <= ts) etl_kexit_init(&e->exit);
+    }
+    pthread_mutex_unlock(&k->plock);
+    unload_images(k, ts, pid, tid, gone, ngone);
+}
+
+/* The images ppid had at ts, copied (to free with free_images); their number. */
+static unsigned pcache_images_at(struct etl_kcapture *k, uint32_t ppid, int64_t ts, struct kimage **out)
+{
+    struct pentry *e;
+    unsigned n = 0;
+
+    *out = NULL;
+    pthread_mutex_lock(&k->plock);
+    e = *pfind(k, ppid);
+    if (e && e->nimages && (*out = calloc(e->nimages, sizeof **out)))
+        for (unsigned i = 0; i < e->nimages; i++) {
+            if (e->images[i].ts > ts) continue; /* mapped after the fork */
+            (*out)[n] = e->images[i];
+            if (((*out)[n].file = strdup(e->images[i].file))) n++;
+        }
+    pthread_mutex_unlock(&k->plock);
+    return n;
+}
+
+static void free_images(struct kimage *images, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) free(images[i].file);
+    free(images);
+}
+
+/* ---- rundown ---- */
+
+/* The executable mappings of pid, as Image events. */
+static void rundown_images(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32_t pid)
+{
+    char path[64], line[4352];
+    FILE *f;
+
+    snprintf(path, sizeof path, "/proc/%u/maps", pid);
+    f = fopen(path, "re");
+    if (!f) return;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long start, end, off;
+        char perms[8];
+        int pos = 0;
+        if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &off, &pos) < 4 || !pos) continue;
+        if (perms[2] != 'x') continue;
+        line[strcspn(line, "\n")] = '\0';
+        const char *file = line + pos;
+        if (!*file) continue; /* anonymous code has no image */
+        etl_kemit_image(k, ts, hook, pid, 0, start, end - start, off, file);
+    }
+    fclose(f);
+}
+
+/* The kernel's own image, in process 0 as Windows puts ntoskrnl.exe: [kernel.kallsyms] from
+   _stext to _etext (when /proc/kallsyms shows addresses: root). */
+static void rundown_kernel_image(struct etl_kcapture *k, int64_t ts, uint16_t hook)
+{
+    FILE *f = fopen("/proc/kallsyms", "re");
+    char line[512];
+    unsigned long long stext = 0, etext = 0;
+
+    if (!f) return;
+    while ((!stext || !etext) && fgets(line, sizeof line, f)) {
+        unsigned long long a;
+        char type, name[256];
+        if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3) continue;
+        if (strcmp(name, "_stext") == 0) stext = a;
+        else if (strcmp(name, "_etext") == 0) etext = a;
+    }
+    fclose(f);
+    if (stext && etext > stext) etl_kemit_image(k, ts, hook, 0, 0, stext, etext - stext, 0, "[kernel.kallsyms]");
+}
+
+/* DCStart (start) or DCEnd (end) of every process, thread and executable mapping /proc shows. */
+void etl_krundown(struct etl_kcapture *k, int64_t ts, int end)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+
+    /* Process 0, the idle task ("swapper", which /proc does not show), and its thread 0, as
+       Windows' rundown has Idle: samples and switches of tid 0 then have a process. */
+    if (k->flags & ETL_KERNEL_PROCESS) {
+        struct procinfo idle = { .pid = 0, .ppid = 0, .uid = 0, .name = "swapper", .cmdline = "" };
+        emit_process(k, ts, end ? ETL_HOOK_PROCESS_DCEND : ETL_HOOK_PROCESS_DCSTART, &idle, ETL_KSTILL_ACTIVE, 0, 0);
+    }
+    if (k->flags & ETL_KERNEL_THREAD) emit_thread(k, ts, end ? ETL_HOOK_THREAD_DCEND : ETL_HOOK_THREAD_DCSTART, 0, 0, 0, 0);
+    if (k->flags & ETL_KERNEL_IMAGE_LOAD) rundown_kernel_image(k, ts, end ? ETL_HOOK_IMAGE_DCEND : ETL_HOOK_IMAGE_DCSTART);
+    if (!d) return;
+    while ((e = readdir(d))) {
+        struct procinfo pi;
+        uint32_t pid;
+        if (!isdigit((unsigned char)e->d_name[0])) continue;
+        pid = (uint32_t)strtoul(e->d_name, NULL, 10);
+        if (proc_info(pid, &pi, NULL) != 0) continue;
+        if (!end) pcache_put(k, ts, &pi);
+        if (k->flags & ETL_KERNEL_PROCESS)
+            emit_process(k, ts, end ? ETL_HOOK_PROCESS_DCEND : ETL_HOOK_PROCESS_DCSTART, &pi, ETL_KSTILL_ACTIVE, 0, 0);
+        if (k->flags & ETL_KERNEL_THREAD) {
+            char path[64];
+            DIR *t;
+            struct dirent *te;
+            snprintf(path, sizeof path, "/proc/%u/task", pid);
+            if ((t = opendir(path))) {
+                while ((te = readdir(t)))
+                    if (isdigit((unsigned char)te->d_name[0]))
+                        emit_thread(k, ts, end ? ETL_HOOK_THREAD_DCEND : ETL_HOOK_THREAD_DCSTART, pid,
+                                    (uint32_t)strtoul(te->d_name, NULL, 10), 0, 0);
+                closedir(t);
+            }
+        }
+        if (k->flags & ETL_KERNEL_IMAGE_LOAD)
+            rundown_images(k, ts, end ? ETL_HOOK_IMAGE_DCEND : ETL_HOOK_IMAGE_DCSTART, pid);
+    }
+    closedir(d);
+}
+
+/* ---- records ---- */
+
+/* The sample_id trailer of a non-sample record (TID, TIME, CPU, IDENTIFIER: 32 bytes). */
+struct trailer {
+    uint32_t pid, tid;
+    int64_t time;
+};
+
+static int trailer(const uint8_t *r, uint32_t size, uint32_t body, struct trailer *t)
+{
+    if (size < body + 32) return -1;
+    t->pid = etl_le32(r + size - 32);
+    t->tid = etl_le32(r + size - 28);
+    t->time = (int64_t)etl_le64(r + size - 24);
+    return 0;
+}
+
+/* How long a reader waits for another that does not get on (etl_kwait_readers), and at most. */
+#define EXIT_STUCK_NS 500000000
+#define EXIT_WAIT_NS 2000000000
+
+/*
+ * Waits until the readers of the other processors have handled their records older than ts
+ * (an exit's: what decides its status and the images it has may have happened on another
+ * processor). A reader publishes how far it got before each record (drain), so two readers
+ * waiting for each other do not deadlock: the one at the earlier record goes on. A loaded
+ * machine keeps a reader behind by as much as hundreds of milliseconds: the wait lasts while
+ * the readers waited for get on, and ends when none has for EXIT_STUCK_NS (a reader whose
+ * processor something else holds: it is not waited for again until it gets on), or after
+ * EXIT_WAIT_NS.
+ */
+void etl_kwait_readers(struct kcpu *c, int64_t ts)
+{
+    struct etl_kcapture *k = c->k;
+    struct timespec nap = { 0, 1000000 };
+    int64_t start = etl_monoclock_exact(), moved = start, behind = INT64_MIN;
+
+    for (;;) {
+        int64_t least = INT64_MAX, now;
+        for (unsigned i = 0; i < k->ncpu; i++) {
+            int64_t p = atomic_load(&k->cpus[i].progress);
+            if (&k->cpus[i] != c && p < ts - 1 && p != atomic_load(&k->cpus[i].stuck_at) && p < least) least = p;
+        }
+        if (least == INT64_MAX) return;
+        now = etl_monoclock_exact();
+        if (least != behind) {
+            behind = least;
+            moved = now;
+        }
+        if (now - moved > EXIT_STUCK_NS || now - start > EXIT_WAIT_NS) {
+            for (unsigned i = 0; i < k->ncpu; i++) {
+                int64_t p = atomic_load(&k->cpus[i].progress);
+                if (&k->cpus[i] != c && p < ts - 1) atomic_store(&k->cpus[i].stuck_at, p);
+            }
+            return;
+        }
+        nanosleep(&nap, NULL);
+    }
+}
+
+/* The exit of pid at ts (its leader's, tid): Image Unload of the images it still has (as
+   Windows writes them at a process's end, before its Process End); its ExitStatus. */
+static int32_t process_exit(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid)
+{
+    struct etl_kcapture *k = c->k;
+    struct pentry *e;
+    struct kimage *images = NULL;
+    unsigned n = 0;
+    int32_t status = 0;
+
+    etl_kwait_readers(c, ts);
+    pthread_mutex_lock(&k->plock);
+    e = *pfind(k, pid);
+    if (e && e->ts <= ts) {
+        etl_kexit_status(&e->exit, ts, &status);
+        images = e->images; /* the entry is dropped next: its images are handed over */
+        n = e->nimages;
+        e->images = NULL;
+        e->nimages = e->cap = 0;
+    }
+    pthread_mutex_unlock(&k->plock);
+    unload_images(k, ts, pid, tid, images, n);
+    return status;
+}
+
+/* What the exit and signal tracepoints say of a process, noted for its exit. */
+enum { XN_GROUP, XN_LEADER, XN_SENT, XN_DELIVERED, XN_CAUGHT };
+
+static void pcache_exit_note(struct etl_kcapture *k, uint32_t pid, int64_t ts, int what, int64_t value)
+{
+    struct pentry *e;
+
+    pthread_mutex_lock(&k->plock);
+    e = *pfind(k, pid);
+    if (e && ts >= e->ts) { /* (not of the program before an exec) */
+        switch (what) {
+        case XN_GROUP: etl_kexit_group(&e->exit, ts, value); break;
+        case XN_LEADER: etl_kexit_leader(&e->exit, ts, value); break;
+        case XN_SENT: etl_kexit_sent(&e->exit, ts, (int)value); break;
+        default: etl_kexit_delivered(&e->exit, ts, (int)value, what == XN_DELIVERED); break;
+        }
+    }
+    pthread_mutex_unlock(&k->plock);
+}
+
+/* A sample of the unload and exit tracepoints (etl_kexit_unmap_tps): 1, or 0 for another event. */
+int etl_kexit_unmap_sample(struct kcpu *c, int e, int64_t ts, uint32_t pid, uint32_t tid, const uint8_t *raw,
+                           uint32_t raw_len)
+{
+    struct etl_kcapture *k = c->k;
+    const struct tp_field *f = k->tpf[e];
+    uint64_t lo, hi;
+
+    switch (e) {
+    case EV_MUNMAP:
+        if (etl_kunmap_range((uint64_t)etl_ktp_get(raw, raw_len, &f[0]), (uint64_t)etl_ktp_get(raw, raw_len, &f[1]), c->page,
+                             &lo, &hi) == 0)
+            pcache_unmap(k, ts, pid, tid, lo, hi);
+        return 1;
+    case EV_MREMAP:
+        if (etl_kmremap_range((uint64_t)etl_ktp_get(raw, raw_len, &f[0]), (uint64_t)etl_ktp_get(raw, raw_len, &f[1]),
+                              (uint64_t)etl_ktp_get(raw, raw_len, &f[2]), (uint64_t)etl_ktp_get(raw, raw_len, &f[3]), c->page,
+                              &lo, &hi) == 0)
+            pcache_unmap(k, ts, pid, tid, lo, hi);
+        return 1;
+    case EV_EXIT_GROUP: pcache_exit_note(k, pid, ts, XN_GROUP, etl_ktp_get(raw, raw_len, &f[0])); return 1;
+    case EV_EXIT:
+        /* A thread's exit: the process's status when it is the leader's (what waitpid reports
+           when no group exit came first). */
+        if (pid == tid) pcache_exit_note(k, pid, ts, XN_LEADER, etl_ktp_get(raw, raw_len, &f[0]));
+        return 1;
+    case EV_SIG_DELIVER:
+        pcache_exit_note(k, pid, ts, etl_ktp_get(raw, raw_len, &f[1]) == 0 ? XN_DELIVERED : XN_CAUGHT,
+                         etl_ktp_get(raw, raw_len, &f[0]));
+        return 1;
+    case EV_SIG_GENERATE: {
+        /* Queued (result 0, TRACE_SIGNAL_DELIVERED), to: the sending thread itself (raise,
+           the kernel's own), a process (group: the pid is its leader's), or a leader by tid. */
+        uint32_t target = (uint32_t)etl_ktp_get(raw, raw_len, &f[1]);
+        if (etl_ktp_get(raw, raw_len, &f[3]) != 0) return 1;
+        pcache_exit_note(k, target == tid ? pid : target, ts, XN_SENT, etl_ktp_get(raw, raw_len, &f[0]));
+        return 1;
+    }
+    default: return 0;
+    }
+}
+
+/* Process Start of a fork: the child is its parent's copy (name, user, command line) until it
+   execs. */
+static void process_fork(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t ppid, uint32_t ptid)
+{
+    struct procinfo pi;
+
+    if (pcache_get(c->k, ppid, &pi, 0) != 0) proc_info(ppid, &pi, NULL);
+    pi.pid = pid;
+    pi.ppid = ppid;
+    pcache_put(c->k, ts, &pi);
+    if (c->k->flags & ETL_KERNEL_PROCESS)
+        emit_process(c->k, ts, ETL_HOOK_PROCESS_START, &pi, ETL_KSTILL_ACTIVE, ppid, ptid);
+    if (c->k->flags & ETL_KERNEL_IMAGE_LOAD) {
+        /* Windows has no fork: the child's copies of its parent's images load with it. */
+        struct kimage *images;
+        unsigned n = pcache_images_at(c->k, ppid, ts, &images);
+        for (unsigned i = 0; i < n; i++)
+            etl_kemit_image(c->k, ts, ETL_HOOK_PROCESS_LOAD_IMAGE, pid, pid, images[i].code_lo,
+                            images[i].code_hi - images[i].code_lo, images[i].code_lo - images[i].base, images[i].file);
+        free_images(images, n);
+    }
+}
+
+/* Process End of the program a process ran: at its exit (drop: it is forgotten; its images
+   unload first) or its exec. */
+static void process_end(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid, int drop)
+{
+    struct procinfo pi;
+    int32_t status = drop ? process_exit(c, ts, pid, tid) : 0;
+
+    if (pcache_get(c->k, pid, &pi, drop) != 0 && proc_info(pid, &pi, NULL) == 0 && !drop) {
+        /* An exec whose fork another processor's reader has not brought yet: until the exec
+           the process was its parent's copy. */
+        struct procinfo parent;
+        if (pcache_get(c->k, pi.ppid, &parent, 0) == 0) {
+            snprintf(pi.name, sizeof pi.name, "%s", parent.name);
+            snprintf(pi.cmdline, sizeof pi.cmdline, "%s", parent.cmdline);
+        }
+    }
+    if (c->k->flags & ETL_KERNEL_PROCESS) emit_process(c->k, ts, ETL_HOOK_PROCESS_END, &pi, status, pid, tid);
+}
+
+/* Process Start at an exec: the new program's name (the exec's comm), its command line from
+   /proc while the process is still there. */
+static void process_exec(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid, const char *name)
+{
+    struct procinfo known, pi;
+    int had = pcache_get(c->k, pid, &known, 0) == 0;
+
+    if (proc_info(pid, &pi, name) != 0 && had) {
+        pi = known;
+        pi.cmdline[0] = '\0'; /* gone already: the old program's command line is not the new one's */
+    }
+    snprintf(pi.name, sizeof pi.name, "%s", name); /* what /proc says later may be another exec's */
+    if (had && !pi.ppid) pi.ppid = known.ppid;
+    if (had && pi.uid == UINT32_MAX) pi.uid = known.uid;
+    pcache_put(c->k, ts, &pi);
+    if (c->k->flags & ETL_KERNEL_PROCESS)
+        emit_process(c->k, ts, ETL_HOOK_PROCESS_START, &pi, ETL_KSTILL_ACTIVE, pid, tid);
+}
+
+void etl_ktask_record(struct kcpu *c, const uint8_t *r, uint32_t size, int fork)
+{
+    struct etl_kcapture *k = c->k;
+    uint32_t pid, ppid, tid, ptid;
+    int64_t ts;
+
+    if (size < 8 + 24) return;
+    pid = etl_le32(r + 8);
+    ppid = etl_le32(r + 12);
+    tid = etl_le32(r + 16);
+    ptid = etl_le32(r + 20);
+    ts = etl_korder_ts(c, (int64_t)etl_le64(r + 24));
+    if (fork) {
+        if (pid == tid && (k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_IMAGE_LOAD))) process_fork(c, ts, pid, ppid, ptid);
+        if (k->flags & ETL_KERNEL_THREAD) emit_thread(k, ts, ETL_HOOK_THREAD_START, pid, tid, ppid, ptid);
+        return;
+    }
+    if (k->flags & ETL_KERNEL_THREAD) emit_thread(k, ts, ETL_HOOK_THREAD_END, pid, tid, pid, tid);
+    if (pid == tid && (k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_IMAGE_LOAD))) process_end(c, ts, pid, tid, 1);
+}
+
+void etl_kcomm_record(struct kcpu *c, const uint8_t *r, uint32_t size, uint16_t misc)
+{
+    struct trailer t;
+    char name[17];
+    uint32_t pid, tid;
+    int64_t ts;
+
+    if (!(misc & PERF_RECORD_MISC_COMM_EXEC) || trailer(r, size, 8 + 8, &t) != 0) return;
+    pid = etl_le32(r + 8);
+    tid = etl_le32(r + 12);
+    snprintf(name, sizeof name, "%.*s", (int)(size - 32 - 16 < 16 ? size - 32 - 16 : 16), (const char *)r + 16);
+    ts = etl_korder_ts(c, t.time);
+    /* exec: the process ends as the program it was and starts as the new one (its mappings
+       went with the old program; the new one's come as Image Loads). */
+    pcache_exec_images(c->k, pid, tid, ts);
+    process_end(c, ts, pid, tid, 0);
+    process_exec(c, ts, pid, tid, name);
+}
+
+void etl_kmmap2_record(struct kcpu *c, const uint8_t *r, uint32_t size)
+{
+    struct trailer t;
+    char file[4096];
+    uint32_t body = 8 + 8 + 24 + 24 + 8;
+
+    if (trailer(r, size, body, &t) != 0) return;
+    if (!(etl_le32(r + 8 + 8 + 24 + 24) & PROT_EXEC)) return;
+    snprintf(file, sizeof file, "%.*s", (int)(size - 32 - body), (const char *)r + body);
+    etl_kemit_image(c->k, etl_korder_ts(c, t.time), ETL_HOOK_PROCESS_LOAD_IMAGE, etl_le32(r + 8), etl_le32(r + 12),
+                    etl_le64(r + 16), etl_le64(r + 24), etl_le64(r + 32), file);
+}
+
+#endif

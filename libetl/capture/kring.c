@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: MIT */
+/* Kernel capture's per-processor rings: each processor's reader takes perf's records out of its ring, sorts them, and handles them in time order into that processor's buffer. */
+/* pthread_setaffinity_np, CPU_SET: Linux interfaces. */
+#define _GNU_SOURCE
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "capture/capture.h"
+
+#if defined(__linux__) && defined(PERF_RECORD_MISC_COMM_EXEC)
+
+#define MAX_FRAMES ETL_PROVIDER_MAX_STACK
+
+/* A sample record: its event by id, then the fields its sample_type gives, in perf's order. */
+/* Which of c's events has perf id id; EV_COUNT: none. */
+static int event_of(const struct kcpu *c, uint64_t id)
+{
+    int e;
+
+    for (e = 0; e < EV_COUNT && (__atomic_load_n(&c->fd[e], __ATOMIC_ACQUIRE) < 0 || c->id[e] != id); e++) {}
+    return e;
+}
+
+static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
+{
+    struct etl_kcapture *k = c->k;
+    uint32_t o = 8, pid = 0, tid = 0, raw_len = 0, nframes = 0;
+    uint64_t id, ip = 0, st, frames[MAX_FRAMES];
+    const uint8_t *raw = NULL;
+    int64_t ts = 0;
+    int e;
+    uint8_t buf[64];
+    size_t n;
+
+    if (size < o + 8) return;
+    id = etl_le64(r + o);
+    o += 8;
+    e = event_of(c, id);
+    if (e == EV_COUNT || e == EV_SIDEBAND) return;
+    c->got[e]++;
+    if (e == EV_LBR_PROFILE || e == EV_LBR_PMC) {
+        etl_lbr_write_perf_trigger(k->s, &k->lbr_form[e - EV_LBR_PROFILE], r, size, c->last_ts, &c->last_ts);
+        return;
+    }
+    st = k->sample_type[e];
+    if (st & PERF_SAMPLE_IP) { if (size < o + 8) return; ip = etl_le64(r + o); o += 8; }
+    if (size < o + 24) return;
+    pid = etl_le32(r + o);
+    tid = etl_le32(r + o + 4);
+    ts = (int64_t)etl_le64(r + o + 8);
+    o += 24; /* TID, TIME, CPU */
+    if (st & PERF_SAMPLE_CALLCHAIN) {
+        uint64_t nr;
+        if (size < o + 8) return;
+        nr = etl_le64(r + o);
+        o += 8;
+        if (nr > (size - o) / 8) return;
+        nframes = etl_perf_callchain_frames(r + o, nr, frames, MAX_FRAMES);
+        o += (uint32_t)(8 * nr);
+    }
+    if (st & PERF_SAMPLE_RAW) {
+        if (size < o + 4) return;
+        raw_len = etl_le32(r + o);
+        if (raw_len > size - o - 4) return;
+        raw = r + o + 4;
+    }
+    if (e == EV_RQ_ISSUE || e == EV_RQ_COMPLETE || e == EV_SYS_ENTER || e == EV_SYS_EXIT) {
+        struct io_sample io = { e, tid, ts, raw, raw_len };
+        etl_kio_record(c, &io);
+        return;
+    }
+    ts = etl_korder_ts(c, ts);
+    if (etl_kexit_unmap_sample(c, e, ts, pid, tid, raw, raw_len)) return;
+    if (e == EV_PROFILE) {
+        n = etl_kpayload_sample(buf, sizeof buf, ip, tid);
+        etl_kwrite_ev(k, ts, ETL_HOOK_SAMPLED_PROFILE, 0, 0, buf, n);
+    } else if (e == EV_SWITCH) {
+        uint8_t state, reason, mode;
+        uint32_t prev = (uint32_t)etl_ktp_get(raw, raw_len, &k->prev_pid);
+        uint32_t next = (uint32_t)etl_ktp_get(raw, raw_len, &k->next_pid);
+        etl_kstate(etl_ktp_get(raw, raw_len, &k->prev_state), &state, &reason, &mode);
+        n = etl_kpayload_cswitch(buf, sizeof buf, next, prev,
+                                 next ? etl_kpriority((int)etl_ktp_get(raw, raw_len, &k->next_prio)) : 0,
+                                 prev ? etl_kpriority((int)etl_ktp_get(raw, raw_len, &k->prev_prio)) : 0, reason, mode, state);
+        etl_kwrite_ev(k, ts, ETL_HOOK_CSWITCH, 0, 0, buf, n);
+    } else {
+        const struct tp_field *f = e == EV_WAKEUP ? &k->wakeup_pid : &k->wakeup_new_pid;
+        n = etl_kpayload_ready_thread(buf, sizeof buf, (uint32_t)etl_ktp_get(raw, raw_len, f));
+        etl_kwrite_ev(k, ts, ETL_HOOK_READY_THREAD, 0, 0, buf, n);
+    }
+    if (st & PERF_SAMPLE_CALLCHAIN) {
+        uint8_t sbuf[16 + 8 * MAX_FRAMES];
+        n = etl_kpayload_stack(sbuf, sizeof sbuf, ts, pid, tid, frames, nframes);
+        etl_kwrite_ev(k, ts, ETL_HOOK_STACKWALK_STACK, 0, 0, sbuf, n);
+    }
+}
+
+static void handle(struct kcpu *c, const uint8_t *r, uint32_t size)
+{
+    uint32_t type = etl_le32(r);
+    uint16_t misc = etl_le16(r + 4);
+
+    switch (type) {
+    case PERF_RECORD_SAMPLE: sample_record(c, r, size); break;
+    case PERF_RECORD_FORK: etl_ktask_record(c, r, size, 1); break;
+    case PERF_RECORD_EXIT: etl_ktask_record(c, r, size, 0); break;
+    case PERF_RECORD_COMM: etl_kcomm_record(c, r, size, misc); break;
+    case PERF_RECORD_MMAP2: etl_kmmap2_record(c, r, size); break;
+    case PERF_RECORD_LOST:
+        if (size >= 24) etl_session_add_events_lost(c->k->s, etl_le64(r + 16));
+        break;
+    case PERF_RECORD_LOST_SAMPLES:
+        if (size >= 16) etl_session_add_events_lost(c->k->s, etl_le64(r + 8));
+        break;
+    default: break;
+    }
+}
+
+/* The time of a record: a sample's TIME field, another's sample_id trailer (INT64_MIN when
+   it has none it can be read from: handled in ring order). */
+static int64_t record_time(const struct kcpu *c, const uint8_t *r, uint32_t size)
+{
+    uint32_t type = etl_le32(r), o = 8;
+
+    if (type == PERF_RECORD_SAMPLE) {
+        uint64_t id;
+        int e;
+        if (size < o + 8) return INT64_MIN;
+        id = etl_le64(r + o);
+        o += 8;
+        e = event_of(c, id);
+        if (e == EV_COUNT) return INT64_MIN;
+        if (c->k->sample_type[e] & PERF_SAMPLE_IP) o += 8;
+        return size >= o + 16 ? (int64_t)etl_le64(r + o + 8) : INT64_MIN;
+    }
+    return size >= 8 + 32 ? (int64_t)etl_le64(r + size - 24) : INT64_MIN;
+}
+
+static int queue_add(struct kcpu *c, const uint8_t *r, uint32_t len)
+{
+    if (c->qn == c->qcap) {
+        size_t cap = c->qcap ? 2 * c->qcap : 1024;
+        void *q = realloc(c->q, cap * sizeof *c->q);
+        if (!q) return -1;
+        c->q = q;
+        c->qcap = cap;
+    }
+    if (c->q_used + len > c->q_bytes_cap) {
+        size_t cap = c->q_bytes_cap ? 2 * c->q_bytes_cap : 1u << 20;
+        void *b;
+        while (cap < c->q_used + len) cap *= 2;
+        b = realloc(c->q_bytes, cap);
+        if (!b) return -1;
+        c->q_bytes = b;
+        c->q_bytes_cap = cap;
+    }
+    memcpy(c->q_bytes + c->q_used, r, len);
+    c->q[c->qn].ts = record_time(c, r, len);
+    c->q[c->qn].seq = c->q_seq++;
+    c->q[c->qn].off = (uint32_t)c->q_used;
+    c->q[c->qn].len = len;
+    if (c->q[c->qn].ts == INT64_MIN) c->q[c->qn].ts = c->qn ? c->q[c->qn - 1].ts : c->last_ts;
+    c->qn++;
+    c->q_used += len;
+    return 0;
+}
+
+static int by_time(const void *a, const void *b)
+{
+    const struct queued *x = a, *y = b;
+
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/*
+ * What the ring of c holds now, handled in time order. The perf events of a processor share
+ * its ring, but a record is written after its time is taken, so one that interrupted the
+ * writing of another comes before it with a later time. The records read are sorted and
+ * those older than REORDER_NS handled; the younger ones wait for the next round (all of
+ * them at the end: final), as a record of that age has been written by then.
+ */
+#define REORDER_NS 5000000
+
+static void drain(struct kcpu *c, int final)
+{
+    struct perf_event_mmap_page *m = (struct perf_event_mmap_page *)(void *)c->ring;
+    const uint8_t *data = c->ring + c->page;
+    uint64_t size = (uint64_t)RING_PAGES * c->page;
+    uint64_t head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE), tail = m->data_tail;
+    int64_t horizon = final ? INT64_MAX : etl_monoclock_exact() - REORDER_NS;
+    size_t done = 0, keep = 0;
+
+    while (tail + 8 <= head) {
+        uint64_t at = tail % size;
+        uint16_t len;
+        uint32_t first;
+        for (unsigned i = 0; i < 8; i++) c->rec[i] = data[(at + i) % size];
+        len = etl_le16(c->rec + 6);
+        if (len < 8 || tail + len > head) break;
+        first = (uint32_t)(size - at < len ? size - at : len);
+        memcpy(c->rec, data + at, first);
+        memcpy(c->rec + first, data, len - first);
+        etl_kdisk_note_issue(c, c->rec, len);
+        if (queue_add(c, c->rec, len) != 0) handle(c, c->rec, len); /* no memory: in ring order */
+        tail += len;
+    }
+    __atomic_store_n(&m->data_tail, tail, __ATOMIC_RELEASE);
+    if (!c->qn) {
+        etl_kflush_deferred(c, horizon);
+        atomic_store(&c->progress, horizon);
+        return;
+    }
+    qsort(c->q, c->qn, sizeof *c->q, by_time);
+    while (done < c->qn && c->q[done].ts <= horizon &&
+           !etl_kdisk_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, final)) {
+        atomic_store(&c->progress, c->q[done].ts - 1); /* (for etl_kwait_readers) */
+        etl_kflush_deferred(c, c->q[done].ts);
+        handle(c, c->q_bytes + c->q[done].off, c->q[done].len);
+        done++;
+    }
+    /* Handled up to the first record left (a completion waiting for its issue, or one within
+       the horizon's reach of records still to come), or to the horizon. */
+    {
+        int64_t upto = done < c->qn && c->q[done].ts - 1 < horizon ? c->q[done].ts - 1 : horizon;
+        etl_kflush_deferred(c, upto);
+        atomic_store(&c->progress, upto);
+    }
+    /* The rest, to the front (their bytes too). */
+    if (done) {
+        size_t used = 0;
+        uint8_t *tmp = c->qn > done ? malloc(c->q_used) : NULL;
+        if (c->qn > done && !tmp) { /* no memory: handle them now */
+            for (; done < c->qn; done++) handle(c, c->q_bytes + c->q[done].off, c->q[done].len);
+        }
+        for (size_t i = done; i < c->qn; i++) {
+            memcpy(tmp + used, c->q_bytes + c->q[i].off, c->q[i].len);
+            c->q[keep] = c->q[i];
+            c->q[keep++].off = (uint32_t)used;
+            used += c->q[i].len;
+        }
+        if (tmp) memcpy(c->q_bytes, tmp, used);
+        free(tmp);
+        c->qn = keep;
+        c->q_used = used;
+    }
+}
+
+/* One processor's reader, on that processor, so that its records go to its buffer. */
+void *etl_kreader(void *arg)
+{
+    struct kcpu *c = arg;
+    cpu_set_t set;
+
+    etl_kthis_reader = c;
+    CPU_ZERO(&set);
+    CPU_SET(c->cpu, &set);
+    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    while (!atomic_load(&c->k->stop)) {
+        struct pollfd p = { c->fd[EV_SIDEBAND], POLLIN, 0 };
+        poll(&p, 1, 20);
+        drain(c, 0);
+    }
+    drain(c, 1); /* the events were disabled before the stop was asked: this is the rest */
+    return NULL;
+}
+
+#endif
