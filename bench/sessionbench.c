@@ -331,27 +331,29 @@ static int etl_run(const struct config *cfg, struct bench_case *c, int warmup)
     p.engine_flags = c->engine_flags;
     if (etl_session_start(&s, &p) != ETL_OK) {
         snprintf(c->note, sizeof c->note, "etl_session_start: %s", etl_session_error(s));
-        etl_session_stop(s, NULL);
+        etl_session_close(s);
         return -1;
     }
     if (run_producers(c->kind, s, c->threads, c->events, &t) != 0) {
         snprintf(c->note, sizeof c->note, "cannot start the producer threads");
-        etl_session_stop(s, NULL);
+        etl_session_close(s);
         return -1;
     }
     if (c->kind == KIND_ETL_BUFFERING && etl_session_snapshot(s, path) != ETL_OK) {
         snprintf(c->note, sizeof c->note, "etl_session_snapshot: %s", etl_session_error(s));
-        etl_session_stop(s, NULL);
+        etl_session_close(s);
         unlink(path);
         return -1;
     }
     t0 = bench_now_ns();
     if (etl_session_stop(s, &st) != ETL_OK) {
-        snprintf(c->note, sizeof c->note, "etl_session_stop: %s", st.error);
+        snprintf(c->note, sizeof c->note, "etl_session_stop: %s", etl_session_error(s));
+        etl_session_close(s);
         unlink(path);
         return -1;
     }
     stop_ms = (double)(bench_now_ns() - t0) * 1e-6;
+    etl_session_close(s);
     c->engine_used = st.engine_flags;
     if (st.number_of_buffers > c->max_buffers) c->max_buffers = st.number_of_buffers;
     bytes = stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
@@ -503,7 +505,7 @@ static void paced_check(const struct config *cfg, struct paced *r)
     p.log_file_name = path;
     if (etl_session_start(&s, &p) != ETL_OK) {
         snprintf(r->why, sizeof r->why, "etl_session_start: %s", etl_session_error(s));
-        etl_session_stop(s, NULL);
+        etl_session_close(s);
         return;
     }
     bench_pin_self(n_allowed_cpus ? allowed_cpus[0] : -1);
@@ -529,10 +531,12 @@ static void paced_check(const struct config *cfg, struct paced *r)
     r->achieved = (double)total / r->seconds;
     r->max_lag_us = (double)max_lag * 1e-3;
     if (etl_session_stop(s, &st) != ETL_OK) {
-        snprintf(r->why, sizeof r->why, "etl_session_stop: %s", st.error);
+        snprintf(r->why, sizeof r->why, "etl_session_stop: %s", etl_session_error(s));
+        etl_session_close(s);
         unlink(path);
         return;
     }
+    etl_session_close(s);
     r->lost = st.events_lost;
     r->buffers = st.number_of_buffers;
     if (st.number_of_buffers > r->max_buffers) r->max_buffers = st.number_of_buffers;

@@ -751,7 +751,9 @@ START_TEST(recorded_together)
     ck_assert_int_eq(etl_session_start(&user, &up), ETL_OK);
     write_together(kernel, user, count);
     ck_assert_int_eq(etl_session_stop(user, &us), ETL_OK);
+    etl_session_close(user);
     ck_assert_int_eq(etl_session_stop(kernel, &ks), ETL_OK);
+    etl_session_close(kernel);
     ck_assert_uint_eq(ks.events_lost + us.events_lost, 0);
 
     merge_and_check((const char *const *)paths, 2, out, 0, &run);
@@ -972,6 +974,7 @@ START_TEST(every_kind_of_input)
     paths[7] = path_in_dir("snapshot.etl");
     ck_assert_int_eq(etl_session_snapshot(s, paths[7]), ETL_OK);
     ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    etl_session_close(s);
     paths[8] = strdup(testdata_path("samples/perfview_smallEtlFile.etl")); /* compressed, 32-bit, Windows */
 
     out = path_in_dir("kinds.etl");
