@@ -427,8 +427,8 @@ static void reference_points(void)
         { "clock_gettime(CLOCK_MONOTONIC): LTTng-UST's clock", 2000000 },
         { "rdtsc: the ETL_CLOCK_CPUCYCLE session clock", 2000000 },
         { "sched_getcpu()", 2000000 },
-        { "etl_encode_event, size only (dst NULL)", 2000000 },
-        { "etl_encode_event of a 32-byte event into a buffer", 2000000 },
+        { "etl_record_encode_event, size only (dst NULL)", 2000000 },
+        { "etl_record_encode_event of a 32-byte event into a buffer", 2000000 },
         { "a system call (getppid)", 20000 },
         { "CLOCK_MONOTONIC_RAW through the TSC line: the default clock", 2000000 },
     };
@@ -453,11 +453,13 @@ static void reference_points(void)
                 case 2: acc += cycle_counter(); break;
                 case 3: acc += (uint64_t)sched_getcpu(); break;
                 case 4:
-                    acc += etl_encode_event(NULL, 0, 0, 0, 0, &bench_provider, &bench_descriptor, NULL, &data, 1);
+                    acc += etl_record_encode_event(NULL, 0, 0, 0, 0, &bench_provider, &bench_descriptor, NULL,
+                                                   &data, 1);
                     break;
                 case 5:
                     payload[0] = (uint64_t)i;
-                    acc += etl_encode_event(rec, sizeof rec, i, 1, 2, &bench_provider, &bench_descriptor, NULL, &data, 1);
+                    acc += etl_record_encode_event(rec, sizeof rec, i, 1, 2, &bench_provider, &bench_descriptor,
+                                                   NULL, &data, 1);
                     break;
                 case 6: acc += (uint64_t)syscall(SYS_getppid); break;
                 default: acc += (uint64_t)etl_monoclock_now(); break; /* fitted just before */
@@ -521,7 +523,7 @@ static void paced_check(const struct config *cfg, struct paced *r)
         }
         if ((i & 0xFFFF) < BATCH) {
             etl_session_stats q;
-            etl_session_query(s, &q);
+            etl_session_stats_get(s, &q);
             if (q.number_of_buffers > r->max_buffers) r->max_buffers = q.number_of_buffers;
         }
     }

@@ -42,8 +42,8 @@ static void roundtrip(struct decoded *d, uint16_t hook, const uint8_t *p, size_t
     o.logger_name = "NT Kernel Logger";
     s = synth_new(&o);
     ck_assert_ptr_nonnull(s);
-    size = system ? etl_encode_system(rec, sizeof rec, 2000000, hook, version, 10, 11, &data, n ? 1 : 0)
-                  : etl_encode_perfinfo(rec, sizeof rec, 2000000, hook, version, &data, n ? 1 : 0);
+    size = system ? etl_record_encode_system(rec, sizeof rec, 2000000, hook, version, 10, 11, &data, n ? 1 : 0)
+                  : etl_record_encode_perfinfo(rec, sizeof rec, 2000000, hook, version, &data, n ? 1 : 0);
     ck_assert_uint_gt(size, 0);
     ck_assert_int_eq(synth_add(s, 0, rec, size), 0);
     d->file = synth_finish(s, &fsize);
@@ -67,7 +67,7 @@ static void str_is(const etl_string *s, const char *want)
 {
     char buf[512];
     ck_assert_ptr_nonnull(s->data);
-    etl_string_utf8(s, buf, sizeof buf);
+    etl_string_to_utf8(s, buf, sizeof buf);
     ck_assert_str_eq(buf, want);
 }
 
@@ -200,7 +200,7 @@ START_TEST(cswitch_ready_sample_stack)
     ck_assert_uint_eq(d.k.u.stack.pid, 4242);
     ck_assert_uint_eq(d.k.u.stack.tid, 4243);
     ck_assert_uint_eq(d.k.u.stack.frame_count, 3);
-    for (unsigned i = 0; i < 3; i++) ck_assert_uint_eq(etl_kframe_at(&d.k.u.stack, i), frames[i]);
+    for (unsigned i = 0; i < 3; i++) ck_assert_uint_eq(etl_kstack_frame_at(&d.k.u.stack, i), frames[i]);
     done(&d);
 
     roundtrip(&d, ETL_HOOK_RUNDOWN_COMPLETE, NULL, 0);

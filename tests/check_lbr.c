@@ -391,7 +391,8 @@ static void read_written(const char *name, struct written *w)
         } else if (k.kclass == ETL_KCLASS_STACK) {
             w->stack = k;
             w->ts[1] = ev.timestamp;
-            for (unsigned i = 0; i < k.u.stack.frame_count && i < 4; i++) w->frames[i] = etl_kframe_at(&k.u.stack, i);
+            for (unsigned i = 0; i < k.u.stack.frame_count && i < 4; i++)
+                w->frames[i] = etl_kstack_frame_at(&k.u.stack, i);
             w->stacks++;
         } else if (k.kclass == ETL_KCLASS_LBR) {
             w->lbr = k.u.lbr;

@@ -52,7 +52,7 @@ static long count_in(const char *file, const etl_guid *g, long *id_sum, int *wit
         if (id_sum) *id_sum += ev.id;
         for (unsigned i = 0; with_stack && i < ev.ext_count; i++) {
             etl_ext_item it;
-            ck_assert_int_eq(etl_event_ext_item(&ev, i, &it), ETL_OK);
+            ck_assert_int_eq(etl_event_ext_item_get(&ev, i, &it), ETL_OK);
             if (it.type == ETL_EXT_STACK_TRACE64 && it.size >= 16) (*with_stack)++;
         }
     }
@@ -188,7 +188,7 @@ static unsigned stack_in(const char *file, const etl_guid *g, uint16_t id, uint6
         if (ev.kind != ETL_KIND_EVENT || !etl_guid_equal(&ev.provider, g) || ev.id != id) continue;
         for (unsigned i = 0; i < ev.ext_count; i++) {
             etl_ext_item it;
-            ck_assert_int_eq(etl_event_ext_item(&ev, i, &it), ETL_OK);
+            ck_assert_int_eq(etl_event_ext_item_get(&ev, i, &it), ETL_OK);
             if (it.type != ETL_EXT_STACK_TRACE64 || it.size < 8) continue;
             for (n = 0; n < (it.size - 8u) / 8u && n < max; n++) frames[n] = etl_le64(it.data + 8 + 8 * n);
         }

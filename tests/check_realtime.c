@@ -289,7 +289,7 @@ START_TEST(held_then_dropped_exactly)
         if (i % 64 == 0) usleep(200); /* let the flush thread keep the pool free */
     }
     ck_assert_int_eq(etl_session_flush(s), ETL_OK);
-    etl_session_query(s, &mid);
+    etl_session_stats_get(s, &mid);
     ck_assert_uint_gt(mid.real_time_buffers_lost, 0);
     ck_assert_uint_gt(mid.real_time_events_lost, 0);
     ck_assert_uint_eq(mid.buffers_written, 0); /* none delivered yet */
@@ -461,7 +461,7 @@ START_TEST(updates_take_effect)
         etl_session_stats now;
         long held;
 
-        etl_session_query(s, &now);
+        etl_session_stats_get(s, &now);
         held = 20000 - (long)now.real_time_events_lost - (long)now.events_lost;
         ck_assert_int_gt(held, 0);
         for (int waited = 0; waited < 3000 && __atomic_load_n(&c.n, __ATOMIC_ACQUIRE) < held; waited++)

@@ -282,7 +282,7 @@ START_TEST(pool_grows_only_for_peaks)
         ck_assert_int_eq(write_one(s, 1, i, 100), ETL_OK);
         if (i % 30 == 29) usleep(300);
     }
-    etl_session_query(s, &st);
+    etl_session_stats_get(s, &st);
     ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
     etl_session_close(s);
     ck_assert_msg(st.number_of_buffers <= 64, "the pool grew to %u buffers", st.number_of_buffers);
@@ -523,7 +523,7 @@ START_TEST(clock_types)
         /* BootTime: the same in every session of this boot, when the clock says it was. */
         {
             struct timespec rt, bt;
-            int64_t boot = etl_filetime_to_ns(etl_reader_info(r)->boot_time);
+            int64_t boot = etl_time_from_filetime(etl_reader_info(r)->boot_time);
             clock_gettime(CLOCK_REALTIME, &rt);
             clock_gettime(CLOCK_BOOTTIME, &bt);
             int64_t expect = (int64_t)(rt.tv_sec - bt.tv_sec) * 1000000000 + (rt.tv_nsec - bt.tv_nsec);
@@ -535,8 +535,8 @@ START_TEST(clock_types)
         while (etl_reader_next(r, &ev) == ETL_OK) {
             int64_t t = etl_reader_time_ns(r, ev.timestamp);
             /* within the session, allowing the clocks' calibration 1 ms of slack */
-            ck_assert_int_ge(t, etl_filetime_to_ns(etl_reader_info(r)->clock.start_time) - 1000000);
-            ck_assert_int_le(t, etl_filetime_to_ns(etl_reader_info(r)->end_time) + 1000000);
+            ck_assert_int_ge(t, etl_time_from_filetime(etl_reader_info(r)->clock.start_time) - 1000000);
+            ck_assert_int_le(t, etl_time_from_filetime(etl_reader_info(r)->end_time) + 1000000);
             events++;
         }
         ck_assert_int_eq(events, 102);
@@ -684,12 +684,12 @@ START_TEST(statistics)
         ck_assert_uint_eq(in_effect.log_file_mode, ETL_MODE_FILE_SEQUENTIAL);
         ck_assert_str_eq(in_effect.logger_name, "libetl");
     }
-    etl_session_query(s, &st);
+    etl_session_stats_get(s, &st);
     ck_assert_uint_eq(st.number_of_buffers, 4); /* raised to 2 per processor */
     ck_assert_uint_eq(st.free_buffers, 4);
     ck_assert_uint_eq(st.events_lost, 0);
     for (uint64_t i = 0; i < 100000; i++) write_one(s, 1, i, 100);
-    etl_session_query(s, &st);
+    etl_session_stats_get(s, &st);
     ck_assert_uint_ge(st.number_of_buffers, 4);
     ck_assert_uint_le(st.number_of_buffers, 64);
     ck_assert_int_eq(etl_session_stop(s, &st), ETL_OK);
@@ -830,7 +830,7 @@ START_TEST(refused_requests_leave_the_session_running)
     ck_assert_uint_gt(st.buffers_written, 0);
     /* Stopped, not yet closed: the last message, the final statistics and properties. */
     ck_assert_msg(strstr(etl_session_error(s), "MaximumBuffers 100000") != NULL, "%s", etl_session_error(s));
-    etl_session_query(s, &after);
+    etl_session_stats_get(s, &after);
     ck_assert_mem_eq(&after, &st, sizeof st);
     etl_session_properties_get(s, &got);
     ck_assert_uint_eq(got.maximum_buffers, 128);
@@ -886,20 +886,20 @@ START_TEST(engine_choice)
     etl_session *s;
 
     s = start(&p);
-    etl_session_query(s, &st);
+    etl_session_stats_get(s, &st);
     ck_assert_uint_eq(st.engine_flags & ETL_ENGINE_ATOMIC_RESERVE, have_rseq ? 0 : ETL_ENGINE_ATOMIC_RESERVE);
     ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
     etl_session_close(s);
     p.engine_flags = ETL_ENGINE_ATOMIC_RESERVE | ETL_ENGINE_EXACT_CLOCK;
     s = start(&p);
-    etl_session_query(s, &st);
+    etl_session_stats_get(s, &st);
     ck_assert_uint_eq(st.engine_flags, ETL_ENGINE_ATOMIC_RESERVE | ETL_ENGINE_EXACT_CLOCK);
     ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
     etl_session_close(s);
     if (cpus > 1) { /* fewer buffers than processors: writers of several share one */
         etl_session_properties one = { .log_file_mode = ETL_MODE_BUFFERING, .number_of_processors = 1 };
         s = start(&one);
-        etl_session_query(s, &st);
+        etl_session_stats_get(s, &st);
         ck_assert_uint_eq(st.engine_flags & ETL_ENGINE_ATOMIC_RESERVE, ETL_ENGINE_ATOMIC_RESERVE);
         ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
         etl_session_close(s);

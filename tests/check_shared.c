@@ -602,7 +602,7 @@ START_TEST(address_taken)
         pid = spawn("taken", a, (char *)NULL);
     }
     ck_assert_int_eq(exit_status(pid), 0);
-    etl_session_query(c.s, &st);
+    etl_session_stats_get(c.s, &st);
     ck_assert_uint_eq(st.writers_refused, 1);
     ctl_stop(&c, &st);
 }
@@ -633,7 +633,7 @@ START_TEST(name_must_be_claimed)
         atomic_store(&board->go, 1);
         write_thread(&w);
     }
-    etl_session_query(c.s, &st);
+    etl_session_stats_get(c.s, &st);
     ck_assert_uint_eq(st.writers_refused, 0);
     ctl_stop(&c, &st);
     etl_provider_unregister(prov);

@@ -158,7 +158,7 @@ int etl_control_socket_path(const char *name, char *out, size_t size, char *err,
         errno = EINVAL;
         return ETL_FAILED;
     }
-    if (etl_runtime_dir(dir, sizeof dir, err, errsize) != ETL_OK) return ETL_FAILED;
+    if (etl_session_runtime_dir(dir, sizeof dir, err, errsize) != ETL_OK) return ETL_FAILED;
     if ((size_t)snprintf(out, size, "%s/%s.sock", dir, key) >= size) {
         snprintf(err, errsize, "session %s: the socket path %.200s/%s.sock is too long", name, dir, key);
         errno = ENAMETOOLONG;
@@ -606,7 +606,7 @@ static int answer_request(etl_controller *c, FILE *f, char *line)
     }
     else if (strcmp(line, "query") == 0) {
         etl_session_stats st;
-        etl_session_query(c->session, &st);
+        etl_session_stats_get(c->session, &st);
         send_properties(f, c);
         send_stats(f, &st);
         /* A failed session (its file) says so; a refused request before does not. */
@@ -803,7 +803,7 @@ void etl_controller_close(etl_controller *c)
 
 /* ---- the consumer's side ---- */
 
-int etl_reader_open_session(etl_reader **out, const char *session, const etl_open_options *opt)
+int etl_reader_open_session(etl_reader **out, const char *session, const etl_reader_options *opt)
 {
     char name[ETL_SESSION_NAME_MAX + 16], err[1024], why[1100];
     size_t k;

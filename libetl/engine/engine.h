@@ -654,7 +654,7 @@ static inline int64_t etl_cycles(void)
 static inline int64_t etl_session_now(const etl_session *s)
 {
     switch (s->clock.type) {
-    case ETL_CLOCK_SYSTEMTIME: return etl_ns_to_filetime(etl_clock_ns(CLOCK_REALTIME));
+    case ETL_CLOCK_SYSTEMTIME: return etl_time_to_filetime(etl_clock_ns(CLOCK_REALTIME));
     case ETL_CLOCK_CPUCYCLE: return etl_cycles();
     default: return s->exact_clock ? etl_monoclock_exact() : etl_monoclock_read(s->line);
     }

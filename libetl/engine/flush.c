@@ -415,6 +415,6 @@ int etl_session_snapshot(etl_session *s, const char *path)
     etl_pool_ring_unlock(s);
     etl_writer_set_events_lost(w, (uint32_t)etl_pool_events_lost(s));
     if (rc != ETL_OK) etl_session_set_error(s, "%s", etl_writer_error(w));
-    if (etl_writer_close(w, etl_ns_to_filetime(etl_clock_ns(CLOCK_REALTIME))) != ETL_OK) rc = ETL_FAILED;
+    if (etl_writer_close(w, etl_time_to_filetime(etl_clock_ns(CLOCK_REALTIME))) != ETL_OK) rc = ETL_FAILED;
     return rc;
 }

@@ -98,7 +98,7 @@ static void session_clock(etl_session *s)
     s->clock.cpu_speed_mhz = measure_cpu_mhz(); /* recorded whatever the clock, as Windows does */
     s->clock.perf_freq = s->clock.type == ETL_CLOCK_SYSTEMTIME ? 10000000 : 1000000000;
     s->clock.start_timestamp = etl_session_now(s);
-    s->clock.start_time = etl_ns_to_filetime(etl_clock_ns(CLOCK_REALTIME));
+    s->clock.start_time = etl_time_to_filetime(etl_clock_ns(CLOCK_REALTIME));
 }
 
 /*
@@ -116,7 +116,7 @@ static int64_t boot_filetime(void)
     while (fgets(line, sizeof line, f))
         if (sscanf(line, "btime %lld", &btime) == 1) break;
     fclose(f);
-    return btime > 0 ? etl_ns_to_filetime(btime * 1000000000LL) : 0;
+    return btime > 0 ? etl_time_to_filetime(btime * 1000000000LL) : 0;
 }
 
 void etl_session_writer_options(const etl_session *s, etl_writer_options *o, uint32_t mode)
@@ -136,7 +136,7 @@ void etl_session_writer_options(const etl_session *s, etl_writer_options *o, uin
 
 /* ------------------------------------------------------------------ start, query, stop */
 
-void etl_session_query(const etl_session *s, etl_session_stats *out)
+void etl_session_stats_get(const etl_session *s, etl_session_stats *out)
 {
     if (s->stopped) {
         *out = s->final;
@@ -531,12 +531,12 @@ static void stop(etl_session *s)
     }
     if (s->writer) {
         etl_writer_set_events_lost(s->writer, (uint32_t)etl_pool_events_lost(s));
-        if (etl_writer_close(s->writer, etl_ns_to_filetime(etl_clock_ns(CLOCK_REALTIME))) != ETL_OK)
+        if (etl_writer_close(s->writer, etl_time_to_filetime(etl_clock_ns(CLOCK_REALTIME))) != ETL_OK)
             etl_session_fail(s, "cannot finalise the log file");
     }
     if (s->realtime) etl_realtime_end(s);
     if (s->h) {
-        etl_session_query(s, &s->final);
+        etl_session_stats_get(s, &s->final);
         s->final_limit = atomic_load(&s->h->limit);
     } else {
         memset(&s->final, 0, sizeof s->final);

@@ -157,7 +157,7 @@ ETL_API int etl_session_snapshot(etl_session *s, const char *path);
 ETL_API int etl_session_realtime_attach(etl_session *s, int fd);
 ETL_API int etl_session_realtime_deliver(etl_session *s);
 /* The statistics now; after etl_session_stop, the final ones. */
-ETL_API void etl_session_query(const etl_session *s, etl_session_stats *out);
+ETL_API void etl_session_stats_get(const etl_session *s, etl_session_stats *out);
 /* The properties in effect, defaults resolved (buffer size, minimum and maximum buffers,
    processors, clock, mode); the strings are the session's, valid until it is closed. */
 ETL_API void etl_session_properties_get(const etl_session *s, etl_session_properties *out);
@@ -169,7 +169,7 @@ ETL_API const char *etl_session_error(const etl_session *s);
  * (EndTime, BuffersWritten, EventsLost, BuffersLost), release the buffers and threads. Fills
  * *out (if not NULL) with the final statistics. ETL_OK, or ETL_FATAL when the session failed
  * (its file could not be written, or it never started: etl_session_error says why). The
- * handle stays for etl_session_error, etl_session_query and etl_session_properties_get; a
+ * handle stays for etl_session_error, etl_session_stats_get and etl_session_properties_get; a
  * second stop returns the same. Then etl_session_close.
  */
 ETL_API int etl_session_stop(etl_session *s, etl_session_stats *out);
@@ -300,7 +300,7 @@ typedef struct etl_session_name etl_session_name;
 
 /* The runtime directory into out, created 0700 when missing; ETL_FAILED (with a message in
    err) when it cannot be, or is not the calling user's with mode 0700. */
-ETL_API int etl_runtime_dir(char *out, size_t size, char *err, size_t errsize);
+ETL_API int etl_session_runtime_dir(char *out, size_t size, char *err, size_t errsize);
 /* The lower-case key of a name; ETL_FAILED when it is not a valid name (1 to
    ETL_SESSION_NAME_MAX bytes, no '/' and no control characters). */
 ETL_API int etl_session_name_key(const char *name, char key[ETL_SESSION_NAME_MAX + 1]);
