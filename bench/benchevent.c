@@ -16,7 +16,8 @@ const etl_event_descriptor bench_descriptor = { .id = 1, .version = 0, .level = 
 uint32_t bench_record_space(void)
 {
     etl_data data = { NULL, BENCH_PAYLOAD_SIZE };
-    return ETL_RECORD_SPACE(etl_encode_event(NULL, 0, 0, 0, 0, &bench_provider, &bench_descriptor, NULL, &data, 1));
+    return ETL_RECORD_SPACE(
+        etl_record_encode_event(NULL, 0, 0, 0, 0, &bench_provider, &bench_descriptor, NULL, &data, 1));
 }
 
 int64_t bench_now_ns(void)

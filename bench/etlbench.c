@@ -290,7 +290,7 @@ static int file_facts(const char *path, struct file_facts *ff)
     etl_reader *r;
     uint8_t h[ETL_BUFFER_HEADER_SIZE];
     uint64_t off = 0;
-    etl_open_options o;
+    etl_reader_options o;
     int fd, rc;
 
     memset(&o, 0, sizeof o);
@@ -331,7 +331,7 @@ static int file_facts(const char *path, struct file_facts *ff)
 /* Open, iterate every event as a consumer would (payload touched), close. */
 static int read_trace(const char *path, int order, struct tally *t)
 {
-    etl_open_options o;
+    etl_reader_options o;
     etl_reader *r;
     etl_event ev;
     int rc;

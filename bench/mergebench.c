@@ -96,20 +96,20 @@ static int build_input(struct input *in, unsigned index, const struct config *cf
         ts += 1 + (int64_t)((r >> 40) % 3);
         if (kind < 4) {
             d.size = 16;
-            n = etl_encode_perfinfo(rec, sizeof rec, ts, 0x0F2E, 2, &d, 1);
+            n = etl_record_encode_perfinfo(rec, sizeof rec, ts, 0x0F2E, 2, &d, 1);
         } else if (kind < 6) {
             d.size = 24;
-            n = etl_encode_system(rec, sizeof rec, ts, 0x0524, 4, 4, 1000 + c, &d, 1);
+            n = etl_record_encode_system(rec, sizeof rec, ts, 0x0524, 4, 4, 1000 + c, &d, 1);
         } else if (kind < 7) {
             d.size = 40 + (uint32_t)((r >> 24) % 49);
-            n = etl_encode_system(rec, sizeof rec, ts, 0x0501, 3, 4, 1000 + c, &d, 1);
+            n = etl_record_encode_system(rec, sizeof rec, ts, 0x0501, 3, 4, 1000 + c, &d, 1);
         } else {
             etl_event_descriptor desc = { (uint16_t)(1 + (r >> 56) % 20), 1, 0, 4, 0, 0, 0x10 };
             uint64_t stack[16];
             etl_event_extras x = { NULL, NULL, stack, 4 + (unsigned)((r >> 48) % 13), 0, 0 };
             for (unsigned k = 0; k < 16; k++) stack[k] = 0x7FF000000000ull + k * 0x40;
-            n = etl_encode_event(rec, sizeof rec, ts, 4, 1000 + c, &providers[(r >> 60) & 1], &desc,
-                                 kind == 7 ? &x : NULL, &d, 1);
+            n = etl_record_encode_event(rec, sizeof rec, ts, 4, 1000 + c, &providers[(r >> 60) & 1], &desc,
+                                        kind == 7 ? &x : NULL, &d, 1);
         }
         if (used[c] + ((n + 7) & ~7u) > BUFFER_SIZE) {
             rc = etl_writer_write_buffer(w, buf[c], used[c], (uint16_t)c, ts, 0) == ETL_OK ? 0 : -1;

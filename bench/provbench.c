@@ -655,7 +655,7 @@ static int etl_start(void *arg, char *why, size_t size)
     }
     if (etl_session_start(&x->s, &p) != ETL_OK) {
         snprintf(why, size, "etl_session_start: %s", etl_session_error(x->s));
-        etl_session_stop(x->s, NULL);
+        etl_session_close(x->s);
         x->s = NULL;
         return -1;
     }
@@ -697,11 +697,12 @@ static int etl_run(const struct config *cfg, int memory, int real_time, uint64_t
     rc = run_writers(cfg, KIND_ETL, events, rate, &ops, r);
     t0 = bench_now_ns();
     if (x.s && etl_session_stop(x.s, &st) != ETL_OK && rc == 0) {
-        snprintf(r->why, sizeof r->why, "etl_session_stop: %s", st.error);
+        snprintf(r->why, sizeof r->why, "etl_session_stop: %s", etl_session_error(x.s));
         rc = -1;
     }
     r->stop_ms = (double)(bench_now_ns() - t0) * 1e-6;
     consumer_end(&consumer);
+    etl_session_close(x.s);
     etl_session_name_release(x.name);
     if (rc != 0) {
         unlink(path);

@@ -331,27 +331,29 @@ static int etl_run(const struct config *cfg, struct bench_case *c, int warmup)
     p.engine_flags = c->engine_flags;
     if (etl_session_start(&s, &p) != ETL_OK) {
         snprintf(c->note, sizeof c->note, "etl_session_start: %s", etl_session_error(s));
-        etl_session_stop(s, NULL);
+        etl_session_close(s);
         return -1;
     }
     if (run_producers(c->kind, s, c->threads, c->events, &t) != 0) {
         snprintf(c->note, sizeof c->note, "cannot start the producer threads");
-        etl_session_stop(s, NULL);
+        etl_session_close(s);
         return -1;
     }
     if (c->kind == KIND_ETL_BUFFERING && etl_session_snapshot(s, path) != ETL_OK) {
         snprintf(c->note, sizeof c->note, "etl_session_snapshot: %s", etl_session_error(s));
-        etl_session_stop(s, NULL);
+        etl_session_close(s);
         unlink(path);
         return -1;
     }
     t0 = bench_now_ns();
     if (etl_session_stop(s, &st) != ETL_OK) {
-        snprintf(c->note, sizeof c->note, "etl_session_stop: %s", st.error);
+        snprintf(c->note, sizeof c->note, "etl_session_stop: %s", etl_session_error(s));
+        etl_session_close(s);
         unlink(path);
         return -1;
     }
     stop_ms = (double)(bench_now_ns() - t0) * 1e-6;
+    etl_session_close(s);
     c->engine_used = st.engine_flags;
     if (st.number_of_buffers > c->max_buffers) c->max_buffers = st.number_of_buffers;
     bytes = stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
@@ -425,8 +427,8 @@ static void reference_points(void)
         { "clock_gettime(CLOCK_MONOTONIC): LTTng-UST's clock", 2000000 },
         { "rdtsc: the ETL_CLOCK_CPUCYCLE session clock", 2000000 },
         { "sched_getcpu()", 2000000 },
-        { "etl_encode_event, size only (dst NULL)", 2000000 },
-        { "etl_encode_event of a 32-byte event into a buffer", 2000000 },
+        { "etl_record_encode_event, size only (dst NULL)", 2000000 },
+        { "etl_record_encode_event of a 32-byte event into a buffer", 2000000 },
         { "a system call (getppid)", 20000 },
         { "CLOCK_MONOTONIC_RAW through the TSC line: the default clock", 2000000 },
     };
@@ -451,11 +453,13 @@ static void reference_points(void)
                 case 2: acc += cycle_counter(); break;
                 case 3: acc += (uint64_t)sched_getcpu(); break;
                 case 4:
-                    acc += etl_encode_event(NULL, 0, 0, 0, 0, &bench_provider, &bench_descriptor, NULL, &data, 1);
+                    acc += etl_record_encode_event(NULL, 0, 0, 0, 0, &bench_provider, &bench_descriptor, NULL,
+                                                   &data, 1);
                     break;
                 case 5:
                     payload[0] = (uint64_t)i;
-                    acc += etl_encode_event(rec, sizeof rec, i, 1, 2, &bench_provider, &bench_descriptor, NULL, &data, 1);
+                    acc += etl_record_encode_event(rec, sizeof rec, i, 1, 2, &bench_provider, &bench_descriptor,
+                                                   NULL, &data, 1);
                     break;
                 case 6: acc += (uint64_t)syscall(SYS_getppid); break;
                 default: acc += (uint64_t)etl_monoclock_now(); break; /* fitted just before */
@@ -503,7 +507,7 @@ static void paced_check(const struct config *cfg, struct paced *r)
     p.log_file_name = path;
     if (etl_session_start(&s, &p) != ETL_OK) {
         snprintf(r->why, sizeof r->why, "etl_session_start: %s", etl_session_error(s));
-        etl_session_stop(s, NULL);
+        etl_session_close(s);
         return;
     }
     bench_pin_self(n_allowed_cpus ? allowed_cpus[0] : -1);
@@ -519,7 +523,7 @@ static void paced_check(const struct config *cfg, struct paced *r)
         }
         if ((i & 0xFFFF) < BATCH) {
             etl_session_stats q;
-            etl_session_query(s, &q);
+            etl_session_stats_get(s, &q);
             if (q.number_of_buffers > r->max_buffers) r->max_buffers = q.number_of_buffers;
         }
     }
@@ -529,10 +533,12 @@ static void paced_check(const struct config *cfg, struct paced *r)
     r->achieved = (double)total / r->seconds;
     r->max_lag_us = (double)max_lag * 1e-3;
     if (etl_session_stop(s, &st) != ETL_OK) {
-        snprintf(r->why, sizeof r->why, "etl_session_stop: %s", st.error);
+        snprintf(r->why, sizeof r->why, "etl_session_stop: %s", etl_session_error(s));
+        etl_session_close(s);
         unlink(path);
         return;
     }
+    etl_session_close(s);
     r->lost = st.events_lost;
     r->buffers = st.number_of_buffers;
     if (st.number_of_buffers > r->max_buffers) r->max_buffers = st.number_of_buffers;

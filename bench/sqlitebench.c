@@ -147,7 +147,7 @@ static int build_trace(const char *path, uint64_t target, int user_mix, uint64_t
         n += put_utf16(pl + n, "");
         n += put_utf16(pl + n, "");
         d.ptr = pl, d.size = n;
-        rc = add(&wr, 0, rec, etl_encode_perfinfo(rec, sizeof rec, wr.ts++, 0x0303, 4, &d, 1));
+        rc = add(&wr, 0, rec, etl_record_encode_perfinfo(rec, sizeof rec, wr.ts++, 0x0303, 4, &d, 1));
         for (unsigned i = 0; i < NIMAGE && rc == 0; i++) {
             char file[96];
             n = 0;
@@ -161,7 +161,7 @@ static int build_trace(const char *path, uint64_t target, int user_mix, uint64_t
             snprintf(file, sizeof file, "\\Device\\HarddiskVolume3\\Windows\\System32\\lib%u.dll", i);
             n += put_utf16(pl + n, file);
             d.ptr = pl, d.size = n;
-            rc = add(&wr, 0, rec, etl_encode_perfinfo(rec, sizeof rec, wr.ts++, 0x1403, 3, &d, 1));
+            rc = add(&wr, 0, rec, etl_record_encode_perfinfo(rec, sizeof rec, wr.ts++, 0x1403, 3, &d, 1));
         }
     }
     for (unsigned t = 0; t < NTHREAD && rc == 0; t++) {
@@ -169,7 +169,7 @@ static int build_trace(const char *path, uint64_t target, int user_mix, uint64_t
         put32(pl, 1000 + t % NPROC);
         put32(pl + 4, 5000 + t);
         d.ptr = pl, d.size = 72;
-        rc = add(&wr, 0, rec, etl_encode_system(rec, sizeof rec, wr.ts++, 0x0503, 3, 0, 0, &d, 1));
+        rc = add(&wr, 0, rec, etl_record_encode_system(rec, sizeof rec, wr.ts++, 0x0503, 3, 0, 0, &d, 1));
     }
 
     while (wr.events < target && rc == 0) {
@@ -184,7 +184,7 @@ static int build_trace(const char *path, uint64_t target, int user_mix, uint64_t
             put32(pl + 8, 5000 + t);
             pl[12] = 1;
             d.ptr = pl, d.size = 16;
-            n = etl_encode_perfinfo(rec, sizeof rec, wr.ts, 0x0F2E, 2, &d, 1);
+            n = etl_record_encode_perfinfo(rec, sizeof rec, wr.ts, 0x0F2E, 2, &d, 1);
         }
         else if (kind < 6) {
             memset(pl, 0, 24);
@@ -192,7 +192,7 @@ static int build_trace(const char *path, uint64_t target, int user_mix, uint64_t
             put32(pl + 4, 5000 + (t + 1) % NTHREAD);
             pl[8] = 8, pl[9] = 9, pl[12] = 6, pl[14] = 5;
             d.ptr = pl, d.size = 24;
-            n = etl_encode_perfinfo(rec, sizeof rec, wr.ts, 0x0524, 4, &d, 1);
+            n = etl_record_encode_perfinfo(rec, sizeof rec, wr.ts, 0x0524, 4, &d, 1);
         }
         else {
             etl_event_descriptor desc = { (uint16_t)(1 + (r >> 56) % 20), 1, 0, 4, 0, 0, 0x10 };
@@ -202,8 +202,8 @@ static int build_trace(const char *path, uint64_t target, int user_mix, uint64_t
             for (unsigned k = 0; k < 16; k++)
                 stack[k] = image_base((which + k) % NIMAGE) + ((which * 2654435761u + k * 0x40) & 0xFFFF0);
             d.ptr = payload, d.size = 16 + (uint32_t)((r >> 16) % 64);
-            n = etl_encode_event(rec, sizeof rec, wr.ts, 1000 + t % NPROC, 5000 + t, &providers[(r >> 60) & 1], &desc,
-                                 kind == 6 ? &x : NULL, &d, 1);
+            n = etl_record_encode_event(rec, sizeof rec, wr.ts, 1000 + t % NPROC, 5000 + t,
+                                        &providers[(r >> 60) & 1], &desc, kind == 6 ? &x : NULL, &d, 1);
         }
         rc = add(&wr, c, rec, n);
     }

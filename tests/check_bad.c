@@ -96,7 +96,7 @@ static void on_damage(void *arg, int64_t offset, const char *message)
 /* Reads size bytes of data (in memory, named name) in the given order into rd. */
 static void read_bytes(const uint8_t *data, size_t size, const char *name, int order, struct reading *rd)
 {
-    etl_open_options opt;
+    etl_reader_options opt;
     etl_reader *r = NULL;
     etl_event ev;
     int rc;

@@ -26,15 +26,15 @@ START_TEST(filetime_conversion)
 {
     char s[40];
 
-    ck_assert_int_eq(etl_filetime_to_ns(FT_2024), NS_2024);
-    ck_assert_int_eq(etl_ns_to_filetime(NS_2024), FT_2024);
-    ck_assert_int_eq(etl_ns_to_filetime(NS_2024 + 99), FT_2024);
-    ck_assert_int_eq(etl_ns_to_filetime(-1), 116444736000000000LL - 1);
-    ck_assert_str_eq(etl_format_time_ns(NS_2024 + 123456789, s, sizeof s), "2024-01-01T00:00:00.123456789Z");
-    ck_assert_str_eq(etl_format_time_ns(-1, s, sizeof s), "1969-12-31T23:59:59.999999999Z");
+    ck_assert_int_eq(etl_time_from_filetime(FT_2024), NS_2024);
+    ck_assert_int_eq(etl_time_to_filetime(NS_2024), FT_2024);
+    ck_assert_int_eq(etl_time_to_filetime(NS_2024 + 99), FT_2024);
+    ck_assert_int_eq(etl_time_to_filetime(-1), 116444736000000000LL - 1);
+    ck_assert_str_eq(etl_time_format(NS_2024 + 123456789, s, sizeof s), "2024-01-01T00:00:00.123456789Z");
+    ck_assert_str_eq(etl_time_format(-1, s, sizeof s), "1969-12-31T23:59:59.999999999Z");
     /* 64-bit nanoseconds reach back to 1677; FILETIME 0 (1601) saturates. */
-    ck_assert_int_eq(etl_filetime_to_ns(0), INT64_MIN);
-    ck_assert_str_eq(etl_format_time_ns(etl_filetime_to_ns(25000000000000000LL), s, sizeof s),
+    ck_assert_int_eq(etl_time_from_filetime(0), INT64_MIN);
+    ck_assert_str_eq(etl_time_format(etl_time_from_filetime(25000000000000000LL), s, sizeof s),
                      "1680-03-22T04:26:40.000000000Z");
 }
 END_TEST
@@ -297,7 +297,7 @@ START_TEST(clock_map)
 }
 END_TEST
 
-/* etl_parse_time_ns reads what etl_format_time_ns writes, and refuses what is not a time. */
+/* etl_time_parse reads what etl_time_format writes, and refuses what is not a time. */
 START_TEST(parse_time)
 {
     static const int64_t values[] = { NS_2024, NS_2024 + 123456789, 0, -1, 951782400000000000LL /* 2000-02-29 */,
@@ -309,16 +309,16 @@ START_TEST(parse_time)
     int64_t ns;
 
     for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
-        etl_format_time_ns(values[i], s, sizeof s);
-        ck_assert_int_eq(etl_parse_time_ns(s, &ns), ETL_OK);
+        etl_time_format(values[i], s, sizeof s);
+        ck_assert_int_eq(etl_time_parse(s, &ns), ETL_OK);
         ck_assert_int_eq(ns, values[i]);
     }
-    ck_assert_int_eq(etl_parse_time_ns("2024-01-01T00:00:01.5", &ns), ETL_OK);
+    ck_assert_int_eq(etl_time_parse("2024-01-01T00:00:01.5", &ns), ETL_OK);
     ck_assert_int_eq(ns, NS_2024 + 1500000000);
-    ck_assert_int_eq(etl_parse_time_ns("2024-01-01 00:00:00.0000000019Z", &ns), ETL_OK);
+    ck_assert_int_eq(etl_time_parse("2024-01-01 00:00:00.0000000019Z", &ns), ETL_OK);
     ck_assert_int_eq(ns, NS_2024 + 1);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        ck_assert_msg(etl_parse_time_ns(bad[i], &ns) == ETL_FAILED, "'%s' was taken", bad[i]);
+        ck_assert_msg(etl_time_parse(bad[i], &ns) == ETL_FAILED, "'%s' was taken", bad[i]);
 }
 END_TEST
 

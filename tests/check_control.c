@@ -178,7 +178,7 @@ START_TEST(test_socket_path)
 {
     char path[256], err[256], want[4096 + 64], dir[4096];
 
-    ck_assert_int_eq(etl_runtime_dir(dir, sizeof dir, err, sizeof err), ETL_OK);
+    ck_assert_int_eq(etl_session_runtime_dir(dir, sizeof dir, err, sizeof err), ETL_OK);
     ck_assert_int_eq(etl_control_socket_path("My-Session", path, sizeof path, err, sizeof err), ETL_OK);
     snprintf(want, sizeof want, "%s/my-session.sock", dir);
     ck_assert_str_eq(path, want);

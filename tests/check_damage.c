@@ -110,7 +110,7 @@ static void check_event(struct outcome *o, const etl_trace_info *in, const etl_e
             ev->ext_count);
     for (unsigned i = 0; i < ev->ext_count; i++) {
         etl_ext_item it;
-        REQUIRE(etl_event_ext_item(ev, i, &it) == ETL_OK, "%s: event %ld: item %u unreadable", o->ctx, o->n, i);
+        REQUIRE(etl_event_ext_item_get(ev, i, &it) == ETL_OK, "%s: event %ld: item %u unreadable", o->ctx, o->n, i);
         REQUIRE(it.data >= ev->ext && it.data <= ev->ext + ev->ext_len &&
                 it.size <= (size_t)(ev->ext + ev->ext_len - it.data),
                 "%s: event %ld: item %u (%u bytes) outside the items", o->ctx, o->n, i, it.size);
@@ -176,7 +176,7 @@ static void consume(etl_reader *r, struct outcome *o)
 }
 
 /* A fresh outcome, and open options that report damage into it. */
-static void start_outcome(struct outcome *o, etl_open_options *opt, int order, const char *name, const char *ctx)
+static void start_outcome(struct outcome *o, etl_reader_options *opt, int order, const char *name, const char *ctx)
 {
     memset(o, 0, sizeof *o);
     o->name = name;
@@ -192,7 +192,7 @@ static void start_outcome(struct outcome *o, etl_open_options *opt, int order, c
 static void read_allocation(const uint8_t *data, size_t size, int order, const char *name, const char *ctx,
                             struct outcome *o)
 {
-    etl_open_options opt;
+    etl_reader_options opt;
     etl_reader *r = NULL;
 
     start_outcome(o, &opt, order, name, ctx);
@@ -212,8 +212,8 @@ static void read_memory(const uint8_t *data, size_t size, int order, const char 
 static void read_counting(struct test_counting_source *c, int order, const char *name, const char *ctx,
                           struct outcome *o)
 {
-    etl_open_options opt;
-    etl_source src;
+    etl_reader_options opt;
+    etl_reader_source src;
     etl_reader *r = NULL;
 
     start_outcome(o, &opt, order, name, ctx);
@@ -224,7 +224,7 @@ static void read_counting(struct test_counting_source *c, int order, const char 
 
 static void read_path(const char *path, int order, const char *name, const char *ctx, struct outcome *o)
 {
-    etl_open_options opt;
+    etl_reader_options opt;
     etl_reader *r = NULL;
 
     memset(o, 0, sizeof *o);

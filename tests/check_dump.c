@@ -153,7 +153,7 @@ START_TEST(lbr_events_show_branches)
     etl_lbr_entry e[2] = { { 0x401000, 0x402000, 0 }, { 0x403000, 0x404000, 0 } };
     struct synth_options o = { .cpus = 1 };
     struct synth *s = synth_new(&o);
-    uint32_t n = etl_encode_lbr(rec, sizeof rec, 2000000, 7, 8, ETL_LBR_FILTER_USER, e, 2);
+    uint32_t n = etl_record_encode_lbr(rec, sizeof rec, 2000000, 7, 8, ETL_LBR_FILTER_USER, e, 2);
     size_t size;
     uint8_t *data;
     etl_reader *r = NULL;

@@ -56,15 +56,15 @@ START_TEST(event_header_with_extended_items)
     ck_assert_mem_eq(ev.payload, payload, 13);
     ck_assert_uint_eq(ev.record_size, size);
     ck_assert_uint_eq(step, 0x50 + 56 + 16);
-    ck_assert_int_eq(etl_event_ext_item(&ev, 0, &item), ETL_OK);
+    ck_assert_int_eq(etl_event_ext_item_get(&ev, 0, &item), ETL_OK);
     ck_assert_uint_eq(item.type, ETL_EXT_RELATED_ACTIVITYID);
     ck_assert_uint_eq(item.size, 16);
     ck_assert_mem_eq(item.data, related, 16);
-    ck_assert_int_eq(etl_event_ext_item(&ev, 1, &item), ETL_OK);
+    ck_assert_int_eq(etl_event_ext_item_get(&ev, 1, &item), ETL_OK);
     ck_assert_uint_eq(item.type, ETL_EXT_STACK_TRACE64);
     ck_assert_uint_eq(item.size, 20);
     ck_assert_uint_eq(etl_le64(item.data + 8), 0x7ff600001000ull);
-    ck_assert_int_eq(etl_event_ext_item(&ev, 2, &item), ETL_FAILED);
+    ck_assert_int_eq(etl_event_ext_item_get(&ev, 2, &item), ETL_FAILED);
     ck_assert_int_eq(etl_record_peek_timestamp(rec, 256, &ts), 1);
     ck_assert_int_eq(ts, 123456789);
 }
@@ -150,10 +150,10 @@ START_TEST(perfinfo_with_pebs_and_pmc)
     ck_assert_uint_eq(ev.ext_len, 24);
     ck_assert_uint_eq(ev.payload_len, 20);
     ck_assert_ptr_eq(ev.payload, rec + 0x10 + 24);
-    ck_assert_int_eq(etl_event_ext_item(&ev, 0, &item), ETL_OK);
+    ck_assert_int_eq(etl_event_ext_item_get(&ev, 0, &item), ETL_OK);
     ck_assert_uint_eq(item.type, ETL_EXT_PEBS_INDEX);
     ck_assert_uint_eq(etl_le64(item.data), 0xABCDEF);
-    ck_assert_int_eq(etl_event_ext_item(&ev, 1, &item), ETL_OK);
+    ck_assert_int_eq(etl_event_ext_item_get(&ev, 1, &item), ETL_OK);
     ck_assert_uint_eq(item.type, ETL_EXT_PMC_COUNTERS);
     ck_assert_uint_eq(item.size, 16);
     ck_assert_uint_eq(etl_le64(item.data + 8), 222);
@@ -164,7 +164,7 @@ START_TEST(perfinfo_with_pebs_and_pmc)
     synth_perfinfo(rec, 0, 999, 0x0F2E, 2, NULL, pmc, 1, payload, 8);
     ck_assert_int_eq(decode(rec, 256, &ev, &step), ETL_RECORD_OK);
     ck_assert_uint_eq(ev.ext_count, 1);
-    ck_assert_int_eq(etl_event_ext_item(&ev, 0, &item), ETL_OK);
+    ck_assert_int_eq(etl_event_ext_item_get(&ev, 0, &item), ETL_OK);
     ck_assert_uint_eq(item.type, ETL_EXT_PMC_COUNTERS);
     ck_assert_uint_eq(item.size, 8);
 
@@ -288,7 +288,7 @@ START_TEST(timestamp_fields)
     CASE(synth_perfinfo(rec, 1, 7004, ETL_HOOK_STACKWALK_STACK, 2, &pebs, pmc, 3, stack, 24), 7004, 0x1111);
     CASE(synth_perfinfo(rec, 0, 7005, ETL_HOOK_STACKWALK_KEY_USER, 2, NULL, NULL, 0, stack, 24), 7005, 0x1111);
     CASE(synth_system(rec, 1, 0, 7006, ETL_HOOK_STACKWALK_KEY_KERNEL, 2, 0, 0, stack, 24), 7006, 0x1111);
-    CASE(etl_encode_lbr(rec, sizeof rec, 7007, 1, 2, 0, lbr, 1), 7007, 7007);
+    CASE(etl_record_encode_lbr(rec, sizeof rec, 7007, 1, 2, 0, lbr, 1), 7007, 7007);
     CASE(synth_classic(rec, 1, 0, 7008, &prov, 1, 4, 2, 1, 2, payload, 20), 7008, 0);
     CASE(synth_classic(rec, 0, 1, 7009, &prov, 1, 4, 2, 1, 2, stack, 24), 7009, 0);
     CASE(synth_event_header(rec, 1, 7010, &prov, 1, 0, 4, 0, 0, 0, 1, 2, NULL, 0, stack, 24), 7010, 0);

@@ -72,6 +72,7 @@ START_TEST(called_once_at_stop_last_registered_first)
     ck_assert_uint_eq(ncalls, 0); /* nothing is called before the stop */
 
     ck_assert_int_eq(etl_session_stop(s, &st), ETL_OK);
+    etl_session_close(s);
     ck_assert_uint_eq(ncalls, 3);
     ck_assert_str_eq(calls[0].name, "third");
     ck_assert_str_eq(calls[1].name, "second");
@@ -102,6 +103,7 @@ START_TEST(registered_once_per_table)
     ck_assert_str_eq(etl_session_error(s), "");
 
     ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    etl_session_close(s);
     ck_assert_uint_eq(ncalls, 1);
     ck_assert_ptr_eq(calls[0].ctx, &first);
 }
@@ -122,6 +124,7 @@ START_TEST(provider_registry_hook)
     ck_assert_int_eq(etl_session_enable_provider(s, &provider_guid, 4, 0, 0), ETL_OK); /* registered once */
     ck_assert_int_eq(etl_provider_enabled(provider, 4, 0), 1);
     ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    etl_session_close(s);
     ck_assert_uint_eq(ncalls, 1);
     ck_assert_int_eq(calls[0].provider_on, 0); /* the registry's hook came first */
     ck_assert_int_eq(etl_provider_enabled(provider, 4, 0), 0);
@@ -130,6 +133,7 @@ START_TEST(provider_registry_hook)
     ck_assert_int_eq(etl_session_enable_provider(s, &provider_guid, 5, 0, 0), ETL_OK);
     ck_assert_int_eq(etl_session_hook_add(s, &first, (void *)&first), ETL_OK);
     ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    etl_session_close(s);
     ck_assert_uint_eq(ncalls, 1);
     ck_assert_int_eq(calls[0].provider_on, 1); /* ours came first: the session was still in the set */
     ck_assert_int_eq(etl_provider_enabled(provider, 4, 0), 0);

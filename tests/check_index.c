@@ -63,7 +63,7 @@ static struct digest digest(const uint8_t *data, size_t size, int order, uint32_
 {
     struct digest d;
     uint64_t h = 14695981039346656037ull, h2;
-    etl_open_options o = { .order = order, .name = "index.etl", .on_damage = on_damage, .on_damage_arg = &h };
+    etl_reader_options o = { .order = order, .name = "index.etl", .on_damage = on_damage, .on_damage_arg = &h };
     etl_reader *r = NULL;
     uint32_t indexed;
     long n2;
@@ -251,9 +251,9 @@ START_TEST(window_reads_each_header_twice)
     size_t size;
     uint8_t *data = build(&o, 20000, -1, &size);
     struct test_counting_source c = { data, size, 0, 0, 0, 0 };
-    etl_source src;
+    etl_reader_source src;
     etl_reader *r = NULL;
-    etl_open_options opt = { .order = ETL_ORDER_TIME };
+    etl_reader_options opt = { .order = ETL_ORDER_TIME };
     int streaming;
     uint32_t indexed, cap, peak;
     unsigned w;

@@ -42,8 +42,8 @@ static void roundtrip(struct decoded *d, uint16_t hook, const uint8_t *p, size_t
     o.logger_name = "NT Kernel Logger";
     s = synth_new(&o);
     ck_assert_ptr_nonnull(s);
-    size = system ? etl_encode_system(rec, sizeof rec, 2000000, hook, version, 10, 11, &data, n ? 1 : 0)
-                  : etl_encode_perfinfo(rec, sizeof rec, 2000000, hook, version, &data, n ? 1 : 0);
+    size = system ? etl_record_encode_system(rec, sizeof rec, 2000000, hook, version, 10, 11, &data, n ? 1 : 0)
+                  : etl_record_encode_perfinfo(rec, sizeof rec, 2000000, hook, version, &data, n ? 1 : 0);
     ck_assert_uint_gt(size, 0);
     ck_assert_int_eq(synth_add(s, 0, rec, size), 0);
     d->file = synth_finish(s, &fsize);
@@ -67,7 +67,7 @@ static void str_is(const etl_string *s, const char *want)
 {
     char buf[512];
     ck_assert_ptr_nonnull(s->data);
-    etl_string_utf8(s, buf, sizeof buf);
+    etl_string_to_utf8(s, buf, sizeof buf);
     ck_assert_str_eq(buf, want);
 }
 
@@ -200,7 +200,7 @@ START_TEST(cswitch_ready_sample_stack)
     ck_assert_uint_eq(d.k.u.stack.pid, 4242);
     ck_assert_uint_eq(d.k.u.stack.tid, 4243);
     ck_assert_uint_eq(d.k.u.stack.frame_count, 3);
-    for (unsigned i = 0; i < 3; i++) ck_assert_uint_eq(etl_kframe_at(&d.k.u.stack, i), frames[i]);
+    for (unsigned i = 0; i < 3; i++) ck_assert_uint_eq(etl_kstack_frame_at(&d.k.u.stack, i), frames[i]);
     done(&d);
 
     roundtrip(&d, ETL_HOOK_RUNDOWN_COMPLETE, NULL, 0);
@@ -405,23 +405,23 @@ START_TEST(refusals)
 {
     etl_session_properties p;
     etl_session *s;
-    char err[512];
 
     memset(&p, 0, sizeof p);
     p.log_file_mode = ETL_MODE_BUFFERING;
     p.clock_type = ETL_CLOCK_SYSTEMTIME;
     ck_assert_int_eq(etl_session_start(&s, &p), ETL_OK);
-    ck_assert_int_eq(etl_session_enable_kernel(s, 0, 0, 0, err, sizeof err), ETL_FAILED);
-    ck_assert_ptr_nonnull(strstr(err, "are not a non-empty set of process,thread"));
-    ck_assert_int_eq(etl_session_enable_kernel(s, 0x8000, 0, 0, err, sizeof err), ETL_FAILED);
-    ck_assert_int_eq(etl_session_enable_kernel(s, ETL_KERNEL_PROCESS, ETL_KERNEL_PROCESS, 0, err, sizeof err),
+    ck_assert_int_eq(etl_session_enable_kernel(s, 0, 0, 0), ETL_FAILED);
+    ck_assert_ptr_nonnull(strstr(etl_session_error(s), "are not a non-empty set of process,thread"));
+    ck_assert_int_eq(etl_session_enable_kernel(s, 0x8000, 0, 0), ETL_FAILED);
+    ck_assert_int_eq(etl_session_enable_kernel(s, ETL_KERNEL_PROCESS, ETL_KERNEL_PROCESS, 0),
                      ETL_FAILED);
-    ck_assert_ptr_nonnull(strstr(err, "stack walks are for profile, cswitch and dispatcher"));
-    ck_assert_int_eq(etl_session_enable_kernel(s, ETL_KERNEL_CSWITCH, ETL_KERNEL_PROFILE, 0, err, sizeof err),
+    ck_assert_ptr_nonnull(strstr(etl_session_error(s), "stack walks are for profile, cswitch and dispatcher"));
+    ck_assert_int_eq(etl_session_enable_kernel(s, ETL_KERNEL_CSWITCH, ETL_KERNEL_PROFILE, 0),
                      ETL_FAILED);
-    ck_assert_int_eq(etl_session_enable_kernel(s, ETL_KERNEL_PROCESS, 0, 0, err, sizeof err), ETL_FAILED);
-    ck_assert_ptr_nonnull(strstr(err, "clock must be PerfCounter"));
+    ck_assert_int_eq(etl_session_enable_kernel(s, ETL_KERNEL_PROCESS, 0, 0), ETL_FAILED);
+    ck_assert_ptr_nonnull(strstr(etl_session_error(s), "clock must be PerfCounter"));
     ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    etl_session_close(s);
 }
 END_TEST
 
@@ -432,7 +432,6 @@ START_TEST(kernel_flags_enable_lbr_triggers)
     etl_session_properties p;
     etl_classic_event_id cswitch;
     etl_session *s;
-    char err[512];
 
     if (geteuid() != 0) {
         fprintf(stderr, "kernel_flags_enable_lbr_triggers: not root, not run\n");
@@ -442,10 +441,11 @@ START_TEST(kernel_flags_enable_lbr_triggers)
     p.log_file_mode = ETL_MODE_BUFFERING;
     ck_assert_int_eq(etl_lbr_trigger_parse("cswitch", &cswitch), ETL_OK);
     ck_assert_int_eq(etl_session_start(&s, &p), ETL_OK);
-    ck_assert_int_eq(etl_session_configure_lbr(s, 0, &cswitch, 1, err, sizeof err), ETL_FAILED);
-    ck_assert_msg(etl_session_enable_kernel(s, ETL_KERNEL_CSWITCH, 0, 0, err, sizeof err) == ETL_OK, "%s", err);
-    ck_assert_msg(etl_session_configure_lbr(s, 0, &cswitch, 1, err, sizeof err) == ETL_OK, "%s", err);
+    ck_assert_int_eq(etl_session_configure_lbr(s, 0, &cswitch, 1), ETL_FAILED);
+    ck_assert_msg(etl_session_enable_kernel(s, ETL_KERNEL_CSWITCH, 0, 0) == ETL_OK, "%s", etl_session_error(s));
+    ck_assert_msg(etl_session_configure_lbr(s, 0, &cswitch, 1) == ETL_OK, "%s", etl_session_error(s));
     ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    etl_session_close(s);
 }
 END_TEST
 
@@ -481,7 +481,7 @@ START_TEST(lbr_in_the_kernel_rings)
     etl_session *s;
     etl_reader *r;
     etl_event ev;
-    char err[512], probe_err[512];
+    char probe_err[512];
     int rc, probe;
     struct seen *smp = calloc(MAX_SEEN, sizeof *smp), *lbr = calloc(MAX_SEEN, sizeof *lbr);
     unsigned nsmp = 0, nlbr = 0;
@@ -498,22 +498,24 @@ START_TEST(lbr_in_the_kernel_rings)
     p.log_file_name = test_dir_path("lbr.etl");
     ck_assert_int_eq(etl_lbr_trigger_parse("profile", &profile), ETL_OK);
     ck_assert_int_eq(etl_session_start(&s, &p), ETL_OK);
-    ck_assert_msg(etl_session_enable_kernel(s, ETL_KERNEL_PROFILE, ETL_KERNEL_PROFILE, 10000, err, sizeof err) == ETL_OK,
-                  "%s", err);
-    ck_assert_msg(etl_session_configure_lbr(s, 0, &profile, 1, err, sizeof err) == ETL_OK, "%s", err);
+    ck_assert_msg(etl_session_enable_kernel(s, ETL_KERNEL_PROFILE, ETL_KERNEL_PROFILE, 10000) == ETL_OK,
+                  "%s", etl_session_error(s));
+    ck_assert_msg(etl_session_configure_lbr(s, 0, &profile, 1) == ETL_OK, "%s", etl_session_error(s));
     probe = etl_lbr_capture_probe(0, probe_err, sizeof probe_err);
-    rc = etl_lbr_capture_start(&c, s, err, sizeof err);
+    rc = etl_lbr_capture_start(&c, s);
     if (probe != ETL_OK) {
         ck_assert_int_eq(rc, ETL_FAILED);
         ck_assert_ptr_null(c);
-        ck_assert_msg(strncmp(err, "LBR capture: ", 13) == 0 &&
-                      strstr(err, "(perf_event_open of cycles with a branch stack on processor ") != NULL, "%s", err);
+        const char *why = etl_session_error(s);
+        ck_assert_msg(strncmp(why, "LBR capture: ", 13) == 0 &&
+                      strstr(why, "(perf_event_open of cycles with a branch stack on processor ") != NULL, "%s", why);
     } else {
-        ck_assert_msg(rc == ETL_OK, "%s", err);
+        ck_assert_msg(rc == ETL_OK, "%s", etl_session_error(s));
     }
     for (double t0 = now_s(); now_s() - t0 < 0.2;) spin++;
     etl_lbr_capture_stop(c);
     ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    etl_session_close(s);
 
     ck_assert_int_eq(etl_reader_open_path(&r, test_dir_path("lbr.etl"), NULL), ETL_OK);
     while ((rc = etl_reader_next(r, &ev)) == ETL_OK) {

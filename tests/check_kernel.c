@@ -27,7 +27,7 @@ static void str_is(const etl_string *s, const char *want)
 {
     char buf[256];
     ck_assert_ptr_nonnull(s->data);
-    etl_string_utf8(s, buf, sizeof buf);
+    etl_string_to_utf8(s, buf, sizeof buf);
     ck_assert_str_eq(buf, want);
 }
 
@@ -408,10 +408,10 @@ static void check_classes(unsigned ptr)
             ck_assert_uint_eq(k.u.stack.tid, 1000);
             ck_assert_uint_eq(k.u.stack.frame_count, 3);
             ck_assert_uint_eq(k.u.stack.frame_size, ptr);
-            ck_assert_uint_eq(etl_kframe_at(&k.u.stack, 0), 0x401234);
-            ck_assert_uint_eq(etl_kframe_at(&k.u.stack, 1), hi + 0x100010);
-            ck_assert_uint_eq(etl_kframe_at(&k.u.stack, 2), 0x999999);
-            ck_assert_uint_eq(etl_kframe_at(&k.u.stack, 3), 0);
+            ck_assert_uint_eq(etl_kstack_frame_at(&k.u.stack, 0), 0x401234);
+            ck_assert_uint_eq(etl_kstack_frame_at(&k.u.stack, 1), hi + 0x100010);
+            ck_assert_uint_eq(etl_kstack_frame_at(&k.u.stack, 2), 0x999999);
+            ck_assert_uint_eq(etl_kstack_frame_at(&k.u.stack, 3), 0);
             break;
         case R_KEY:
             ck_assert_int_eq(k.kclass, ETL_KCLASS_STACK_KEY);
@@ -427,7 +427,7 @@ static void check_classes(unsigned ptr)
             ck_assert_str_eq(k.name, "StackWalk/KeyRundown");
             ck_assert_uint_eq(k.u.stack.stack_key, 0xCAFE);
             ck_assert_uint_eq(k.u.stack.frame_count, 2);
-            ck_assert_uint_eq(etl_kframe_at(&k.u.stack, 1), 0x402000);
+            ck_assert_uint_eq(etl_kstack_frame_at(&k.u.stack, 1), 0x402000);
             break;
         case R_MASKS: case R_MASKS_END:
             ck_assert_int_eq(k.kclass, ETL_KCLASS_GROUP_MASKS);
@@ -601,20 +601,20 @@ START_TEST(strings_to_utf8)
     etl_string s = { u16, sizeof u16, 1 };
     char out[32];
 
-    ck_assert_uint_eq(etl_string_utf8(&s, out, sizeof out), 11);
+    ck_assert_uint_eq(etl_string_to_utf8(&s, out, sizeof out), 11);
     ck_assert_str_eq(out, "A\xF0\x9F\x98\x80\xEF\xBF\xBD" "B\xC3\xA9");
     /* Cut at a character boundary; the whole length returned. */
-    ck_assert_uint_eq(etl_string_utf8(&s, out, 4), 11);
+    ck_assert_uint_eq(etl_string_to_utf8(&s, out, 4), 11);
     ck_assert_str_eq(out, "A");
-    ck_assert_uint_eq(etl_string_utf8(&s, NULL, 0), 11);
+    ck_assert_uint_eq(etl_string_to_utf8(&s, NULL, 0), 11);
     s.data = cp; s.size = sizeof cp; s.utf16 = 0;
-    ck_assert_uint_eq(etl_string_utf8(&s, out, sizeof out), 6);
+    ck_assert_uint_eq(etl_string_to_utf8(&s, out, sizeof out), 6);
     ck_assert_str_eq(out, "x\xE2\x82\xAC\xC3\xA9");
     s.data = u8; s.size = sizeof u8;
-    ck_assert_uint_eq(etl_string_utf8(&s, out, sizeof out), 3);
+    ck_assert_uint_eq(etl_string_to_utf8(&s, out, sizeof out), 3);
     ck_assert_str_eq(out, "x\xC3\xA9");
     s.data = NULL; s.size = 0;
-    ck_assert_uint_eq(etl_string_utf8(&s, out, sizeof out), 0);
+    ck_assert_uint_eq(etl_string_to_utf8(&s, out, sizeof out), 0);
     ck_assert_str_eq(out, "");
 }
 END_TEST
@@ -693,7 +693,7 @@ START_TEST(diaghub_every_event)
             ck_assert_uint_eq(m->checksum, 0x1f3afa);
             ck_assert_uint_eq(m->time_date_stamp, 0x06701e03);
             ck_assert_uint_eq(m->default_base, 0x7ffd77a90000ull);
-            etl_string_utf8(&m->file_name, text, sizeof text);
+            etl_string_to_utf8(&m->file_name, text, sizeof text);
             ck_assert_str_eq(text, "\\Device\\HarddiskVolume1\\Windows\\System32\\ntdll.dll");
             seen_load = 1;
         }
@@ -710,9 +710,9 @@ START_TEST(diaghub_every_event)
             ck_assert_int_eq(k.u.header.perf_freq, in->clock.perf_freq);
             ck_assert_uint_eq(k.u.header.clock_type, (uint32_t)in->clock.type);
             ck_assert_uint_eq(k.u.header.buffers_written, in->buffers_written);
-            etl_string_utf8(&k.u.header.logger_name, text, sizeof text);
+            etl_string_to_utf8(&k.u.header.logger_name, text, sizeof text);
             ck_assert_str_eq(text, in->logger_name);
-            etl_string_utf8(&k.u.header.log_file_name, text, sizeof text);
+            etl_string_to_utf8(&k.u.header.log_file_name, text, sizeof text);
             ck_assert_str_eq(text, in->log_file_name);
         }
     }
@@ -810,9 +810,9 @@ START_TEST(header_32bit_sample)
     ck_assert_int_eq(k.u.header.start_time, in->clock.start_time);
     ck_assert_uint_eq(k.u.header.clock_type, (uint32_t)in->clock.type);
     ck_assert_uint_eq(k.u.header.buffers_lost, in->buffers_lost);
-    etl_string_utf8(&k.u.header.logger_name, text, sizeof text);
+    etl_string_to_utf8(&k.u.header.logger_name, text, sizeof text);
     ck_assert_str_eq(text, "PerfWatsonGCHeapETLSession688");
-    etl_string_utf8(&k.u.header.log_file_name, text, sizeof text);
+    etl_string_to_utf8(&k.u.header.log_file_name, text, sizeof text);
     ck_assert_str_eq(text, in->log_file_name);
     etl_reader_close(r);
 }

@@ -47,6 +47,14 @@ static etl_classic_event_id trigger(const etl_guid *g, uint8_t type)
         ck_assert_msg(strstr(err, (text)) != NULL, "message '%s' does not say '%s'", err, (text));           \
     } while (0)
 
+/* The same for a call whose message goes on session s. */
+#define ASSERT_SESSION_FAILS_WITH(s, call, text)                                                             \
+    do {                                                                                                     \
+        ck_assert_int_eq((call), ETL_FAILED);                                                                \
+        ck_assert_msg(strstr(etl_session_error(s), (text)) != NULL, "message '%s' does not say '%s'",        \
+                      etl_session_error(s), (text));                                                         \
+    } while (0)
+
 /* Unknown flag bits, too many triggers, a trigger not enabled, twice the same one: refused,
    with a message, the configuration unchanged; count 0 disables. */
 START_TEST(configure_validation)
@@ -55,17 +63,16 @@ START_TEST(configure_validation)
     const etl_guid *perfinfo = etl_group_guid(ETL_GROUP_PERFINFO), *thread = etl_group_guid(ETL_GROUP_THREAD);
     etl_classic_event_id five[5], profile = trigger(perfinfo, 46), user = trigger(&guid_a, 7);
     etl_lbr_config cfg;
-    char err[512];
 
     for (unsigned i = 0; i < 5; i++) five[i] = trigger(&guid_a, (uint8_t)i);
-    ASSERT_FAILS_WITH(etl_session_configure_lbr(s, 0x800, &user, 1, err, sizeof err), "unknown bits 0x800");
-    ASSERT_FAILS_WITH(etl_session_configure_lbr(s, ETL_LBR_SAMPLED, &user, 1, err, sizeof err), "ARM64");
-    ASSERT_FAILS_WITH(etl_session_configure_lbr(s, 0, five, 5, err, sizeof err), "at most 4");
-    ASSERT_FAILS_WITH(etl_session_configure_lbr(s, 0, NULL, 1, err, sizeof err), "no array");
+    ASSERT_SESSION_FAILS_WITH(s, etl_session_configure_lbr(s, 0x800, &user, 1), "unknown bits 0x800");
+    ASSERT_SESSION_FAILS_WITH(s, etl_session_configure_lbr(s, ETL_LBR_SAMPLED, &user, 1), "ARM64");
+    ASSERT_SESSION_FAILS_WITH(s, etl_session_configure_lbr(s, 0, five, 5), "at most 4");
+    ASSERT_SESSION_FAILS_WITH(s, etl_session_configure_lbr(s, 0, NULL, 1), "no array");
     /* A provider's event: its provider must be enabled. */
-    ASSERT_FAILS_WITH(etl_session_configure_lbr(s, 0, &user, 1, err, sizeof err), "enable its provider");
+    ASSERT_SESSION_FAILS_WITH(s, etl_session_configure_lbr(s, 0, &user, 1), "enable its provider");
     ck_assert_int_eq(etl_session_enable_provider(s, &guid_a, 0, 0, 0), ETL_OK);
-    ck_assert_int_eq(etl_session_configure_lbr(s, ETL_LBR_FILTER_KERNEL, &user, 1, err, sizeof err), ETL_OK);
+    ck_assert_int_eq(etl_session_configure_lbr(s, ETL_LBR_FILTER_KERNEL, &user, 1), ETL_OK);
     etl_session_lbr_config(s, &cfg);
     ck_assert_uint_eq(cfg.count, 1);
     ck_assert_uint_eq(cfg.flags, ETL_LBR_FILTER_KERNEL);
@@ -73,18 +80,19 @@ START_TEST(configure_validation)
     ck_assert(!etl_lbr_trigger_matches(&cfg, &guid_a, 8));
     ck_assert(!etl_lbr_trigger_matches(&cfg, perfinfo, 7));
     /* A kernel event: the kernel flag that produces it. */
-    ASSERT_FAILS_WITH(etl_session_configure_lbr(s, 0, &profile, 1, err, sizeof err), "kernel flag 'profile'");
-    ck_assert_msg(strstr(err, "ce1dbfb4-137e-4da6-87b0-3f59aa102cbc:46 (PerfInfo profile)") != NULL, "%s", err);
+    ASSERT_SESSION_FAILS_WITH(s, etl_session_configure_lbr(s, 0, &profile, 1), "kernel flag 'profile'");
+    ck_assert_msg(strstr(etl_session_error(s), "ce1dbfb4-137e-4da6-87b0-3f59aa102cbc:46 (PerfInfo profile)") != NULL,
+                  "%s", etl_session_error(s));
     etl_session_lbr_config(s, &cfg); /* unchanged by the refusals */
     ck_assert_uint_eq(cfg.count, 1);
     ck_assert_uint_eq(cfg.flags, ETL_LBR_FILTER_KERNEL);
     etl_session_set_kernel_flags(s, FLAG_CSWITCH);
-    ASSERT_FAILS_WITH(etl_session_configure_lbr(s, 0, &profile, 1, err, sizeof err), "kernel flag 'profile'");
+    ASSERT_SESSION_FAILS_WITH(s, etl_session_configure_lbr(s, 0, &profile, 1), "kernel flag 'profile'");
     five[0] = trigger(thread, 36);
     five[1] = profile;
-    ASSERT_FAILS_WITH(etl_session_configure_lbr(s, 0, five, 2, err, sizeof err), "kernel flag 'profile'");
+    ASSERT_SESSION_FAILS_WITH(s, etl_session_configure_lbr(s, 0, five, 2), "kernel flag 'profile'");
     etl_session_set_kernel_flags(s, FLAG_CSWITCH | FLAG_PROFILE);
-    ck_assert_int_eq(etl_session_configure_lbr(s, ETL_LBR_CALLSTACK, five, 2, err, sizeof err), ETL_OK);
+    ck_assert_int_eq(etl_session_configure_lbr(s, ETL_LBR_CALLSTACK, five, 2), ETL_OK);
     etl_session_lbr_config(s, &cfg);
     ck_assert_uint_eq(cfg.count, 2);
     ck_assert(etl_lbr_trigger_matches(&cfg, thread, 36));
@@ -92,20 +100,21 @@ START_TEST(configure_validation)
     ck_assert(!etl_lbr_trigger_matches(&cfg, &guid_a, 7));
     /* A kernel event no flag of libetl produces; the same trigger twice. */
     five[0] = trigger(perfinfo, 99);
-    ASSERT_FAILS_WITH(etl_session_configure_lbr(s, 0, five, 1, err, sizeof err), "no kernel flag");
+    ASSERT_SESSION_FAILS_WITH(s, etl_session_configure_lbr(s, 0, five, 1), "no kernel flag");
     five[0] = five[1] = profile;
-    ASSERT_FAILS_WITH(etl_session_configure_lbr(s, 0, five, 2, err, sizeof err), "given twice");
+    ASSERT_SESSION_FAILS_WITH(s, etl_session_configure_lbr(s, 0, five, 2), "given twice");
     /* Four is the most. */
     ck_assert_int_eq(etl_session_enable_provider(s, &guid_a, 0, 0, 0), ETL_OK);
     for (unsigned i = 0; i < 4; i++) five[i] = trigger(&guid_a, (uint8_t)(10 + i));
-    ck_assert_int_eq(etl_session_configure_lbr(s, 0, five, 4, err, sizeof err), ETL_OK);
+    ck_assert_int_eq(etl_session_configure_lbr(s, 0, five, 4), ETL_OK);
     /* Disabled: no triggers, no flags. */
-    ck_assert_int_eq(etl_session_configure_lbr(s, ETL_LBR_FILTER_USER, NULL, 0, err, sizeof err), ETL_OK);
+    ck_assert_int_eq(etl_session_configure_lbr(s, ETL_LBR_FILTER_USER, NULL, 0), ETL_OK);
     etl_session_lbr_config(s, &cfg);
     ck_assert_uint_eq(cfg.count, 0);
     ck_assert_uint_eq(cfg.flags, 0);
     ck_assert(!etl_lbr_trigger_matches(&cfg, &guid_a, 10));
     ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    etl_session_close(s);
 }
 END_TEST
 
@@ -382,7 +391,8 @@ static void read_written(const char *name, struct written *w)
         } else if (k.kclass == ETL_KCLASS_STACK) {
             w->stack = k;
             w->ts[1] = ev.timestamp;
-            for (unsigned i = 0; i < k.u.stack.frame_count && i < 4; i++) w->frames[i] = etl_kframe_at(&k.u.stack, i);
+            for (unsigned i = 0; i < k.u.stack.frame_count && i < 4; i++)
+                w->frames[i] = etl_kstack_frame_at(&k.u.stack, i);
             w->stacks++;
         } else if (k.kclass == ETL_KCLASS_LBR) {
             w->lbr = k.u.lbr;
@@ -411,6 +421,7 @@ START_TEST(lbr_record_with_the_trigger_timestamp)
     /* A damaged sample writes nothing. */
     ck_assert_int_eq(etl_lbr_write_perf_trigger(s, &f, rec.b, rec.n - 8, 0, NULL), ETL_FAILED);
     ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    etl_session_close(s);
     read_written("t.etl", &w);
     ck_assert_int_eq(w.triggers, 1);
     ck_assert_int_eq(w.stacks, 1);
@@ -453,6 +464,7 @@ START_TEST(pmc_trigger_and_a_later_buffer)
     ck_assert_int_eq(etl_lbr_write_perf_trigger(s, &f, rec.b, rec.n, ts + 1000, &used), ETL_OK);
     ck_assert_int_eq(used, ts + 1000);
     ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    etl_session_close(s);
     read_written("p.etl", &w);
     ck_assert_int_eq(w.triggers, 1);
     ck_assert_int_eq(w.stacks, 0);
@@ -478,20 +490,21 @@ START_TEST(capture_fails_with_its_cause)
     char err[512], probe_err[512] = "";
     int probe = etl_lbr_capture_probe(0, probe_err, sizeof probe_err);
 
-    ASSERT_FAILS_WITH(etl_lbr_capture_start(&c, s, err, sizeof err), "no LBR triggers");
+    ASSERT_SESSION_FAILS_WITH(s, etl_lbr_capture_start(&c, s), "no LBR triggers");
     ck_assert_ptr_null(c);
     ASSERT_FAILS_WITH(etl_lbr_capture_probe(ETL_LBR_FILTER_JCC, err, sizeof err), "near_rel_jmp");
     etl_session_set_kernel_flags(s, FLAG_CSWITCH | FLAG_PROFILE);
     /* Context switches: no hardware counter's samples, so no branch stacks on Linux. */
-    ck_assert_int_eq(etl_session_configure_lbr(s, 0, e, 1, err, sizeof err), ETL_OK);
-    ASSERT_FAILS_WITH(etl_lbr_capture_start(&c, s, err, sizeof err), "only with hardware counter samples");
+    ck_assert_int_eq(etl_session_configure_lbr(s, 0, e, 1), ETL_OK);
+    ASSERT_SESSION_FAILS_WITH(s, etl_lbr_capture_start(&c, s), "only with hardware counter samples");
     ck_assert_ptr_null(c);
-    ck_assert_int_eq(etl_session_configure_lbr(s, 0, e + 1, 1, err, sizeof err), ETL_OK);
+    ck_assert_int_eq(etl_session_configure_lbr(s, 0, e + 1, 1), ETL_OK);
     /* The triggers are sampled in the kernel capture's rings: without one, nothing runs. */
-    ASSERT_FAILS_WITH(etl_lbr_capture_start(&c, s, err, sizeof err), "the session has no kernel events");
+    ASSERT_SESSION_FAILS_WITH(s, etl_lbr_capture_start(&c, s), "the session has no kernel events");
     ck_assert_ptr_null(c);
     if (probe != ETL_OK) ck_assert_msg(strncmp(probe_err, "LBR capture: ", 13) == 0, "%s", probe_err);
     ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    etl_session_close(s);
 }
 END_TEST
 

@@ -195,7 +195,7 @@ struct output {
 
 static void read_output(const char *path, struct output *o)
 {
-    etl_open_options opt = { .order = ETL_ORDER_FILE };
+    etl_reader_options opt = { .order = ETL_ORDER_FILE };
     etl_reader *r = NULL;
     etl_event ev;
     int64_t last = INT64_MIN, buffer_last = INT64_MIN;
@@ -288,7 +288,7 @@ static void merge_and_check(const char *const *paths, unsigned n, const char *ou
     ck_assert_uint_eq(etl_merge_input_count(m), n);
     run->tolerance = tolerance_ns(etl_merge_clock(m)->perf_freq);
     for (unsigned i = 0; i < n; i++) {
-        ck_assert_int_eq(etl_merge_input(m, i, &run->info[i]), ETL_OK);
+        ck_assert_int_eq(etl_merge_input_get(m, i, &run->info[i]), ETL_OK);
         run->input_info[i] = *run->info[i].info;
     }
     for (unsigned i = 0; i < n; i++) {
@@ -303,7 +303,7 @@ static void merge_and_check(const char *const *paths, unsigned n, const char *ou
         events_lost += run->info[i].info->events_lost;
         buffers_lost += run->info[i].info->buffers_lost;
     }
-    ck_assert_int_eq(etl_merge_input(m, n, &run->info[0]) == ETL_FAILED, 1);
+    ck_assert_int_eq(etl_merge_input_get(m, n, &run->info[0]) == ETL_FAILED, 1);
     run->rc = etl_merge_write(m, out);
     REQUIRE(run->rc != ETL_FATAL, "write: %s", etl_merge_error(m));
     etl_merge_stats_get(m, &run->stats);
@@ -477,7 +477,7 @@ static long independent_walk(const char *path, struct walked **out)
 /* The walk finds what libetl's reader finds in file order. */
 static void check_independent_walk(const char *path)
 {
-    etl_open_options opt = { .order = ETL_ORDER_FILE };
+    etl_reader_options opt = { .order = ETL_ORDER_FILE };
     struct walked *w;
     long n = independent_walk(path, &w), i = 0;
     etl_reader *r = NULL;
@@ -530,7 +530,7 @@ static char *synth_trace(const char *name, const struct synth_options *so, int p
 {
     struct synth *s = synth_new(so);
     uint8_t rec[1024];
-    int64_t t0 = etl_filetime_to_ns(synth_clock(so).start_time) + 1000; /* the first event after the header's */
+    int64_t t0 = etl_time_from_filetime(synth_clock(so).start_time) + 1000; /* the first event after the header's */
     unsigned cpus = so->cpus ? so->cpus : 4;
     size_t size;
     uint8_t *img;
@@ -560,7 +560,7 @@ static char *synth_trace(const char *name, const struct synth_options *so, int p
         }
         case 4: {
             etl_lbr_entry e[2] = { { 0x10, 0x20, tag }, { 0x30, (uint64_t)k, 0 } };
-            n = etl_encode_lbr(rec, sizeof rec, ts, 100 + tag, 7, ETL_LBR_FILTER_USER, e, 2);
+            n = etl_record_encode_lbr(rec, sizeof rec, ts, 100 + tag, 7, ETL_LBR_FILTER_USER, e, 2);
             break;
         }
         case 5: n = synth_classic(rec, ptr64, 0, ts, &prov_a, 3, 4, 2, 100 + tag, 7, payload, sizeof payload); break;
@@ -751,7 +751,9 @@ START_TEST(recorded_together)
     ck_assert_int_eq(etl_session_start(&user, &up), ETL_OK);
     write_together(kernel, user, count);
     ck_assert_int_eq(etl_session_stop(user, &us), ETL_OK);
+    etl_session_close(user);
     ck_assert_int_eq(etl_session_stop(kernel, &ks), ETL_OK);
+    etl_session_close(kernel);
     ck_assert_uint_eq(ks.events_lost + us.events_lost, 0);
 
     merge_and_check((const char *const *)paths, 2, out, 0, &run);
@@ -953,7 +955,8 @@ START_TEST(every_kind_of_input)
             etl_data d = { v, sizeof v };
             etl_event_descriptor desc = { 7, 0, 0, 4, 0, 0, 0 };
             ts += 37;
-            used += ETL_RECORD_SPACE(etl_encode_event(b + used, 4096 - used, ts, 1, 2, &prov_b, &desc, NULL, &d, 1));
+            used += ETL_RECORD_SPACE(
+                etl_record_encode_event(b + used, 4096 - used, ts, 1, 2, &prov_b, &desc, NULL, &d, 1));
         }
         ck_assert_int_eq(etl_writer_write_buffer(w, b, used, (uint16_t)(i % 2), ts, 0), ETL_OK);
     }
@@ -972,6 +975,7 @@ START_TEST(every_kind_of_input)
     paths[7] = path_in_dir("snapshot.etl");
     ck_assert_int_eq(etl_session_snapshot(s, paths[7]), ETL_OK);
     ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    etl_session_close(s);
     paths[8] = strdup(testdata_path("samples/perfview_smallEtlFile.etl")); /* compressed, 32-bit, Windows */
 
     out = path_in_dir("kinds.etl");
@@ -1232,7 +1236,7 @@ START_TEST(merged_stream)
     char *paths[2];
     etl_merge *m = NULL;
     etl_merge_event me;
-    int64_t last = INT64_MIN, t0 = etl_filetime_to_ns(FT_2024) + 1000, from, to;
+    int64_t last = INT64_MIN, t0 = etl_time_from_filetime(FT_2024) + 1000, from, to;
     long n = 0, headers = 0, ties = 0;
     int rc, last_input = -1;
 

@@ -52,7 +52,7 @@ static long count_in(const char *file, const etl_guid *g, long *id_sum, int *wit
         if (id_sum) *id_sum += ev.id;
         for (unsigned i = 0; with_stack && i < ev.ext_count; i++) {
             etl_ext_item it;
-            ck_assert_int_eq(etl_event_ext_item(&ev, i, &it), ETL_OK);
+            ck_assert_int_eq(etl_event_ext_item_get(&ev, i, &it), ETL_OK);
             if (it.type == ETL_EXT_STACK_TRACE64 && it.size >= 16) (*with_stack)++;
         }
     }
@@ -127,6 +127,7 @@ START_TEST(enable_before_and_after_register)
     ck_assert(!etl_provider_enabled(late, 1, 0));
     ck_assert_int_eq(write_ev(late, 128, 1, 0, 0), ETL_OK);
     ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    etl_session_close(s);
     ck_assert(!etl_provider_enabled(early, 0, 0));
 
     ck_assert_int_eq(count_in("order.etl", &guid_a, &ids, NULL), 3);
@@ -159,8 +160,10 @@ START_TEST(many_sessions_many_providers)
         ck_assert_int_eq(write_ev(b, (uint16_t)(1000 + i), 4, 0, 0), ETL_OK);
     }
     ck_assert_int_eq(etl_session_stop(s2, NULL), ETL_OK);
+    etl_session_close(s2);
     ck_assert_int_eq(write_ev(a, 500, 1, 0, 0), ETL_OK);   /* s1 only, now */
     ck_assert_int_eq(etl_session_stop(s1, NULL), ETL_OK);
+    etl_session_close(s1);
     ck_assert_int_eq(count_in("s1.etl", &guid_a, NULL, NULL), 101);
     ck_assert_int_eq(count_in("s1.etl", &guid_b, NULL, NULL), 100);
     /* levels 1 and 2: i % 5 of 0 or 1, 40 events */
@@ -185,7 +188,7 @@ static unsigned stack_in(const char *file, const etl_guid *g, uint16_t id, uint6
         if (ev.kind != ETL_KIND_EVENT || !etl_guid_equal(&ev.provider, g) || ev.id != id) continue;
         for (unsigned i = 0; i < ev.ext_count; i++) {
             etl_ext_item it;
-            ck_assert_int_eq(etl_event_ext_item(&ev, i, &it), ETL_OK);
+            ck_assert_int_eq(etl_event_ext_item_get(&ev, i, &it), ETL_OK);
             if (it.type != ETL_EXT_STACK_TRACE64 || it.size < 8) continue;
             for (n = 0; n < (it.size - 8u) / 8u && n < max; n++) frames[n] = etl_le64(it.data + 8 + 8 * n);
         }
@@ -229,6 +232,7 @@ START_TEST(stack_of_the_caller)
     ck_assert_int_eq(write_ev(a, 8, 4, 0, 0), ETL_OK);
     ck_assert_int_eq(write_with_stack(a, 9, 1, &ret[1]), ETL_OK);
     ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    etl_session_close(s);
     ck_assert_int_eq(count_in("stack.etl", &guid_a, NULL, &stacks), 3);
     ck_assert_int_eq(stacks, 2);
     for (int i = 0; i < 2; i++) {
@@ -261,7 +265,9 @@ START_TEST(stack_by_enable_property)
     ck_assert_int_eq(errno, EINVAL);
     for (uint16_t id = 1; id <= 3; id++) ck_assert_int_eq(write_ev(a, id, 4, 0, 0), ETL_OK);
     ck_assert_int_eq(etl_session_stop(s1, NULL), ETL_OK);
+    etl_session_close(s1);
     ck_assert_int_eq(etl_session_stop(s2, NULL), ETL_OK);
+    etl_session_close(s2);
     ck_assert_int_eq(count_in("walk.etl", &guid_a, NULL, &stacks), 3);
     ck_assert_int_eq(stacks, 3);
     ck_assert_uint_ge(stack_in("walk.etl", &guid_a, 2, frames, 2), 1);
@@ -346,7 +352,10 @@ START_TEST(lbr_after_the_event)
                                                 3), ETL_OK);
     }
     ck_assert_int_eq(write_ev(a, 100, 4, 0, 0), ETL_OK); /* no LBR record */
-    for (int i = 0; i < 3; i++) ck_assert_int_eq(etl_session_stop(s[i], NULL), ETL_OK);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(etl_session_stop(s[i], NULL), ETL_OK);
+        etl_session_close(s[i]);
+    }
 
     for (int i = 0; i < 2; i++) {
         lbr_timestamps(files[i], &guid_a, ev_ts, &nev, lbr_ts, &nlbr, N + 1);
@@ -400,6 +409,7 @@ START_TEST(sessions_stopped_under_writers)
         ck_assert_int_eq(etl_session_enable_provider(s, &guid_a, 4, 0x1, 0), ETL_OK);
         if (round % 3 == 0) ck_assert_int_eq(etl_session_disable_provider(s, &guid_a), ETL_OK);
         ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+        etl_session_close(s);
     }
     atomic_store(&c.stop, 1);
     for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);

@@ -32,7 +32,7 @@ static uint8_t *build(struct synth_options *o, int n, size_t *size)
 
 static etl_reader *open_mem(const uint8_t *data, size_t size, int order)
 {
-    etl_open_options o = { .order = order, .name = "synthetic.etl" };
+    etl_reader_options o = { .order = order, .name = "synthetic.etl" };
     etl_reader *r = NULL;
     int rc = etl_reader_open_memory(&r, data, size, &o);
     ck_assert_msg(rc == ETL_OK, "open: %d %s", rc, etl_reader_error(r));
@@ -196,14 +196,15 @@ START_TEST(trace_info_32_bit_and_clocks)
         ck_assert_int_eq(etl_reader_next(r, &ev), ETL_OK);
         ck_assert_int_eq(ev.kind, ETL_KIND_SYSTEM);
         ck_assert_uint_eq(ev.pointer_size, o.pointer_size);
-        ck_assert_int_eq(etl_reader_time_ns(r, ev.timestamp), etl_filetime_to_ns(in->clock.start_time));
+        ck_assert_int_eq(etl_reader_time_ns(r, ev.timestamp), etl_time_from_filetime(in->clock.start_time));
         /* The first data event is 2000000 - 777 ticks later. */
         while (ev.kind != ETL_KIND_EVENT) ck_assert_int_eq(etl_reader_next(r, &ev), ETL_OK);
         {
             int64_t freq = clocks[i] == ETL_CLOCK_PERFCOUNTER ? 3579545 : clocks[i] == ETL_CLOCK_SYSTEMTIME ? 10000000
                                                                                                           : 2400000000LL;
             __int128 want = (__int128)(2000000 - 777) * 1000000000 / freq;
-            ck_assert_int_eq(etl_reader_time_ns(r, ev.timestamp) - etl_filetime_to_ns(in->clock.start_time), (int64_t)want);
+            ck_assert_int_eq(etl_reader_time_ns(r, ev.timestamp) - etl_time_from_filetime(in->clock.start_time),
+                             (int64_t)want);
         }
         etl_reader_close(r);
         free(data);
@@ -293,7 +294,7 @@ START_TEST(source_reads_each_buffer_once)
     size_t size;
     uint8_t *data = build(&o, 20000, &size);
     struct test_counting_source c = { data, size, 0, 0, 0, 0 };
-    etl_source src;
+    etl_reader_source src;
     etl_reader *r = NULL;
     unsigned w;
 
@@ -326,7 +327,7 @@ START_TEST(too_many_processors_for_time_order)
     size_t size, off;
     uint8_t *data;
     etl_reader *r = NULL;
-    etl_open_options oo = { .order = ETL_ORDER_TIME, .on_damage = count_damage };
+    etl_reader_options oo = { .order = ETL_ORDER_TIME, .on_damage = count_damage };
     int notes = 0;
     unsigned w;
 

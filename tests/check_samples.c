@@ -75,7 +75,7 @@ static void setup(void)
 
 static long read_rows(const char *path, int order, struct expected_event **rows, int64_t **times_ns)
 {
-    etl_open_options o = { .order = order };
+    etl_reader_options o = { .order = order };
     etl_reader *r = NULL;
     etl_event ev;
     long n = 0, cap = 1024;
@@ -203,7 +203,7 @@ START_TEST(trace_info_matches_manifest)
     ck_assert_uint_eq(in->events_lost, s->events_lost);
     ck_assert_uint_eq(in->damaged_buffers, 0);
     /* Absolute time: the logfile header event converts to StartTime exactly. */
-    ck_assert_int_eq(etl_reader_time_ns(r, in->clock.start_timestamp), etl_filetime_to_ns(in->clock.start_time));
+    ck_assert_int_eq(etl_reader_time_ns(r, in->clock.start_timestamp), etl_time_from_filetime(in->clock.start_time));
     etl_reader_close(r);
 }
 END_TEST

@@ -107,6 +107,7 @@ START_TEST(sequential_one_thread)
     s = start(&p);
     for (uint64_t i = 0; i < 20000; i++) ck_assert_int_eq(write_one(s, 1, i, (uint32_t)(i % 50)), ETL_OK);
     ck_assert_int_eq(etl_session_stop(s, &st), ETL_OK);
+    etl_session_close(s);
     ck_assert_uint_eq(st.events_lost, 0);
     read_back(in_dir("one.etl"), &rb);
     ck_assert_int_eq(rb.n, 20000);
@@ -164,6 +165,7 @@ static void overrun(etl_session_properties *p, int threads, uint64_t count, int 
         lost += pr[i].lost;
     }
     ck_assert_int_eq(etl_session_stop(s, &st), ETL_OK);
+    etl_session_close(s);
     read_back(p->log_file_name, &rb);
     /* Written + lost = produced: what the callers were told was lost, plus what was in
        buffers the file refused, is EventsLost. */
@@ -248,6 +250,7 @@ START_TEST(buffers_of_a_processor_in_order)
     }
     for (int i = 0; i < 8; i++) pthread_join(t[i], NULL);
     ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    etl_session_close(s);
     read_back(p.log_file_name, &rb);
     ck_assert_int_eq(rb.n, 8 * 40000);
     for (long i = 0; i < rb.n; i++) {
@@ -279,8 +282,9 @@ START_TEST(pool_grows_only_for_peaks)
         ck_assert_int_eq(write_one(s, 1, i, 100), ETL_OK);
         if (i % 30 == 29) usleep(300);
     }
-    etl_session_query(s, &st);
+    etl_session_stats_get(s, &st);
     ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    etl_session_close(s);
     ck_assert_msg(st.number_of_buffers <= 64, "the pool grew to %u buffers", st.number_of_buffers);
     ck_assert_uint_eq(st.events_lost, 0);
     remove_dir();
@@ -310,8 +314,11 @@ START_TEST(write_error_counted_exactly)
         ok += write_one(s, 1, i, 40) == ETL_OK;
         if (i % 500 == 0) etl_session_flush(s);
     }
+    /* A refused update after the failure: the stop gives the file's failure back. */
+    ck_assert_int_eq(etl_session_set_maximum_buffers(s, 1), ETL_FAILED);
     ck_assert_int_eq(etl_session_stop(s, &st), ETL_FATAL);
-    ck_assert_msg(strstr(st.error, "write error at offset 413696"), "%s", st.error);
+    ck_assert_msg(strstr(etl_session_error(s), "write error at offset 413696"), "%s", etl_session_error(s));
+    etl_session_close(s);
     ck_assert_uint_gt(st.log_buffers_lost, 0);
     ck_assert_uint_eq(st.buffers_written, 100);
     ck_assert_int_eq(etl_reader_open_path(&r, p.log_file_name, NULL), ETL_OK);
@@ -349,6 +356,7 @@ START_TEST(event_sizes_up_to_the_limit)
     ck_assert_int_eq(write_one(s, 1, 0, max_pad + 1), ETL_FAILED);
     ck_assert_int_eq(errno, E2BIG);
     ck_assert_int_eq(etl_session_stop(s, &st), ETL_OK);
+    etl_session_close(s);
     ck_assert_uint_eq(st.events_lost, 1);
     read_back(in_dir("sizes.etl"), &rb);
     ck_assert_int_eq(rb.n, n + 1);
@@ -373,6 +381,7 @@ START_TEST(circular_file_keeps_newest)
     s = start(&p);
     for (uint64_t i = 0; i < total; i++) ck_assert_int_eq(write_one(s, 1, i, 8), ETL_OK);
     ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    etl_session_close(s);
     read_back(in_dir("circ.etl"), &rb);
     ck_assert_int_gt(rb.n, 10000);
     ck_assert_int_lt(rb.n, (long)total);
@@ -399,6 +408,7 @@ START_TEST(newfile_session)
     s = start(&p);
     for (uint64_t i = 0; i < 60000; i++) ck_assert_int_eq(write_one(s, 1, i, 8), ETL_OK);
     ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    etl_session_close(s);
     for (int f = 1; access(in_dir("part1.etl"), F_OK) == 0; f++) {
         char name[32];
         struct readback rb;
@@ -445,6 +455,7 @@ START_TEST(buffering_snapshots)
     }
     ck_assert_int_eq(etl_session_snapshot(s, in_dir("snap3.etl")), ETL_OK);
     ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    etl_session_close(s);
     read_back(in_dir("snap3.etl"), &c);
     ck_assert_int_gt(c.n, 1000);
     ck_assert_int_lt(c.n, 100 * 4096 / 96 + 1);
@@ -471,6 +482,7 @@ START_TEST(buffering_defaults_and_large_backlog)
     for (uint64_t i = 0; i < 5000; i++) ck_assert_int_eq(write_one(s, 1, i, 8), ETL_OK);
     ck_assert_int_eq(etl_session_snapshot(s, in_dir("dflt.etl")), ETL_OK);
     ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    etl_session_close(s);
     read_back(in_dir("dflt.etl"), &rb);
     ck_assert_int_eq(rb.n, 5000);
     free_back(&rb);
@@ -479,6 +491,7 @@ START_TEST(buffering_defaults_and_large_backlog)
     for (uint64_t i = 0; i < 200000; i++) ck_assert_int_eq(write_one(s, 1, i, 8), ETL_OK);
     ck_assert_int_eq(etl_session_snapshot(s, in_dir("big.etl")), ETL_OK);
     ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    etl_session_close(s);
     read_back(in_dir("big.etl"), &rb);
     ck_assert_int_eq(rb.n, 200000);
     for (long i = 0; i < rb.n; i++) ck_assert_uint_eq(rb.value[i], (uint64_t)i);
@@ -504,12 +517,13 @@ START_TEST(clock_types)
         for (int i = 0; i < 100; i++) ck_assert_int_eq(write_one(s, 1, (uint64_t)i, 0), ETL_OK);
         usleep(20000);
         ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+        etl_session_close(s);
         ck_assert_int_eq(etl_reader_open_path(&r, in_dir("clock.etl"), NULL), ETL_OK);
         ck_assert_int_eq(etl_reader_info(r)->clock.type, clocks[c]);
         /* BootTime: the same in every session of this boot, when the clock says it was. */
         {
             struct timespec rt, bt;
-            int64_t boot = etl_filetime_to_ns(etl_reader_info(r)->boot_time);
+            int64_t boot = etl_time_from_filetime(etl_reader_info(r)->boot_time);
             clock_gettime(CLOCK_REALTIME, &rt);
             clock_gettime(CLOCK_BOOTTIME, &bt);
             int64_t expect = (int64_t)(rt.tv_sec - bt.tv_sec) * 1000000000 + (rt.tv_nsec - bt.tv_nsec);
@@ -521,8 +535,8 @@ START_TEST(clock_types)
         while (etl_reader_next(r, &ev) == ETL_OK) {
             int64_t t = etl_reader_time_ns(r, ev.timestamp);
             /* within the session, allowing the clocks' calibration 1 ms of slack */
-            ck_assert_int_ge(t, etl_filetime_to_ns(etl_reader_info(r)->clock.start_time) - 1000000);
-            ck_assert_int_le(t, etl_filetime_to_ns(etl_reader_info(r)->end_time) + 1000000);
+            ck_assert_int_ge(t, etl_time_from_filetime(etl_reader_info(r)->clock.start_time) - 1000000);
+            ck_assert_int_le(t, etl_time_from_filetime(etl_reader_info(r)->end_time) + 1000000);
             events++;
         }
         ck_assert_int_eq(events, 102);
@@ -553,6 +567,7 @@ START_TEST(flush_and_flush_timer)
     ck_assert_int_eq(rb.n, 15);
     free_back(&rb);
     ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    etl_session_close(s);
     remove_dir();
 }
 END_TEST
@@ -576,6 +591,7 @@ START_TEST(lbr_through_a_session)
     ck_assert_int_eq(etl_session_write_perfinfo(s, trigger, 0x0F2F, 2, NULL, 0), ETL_OK);
     ck_assert_int_eq(etl_session_write_lbr(s, trigger, 42, 43, ETL_LBR_FILTER_KERNEL, e, 32), ETL_OK);
     ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    etl_session_close(s);
     ck_assert_int_eq(etl_reader_open_path(&r, in_dir("lbr.etl"), NULL), ETL_OK);
     while (etl_reader_next(r, &ev) == ETL_OK) {
         etl_lbr lbr;
@@ -635,13 +651,14 @@ START_TEST(bad_properties)
 
     ck_assert_int_eq(etl_session_start(&s, &small), ETL_FATAL);
     ck_assert_ptr_nonnull(strstr(etl_session_error(s), "buffer size 2 KB"));
-    etl_session_stop(s, NULL);
+    etl_session_close(s);
     ck_assert_int_eq(etl_session_start(&s, &nofile), ETL_FATAL);
     ck_assert_ptr_nonnull(strstr(etl_session_error(s), "log file name"));
-    etl_session_stop(s, NULL);
+    etl_session_close(s);
     ck_assert_int_eq(etl_session_start(&s, &circ), ETL_FATAL);
     ck_assert_ptr_nonnull(strstr(etl_session_error(s), "maximum file size"));
     ck_assert_int_eq(etl_session_stop(s, &st), ETL_FATAL);
+    etl_session_close(s);
 }
 END_TEST
 
@@ -667,15 +684,16 @@ START_TEST(statistics)
         ck_assert_uint_eq(in_effect.log_file_mode, ETL_MODE_FILE_SEQUENTIAL);
         ck_assert_str_eq(in_effect.logger_name, "libetl");
     }
-    etl_session_query(s, &st);
+    etl_session_stats_get(s, &st);
     ck_assert_uint_eq(st.number_of_buffers, 4); /* raised to 2 per processor */
     ck_assert_uint_eq(st.free_buffers, 4);
     ck_assert_uint_eq(st.events_lost, 0);
     for (uint64_t i = 0; i < 100000; i++) write_one(s, 1, i, 100);
-    etl_session_query(s, &st);
+    etl_session_stats_get(s, &st);
     ck_assert_uint_ge(st.number_of_buffers, 4);
     ck_assert_uint_le(st.number_of_buffers, 64);
     ck_assert_int_eq(etl_session_stop(s, &st), ETL_OK);
+    etl_session_close(s);
     ck_assert_uint_gt(st.buffers_written, 0);
     ck_assert_uint_eq(st.log_buffers_lost, 0);
     {
@@ -742,6 +760,7 @@ START_TEST(writers_in_signal_handlers)
     for (int i = 0; i < 1000; i++) ck_assert_int_eq(write_one(signal_session, 1, main_events++, 0), ETL_OK);
     signal(SIGUSR1, SIG_DFL);
     ck_assert_int_eq(etl_session_stop(signal_session, NULL), ETL_OK);
+    etl_session_close(signal_session);
     ck_assert_int_eq(handler_failed, 0);
     ck_assert_int_gt(handled, 0);
     read_back(in_dir("signals.etl"), &rb);
@@ -780,6 +799,82 @@ START_TEST(more_threads_than_processors)
 }
 END_TEST
 
+/* One error channel: a refused request leaves its message on the session (etl_session_error)
+   and the session as it was; it records, flushes and stops with ETL_OK. The stopped handle
+   keeps the message and the final statistics until it is closed. */
+START_TEST(refused_requests_leave_the_session_running)
+{
+    etl_session_properties p = { .logger_name = "Refused", .buffer_size_kb = 4, .maximum_buffers = 64 };
+    etl_session_properties got;
+    etl_session_stats st, after;
+    struct readback rb;
+    etl_session *s;
+
+    make_dir();
+    p.log_file_name = in_dir("refused.etl");
+    s = start(&p);
+    ck_assert_str_eq(etl_session_error(s), "");
+    for (uint64_t i = 0; i < 1000; i++) ck_assert_int_eq(write_one(s, 1, i, 40), ETL_OK);
+    ck_assert_int_eq(etl_session_set_maximum_buffers(s, 1), ETL_FAILED);
+    ck_assert_msg(strstr(etl_session_error(s), "MaximumBuffers 1: it can be raised from 64") != NULL, "%s",
+                  etl_session_error(s));
+    ck_assert_int_eq(etl_session_flush(s), ETL_OK);
+    ck_assert_int_eq(etl_session_snapshot(s, in_dir("snap.etl")), ETL_FAILED);
+    ck_assert_msg(strstr(etl_session_error(s), "snapshots are for buffering mode") != NULL, "%s", etl_session_error(s));
+    for (uint64_t i = 1000; i < 2000; i++) ck_assert_int_eq(write_one(s, 1, i, 40), ETL_OK);
+    ck_assert_int_eq(etl_session_set_maximum_buffers(s, 100000), ETL_FAILED);
+    ck_assert_int_eq(etl_session_flush(s), ETL_OK);
+    ck_assert_int_eq(etl_session_set_maximum_buffers(s, 128), ETL_OK);
+    ck_assert_int_eq(etl_session_stop(s, &st), ETL_OK);
+    ck_assert_uint_eq(st.events_lost, 0);
+    ck_assert_uint_gt(st.buffers_written, 0);
+    /* Stopped, not yet closed: the last message, the final statistics and properties. */
+    ck_assert_msg(strstr(etl_session_error(s), "MaximumBuffers 100000") != NULL, "%s", etl_session_error(s));
+    etl_session_stats_get(s, &after);
+    ck_assert_mem_eq(&after, &st, sizeof st);
+    etl_session_properties_get(s, &got);
+    ck_assert_uint_eq(got.maximum_buffers, 128);
+    ck_assert_str_eq(got.logger_name, "Refused");
+    memset(&after, 0xff, sizeof after);
+    ck_assert_int_eq(etl_session_stop(s, &after), ETL_OK); /* a second stop: the same */
+    ck_assert_mem_eq(&after, &st, sizeof st);
+    etl_session_close(s);
+    etl_session_close(NULL);
+    read_back(p.log_file_name, &rb);
+    ck_assert_int_eq(rb.n, 2000);
+    for (long i = 0; i < rb.n; i++) ck_assert_uint_eq(rb.value[i], (uint64_t)i);
+    free_back(&rb);
+    remove_dir();
+}
+END_TEST
+
+/* The same in buffering mode, where no file can fail; and etl_session_close alone stops. */
+START_TEST(refused_requests_buffering)
+{
+    etl_session_properties p = { .log_file_mode = ETL_MODE_BUFFERING, .buffer_size_kb = 4 };
+    etl_session_stats st;
+    etl_session *s;
+
+    make_dir();
+    s = start(&p);
+    for (uint64_t i = 0; i < 100; i++) ck_assert_int_eq(write_one(s, 1, i, 40), ETL_OK);
+    ck_assert_int_eq(etl_session_set_flush_timer(s, 5), ETL_FAILED);
+    ck_assert_msg(strstr(etl_session_error(s), "no flush timer") != NULL, "%s", etl_session_error(s));
+    ck_assert_int_eq(etl_session_set_maximum_buffers(s, 1000), ETL_FAILED);
+    ck_assert_msg(strstr(etl_session_error(s), "ring cannot grow") != NULL, "%s", etl_session_error(s));
+    ck_assert_int_eq(etl_session_snapshot(s, in_dir("no/such/dir/snap.etl")), ETL_FAILED);
+    ck_assert_msg(etl_session_error(s)[0] != '\0', "no message");
+    ck_assert_int_eq(etl_session_snapshot(s, in_dir("snap.etl")), ETL_OK);
+    ck_assert_int_eq(etl_session_stop(s, &st), ETL_OK);
+    ck_assert_uint_eq(st.events_lost, 0);
+    etl_session_close(s);
+    s = start(&p); /* closed without a stop: close stops it */
+    ck_assert_int_eq(write_one(s, 1, 0, 0), ETL_OK);
+    etl_session_close(s);
+    remove_dir();
+}
+END_TEST
+
 /* Which engine a session runs: sequences where this thread has an rseq area and the session a
    buffer for every processor, compare-and-swap otherwise or when asked. */
 START_TEST(engine_choice)
@@ -791,20 +886,23 @@ START_TEST(engine_choice)
     etl_session *s;
 
     s = start(&p);
-    etl_session_query(s, &st);
+    etl_session_stats_get(s, &st);
     ck_assert_uint_eq(st.engine_flags & ETL_ENGINE_ATOMIC_RESERVE, have_rseq ? 0 : ETL_ENGINE_ATOMIC_RESERVE);
     ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    etl_session_close(s);
     p.engine_flags = ETL_ENGINE_ATOMIC_RESERVE | ETL_ENGINE_EXACT_CLOCK;
     s = start(&p);
-    etl_session_query(s, &st);
+    etl_session_stats_get(s, &st);
     ck_assert_uint_eq(st.engine_flags, ETL_ENGINE_ATOMIC_RESERVE | ETL_ENGINE_EXACT_CLOCK);
     ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    etl_session_close(s);
     if (cpus > 1) { /* fewer buffers than processors: writers of several share one */
         etl_session_properties one = { .log_file_mode = ETL_MODE_BUFFERING, .number_of_processors = 1 };
         s = start(&one);
-        etl_session_query(s, &st);
+        etl_session_stats_get(s, &st);
         ck_assert_uint_eq(st.engine_flags & ETL_ENGINE_ATOMIC_RESERVE, ETL_ENGINE_ATOMIC_RESERVE);
         ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+        etl_session_close(s);
     }
 }
 END_TEST
@@ -844,6 +942,8 @@ int main(void)
     add_engine_tests(atomic);
     tcase_add_checked_fixture(atomic, use_atomic_engine, NULL);
     tcase_add_test(choice, engine_choice);
+    tcase_add_test(choice, refused_requests_leave_the_session_running);
+    tcase_add_test(choice, refused_requests_buffering);
     suite_add_tcase(s, tc);
     suite_add_tcase(s, atomic);
     suite_add_tcase(s, choice);

@@ -102,7 +102,8 @@ static void ctl_start(struct ctl *c, const char *name, const char *file, uint32_
 
 static void ctl_stop(struct ctl *c, etl_session_stats *st)
 {
-    ck_assert_msg(etl_session_stop(c->s, st) == ETL_OK, "stop: %s", st->error);
+    ck_assert_msg(etl_session_stop(c->s, st) == ETL_OK, "stop: %s", etl_session_error(c->s));
+    etl_session_close(c->s);
     etl_session_name_release(c->name);
 }
 
@@ -601,7 +602,7 @@ START_TEST(address_taken)
         pid = spawn("taken", a, (char *)NULL);
     }
     ck_assert_int_eq(exit_status(pid), 0);
-    etl_session_query(c.s, &st);
+    etl_session_stats_get(c.s, &st);
     ck_assert_uint_eq(st.writers_refused, 1);
     ctl_stop(&c, &st);
 }
@@ -622,7 +623,7 @@ START_TEST(name_must_be_claimed)
     p.log_file_name = test_dir_path("unclaimed.etl");
     ck_assert_int_eq(etl_session_start(&s, &p), ETL_FATAL);
     ck_assert_msg(strstr(etl_session_error(s), "claimed") != NULL, "%s", etl_session_error(s));
-    etl_session_stop(s, NULL);
+    etl_session_close(s);
 
     ctl_start(&c, "Shared Self", "self.etl", 0);
     ck_assert_int_eq(etl_session_enable_provider(c.s, &guid_p, 0, 0, 0), ETL_OK);
@@ -632,7 +633,7 @@ START_TEST(name_must_be_claimed)
         atomic_store(&board->go, 1);
         write_thread(&w);
     }
-    etl_session_query(c.s, &st);
+    etl_session_stats_get(c.s, &st);
     ck_assert_uint_eq(st.writers_refused, 0);
     ctl_stop(&c, &st);
     etl_provider_unregister(prov);

@@ -30,9 +30,10 @@ static uint32_t fill_buffer(uint8_t *b, uint32_t bs, int64_t ts0, uint32_t n0, u
         uint32_t n = n0 + i, size;
         etl_event_descriptor d = { (uint16_t)n, 1, 0, 4, 0, 7, 0x10 };
         etl_data data = { &n, sizeof n };
-        size = etl_encode_event(NULL, 0, 0, 0, 0, &prov, &d, NULL, &data, 1);
+        size = etl_record_encode_event(NULL, 0, 0, 0, 0, &prov, &d, NULL, &data, 1);
         if (used + ETL_RECORD_SPACE(size) > bs) break;
-        ck_assert_uint_eq(etl_encode_event(b + used, bs - used, ts0 + n, 100, 200, &prov, &d, NULL, &data, 1), size);
+        ck_assert_uint_eq(etl_record_encode_event(b + used, bs - used, ts0 + n, 100, 200, &prov, &d, NULL, &data, 1),
+                          size);
         used += ETL_RECORD_SPACE(size);
     }
     *next = n0 + i;
@@ -514,7 +515,7 @@ START_TEST(parser_compatibility)
         static const etl_guid other = { 0x0bad, 0, 0, { 0 } };
         etl_event_descriptor d = { 7, 0, 0, 4, 0, 0, 0 };
         used = ETL_BUFFER_HEADER_SIZE;
-        used += ETL_RECORD_SPACE(etl_encode_event(b + used, 4096 - used, 5, 1, 2, &other, &d, NULL, &noise, 1));
+        used += ETL_RECORD_SPACE(etl_record_encode_event(b + used, 4096 - used, 5, 1, 2, &other, &d, NULL, &noise, 1));
     }
     ck_assert_int_eq(etl_writer_write_buffer(w, b, used, 0, 2, 0), ETL_OK);
     /* A used size off the 8-byte grid is rounded up (the padding is zero). */
@@ -539,7 +540,7 @@ START_TEST(parser_compatibility)
     ck_assert_uint_eq(info.buffers, 3);
 
     /* Version words carry no PEBS/PMC flag bits, whatever the caller passes. */
-    etl_encode_system(rec, sizeof rec, 1, 0x0501, 0x8702, 0, 0, NULL, 0);
+    etl_record_encode_system(rec, sizeof rec, 1, 0x0501, 0x8702, 0, 0, NULL, 0);
     ck_assert_uint_eq(etl_le16(rec), 2);
     ck_assert_int_eq(etl_record_decode(NULL, rec, sizeof rec, &ev, &step, &why), ETL_RECORD_OK);
     free(b);
@@ -623,7 +624,7 @@ START_TEST(encoders_round_trip)
     static uint8_t big[ETL_MAX_RECORD_SIZE];
     etl_data bigdata = { big, 0 };
 
-    size = etl_encode_event(rec, sizeof rec, 1234, 10, 20, &prov, &d, &x, data, 2);
+    size = etl_record_encode_event(rec, sizeof rec, 1234, 10, 20, &prov, &d, &x, data, 2);
     ck_assert_uint_eq(size, 0x50 + 24 + (8 + 32) + 11);
     ck_assert_int_eq(etl_record_decode(NULL, rec, sizeof rec, &ev, &step, &why), ETL_RECORD_OK);
     ck_assert_uint_eq(ev.id, 300);
@@ -632,9 +633,9 @@ START_TEST(encoders_round_trip)
     ck_assert_int_eq(ev.timestamp, 1234);
     ck_assert(etl_guid_equal(&ev.activity_id, &act));
     ck_assert_uint_eq(ev.ext_count, 2);
-    ck_assert_int_eq(etl_event_ext_item(&ev, 0, &item), ETL_OK);
+    ck_assert_int_eq(etl_event_ext_item_get(&ev, 0, &item), ETL_OK);
     ck_assert_uint_eq(item.type, ETL_EXT_RELATED_ACTIVITYID);
-    ck_assert_int_eq(etl_event_ext_item(&ev, 1, &item), ETL_OK);
+    ck_assert_int_eq(etl_event_ext_item_get(&ev, 1, &item), ETL_OK);
     ck_assert_uint_eq(item.type, ETL_EXT_STACK_TRACE64);
     ck_assert_uint_eq(item.size, 32);
     ck_assert_uint_eq(etl_le64(item.data), 99);
@@ -644,17 +645,17 @@ START_TEST(encoders_round_trip)
     for (uint32_t i = size; i < ETL_RECORD_SPACE(size); i++) ck_assert_uint_eq(rec[i], 0);
     /* A timestamp in the extras takes the place of the argument's. */
     x.timestamp = 5678;
-    etl_encode_event(rec, sizeof rec, 1234, 10, 20, &prov, &d, &x, data, 2);
+    etl_record_encode_event(rec, sizeof rec, 1234, 10, 20, &prov, &d, &x, data, 2);
     ck_assert_int_eq(etl_record_decode(NULL, rec, sizeof rec, &ev, &step, &why), ETL_RECORD_OK);
     ck_assert_int_eq(ev.timestamp, 5678);
 
-    size = etl_encode_system(rec, sizeof rec, 55, 0x0501, 3, 4, 5, data, 1);
+    size = etl_record_encode_system(rec, sizeof rec, 55, 0x0501, 3, 4, 5, data, 1);
     ck_assert_int_eq(etl_record_decode(NULL, rec, sizeof rec, &ev, &step, &why), ETL_RECORD_OK);
     ck_assert_int_eq(ev.kind, ETL_KIND_SYSTEM);
     ck_assert_uint_eq(ev.hook_id, 0x0501);
     ck_assert_uint_eq(ev.pid, 4);
     ck_assert_uint_eq(ev.payload_len, 5);
-    size = etl_encode_perfinfo(rec, sizeof rec, 56, 0x0F2E, 2, data, 2);
+    size = etl_record_encode_perfinfo(rec, sizeof rec, 56, 0x0F2E, 2, data, 2);
     ck_assert_int_eq(etl_record_decode(NULL, rec, sizeof rec, &ev, &step, &why), ETL_RECORD_OK);
     ck_assert_int_eq(ev.kind, ETL_KIND_PERFINFO);
     ck_assert_uint_eq(ev.payload_len, 11);
@@ -662,12 +663,12 @@ START_TEST(encoders_round_trip)
 
     /* Up to the limit, and one byte more. */
     bigdata.size = ETL_MAX_RECORD_SIZE - 0x50;
-    ck_assert_uint_eq(etl_encode_event(NULL, 0, 0, 0, 0, &prov, &d, NULL, &bigdata, 1), ETL_MAX_RECORD_SIZE);
+    ck_assert_uint_eq(etl_record_encode_event(NULL, 0, 0, 0, 0, &prov, &d, NULL, &bigdata, 1), ETL_MAX_RECORD_SIZE);
     bigdata.size++;
-    ck_assert_uint_eq(etl_encode_event(NULL, 0, 0, 0, 0, &prov, &d, NULL, &bigdata, 1), 0);
+    ck_assert_uint_eq(etl_record_encode_event(NULL, 0, 0, 0, 0, &prov, &d, NULL, &bigdata, 1), 0);
     /* Too small a destination: the size, nothing written. */
     memset(rec, 0xAB, 16);
-    ck_assert_uint_eq(etl_encode_event(rec, 16, 0, 0, 0, &prov, &d, NULL, data, 2), 0x50 + 11);
+    ck_assert_uint_eq(etl_record_encode_event(rec, 16, 0, 0, 0, &prov, &d, NULL, data, 2), 0x50 + 11);
     ck_assert_uint_eq(rec[0], 0xAB);
 }
 END_TEST
@@ -688,8 +689,9 @@ START_TEST(lbr_round_trip)
         e[i].to = 0x7ff600002000ull + i;
         e[i].reserved = i;
     }
-    ck_assert_uint_eq(etl_encode_lbr(rec, sizeof rec, 987654, 11, 22, ETL_LBR_FILTER_USER | ETL_LBR_CALLSTACK, e, 16),
-                      16 + 24 + 16 * 24);
+    ck_assert_uint_eq(
+        etl_record_encode_lbr(rec, sizeof rec, 987654, 11, 22, ETL_LBR_FILTER_USER | ETL_LBR_CALLSTACK, e, 16),
+        16 + 24 + 16 * 24);
     ck_assert_int_eq(etl_record_decode(NULL, rec, sizeof rec, &ev, &step, &why), ETL_RECORD_OK);
     ck_assert_int_eq(ev.kind, ETL_KIND_PERFINFO);
     ck_assert_int_eq(ev.timestamp, 987654);
@@ -711,7 +713,7 @@ START_TEST(lbr_round_trip)
     ev.payload_len -= 8;
     ck_assert_int_eq(etl_lbr_decode(&ev, &lbr), ETL_FAILED);
     /* Not an LBR event. */
-    etl_encode_perfinfo(rec, sizeof rec, 1, 0x0F2E, 2, NULL, 0);
+    etl_record_encode_perfinfo(rec, sizeof rec, 1, 0x0F2E, 2, NULL, 0);
     ck_assert_int_eq(etl_record_decode(NULL, rec, sizeof rec, &ev, &step, &why), ETL_RECORD_OK);
     ck_assert_int_eq(etl_lbr_decode(&ev, &lbr), 0);
 }

@@ -59,7 +59,7 @@ static long read_all(etl_reader *r)
         if (!event_ok(&ev, in)) abort();
         for (unsigned i = 0; i < ev.ext_count; i++) {
             etl_ext_item it;
-            if (etl_event_ext_item(&ev, i, &it) != ETL_OK) abort();
+            if (etl_event_ext_item_get(&ev, i, &it) != ETL_OK) abort();
             sum += it.type + touch(it.data, it.size);
         }
         sum += (uint32_t)etl_reader_time_ns(r, ev.timestamp);
@@ -76,7 +76,7 @@ static long read_all(etl_reader *r)
 static void read_stream(const uint8_t *data, size_t size)
 {
     int fd = memfd_create("fuzz-stream", MFD_CLOEXEC);
-    etl_open_options opt;
+    etl_reader_options opt;
     etl_reader *r = NULL;
     etl_event ev;
     uint64_t n = 0;
@@ -112,7 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     for (int order = ETL_ORDER_TIME; order <= ETL_ORDER_FILE; order++) {
-        etl_open_options opt;
+        etl_reader_options opt;
         etl_reader *r = NULL;
         unsigned reports = 0;
         int rc;

@@ -217,7 +217,7 @@ int main(int argc, char **argv)
     p.log_file_name = out;
     if (etl_session_start(&session, &p) != ETL_OK) {
         fprintf(stderr, "mkscenario: %s: %s\n", out, session ? etl_session_error(session) : "out of memory");
-        if (session) etl_session_stop(session, NULL);
+        etl_session_close(session);
         return 1;
     }
     log_phase(MAIN_FIRST);
@@ -228,9 +228,11 @@ int main(int argc, char **argv)
     nanosleep(&pause, NULL); /* a gap that --time-range tests can cut at 0.1 s */
     log_phase(MAIN_LAST);
     if (etl_session_stop(session, &st) != ETL_OK) {
-        fprintf(stderr, "mkscenario: %s: %s\n", out, st.error);
+        fprintf(stderr, "mkscenario: %s: %s\n", out, etl_session_error(session));
+        etl_session_close(session);
         return 1;
     }
+    etl_session_close(session);
     if (st.events_lost) {
         fprintf(stderr, "mkscenario: %s: %llu events lost\n", out, (unsigned long long)st.events_lost);
         return 1;

@@ -180,7 +180,7 @@ static ssize_t counting_read_at(void *ctx, void *buf, size_t n, uint64_t offset)
 static int64_t counting_size(void *ctx) { return (int64_t)((struct test_counting_source *)ctx)->size; }
 static void counting_close(void *ctx) { ((struct test_counting_source *)ctx)->closed = 1; }
 
-void test_counting_source(struct test_counting_source *c, etl_source *src)
+void test_counting_source(struct test_counting_source *c, etl_reader_source *src)
 {
     c->bytes = c->calls = 0;
     c->largest = 0;

@@ -40,7 +40,7 @@ struct test_counting_source {
     int closed;
 };
 /* Fills src to read c (whose data and size are set; the counters are zeroed). */
-void test_counting_source(struct test_counting_source *c, etl_source *src);
+void test_counting_source(struct test_counting_source *c, etl_reader_source *src);
 
 /* A fresh directory under $TMPDIR (or /tmp) for one test; test_dir_path names a file in it
    (four rotating static buffers); test_dir_remove deletes it and what it holds. */

@@ -107,7 +107,7 @@ static int session_end(const char *name, etl_reader *r, long long n, int rc)
 /* Dump one file, or the real-time session of that name; returns the exit code it deserves. */
 static int dump_file(const char *path, int session, const struct options *o)
 {
-    etl_open_options oo;
+    etl_reader_options oo;
     struct damage_report damage = { o->quiet, 0 };
     etl_image_map *map = NULL;
     etl_reader *r = NULL;

@@ -70,7 +70,7 @@ static int parse_end(const char *s, int64_t start_ns, int64_t open_value, int64_
         *ns = open_value;
         return 0;
     }
-    if (etl_parse_time_ns(s, ns) == ETL_OK) return 0;
+    if (etl_time_parse(s, ns) == ETL_OK) return 0;
     if (tool_parse_seconds(s, &rel) != 0) return -1;
     *ns = start_ns > INT64_MAX - rel ? INT64_MAX : start_ns + rel;
     return 0;
@@ -80,7 +80,7 @@ static int apply_range(etl_merge *m, const char *range)
 {
     const char *comma = strchr(range, ',');
     char *a;
-    int64_t from, to, start = etl_filetime_to_ns(etl_merge_clock(m)->start_time);
+    int64_t from, to, start = etl_time_from_filetime(etl_merge_clock(m)->start_time);
     int rc;
 
     if (!comma || strchr(comma + 1, ',')) {
@@ -113,16 +113,16 @@ static void describe(const etl_merge *m)
     char t[40];
 
     fprintf(stderr, "etlmerge: output clock: perfcounter, %lld Hz, start %s\n", (long long)c->perf_freq,
-            etl_format_time_ns(etl_filetime_to_ns(c->start_time), t, sizeof t));
+            etl_time_format(etl_time_from_filetime(c->start_time), t, sizeof t));
     for (unsigned i = 0; i < etl_merge_input_count(m); i++) {
         etl_merge_input_info in;
-        etl_merge_input(m, i, &in);
+        etl_merge_input_get(m, i, &in);
         fprintf(stderr, "etlmerge: %s: %s, %lld Hz, start %s; ", in.path, etl_clock_type_name(in.info->clock.type),
                 (long long)etl_clock_frequency(&in.info->clock),
-                etl_format_time_ns(etl_filetime_to_ns(in.info->clock.start_time), t, sizeof t));
+                etl_time_format(etl_time_from_filetime(in.info->clock.start_time), t, sizeof t));
         if (in.clock_source != i) {
             etl_merge_input_info ref;
-            etl_merge_input(m, in.clock_source, &ref);
+            etl_merge_input_get(m, in.clock_source, &ref);
             fprintf(stderr, "same clock source as %s, whose anchor it takes\n", ref.path);
         }
         else if (in.map.same_frequency)

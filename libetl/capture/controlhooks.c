@@ -13,19 +13,20 @@ static int capture_start(void *arg, etl_session *s, char *err, size_t size)
 
     if (cap->kernel_flags) {
         uint32_t interval = cap->profile_interval_us ? cap->profile_interval_us : 1000;
-        char why[768];
-        if (etl_session_enable_kernel(s, cap->kernel_flags, cap->kernel_stackwalk, interval * 10, why, sizeof why) !=
-            ETL_OK) {
+        if (etl_session_enable_kernel(s, cap->kernel_flags, cap->kernel_stackwalk, interval * 10) != ETL_OK) {
             etl_session_properties p;
             etl_session_properties_get(s, &p);
-            snprintf(err, size, "session %s: %s", p.logger_name ? p.logger_name : "", why);
+            snprintf(err, size, "session %s: %s", p.logger_name ? p.logger_name : "", etl_session_error(s));
             return ETL_FAILED;
         }
     }
     if (!cap->lbr_count) return ETL_OK;
-    if (etl_session_configure_lbr(s, cap->lbr_flags, cap->lbr_events, cap->lbr_count, err, size) != ETL_OK)
+    if (etl_session_configure_lbr(s, cap->lbr_flags, cap->lbr_events, cap->lbr_count) != ETL_OK ||
+        etl_lbr_capture_start(&cap->lbr_capture, s) != ETL_OK) {
+        snprintf(err, size, "%s", etl_session_error(s));
         return ETL_FAILED;
-    return etl_lbr_capture_start(&cap->lbr_capture, s, err, size) == ETL_OK ? ETL_OK : ETL_FAILED;
+    }
+    return ETL_OK;
 }
 
 /* Appends to out, which holds *n bytes; cut short (NUL-terminated) when full. */

@@ -300,15 +300,15 @@ static int kcapture_start(etl_session *s, struct etl_kcapture *k, uint32_t inter
     return 0;
 }
 
-int etl_session_enable_kernel(etl_session *s, uint32_t flags, uint32_t stackwalk_flags, uint32_t profile_interval_100ns,
-                              char *err, size_t errsize)
+static int enable_kernel(etl_session *s, uint32_t flags, uint32_t stackwalk_flags, uint32_t profile_interval_100ns,
+                         char *err, size_t errsize)
 {
     etl_session_properties p;
     struct etl_kcapture *k;
     char names[128];
 
-    if (!s || etl_session_kcapture(s)) {
-        snprintf(err, errsize, "kernel events: %s", s ? "already enabled in this session" : "no session");
+    if (etl_session_kcapture(s)) {
+        snprintf(err, errsize, "kernel events: already enabled in this session");
         return ETL_FAILED;
     }
     if (!flags || (flags & ~ETL_KERNEL_ALL)) {
@@ -487,8 +487,8 @@ void etl_kcapture_end(etl_session *s, struct etl_kcapture *k)
     (void)k;
 }
 
-int etl_session_enable_kernel(etl_session *s, uint32_t flags, uint32_t stackwalk_flags, uint32_t profile_interval_100ns,
-                              char *err, size_t errsize)
+static int enable_kernel(etl_session *s, uint32_t flags, uint32_t stackwalk_flags, uint32_t profile_interval_100ns,
+                         char *err, size_t errsize)
 {
     (void)s; (void)flags; (void)stackwalk_flags; (void)profile_interval_100ns;
     snprintf(err, errsize, "kernel events: this system has no perf events (Linux only)");
@@ -506,3 +506,18 @@ int etl_kcapture_lbr_start(struct etl_kcapture *k, const struct etl_lbr_config *
 void etl_kcapture_lbr_stop(struct etl_kcapture *k) { (void)k; }
 
 #endif
+
+/* The message goes on the session (etl_session_error). */
+int etl_session_enable_kernel(etl_session *s, uint32_t flags, uint32_t stackwalk_flags, uint32_t profile_interval_100ns)
+{
+    char err[1024];
+
+    if (!s) {
+        errno = EINVAL;
+        return ETL_FAILED;
+    }
+    err[0] = '\0';
+    if (enable_kernel(s, flags, stackwalk_flags, profile_interval_100ns, err, sizeof err) == ETL_OK) return ETL_OK;
+    etl_session_set_error(s, "%s", err);
+    return ETL_FAILED;
+}

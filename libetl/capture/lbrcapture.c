@@ -43,7 +43,7 @@ int etl_lbr_capture_probe(uint32_t flags, char *err, size_t errsize)
     return ETL_OK;
 }
 
-int etl_lbr_capture_start(etl_lbr_capture **out, etl_session *s, char *err, size_t errsize)
+static int capture_start(etl_lbr_capture **out, etl_session *s, char *err, size_t errsize)
 {
     etl_session_properties props;
     etl_lbr_config cfg;
@@ -77,6 +77,17 @@ int etl_lbr_capture_start(etl_lbr_capture **out, etl_session *s, char *err, size
     c->s = s;
     *out = c;
     return ETL_OK;
+}
+
+/* The message goes on the session (etl_session_error). */
+int etl_lbr_capture_start(etl_lbr_capture **out, etl_session *s)
+{
+    char err[1024];
+
+    err[0] = '\0';
+    if (capture_start(out, s, err, sizeof err) == ETL_OK) return ETL_OK;
+    etl_session_set_error(s, "%s", err);
+    return ETL_FAILED;
 }
 
 void etl_lbr_capture_stop(etl_lbr_capture *c)

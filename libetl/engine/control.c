@@ -158,7 +158,7 @@ int etl_control_socket_path(const char *name, char *out, size_t size, char *err,
         errno = EINVAL;
         return ETL_FAILED;
     }
-    if (etl_runtime_dir(dir, sizeof dir, err, errsize) != ETL_OK) return ETL_FAILED;
+    if (etl_session_runtime_dir(dir, sizeof dir, err, errsize) != ETL_OK) return ETL_FAILED;
     if ((size_t)snprintf(out, size, "%s/%s.sock", dir, key) >= size) {
         snprintf(err, errsize, "session %s: the socket path %.200s/%s.sock is too long", name, dir, key);
         errno = ENAMETOOLONG;
@@ -487,9 +487,9 @@ static void serve_update(FILE *f, etl_controller *c, char *args)
             return;
         }
     }
-    if ((has_max_buffers && etl_session_set_maximum_buffers(c->session, max_buffers, err, sizeof err) != ETL_OK) ||
-        (has_flush_timer && etl_session_set_flush_timer(c->session, flush_timer, err, sizeof err) != ETL_OK)) {
-        fprintf(f, "error %s\n", err);
+    if ((has_max_buffers && etl_session_set_maximum_buffers(c->session, max_buffers) != ETL_OK) ||
+        (has_flush_timer && etl_session_set_flush_timer(c->session, flush_timer) != ETL_OK)) {
+        fprintf(f, "error %s\n", etl_session_error(c->session));
         return;
     }
     for (unsigned i = 0; i < n; i++)
@@ -509,7 +509,6 @@ static int controller_stop(etl_controller *c, FILE *f)
 
     if (c->hooks && c->hooks->stop) c->hooks->stop(c->hooks->arg);
     rc = etl_session_stop(c->session, &st);
-    c->session = NULL;
     c->running = 0;
     while (c->consumers) { /* done: the stop waited for the one attached */
         struct consumer *k = c->consumers;
@@ -521,12 +520,15 @@ static int controller_stop(etl_controller *c, FILE *f)
     c->listen_fd = -1;
     etl_session_name_release(c->claim);
     c->claim = NULL;
-    if (!f) return rc;
-    fprintf(f, "LoggerName %s\n", c->name);
-    if (c->props.log_file_name) fprintf(f, "LogFileName %s\n", c->props.log_file_name);
-    send_stats(f, &st);
-    if (rc != ETL_OK) fprintf(f, "error the file could not be written: %s\n", st.error);
-    else fputs("ok\n", f);
+    if (f) {
+        fprintf(f, "LoggerName %s\n", c->name);
+        if (c->props.log_file_name) fprintf(f, "LogFileName %s\n", c->props.log_file_name);
+        send_stats(f, &st);
+        if (rc != ETL_OK) fprintf(f, "error the file could not be written: %s\n", etl_session_error(c->session));
+        else fputs("ok\n", f);
+    }
+    etl_session_close(c->session);
+    c->session = NULL;
     return rc;
 }
 
@@ -604,10 +606,11 @@ static int answer_request(etl_controller *c, FILE *f, char *line)
     }
     else if (strcmp(line, "query") == 0) {
         etl_session_stats st;
-        etl_session_query(c->session, &st);
+        etl_session_stats_get(c->session, &st);
         send_properties(f, c);
         send_stats(f, &st);
-        if (st.error[0]) fprintf(f, "error %s\n", st.error);
+        /* A failed session (its file) says so; a refused request before does not. */
+        if (etl_session_failed(c->session)) fprintf(f, "error %s\n", etl_session_error(c->session));
         else fputs("ok\n", f);
     }
     else if (strcmp(line, "stop") == 0) {
@@ -716,7 +719,7 @@ int etl_controller_start(etl_controller **out, const etl_controller_config *cfg,
     if (etl_session_start(&c->session, &c->props) != ETL_OK) {
         snprintf(c->err, sizeof c->err, "session %s: %s", c->name,
                  c->session ? etl_session_error(c->session) : "out of memory");
-        if (c->session) etl_session_stop(c->session, NULL);
+        etl_session_close(c->session);
         c->session = NULL;
         etl_session_name_release(c->claim);
         c->claim = NULL;
@@ -728,7 +731,7 @@ int etl_controller_start(etl_controller **out, const etl_controller_config *cfg,
         (c->hooks && c->hooks->start && c->hooks->start(c->hooks->arg, c->session, c->err, sizeof c->err) != ETL_OK) ||
         controller_listen(c) != 0) {
         if (c->hooks && c->hooks->stop) c->hooks->stop(c->hooks->arg);
-        etl_session_stop(c->session, NULL);
+        etl_session_close(c->session);
         c->session = NULL;
         if (c->listen_fd >= 0) close(c->listen_fd);
         c->listen_fd = -1;
@@ -800,7 +803,7 @@ void etl_controller_close(etl_controller *c)
 
 /* ---- the consumer's side ---- */
 
-int etl_reader_open_session(etl_reader **out, const char *session, const etl_open_options *opt)
+int etl_reader_open_session(etl_reader **out, const char *session, const etl_reader_options *opt)
 {
     char name[ETL_SESSION_NAME_MAX + 16], err[1024], why[1100];
     size_t k;

@@ -594,17 +594,37 @@ struct etl_session {
     pthread_cond_t held_cond;      /* held_n, ended, consumer changed */
     int rt_wake;                   /* eventfd: the consumer's thread has something to do */
     struct etl_session_hook_entry *hooks; /* under lock: the last registered first */
-    char err[256];
+    /* The last error's message (etl_session_error), written by the calls of the thread that
+       controls the session. It is not the session's state: a refused update leaves its message
+       here, and the session goes on. */
+    char err[1024];
+    /* The session failed (under lock): its start, or a write to its file (the flush thread's
+       first writer error, in fail_err). Its flushes and its stop fail from then on, and put
+       fail_err back as the message. */
+    int failed;
+    char fail_err[1024];
+    /* After etl_session_stop: its resources are released, the handle is kept for
+       etl_session_error and etl_session_stats_get until etl_session_close. */
+    int stopped;
+    etl_session_stats final;       /* the statistics at the stop */
+    uint32_t final_limit;          /* MaximumBuffers at the stop */
     /* LBR (lbr.c): the triggers and filters, and the kernel flags triggers are checked against. */
     etl_lbr_config lbr;
     uint32_t kernel_flags;
 };
 
-/* The session's message (etl_session_error). session.c. */
+/* The session's message (etl_session_error): the last error, which leaves the session as it
+   was. session.c. */
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
 void etl_session_set_error(etl_session *s, const char *fmt, ...);
+/* The session failed (its start, a write to its file), why: from any thread (the flush
+   thread's); the first failure is the one kept. */
+void etl_session_fail(etl_session *s, const char *why);
+/* 1 when the session failed, its failure then the session's message (etl_session_error); 0
+   when it did not. From the thread that controls the session. */
+int etl_session_failed(etl_session *s);
 
 /* ---- clocks ---- */
 
@@ -634,7 +654,7 @@ static inline int64_t etl_cycles(void)
 static inline int64_t etl_session_now(const etl_session *s)
 {
     switch (s->clock.type) {
-    case ETL_CLOCK_SYSTEMTIME: return etl_ns_to_filetime(etl_clock_ns(CLOCK_REALTIME));
+    case ETL_CLOCK_SYSTEMTIME: return etl_time_to_filetime(etl_clock_ns(CLOCK_REALTIME));
     case ETL_CLOCK_CPUCYCLE: return etl_cycles();
     default: return s->exact_clock ? etl_monoclock_exact() : etl_monoclock_read(s->line);
     }

@@ -259,7 +259,7 @@ static void drain(etl_session *s, int final)
                 /* The file takes no more: what this buffer held is lost, and so is what comes. */
                 atomic_fetch_add_explicit(&s->h->events_lost, etl_flush_count_records(b), memory_order_relaxed);
                 atomic_store_explicit(&s->h->file_full, 1, memory_order_relaxed);
-                if (!s->err[0] && etl_writer_error(s->writer)[0]) etl_session_set_error(s, "%s", etl_writer_error(s->writer));
+                if (etl_writer_error(s->writer)[0]) etl_session_fail(s, etl_writer_error(s->writer));
                 atomic_fetch_add_explicit(&s->h->log_buffers_lost, 1, memory_order_relaxed);
             }
             if (s->realtime) continue;
@@ -381,7 +381,7 @@ int etl_session_flush(etl_session *s)
 {
     if (s->buffering) return ETL_OK;
     flush_request(s);
-    return s->err[0] ? ETL_FAILED : ETL_OK;
+    return etl_session_failed(s) ? ETL_FAILED : ETL_OK;
 }
 
 /* ------------------------------------------------------------------ snapshots */
@@ -415,6 +415,6 @@ int etl_session_snapshot(etl_session *s, const char *path)
     etl_pool_ring_unlock(s);
     etl_writer_set_events_lost(w, (uint32_t)etl_pool_events_lost(s));
     if (rc != ETL_OK) etl_session_set_error(s, "%s", etl_writer_error(w));
-    if (etl_writer_close(w, etl_ns_to_filetime(etl_clock_ns(CLOCK_REALTIME))) != ETL_OK) rc = ETL_FAILED;
+    if (etl_writer_close(w, etl_time_to_filetime(etl_clock_ns(CLOCK_REALTIME))) != ETL_OK) rc = ETL_FAILED;
     return rc;
 }

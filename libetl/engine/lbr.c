@@ -185,8 +185,8 @@ static int trigger_enabled(etl_session *s, const etl_classic_event_id *e, char *
     return -1;
 }
 
-int etl_session_configure_lbr(etl_session *s, uint32_t flags, const etl_classic_event_id *events, unsigned count,
-                              char *err, size_t errsize)
+static int configure(etl_session *s, uint32_t flags, const etl_classic_event_id *events, unsigned count, char *err,
+                     size_t errsize)
 {
     etl_lbr_config c;
 
@@ -221,6 +221,17 @@ int etl_session_configure_lbr(etl_session *s, uint32_t flags, const etl_classic_
     *etl_session_lbr_slot(s) = c;
     pthread_mutex_unlock(&config_lock);
     return ETL_OK;
+}
+
+/* The message goes on the session (etl_session_error). */
+int etl_session_configure_lbr(etl_session *s, uint32_t flags, const etl_classic_event_id *events, unsigned count)
+{
+    char err[1024];
+
+    err[0] = '\0';
+    if (configure(s, flags, events, count, err, sizeof err) == ETL_OK) return ETL_OK;
+    etl_session_set_error(s, "%s", err);
+    return ETL_FAILED;
 }
 
 void etl_session_lbr_config(etl_session *s, etl_lbr_config *out)

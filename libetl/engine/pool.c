@@ -421,12 +421,12 @@ int etl_session_write_event(etl_session *s, const etl_guid *provider, const etl_
         for (unsigned i = 0; i < ndata; i++) n += data[i].size;
         size = n > ETL_MAX_RECORD_SIZE ? 0 : (uint32_t)n;
     } else {
-        size = etl_encode_event(NULL, 0, 0, 0, 0, provider, d, x, data, ndata);
+        size = etl_record_encode_event(NULL, 0, 0, 0, 0, provider, d, x, data, ndata);
     }
     p = emit_begin(s, size, &e);
     if (!p) return ETL_FAILED;
     caller_ids(&pid, &tid);
-    etl_encode_event(p, e.space, etl_session_now(s), pid, tid, provider, d, x, data, ndata);
+    etl_record_encode_event(p, e.space, etl_session_now(s), pid, tid, provider, d, x, data, ndata);
     return emit_end(s, &e);
 }
 
@@ -434,10 +434,10 @@ int etl_session_write_system(etl_session *s, int64_t ts, uint16_t hook, uint16_t
                              uint32_t tid, const etl_data *data, unsigned ndata)
 {
     struct emit e;
-    uint8_t *p = emit_begin(s, etl_encode_system(NULL, 0, 0, hook, version, pid, tid, data, ndata), &e);
+    uint8_t *p = emit_begin(s, etl_record_encode_system(NULL, 0, 0, hook, version, pid, tid, data, ndata), &e);
 
     if (!p) return ETL_FAILED;
-    etl_encode_system(p, e.space, ts ? ts : etl_session_now(s), hook, version, pid, tid, data, ndata);
+    etl_record_encode_system(p, e.space, ts ? ts : etl_session_now(s), hook, version, pid, tid, data, ndata);
     return emit_end(s, &e);
 }
 
@@ -445,10 +445,10 @@ int etl_session_write_perfinfo(etl_session *s, int64_t ts, uint16_t hook, uint16
                                const etl_data *data, unsigned ndata)
 {
     struct emit e;
-    uint8_t *p = emit_begin(s, etl_encode_perfinfo(NULL, 0, 0, hook, version, data, ndata), &e);
+    uint8_t *p = emit_begin(s, etl_record_encode_perfinfo(NULL, 0, 0, hook, version, data, ndata), &e);
 
     if (!p) return ETL_FAILED;
-    etl_encode_perfinfo(p, e.space, ts ? ts : etl_session_now(s), hook, version, data, ndata);
+    etl_record_encode_perfinfo(p, e.space, ts ? ts : etl_session_now(s), hook, version, data, ndata);
     return emit_end(s, &e);
 }
 
@@ -456,10 +456,10 @@ int etl_session_write_lbr(etl_session *s, int64_t trigger_ts, uint32_t pid, uint
                           const etl_lbr_entry *entries, unsigned count)
 {
     struct emit e;
-    uint8_t *p = emit_begin(s, etl_encode_lbr(NULL, 0, trigger_ts, pid, tid, filters, entries, count), &e);
+    uint8_t *p = emit_begin(s, etl_record_encode_lbr(NULL, 0, trigger_ts, pid, tid, filters, entries, count), &e);
 
     if (!p) return ETL_FAILED;
-    etl_encode_lbr(p, e.space, trigger_ts, pid, tid, filters, entries, count);
+    etl_record_encode_lbr(p, e.space, trigger_ts, pid, tid, filters, entries, count);
     return emit_end(s, &e);
 }
 

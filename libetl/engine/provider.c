@@ -714,7 +714,7 @@ static void shared_sessions_watch(void)
         pthread_attr_t at;
 
         watching = -1;
-        if (etl_runtime_dir(dir, sizeof dir, err, sizeof err) == ETL_OK) {
+        if (etl_session_runtime_dir(dir, sizeof dir, err, sizeof err) == ETL_OK) {
             inotify_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
             if (inotify_fd >= 0)
                 inotify_add_watch(inotify_fd, dir,

@@ -108,7 +108,7 @@ static int send_end(etl_session *s, int fd)
     char text[ETL_RT_END_MAX];
     int n;
 
-    etl_session_query(s, &st);
+    etl_session_stats_get(s, &st);
     n = snprintf(text, sizeof text,
                  "EventsLost %llu\nBuffersWritten %u\nLogBuffersLost %u\nRealTimeBuffersLost %u\n"
                  "RealTimeEventsLost %llu\n", (unsigned long long)st.events_lost, st.buffers_written,

@@ -41,6 +41,27 @@ void etl_session_set_error(etl_session *s, const char *fmt, ...)
 
 const char *etl_session_error(const etl_session *s) { return s ? s->err : "out of memory"; }
 
+void etl_session_fail(etl_session *s, const char *why)
+{
+    pthread_mutex_lock(&s->lock);
+    if (!s->failed) {
+        snprintf(s->fail_err, sizeof s->fail_err, "%s", why);
+        s->failed = 1;
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+int etl_session_failed(etl_session *s)
+{
+    int failed;
+
+    pthread_mutex_lock(&s->lock);
+    failed = s->failed;
+    if (failed && s->fail_err[0]) snprintf(s->err, sizeof s->err, "%s", s->fail_err);
+    pthread_mutex_unlock(&s->lock);
+    return failed;
+}
+
 etl_lbr_config *etl_session_lbr_slot(etl_session *s) { return &s->lbr; }
 void etl_session_set_kernel_flags(etl_session *s, uint32_t flags) { s->kernel_flags = flags; }
 uint32_t etl_session_kernel_flags(const etl_session *s) { return s->kernel_flags; }
@@ -77,7 +98,7 @@ static void session_clock(etl_session *s)
     s->clock.cpu_speed_mhz = measure_cpu_mhz(); /* recorded whatever the clock, as Windows does */
     s->clock.perf_freq = s->clock.type == ETL_CLOCK_SYSTEMTIME ? 10000000 : 1000000000;
     s->clock.start_timestamp = etl_session_now(s);
-    s->clock.start_time = etl_ns_to_filetime(etl_clock_ns(CLOCK_REALTIME));
+    s->clock.start_time = etl_time_to_filetime(etl_clock_ns(CLOCK_REALTIME));
 }
 
 /*
@@ -95,7 +116,7 @@ static int64_t boot_filetime(void)
     while (fgets(line, sizeof line, f))
         if (sscanf(line, "btime %lld", &btime) == 1) break;
     fclose(f);
-    return btime > 0 ? etl_ns_to_filetime(btime * 1000000000LL) : 0;
+    return btime > 0 ? etl_time_to_filetime(btime * 1000000000LL) : 0;
 }
 
 void etl_session_writer_options(const etl_session *s, etl_writer_options *o, uint32_t mode)
@@ -115,8 +136,12 @@ void etl_session_writer_options(const etl_session *s, etl_writer_options *o, uin
 
 /* ------------------------------------------------------------------ start, query, stop */
 
-void etl_session_query(const etl_session *s, etl_session_stats *out)
+void etl_session_stats_get(const etl_session *s, etl_session_stats *out)
 {
+    if (s->stopped) {
+        *out = s->final;
+        return;
+    }
     memset(out, 0, sizeof *out);
     out->number_of_buffers = atomic_load(&s->h->allocated);
     out->free_buffers = atomic_load(&s->h->free_count);
@@ -130,7 +155,6 @@ void etl_session_query(const etl_session *s, etl_session_stats *out)
     out->writers_refused = atomic_load(&s->h->writers_refused);
     out->real_time_buffers_lost = atomic_load(&s->h->rt_buffers_lost);
     out->real_time_events_lost = atomic_load(&s->h->rt_events_lost);
-    snprintf(out->error, sizeof out->error, "%s", s->err);
 }
 
 static int start(etl_session *s)
@@ -309,7 +333,7 @@ void etl_session_properties_get(const etl_session *s, etl_session_properties *ou
     out->log_file_name = s->log_file_name;
     out->buffer_size_kb = s->bsize / 1024;
     out->minimum_buffers = s->nmin;
-    out->maximum_buffers = atomic_load(&s->h->limit);
+    out->maximum_buffers = s->stopped ? s->final_limit : atomic_load(&s->h->limit);
     out->number_of_processors = s->ncpu;
     out->clock_type = s->clock.type;
     if (!(out->log_file_mode & (ETL_MODE_FILE_CIRCULAR | ETL_MODE_FILE_NEWFILE | ETL_MODE_BUFFERING)) &&
@@ -333,7 +357,9 @@ etl_session *etl_session_new(void)
     return s;
 }
 
-void etl_session_free(etl_session *s)
+/* What a session holds besides the handle itself (its name, properties, message and final
+   statistics): released at the stop. */
+static void release(etl_session *s)
 {
     while (s->hooks) {
         struct etl_session_hook_entry *e = s->hooks;
@@ -344,24 +370,36 @@ void etl_session_free(etl_session *s)
     if (s->shm_fd >= 0) close(s->shm_fd);
     if (s->address_lock >= 0) close(s->address_lock);
     if (s->rt_wake >= 0) close(s->rt_wake);
+    free(s->written_ok);
+    free(s->pending);
+    free(s->next_order);
+    free(s->gap_since);
+    s->mapping = NULL;
+    s->h = NULL;
+    s->shm_fd = s->address_lock = s->rt_wake = -1;
+    s->written_ok = NULL;
+    s->pending = NULL;
+    s->next_order = NULL;
+    s->gap_since = NULL;
+}
+
+void etl_session_free(etl_session *s)
+{
+    release(s);
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->done);
     pthread_cond_destroy(&s->held_cond);
     free(s->logger_name);
     free(s->log_file_name);
-    free(s->written_ok);
-    free(s->pending);
-    free(s->next_order);
-    free(s->gap_since);
     free(s);
 }
 
 /* ------------------------------------------------------------------ updates */
 
-int etl_session_set_flush_timer(etl_session *s, uint32_t seconds, char *err, size_t errsize)
+int etl_session_set_flush_timer(etl_session *s, uint32_t seconds)
 {
     if (s->role == ETL_ROLE_ATTACHED || s->buffering) {
-        snprintf(err, errsize, "%s", s->buffering ? "a buffering session has no flush timer"
+        etl_session_set_error(s, "%s", s->buffering ? "a buffering session has no flush timer"
                                                   : "only the session's controller updates it");
         return ETL_FAILED;
     }
@@ -374,17 +412,17 @@ int etl_session_set_flush_timer(etl_session *s, uint32_t seconds, char *err, siz
     return ETL_OK;
 }
 
-int etl_session_set_maximum_buffers(etl_session *s, uint32_t n, char *err, size_t errsize)
+int etl_session_set_maximum_buffers(etl_session *s, uint32_t n)
 {
     uint32_t limit = atomic_load(&s->h->limit);
 
     if (s->role == ETL_ROLE_ATTACHED || s->buffering) {
-        snprintf(err, errsize, "%s", s->buffering ? "a buffering session's ring cannot grow"
+        etl_session_set_error(s, "%s", s->buffering ? "a buffering session's ring cannot grow"
                                                   : "only the session's controller updates it");
         return ETL_FAILED;
     }
     if (n < limit || n > s->nmax) {
-        snprintf(err, errsize, "MaximumBuffers %u: it can be raised from %u up to %u (twice its value at the "
+        etl_session_set_error(s, "MaximumBuffers %u: it can be raised from %u up to %u (twice its value at the "
                  "start, which the session's memory has room for), not lowered", n, limit, s->nmax);
         return ETL_FAILED;
     }
@@ -393,7 +431,8 @@ int etl_session_set_maximum_buffers(etl_session *s, uint32_t n, char *err, size_
         struct etl_layout l;
         etl_shared_layout_of(s->ncpu, s->nmax, s->bsize, &l);
         if ((errno = posix_fallocate(s->shm_fd, 0, (off_t)(l.data + (size_t)n * s->bsize))) != 0) {
-            snprintf(err, errsize, "%s: cannot reserve the memory of %u buffers: %s", s->shm_path, n, strerror(errno));
+            etl_session_set_error(s, "%s: cannot reserve the memory of %u buffers: %s", s->shm_path, n,
+                                  strerror(errno));
             return ETL_FAILED;
         }
     }
@@ -412,15 +451,16 @@ int etl_session_start(etl_session **out, const etl_session_properties *p)
     s->log_file_name = p->log_file_name ? strdup(p->log_file_name) : NULL;
     if (!s->logger_name || (p->log_file_name && !s->log_file_name)) {
         etl_session_set_error(s, "out of memory");
-        return ETL_FATAL;
+    } else if (start(s) == 0) {
+        return ETL_OK;
     }
-    return start(s) == 0 ? ETL_OK : ETL_FATAL;
+    etl_session_fail(s, s->err); /* stopped, it says why again */
+    return ETL_FATAL;
 }
 
 /* ------------------------------------------------------------------ hooks */
 
-/* (errno, not the session's message, says why a registration failed: a message on the
-   session would fail its flushes and its stop.) */
+/* (errno says why a registration failed: the hook's owner says it in its own words.) */
 int etl_session_hook_add(etl_session *s, const struct etl_session_hook *h, void *ctx)
 {
     struct etl_session_hook_entry *e;
@@ -475,19 +515,10 @@ static void hooks_stop(etl_session *s)
         if (e->h->stop) e->h->stop(s, e->ctx);
 }
 
-int etl_session_stop(etl_session *s, etl_session_stats *out)
+/* The controller's stop: the flush thread writes what is left, the file is finalised, the
+   consumer gets the end; then the final statistics are kept and the rest released. */
+static void stop(etl_session *s)
 {
-    int rc = ETL_OK;
-
-    if (!s) return ETL_FATAL;
-    /* What plugs into the session acts first, while the session still takes events: the
-       kernel capture writes its last ones (the DCEnd rundown), and the session leaves every
-       provider's set. */
-    hooks_stop(s);
-    if (s->role == ETL_ROLE_ATTACHED) { /* not the controller's to stop: just leave it */
-        etl_session_detach(s);
-        return ETL_OK;
-    }
     if (s->h && s->role == ETL_ROLE_CONTROLLER) {
         atomic_store(&s->h->stopping, 1);
         etl_shared_changed(s);
@@ -496,22 +527,20 @@ int etl_session_stop(etl_session *s, etl_session_stats *out)
         atomic_store(&s->h->stopping, 1);
         sem_post(&s->h->wake);
         pthread_join(s->flusher, NULL);
+        s->flusher_started = 0;
     }
     if (s->writer) {
         etl_writer_set_events_lost(s->writer, (uint32_t)etl_pool_events_lost(s));
-        if (etl_writer_close(s->writer, etl_ns_to_filetime(etl_clock_ns(CLOCK_REALTIME))) != ETL_OK) {
-            if (!s->err[0]) etl_session_set_error(s, "cannot finalise the log file");
-            rc = ETL_FATAL;
-        }
+        if (etl_writer_close(s->writer, etl_time_to_filetime(etl_clock_ns(CLOCK_REALTIME))) != ETL_OK)
+            etl_session_fail(s, "cannot finalise the log file");
     }
     if (s->realtime) etl_realtime_end(s);
-    if (s->err[0]) rc = ETL_FATAL;
-    if (out) {
-        if (s->h) etl_session_query(s, out);
-        else {
-            memset(out, 0, sizeof *out);
-            snprintf(out->error, sizeof out->error, "%s", s->err);
-        }
+    if (s->h) {
+        etl_session_stats_get(s, &s->final);
+        s->final_limit = atomic_load(&s->h->limit);
+    } else {
+        memset(&s->final, 0, sizeof s->final);
+        s->final_limit = s->p.maximum_buffers;
     }
     if (s->role == ETL_ROLE_CONTROLLER) {
         if (s->shm_path[0]) unlink(s->shm_path);
@@ -519,6 +548,35 @@ int etl_session_stop(etl_session *s, etl_session_stats *out)
     }
     if (s->wake_made) sem_destroy(&s->h->wake);
     if (s->ring_lock_made) pthread_mutex_destroy(&s->h->ring_lock);
+    s->wake_made = s->ring_lock_made = 0;
+    release(s);
+    s->stopped = 1;
+}
+
+int etl_session_stop(etl_session *s, etl_session_stats *out)
+{
+    if (!s) return ETL_FATAL;
+    if (!s->stopped) {
+        /* What plugs into the session acts first, while the session still takes events: the
+           kernel capture writes its last ones (the DCEnd rundown), and the session leaves
+           every provider's set. */
+        hooks_stop(s);
+        if (s->role == ETL_ROLE_ATTACHED) { /* not the controller's to stop: just leave it */
+            memset(&s->final, 0, sizeof s->final);
+            s->final_limit = atomic_load(&s->h->limit);
+            release(s);
+            s->stopped = 1;
+        } else {
+            stop(s);
+        }
+    }
+    if (out) *out = s->final;
+    return etl_session_failed(s) ? ETL_FATAL : ETL_OK;
+}
+
+void etl_session_close(etl_session *s)
+{
+    if (!s) return;
+    if (!s->stopped) etl_session_stop(s, NULL);
     etl_session_free(s);
-    return rc;
 }

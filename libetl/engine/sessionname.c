@@ -43,7 +43,7 @@ static void fail(char *err, size_t size, const char *fmt, ...)
     va_end(ap);
 }
 
-int etl_runtime_dir(char *out, size_t size, char *err, size_t errsize)
+int etl_session_runtime_dir(char *out, size_t size, char *err, size_t errsize)
 {
     const char *env = getenv("ETL_RUNTIME_DIR");
     struct stat st;
@@ -130,7 +130,7 @@ int etl_session_name_claim(etl_session_name **out, const char *name, int *orphan
         errno = EINVAL;
         return ETL_FAILED;
     }
-    if (etl_runtime_dir(dir, sizeof dir, err, errsize) != ETL_OK) return ETL_FAILED;
+    if (etl_session_runtime_dir(dir, sizeof dir, err, errsize) != ETL_OK) return ETL_FAILED;
     n = calloc(1, sizeof *n);
     if (!n) {
         fail(err, errsize, "out of memory");
@@ -221,7 +221,7 @@ int etl_session_name_list(void (*cb)(void *arg, const char *name, long pid, int 
     DIR *d;
     struct dirent *e;
 
-    if (etl_runtime_dir(dir, sizeof dir, err, errsize) != ETL_OK) return ETL_FAILED;
+    if (etl_session_runtime_dir(dir, sizeof dir, err, errsize) != ETL_OK) return ETL_FAILED;
     d = opendir(dir);
     if (!d) {
         fail(err, errsize, "%s: %s", dir, strerror(errno));
@@ -256,7 +256,8 @@ int etl_session_name_held(const char *name)
     long pid;
     int fd, held;
 
-    if (etl_session_name_key(name, key) != ETL_OK || etl_runtime_dir(dir, sizeof dir, err, sizeof err) != ETL_OK)
+    if (etl_session_name_key(name, key) != ETL_OK ||
+        etl_session_runtime_dir(dir, sizeof dir, err, sizeof err) != ETL_OK)
         return 0;
     if ((size_t)snprintf(path, sizeof path, "%s/%s.lock", dir, key) >= sizeof path) return 0;
     fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);

@@ -113,7 +113,7 @@ int etl_shared_create(etl_session *s, size_t size, size_t reserve)
         etl_session_set_error(s, "'%s' is not a session name", s->logger_name);
         return -1;
     }
-    if (etl_runtime_dir(dir, sizeof dir, s->err, sizeof s->err) != ETL_OK) return -1;
+    if (etl_session_runtime_dir(dir, sizeof dir, s->err, sizeof s->err) != ETL_OK) return -1;
     if (!etl_session_name_held(s->logger_name)) {
         etl_session_set_error(s, "session '%s': a shared session's name must be claimed first (etl_session_name_claim)", s->logger_name);
         return -1;

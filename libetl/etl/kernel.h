@@ -97,7 +97,7 @@ typedef struct etl_string {
    UTF-16 surrogate pairs are joined and unpaired ones become U+FFFD; 8-bit strings pass
    through when they are valid UTF-8, else each byte is taken as Windows-1252. Returns the
    length of the whole conversion (without the NUL), as snprintf does. */
-ETL_API size_t etl_string_utf8(const etl_string *s, char *out, size_t size);
+ETL_API size_t etl_string_to_utf8(const etl_string *s, char *out, size_t size);
 /* Writes a binary SID (revision, count, authority, sub-authorities) as "S-1-5-18" into out;
    returns out, or "" in out when sid is not a whole SID. */
 ETL_API char *etl_sid_format(const uint8_t *sid, uint32_t size, char *out, size_t out_size);
@@ -188,7 +188,7 @@ typedef struct etl_ksyscall {
     uint32_t nt_status;           /* SysClExit: its NTSTATUS */
 } etl_ksyscall;
 
-/* Stacks: frames stay in the record; read them with etl_kframe_at. */
+/* Stacks: frames stay in the record; read them with etl_kstack_frame_at. */
 typedef struct etl_kstack {
     int64_t event_timestamp;      /* raw clock of the event the stack belongs to */
     uint32_t pid, tid;
@@ -198,7 +198,7 @@ typedef struct etl_kstack {
     const uint8_t *frames;
 } etl_kstack;
 /* The index-th frame (0: the innermost) of a decoded stack. */
-ETL_API uint64_t etl_kframe_at(const etl_kstack *s, unsigned index);
+ETL_API uint64_t etl_kstack_frame_at(const etl_kstack *s, unsigned index);
 
 /* A TRACE_LOGFILE_HEADER carried as an event (the first event of every file, and one per
    input in merged files). */

@@ -88,7 +88,7 @@ ETL_API int etl_merge_open(etl_merge **out, const char *const *paths, unsigned c
 ETL_API const etl_clock *etl_merge_clock(const etl_merge *m);
 ETL_API unsigned etl_merge_input_count(const etl_merge *m);
 /* How input index is placed on the clock: ETL_OK, or ETL_FAILED for an index out of range. */
-ETL_API int etl_merge_input(const etl_merge *m, unsigned index, etl_merge_input_info *out);
+ETL_API int etl_merge_input_get(const etl_merge *m, unsigned index, etl_merge_input_info *out);
 /*
  * Deliver only events whose time on the merge's clock lies in [from_ns, to_ns] (ns since 1970
  * UTC, both ends included; INT64_MIN and INT64_MAX leave an end open). Each input's logfile

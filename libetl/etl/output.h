@@ -152,7 +152,7 @@ typedef struct etl_diff_options {
     int tolerance_percent;      /* ... as a percentage of A's count when set */
     long max_diffs;             /* etl_diff_write shows at most this many differing events */
     long context;               /* and this many events around each (ordered only) */
-    /* Damage in either trace, as etl_open_options.on_damage (the message names the file). */
+    /* Damage in either trace, as etl_reader_options.on_damage (the message names the file). */
     void (*on_damage)(void *arg, int64_t offset, const char *message);
     void *on_damage_arg;
 } etl_diff_options;

@@ -16,21 +16,21 @@ extern "C" {
 typedef struct etl_reader etl_reader;
 
 /* How events are delivered. */
-enum etl_order {
+enum etl_reader_order {
     ETL_ORDER_TIME = 0, /* default: each processor's buffers in SequenceNumber order, k-way
                            merged by timestamp; ties by processor, then position */
     ETL_ORDER_FILE = 1  /* buffer by buffer as stored, records in buffer order */
 };
 
 /* Options for opening; zero-initialise and set what you need. */
-typedef struct etl_open_options {
-    int order;             /* enum etl_order */
+typedef struct etl_reader_options {
+    int order;             /* enum etl_reader_order */
     const char *name;      /* name used in messages (default: the path, "<fd N>", "<memory>") */
     /* Called for every piece of damage found (while opening and while reading), in file
        order of discovery, with the file offset and the message (which names the file). */
     void (*on_damage)(void *arg, int64_t offset, const char *message);
     void *on_damage_arg;
-} etl_open_options;
+} etl_reader_options;
 
 /*
  * The one way of opening: a source that reads at any offset.
@@ -39,12 +39,12 @@ typedef struct etl_open_options {
  *   size(ctx) returns the size in bytes, or -1 if unknown;
  *   close(ctx) releases ctx (may be NULL).
  */
-typedef struct etl_source {
+typedef struct etl_reader_source {
     void *ctx;
     ssize_t (*read_at)(void *ctx, void *buf, size_t n, uint64_t offset);
     int64_t (*size)(void *ctx);
     void (*close)(void *ctx);
-} etl_source;
+} etl_reader_source;
 
 /*
  * Open a reader. On success returns ETL_OK (or ETL_WARN when damage was found while indexing
@@ -54,14 +54,14 @@ typedef struct etl_source {
  * Gzip-compressed input (.etl.gz) is recognised by its magic bytes and decompressed to an
  * unlinked temporary file, so memory stays bounded.
  */
-ETL_API int etl_reader_open(etl_reader **out, const etl_source *src, const etl_open_options *opt);
+ETL_API int etl_reader_open(etl_reader **out, const etl_reader_source *src, const etl_reader_options *opt);
 /* Open a file by path (the file is read in place, never loaded whole). */
-ETL_API int etl_reader_open_path(etl_reader **out, const char *path, const etl_open_options *opt);
+ETL_API int etl_reader_open_path(etl_reader **out, const char *path, const etl_reader_options *opt);
 /* Open from a file descriptor that supports pread (a regular file); the caller keeps the fd. */
-ETL_API int etl_reader_open_fd(etl_reader **out, int fd, const etl_open_options *opt);
+ETL_API int etl_reader_open_fd(etl_reader **out, int fd, const etl_reader_options *opt);
 /* Open from memory; the caller keeps data alive and unchanged until etl_reader_close(). */
 ETL_API int etl_reader_open_memory(etl_reader **out, const void *data, size_t size,
-                                   const etl_open_options *opt);
+                                   const etl_reader_options *opt);
 /*
  * Real-time consumers. etl_reader_open_session connects to the running session NAME of this
  * user (etlrecord start NAME --mode realtime) and consumes it; etl_reader_open_stream reads
@@ -78,8 +78,8 @@ ETL_API int etl_reader_open_memory(etl_reader **out, const void *data, size_t si
  * batch. etl_reader_open_session fails (ETL_FATAL, message in etl_reader_error) when no such
  * session runs, it is not in real-time mode, or it has a consumer already.
  */
-ETL_API int etl_reader_open_session(etl_reader **out, const char *name, const etl_open_options *opt);
-ETL_API int etl_reader_open_stream(etl_reader **out, int fd, const etl_open_options *opt);
+ETL_API int etl_reader_open_session(etl_reader **out, const char *name, const etl_reader_options *opt);
+ETL_API int etl_reader_open_stream(etl_reader **out, int fd, const etl_reader_options *opt);
 
 /*
  * Deliver the next event into *ev: ETL_OK, ETL_WARN (the event is valid, and damage was

@@ -81,12 +81,19 @@ typedef struct etl_session_stats {
     uint32_t writers_refused;      /* shared sessions: processes that could not map the session
                                       (its address range was taken in them) */
     uint64_t real_time_events_lost; /* the events in the RealTimeBuffersLost buffers */
-    char error[256];               /* the last error (file I/O), "" if none */
 } etl_session_stats;
+
+/*
+ * Errors: a function that takes a session and fails puts its message on the session, where
+ * etl_session_error reads it (the last error, until the next one). A refused request (a bad
+ * update, LBR configuration or kernel flags, a snapshot that cannot be written) leaves the
+ * session as it was. A session whose file could not be written has failed: its flushes then
+ * fail, and its stop returns ETL_FATAL, each putting that failure back as the message.
+ */
 
 /* Start a session: allocate its buffers, create its file, start its flush thread.
    ETL_OK, or ETL_FATAL with *out holding only the message (etl_session_error, then
-   etl_session_stop), or NULL without memory. */
+   etl_session_close), or NULL without memory. */
 ETL_API int etl_session_start(etl_session **out, const etl_session_properties *p);
 /* The session clock now (the raw timestamp events get). */
 ETL_API int64_t etl_session_timestamp(const etl_session *s);
@@ -121,13 +128,15 @@ ETL_API int etl_session_write_lbr(etl_session *s, int64_t trigger_ts, uint32_t p
  * MaximumBuffers may be raised, not lowered, up to twice its value at the start (the room the
  * session's memory was laid out with; a shared session's file reserves the new buffers'
  * memory now, so that a full /dev/shm fails here). ETL_OK, or ETL_FAILED with the reason in
- * err (the session goes on unchanged).
+ * etl_session_error (the session goes on unchanged).
  */
-ETL_API int etl_session_set_flush_timer(etl_session *s, uint32_t seconds, char *err, size_t errsize);
-ETL_API int etl_session_set_maximum_buffers(etl_session *s, uint32_t maximum_buffers, char *err, size_t errsize);
-/* Flush every non-empty buffer to the file now and wait until it is written (file modes). */
+ETL_API int etl_session_set_flush_timer(etl_session *s, uint32_t seconds);
+ETL_API int etl_session_set_maximum_buffers(etl_session *s, uint32_t maximum_buffers);
+/* Flush every non-empty buffer to the file now and wait until it is written (file modes).
+   ETL_OK, or ETL_FAILED when the session's file could not be written (etl_session_error). */
 ETL_API int etl_session_flush(etl_session *s);
-/* Buffering mode: write what the buffers hold to path, in time order, without clearing them. */
+/* Buffering mode: write what the buffers hold to path, in time order, without clearing them.
+   ETL_OK, or ETL_FAILED with the reason in etl_session_error (the session goes on). */
 ETL_API int etl_session_snapshot(etl_session *s, const char *path);
 /*
  * Real-time mode: a consumer. etl_session_realtime_attach takes the consumer on fd (a
@@ -147,15 +156,26 @@ ETL_API int etl_session_snapshot(etl_session *s, const char *path);
  */
 ETL_API int etl_session_realtime_attach(etl_session *s, int fd);
 ETL_API int etl_session_realtime_deliver(etl_session *s);
-ETL_API void etl_session_query(const etl_session *s, etl_session_stats *out);
+/* The statistics now; after etl_session_stop, the final ones. */
+ETL_API void etl_session_stats_get(const etl_session *s, etl_session_stats *out);
 /* The properties in effect, defaults resolved (buffer size, minimum and maximum buffers,
-   processors, clock, mode); the strings are the session's, valid until it stops. */
+   processors, clock, mode); the strings are the session's, valid until it is closed. */
 ETL_API void etl_session_properties_get(const etl_session *s, etl_session_properties *out);
+/* The last error's message ("" if none; "out of memory" for NULL, a session that could not
+   be allocated). */
 ETL_API const char *etl_session_error(const etl_session *s);
-/* Stop: flush, finalise the file (EndTime, BuffersWritten, EventsLost, BuffersLost), free.
-   Fills *out (if not NULL) with the final statistics. ETL_OK, or ETL_FATAL when the file
-   could not be written (out->error says why). */
+/*
+ * Stop (as libarchive's archive_write_close): the hooks' stops, flush, finalise the file
+ * (EndTime, BuffersWritten, EventsLost, BuffersLost), release the buffers and threads. Fills
+ * *out (if not NULL) with the final statistics. ETL_OK, or ETL_FATAL when the session failed
+ * (its file could not be written, or it never started: etl_session_error says why). The
+ * handle stays for etl_session_error, etl_session_stats_get and etl_session_properties_get; a
+ * second stop returns the same. Then etl_session_close.
+ */
 ETL_API int etl_session_stop(etl_session *s, etl_session_stats *out);
+/* Free the session (as archive_write_free), stopping it first when it was not stopped.
+   NULL is allowed. */
+ETL_API void etl_session_close(etl_session *s);
 
 /* ---- LBR configuration and capture (TraceConfigureLastBranchRecord; doc/libetl.md "LBR") ---- */
 
@@ -182,12 +202,12 @@ typedef struct etl_classic_event_id {
  * disables LBR. A trigger must be enabled in s: a kernel group's event needs the kernel flag
  * that produces it among the session's kernel flags (doc/libetl.md lists them), any other
  * GUID needs that provider enabled (etl_session_enable_provider). ETL_OK, or ETL_FAILED with
- * the reason in err and the configuration unchanged: unknown flag bits (ETL_LBR_SAMPLED
+ * the reason in etl_session_error and the configuration unchanged: unknown flag bits (ETL_LBR_SAMPLED
  * included), more than ETL_LBR_MAX_EVENTS triggers, triggers NULL with count > 0, the same
  * trigger twice, a trigger not enabled. events is copied.
  */
 ETL_API int etl_session_configure_lbr(etl_session *s, uint32_t flags, const etl_classic_event_id *events,
-                                      unsigned count, char *err, size_t errsize);
+                                      unsigned count);
 
 /* A trigger by name: "profile" (PerfInfo SampledProfile, type 46), "pmc" (PerfInfo PMC
    interrupt, 47), "cswitch" (Thread CSwitch, 36), "readythread" (Thread, 50), or
@@ -209,12 +229,13 @@ ETL_API int etl_lbr_filter_parse(const char *list, uint32_t *flags, char *err, s
  * StackWalk when the kernel session walks the profile's stacks, and its LBR record: the
  * "profile" trigger's event replaces the cpu-clock profile source. s must use the PerfCounter
  * clock and have LBR configured. Needs root (or kernel.perf_event_paranoid <= 0). ETL_OK, or
- * ETL_FAILED with *out NULL and the cause in err (no kernel events in s, no branch-stack
- * sampling on this processor or virtual machine, no permission, filters perf cannot express).
+ * ETL_FAILED with *out NULL and the cause in etl_session_error(s) (no kernel events in s, no
+ * branch-stack sampling on this processor or virtual machine, no permission, filters perf
+ * cannot express).
  * Samples perf loses are counted in the session's EventsLost with the kernel events'.
  */
 typedef struct etl_lbr_capture etl_lbr_capture;
-ETL_API int etl_lbr_capture_start(etl_lbr_capture **out, etl_session *s, char *err, size_t errsize);
+ETL_API int etl_lbr_capture_start(etl_lbr_capture **out, etl_session *s);
 /* Stops the capture (before etl_session_stop): its perf events are disabled; what the rings
    still hold is written when the session stops. NULL is allowed. */
 ETL_API void etl_lbr_capture_stop(etl_lbr_capture *c);
@@ -256,14 +277,14 @@ ETL_API char *etl_kernel_flags_format(uint32_t flags, char *out, size_t size);
  * DCEnd rundown and RundownComplete are written. stackwalk_flags (ETL_KERNEL_STACKWALK_ALL
  * bits, a subset of flags) give those events a StackWalk event with their timestamp.
  * Records perf lost are counted in EventsLost, and so, at the stop, are tracepoint events the
- * kernel counted and wrote no sample of (doc/kernel-events.md). Once per session. ETL_OK, or ETL_FAILED with
- * the reason in err (which event, on which processor, and the system's error), nothing
- * enabled: an unknown flag, a clock that is not PerfCounter, no permission (root or
- * CAP_PERFMON, or kernel.perf_event_paranoid), tracefs not mounted, a perf event the kernel
- * lacks.
+ * kernel counted and wrote no sample of (doc/kernel-events.md). Once per session. ETL_OK, or
+ * ETL_FAILED with the reason in etl_session_error (which event, on which processor, and the
+ * system's error), nothing enabled: an unknown flag, a clock that is not PerfCounter, no
+ * permission (root or CAP_PERFMON, or kernel.perf_event_paranoid), tracefs not mounted, a
+ * perf event the kernel lacks; s NULL: errno EINVAL.
  */
 ETL_API int etl_session_enable_kernel(etl_session *s, uint32_t flags, uint32_t stackwalk_flags,
-                                      uint32_t profile_interval_100ns, char *err, size_t errsize);
+                                      uint32_t profile_interval_100ns);
 
 /* ---- Session names: unique per user on the machine (doc/etlrecord-design.md) ---- */
 
@@ -279,7 +300,7 @@ typedef struct etl_session_name etl_session_name;
 
 /* The runtime directory into out, created 0700 when missing; ETL_FAILED (with a message in
    err) when it cannot be, or is not the calling user's with mode 0700. */
-ETL_API int etl_runtime_dir(char *out, size_t size, char *err, size_t errsize);
+ETL_API int etl_session_runtime_dir(char *out, size_t size, char *err, size_t errsize);
 /* The lower-case key of a name; ETL_FAILED when it is not a valid name (1 to
    ETL_SESSION_NAME_MAX bytes, no '/' and no control characters). */
 ETL_API int etl_session_name_key(const char *name, char key[ETL_SESSION_NAME_MAX + 1]);

@@ -153,7 +153,7 @@ typedef struct etl_ext_item {
 
 /* The index-th extended data item of ev (0 <= index < ev->ext_count): ETL_OK or ETL_FAILED.
    The reader has already checked every item's bounds. */
-ETL_API int etl_event_ext_item(const etl_event *ev, unsigned index, etl_ext_item *out);
+ETL_API int etl_event_ext_item_get(const etl_event *ev, unsigned index, etl_ext_item *out);
 
 /* Clock types (TRACE_LOGFILE_HEADER.ReservedFlags). */
 enum etl_clock_type {
@@ -186,14 +186,14 @@ ETL_API int64_t etl_clock_timestamp(const etl_clock *c, int64_t ns);
 /* Ticks per second of the raw clock (perf_freq, 10 000 000, or MHz * 1e6); 0 if unknown. */
 ETL_API int64_t etl_clock_frequency(const etl_clock *c);
 /* FILETIME (100 ns since 1601) <-> nanoseconds since 1970. */
-ETL_API int64_t etl_filetime_to_ns(int64_t filetime);
-ETL_API int64_t etl_ns_to_filetime(int64_t ns);
+ETL_API int64_t etl_time_from_filetime(int64_t filetime);
+ETL_API int64_t etl_time_to_filetime(int64_t ns);
 /* Formats ns since 1970 as "2024-01-31T12:34:56.123456789Z" into out (at least 31 bytes). */
-ETL_API char *etl_format_time_ns(int64_t ns, char *out, size_t size);
-/* Parses "2024-01-31T12:34:56.123456789Z", the form etl_format_time_ns writes, into ns since
+ETL_API char *etl_time_format(int64_t ns, char *out, size_t size);
+/* Parses "2024-01-31T12:34:56.123456789Z", the form etl_time_format writes, into ns since
    1970 (UTC). The fraction and the Z may be left out; digits beyond nanoseconds are dropped.
    ETL_OK, or ETL_FAILED when text is not such a time or is out of range. */
-ETL_API int etl_parse_time_ns(const char *text, int64_t *ns);
+ETL_API int etl_time_parse(const char *text, int64_t *ns);
 
 /*
  * One clock's raw timestamps as raw timestamps of another clock: the tick of the target clock

@@ -57,21 +57,21 @@ typedef struct etl_event_extras {
  */
 /* EVENT_HEADER (64-bit) with extended data items; its timestamp is ts, or x->timestamp when
    that is not 0. */
-ETL_API uint32_t etl_encode_event(uint8_t *dst, uint32_t cap, int64_t ts, uint32_t pid, uint32_t tid,
-                                  const etl_guid *provider, const etl_event_descriptor *d,
-                                  const etl_event_extras *x, const etl_data *data, unsigned ndata);
+ETL_API uint32_t etl_record_encode_event(uint8_t *dst, uint32_t cap, int64_t ts, uint32_t pid, uint32_t tid,
+                                         const etl_guid *provider, const etl_event_descriptor *d,
+                                         const etl_event_extras *x, const etl_data *data, unsigned ndata);
 /* SYSTEM_TRACE_HEADER (64-bit) event of a kernel event class: hook = Group << 8 | Type. */
-ETL_API uint32_t etl_encode_system(uint8_t *dst, uint32_t cap, int64_t ts, uint16_t hook, uint16_t version,
-                                   uint32_t pid, uint32_t tid, const etl_data *data, unsigned ndata);
+ETL_API uint32_t etl_record_encode_system(uint8_t *dst, uint32_t cap, int64_t ts, uint16_t hook, uint16_t version,
+                                          uint32_t pid, uint32_t tid, const etl_data *data, unsigned ndata);
 /* PERFINFO_TRACE_HEADER (64-bit) event of a kernel event class. */
-ETL_API uint32_t etl_encode_perfinfo(uint8_t *dst, uint32_t cap, int64_t ts, uint16_t hook, uint16_t version,
-                                     const etl_data *data, unsigned ndata);
+ETL_API uint32_t etl_record_encode_perfinfo(uint8_t *dst, uint32_t cap, int64_t ts, uint16_t hook, uint16_t version,
+                                            const etl_data *data, unsigned ndata);
 
 /* Encodes an LBR event (PERFINFO64 header, version 2) whose payload is LBR_TRACE_EVENT_DATA
    followed by the entries; ts is the triggering event's timestamp. Same contract as the
    other encoders. */
-ETL_API uint32_t etl_encode_lbr(uint8_t *dst, uint32_t cap, int64_t ts, uint32_t pid, uint32_t tid,
-                                uint32_t filters, const etl_lbr_entry *entries, unsigned count);
+ETL_API uint32_t etl_record_encode_lbr(uint8_t *dst, uint32_t cap, int64_t ts, uint32_t pid, uint32_t tid,
+                                       uint32_t filters, const etl_lbr_entry *entries, unsigned count);
 
 /* ---- The file writer: buffers in, an ETL file out (etl-format.md section 10) ---- */
 

@@ -35,13 +35,13 @@ static __int128 floor_div(__int128 a, int64_t b)
     return q;
 }
 
-int64_t etl_filetime_to_ns(int64_t filetime)
+int64_t etl_time_from_filetime(int64_t filetime)
 {
     /* Nanoseconds since 1970 in 64 bits cover 1677..2262; beyond, the result saturates. */
     return saturate(((__int128)filetime - FILETIME_UNIX_EPOCH) * 100);
 }
 
-int64_t etl_ns_to_filetime(int64_t ns)
+int64_t etl_time_to_filetime(int64_t ns)
 {
     int64_t q = ns / 100;
     if (ns % 100 < 0) q--;
@@ -94,7 +94,7 @@ int64_t etl_clock_timestamp(const etl_clock *c, int64_t ns)
     return saturate((__int128)c->start_timestamp + ticks);
 }
 
-char *etl_format_time_ns(int64_t ns, char *out, size_t size)
+char *etl_time_format(int64_t ns, char *out, size_t size)
 {
     int64_t secs = ns / 1000000000, frac = ns % 1000000000;
     struct tm tm;
@@ -199,7 +199,7 @@ static int digits(const char **s, int n, unsigned *out)
     return 0;
 }
 
-int etl_parse_time_ns(const char *text, int64_t *ns)
+int etl_time_parse(const char *text, int64_t *ns)
 {
     static const unsigned month_days[12] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
     const char *s = text;

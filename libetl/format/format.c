@@ -606,7 +606,7 @@ int etl_record_peek_timestamp(const uint8_t *p, uint32_t avail, int64_t *ts)
     return 0;
 }
 
-int etl_event_ext_item(const etl_event *ev, unsigned index, etl_ext_item *out)
+int etl_event_ext_item_get(const etl_event *ev, unsigned index, etl_ext_item *out)
 {
     if (index >= ev->ext_count || !ev->ext) return ETL_FAILED;
     if (ev->kind == ETL_KIND_EVENT) {

@@ -129,9 +129,9 @@ int etl_load_trace(struct etl_sqlite_loader *l, struct input *in, const etl_trac
     bind_i64(s, i++, ti->clock.perf_freq);
     bind_i64(s, i++, ti->clock.cpu_speed_mhz);
     bind_i64(s, i++, ti->clock.start_timestamp);
-    bind_i64(s, i++, etl_filetime_to_ns(ti->clock.start_time));
-    if (ti->end_time) bind_i64(s, i++, etl_filetime_to_ns(ti->end_time)); else sqlite3_bind_null(s, i++);
-    if (ti->boot_time) bind_i64(s, i++, etl_filetime_to_ns(ti->boot_time)); else sqlite3_bind_null(s, i++);
+    bind_i64(s, i++, etl_time_from_filetime(ti->clock.start_time));
+    if (ti->end_time) bind_i64(s, i++, etl_time_from_filetime(ti->end_time)); else sqlite3_bind_null(s, i++);
+    if (ti->boot_time) bind_i64(s, i++, etl_time_from_filetime(ti->boot_time)); else sqlite3_bind_null(s, i++);
     bind_i64(s, i++, ti->timezone_bias);
     snprintf(v, sizeof v, "%u.%u.%u", ti->os_major, ti->os_minor, (unsigned)ti->os_build);
     sqlite3_bind_text(s, i++, v, -1, SQLITE_TRANSIENT);
@@ -181,7 +181,7 @@ int etl_load_trace_finish(struct etl_sqlite_loader *l, struct input *in, uint64_
                            -1, &s, NULL) != SQLITE_OK)
         return etl_sink_error(&l->sink, "traces");
     bind_i64(s, 1, in->trace);
-    if (etl_merge_input(l->merge, (unsigned)in->merge_index, &mi) == ETL_OK)
+    if (etl_merge_input_get(l->merge, (unsigned)in->merge_index, &mi) == ETL_OK)
         bind_i64(s, 2, l->first_trace + (int64_t)mi.clock_source);
     bind_u64(s, 3, in->events);
     if (in->events) {

@@ -166,7 +166,7 @@ static int insert_ext(struct sink *k, const etl_event *ev, int64_t event)
 
     for (unsigned i = 0; i < ev->ext_count; i++) {
         etl_ext_item it;
-        if (etl_event_ext_item(ev, i, &it) != ETL_OK) continue;
+        if (etl_event_ext_item_get(ev, i, &it) != ETL_OK) continue;
         bind_i64(s, 1, event);
         bind_i64(s, 2, i);
         bind_i64(s, 3, it.type);
@@ -184,7 +184,7 @@ static int insert_ext_stacks(struct kernel_side *ks, const struct input *in, con
     for (unsigned i = 0; i < ev->ext_count; i++) {
         etl_ext_item it;
         unsigned fs;
-        if (etl_event_ext_item(ev, i, &it) != ETL_OK) continue;
+        if (etl_event_ext_item_get(ev, i, &it) != ETL_OK) continue;
         if (it.type != ETL_EXT_STACK_TRACE32 && it.type != ETL_EXT_STACK_TRACE64) continue;
         fs = it.type == ETL_EXT_STACK_TRACE64 ? 8 : 4;
         if (it.size < 8) continue;

@@ -173,14 +173,14 @@ int etl_sink_bind_string(struct sink *k, sqlite3_stmt *s, int i, const etl_strin
     size_t n;
 
     if (!str->data) return sqlite3_bind_null(s, i);
-    n = etl_string_utf8(str, k->scratch[slot], k->scratch_cap[slot]);
+    n = etl_string_to_utf8(str, k->scratch[slot], k->scratch_cap[slot]);
     if (n >= k->scratch_cap[slot]) {
         size_t cap = n + 1 < 256 ? 256 : n + 1;
         char *p = realloc(k->scratch[slot], cap);
         if (!p) return SQLITE_NOMEM;
         k->scratch[slot] = p;
         k->scratch_cap[slot] = cap;
-        n = etl_string_utf8(str, p, cap);
+        n = etl_string_to_utf8(str, p, cap);
     }
     return sqlite3_bind_text(s, i, k->scratch[slot], (int)n, SQLITE_STATIC);
 }

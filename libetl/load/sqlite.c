@@ -355,7 +355,7 @@ static void ignore_damage(void *arg, int64_t offset, const char *message)
 
 int etl_sqlite_loader_add(etl_sqlite_loader *l, const char *path)
 {
-    etl_open_options oo;
+    etl_reader_options oo;
     etl_reader *r = NULL;
     struct input *in;
 

@@ -122,7 +122,7 @@ const etl_clock *etl_merge_clock(const etl_merge *m) { return &m->clock; }
 unsigned etl_merge_input_count(const etl_merge *m) { return m->n; }
 void etl_merge_stats_get(const etl_merge *m, etl_merge_stats *out) { *out = m->stats; }
 
-int etl_merge_input(const etl_merge *m, unsigned index, etl_merge_input_info *out)
+int etl_merge_input_get(const etl_merge *m, unsigned index, etl_merge_input_info *out)
 {
     if (index >= m->n) return ETL_FAILED;
     out->path = m->in[index].path;
@@ -234,7 +234,7 @@ static int place_inputs(etl_merge *m)
             char t[40];
             fatal(m, "%s: its clock (%s at %lld Hz, started %s) cannot be put on the merge's clock", in->path,
                   etl_clock_type_name(from.type), (long long)etl_clock_frequency(&from),
-                  etl_format_time_ns(etl_filetime_to_ns(from.start_time), t, sizeof t));
+                  etl_time_format(etl_time_from_filetime(from.start_time), t, sizeof t));
             free(order);
             return -1;
         }
@@ -253,8 +253,8 @@ static void note_boots(etl_merge *m)
             if (same_boot(a, b) != 0) continue;
             if (a->boot_time && b->boot_time)
                 reportf(m, 0, (int)i, -1, "recorded in another boot than %s (BootTime %s, not %s): its events are "
-                        "placed by absolute time", m->in[j].path, etl_format_time_ns(etl_filetime_to_ns(a->boot_time),
-                        ta, sizeof ta), etl_format_time_ns(etl_filetime_to_ns(b->boot_time), tb, sizeof tb));
+                        "placed by absolute time", m->in[j].path, etl_time_format(etl_time_from_filetime(a->boot_time),
+                        ta, sizeof ta), etl_time_format(etl_time_from_filetime(b->boot_time), tb, sizeof tb));
             else
                 reportf(m, 0, (int)i, -1, "its %s clock did not start when that of %s did (another boot): its events "
                         "are placed by absolute time", etl_clock_type_name(a->clock.type), m->in[j].path);
@@ -286,7 +286,7 @@ int etl_merge_open(etl_merge **out, const char *const *paths, unsigned count, co
     }
     for (unsigned i = 0; i < count; i++) {
         struct merge_input *in = &m->in[i];
-        etl_open_options o;
+        etl_reader_options o;
         struct stat st;
         int rc;
 
@@ -668,7 +668,7 @@ static int64_t finish_header(const etl_merge *m, const struct out_file *o)
     etl_writer_set_events_lost(o->w, events_lost > UINT32_MAX ? UINT32_MAX : (uint32_t)events_lost);
     etl_writer_set_buffers_lost(o->w, buffers_lost > UINT32_MAX ? UINT32_MAX : (uint32_t)buffers_lost);
     if (o->any_event) {
-        int64_t last = etl_ns_to_filetime(etl_clock_time_ns(&m->clock, o->last_ts));
+        int64_t last = etl_time_to_filetime(etl_clock_time_ns(&m->clock, o->last_ts));
         if (last > end) end = last;
     }
     return end;

@@ -131,7 +131,7 @@ static int count_event(etl_diff *c, const etl_event *ev, int side)
 static int side_open(etl_diff *d, int k, const char *path)
 {
     struct diff_side *s = &d->side[k];
-    etl_open_options oo;
+    etl_reader_options oo;
 
     s->d = d;
     s->path = strdup(path);

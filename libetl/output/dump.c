@@ -77,10 +77,10 @@ static void dump_lbr_json(FILE *f, const etl_event *ev)
 /* A record's string as UTF-8 (caller frees), or NULL without memory. */
 static char *kstring(const etl_string *s)
 {
-    size_t n = etl_string_utf8(s, NULL, 0);
+    size_t n = etl_string_to_utf8(s, NULL, 0);
     char *out = malloc(n + 1);
 
-    if (out) etl_string_utf8(s, out, n + 1);
+    if (out) etl_string_to_utf8(s, out, n + 1);
     return out;
 }
 
@@ -126,7 +126,7 @@ static void text_frames(FILE *f, const etl_kstack *s, etl_image_map *map, uint32
 {
     fprintf(f, " frames=%u", s->frame_count);
     for (unsigned i = 0; i < s->frame_count; i++) {
-        uint64_t a = etl_kframe_at(s, i);
+        uint64_t a = etl_kstack_frame_at(s, i);
         fprintf(f, " 0x%" PRIx64 "=", a);
         text_addr(f, map, pid, a, ts);
     }
@@ -254,7 +254,7 @@ static void json_frames(FILE *f, const etl_kstack *s, etl_image_map *map, uint32
 {
     fputs(",\"frames\":[", f);
     for (unsigned i = 0; i < s->frame_count; i++) {
-        uint64_t a = etl_kframe_at(s, i);
+        uint64_t a = etl_kstack_frame_at(s, i);
         fprintf(f, "%s{\"addr\":%" PRIu64, i ? "," : "", a);
         json_image(f, map, pid, a, ts);
         fputc('}', f);
@@ -433,7 +433,7 @@ static void dump_row(FILE *f, etl_dump_format format, const etl_reader *r, const
     int has_id = (ev->has & ETL_HAS_ID) != 0, pt = (ev->has & ETL_HAS_PID_TID) != 0;
     struct field v[sizeof columns / sizeof columns[0]];
 
-    etl_format_time_ns(etl_reader_time_ns(r, ev->timestamp), t, sizeof t);
+    etl_time_format(etl_reader_time_ns(r, ev->timestamp), t, sizeof t);
     provider_text(ev, g);
     v[0] = fint(ev->timestamp);
     v[1] = fstr(t);
@@ -474,7 +474,7 @@ static void dump_text(FILE *f, const etl_reader *r, const etl_event *ev, etl_ima
     uint32_t preview = ev->payload_len < 16 ? ev->payload_len : 16;
     etl_lbr lbr;
 
-    etl_format_time_ns(etl_reader_time_ns(r, ev->timestamp), t, sizeof t);
+    etl_time_format(etl_reader_time_ns(r, ev->timestamp), t, sizeof t);
     provider_text(ev, g);
     fprintf(f, "%s cpu=%u ", t, ev->cpu);
     if (ev->has & ETL_HAS_PID_TID) fprintf(f, "pid=%" PRIu32 " tid=%" PRIu32 " ", ev->pid, ev->tid);

@@ -250,7 +250,7 @@ static int norm_line(etl_normalizer *n, const etl_event *ev, int64_t time_ns)
     if (!(o->ignore & ETL_NORMALIZE_CPU) && put(n, " cpu=%u", ev->cpu) != 0) return -1;
     for (unsigned i = 0; i < ev->ext_count; i++) {
         etl_ext_item it;
-        if (etl_event_ext_item(ev, i, &it) != ETL_OK) continue;
+        if (etl_event_ext_item_get(ev, i, &it) != ETL_OK) continue;
         if (put(n, "%s%s", i ? "," : " ext=", etl_ext_type_name(it.type)) != 0) return -1;
     }
     if (put(n, " len=%" PRIu32, ev->payload_len) != 0) return -1;

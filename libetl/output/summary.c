@@ -67,7 +67,7 @@ static void time_field(FILE *f, const char *key, int64_t filetime)
         fprintf(f, ",\"%s\":null", key);
         return;
     }
-    etl_format_time_ns(etl_filetime_to_ns(filetime), t, sizeof t);
+    etl_time_format(etl_time_from_filetime(filetime), t, sizeof t);
     fprintf(f, ",\"%s\":\"%s\"", key, t);
 }
 

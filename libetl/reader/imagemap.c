@@ -109,7 +109,7 @@ static int add_image(etl_image_map *m, const etl_event *ev, const etl_kimage *k)
     e = &m->ie[m->nie];
     e->file_name = malloc(n);
     if (!e->file_name) return ETL_FAILED;
-    etl_string_utf8(&k->file_name, e->file_name, n);
+    etl_string_to_utf8(&k->file_name, e->file_name, n);
     /* Version 0 image events carry no process id: the event header's, when it has one. */
     e->pid = ev->version >= 1 ? k->pid : (ev->has & ETL_HAS_PID_TID) ? ev->pid : 0;
     e->what = (uint8_t)what;

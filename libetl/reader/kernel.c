@@ -61,7 +61,7 @@ static const uint16_t cp1252_high[32] = {
     0x0153, 0x009D, 0x017E, 0x0178
 };
 
-size_t etl_string_utf8(const etl_string *s, char *out, size_t size)
+size_t etl_string_to_utf8(const etl_string *s, char *out, size_t size)
 {
     size_t o = 0, total = 0, n = s && s->data ? s->size : 0;
     int full = size == 0;
@@ -487,7 +487,7 @@ int etl_kernel_decode(const etl_event *ev, etl_kernel_event *out)
     }
 }
 
-uint64_t etl_kframe_at(const etl_kstack *s, unsigned index)
+uint64_t etl_kstack_frame_at(const etl_kstack *s, unsigned index)
 {
     if (!s->frames || index >= s->frame_count) return 0;
     return s->frame_size == 4 ? etl_le32(s->frames + 4 * (size_t)index) : etl_le64(s->frames + 8 * (size_t)index);

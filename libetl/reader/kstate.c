@@ -177,7 +177,7 @@ static int names_add(struct names *s, uint32_t id, int64_t ts, const etl_string 
     }
     name = malloc(size);
     if (!name) return ETL_FAILED;
-    etl_string_utf8(str, name, size);
+    etl_string_to_utf8(str, name, size);
     s->e[s->n] = (struct named){ id, ts, s->n, name };
     s->n++;
     s->dirty = 1;

@@ -178,7 +178,7 @@ static int live_batch(etl_reader *r)
 {
     struct live *l = r->live;
     struct pollfd pf = { l->fd, POLLIN, 0 };
-    etl_open_options o;
+    etl_reader_options o;
     int rc;
 
     etl_reader_close(l->batch);
@@ -335,10 +335,10 @@ static int live_start(etl_reader *r)
     return 0;
 }
 
-static int live_open(etl_reader **out, int fd, int owned, const etl_open_options *opt, const char *name,
+static int live_open(etl_reader **out, int fd, int owned, const etl_reader_options *opt, const char *name,
                      const char *request)
 {
-    etl_source none;
+    etl_reader_source none;
     etl_reader *r;
 
     memset(&none, 0, sizeof none);
@@ -365,7 +365,7 @@ static int live_open(etl_reader **out, int fd, int owned, const etl_open_options
     return ETL_OK;
 }
 
-int etl_reader_open_stream(etl_reader **out, int fd, const etl_open_options *opt)
+int etl_reader_open_stream(etl_reader **out, int fd, const etl_reader_options *opt)
 {
     char name[32];
 
@@ -373,10 +373,10 @@ int etl_reader_open_stream(etl_reader **out, int fd, const etl_open_options *opt
     return live_open(out, fd, 0, opt, opt && opt->name ? opt->name : name, NULL);
 }
 
-int etl_reader_open_live(etl_reader **out, int fd, const etl_open_options *opt, const char *name, const char *error)
+int etl_reader_open_live(etl_reader **out, int fd, const etl_reader_options *opt, const char *name, const char *error)
 {
     if (error) {
-        etl_source none;
+        etl_reader_source none;
         etl_reader *r;
         memset(&none, 0, sizeof none);
         r = etl_reader_new(&none, opt, name);

@@ -138,7 +138,7 @@ int etl_reader_parse_logfile_header(etl_reader *r, const uint8_t *b, uint32_t n)
 
 /* ---------------------------------------------------------------- open / close */
 
-etl_reader *etl_reader_new(const etl_source *src, const etl_open_options *opt, const char *default_name)
+etl_reader *etl_reader_new(const etl_reader_source *src, const etl_reader_options *opt, const char *default_name)
 {
     etl_reader *r = calloc(1, sizeof *r);
 
@@ -248,7 +248,7 @@ fail:
     return -1;
 }
 
-int etl_reader_open(etl_reader **out, const etl_source *src, const etl_open_options *opt)
+int etl_reader_open(etl_reader **out, const etl_reader_source *src, const etl_reader_options *opt)
 {
     etl_reader *r = etl_reader_new(src, opt, "<etl>");
 
@@ -268,17 +268,17 @@ int etl_reader_open(etl_reader **out, const etl_source *src, const etl_open_opti
     return ETL_OK;
 }
 
-int etl_reader_open_path(etl_reader **out, const char *path, const etl_open_options *opt)
+int etl_reader_open_path(etl_reader **out, const char *path, const etl_reader_options *opt)
 {
-    etl_open_options o;
-    etl_source src;
+    etl_reader_options o;
+    etl_reader_source src;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
 
     if (opt) o = *opt; else memset(&o, 0, sizeof o);
     if (!o.name) o.name = path;
     if (fd < 0) {
         int e = errno;
-        etl_source none;
+        etl_reader_source none;
         memset(&none, 0, sizeof none);
         etl_reader *r = etl_reader_new(&none, &o, path);
         *out = r;
@@ -296,11 +296,11 @@ int etl_reader_open_path(etl_reader **out, const char *path, const etl_open_opti
     return etl_reader_open(out, &src, &o);
 }
 
-int etl_reader_open_fd(etl_reader **out, int fd, const etl_open_options *opt)
+int etl_reader_open_fd(etl_reader **out, int fd, const etl_reader_options *opt)
 {
     char name[32];
-    etl_open_options o;
-    etl_source src;
+    etl_reader_options o;
+    etl_reader_source src;
 
     if (opt) o = *opt; else memset(&o, 0, sizeof o);
     snprintf(name, sizeof name, "<fd %d>", fd);
@@ -312,10 +312,10 @@ int etl_reader_open_fd(etl_reader **out, int fd, const etl_open_options *opt)
     return etl_reader_open(out, &src, &o);
 }
 
-int etl_reader_open_memory(etl_reader **out, const void *data, size_t size, const etl_open_options *opt)
+int etl_reader_open_memory(etl_reader **out, const void *data, size_t size, const etl_reader_options *opt)
 {
-    etl_open_options o;
-    etl_source src;
+    etl_reader_options o;
+    etl_reader_source src;
 
     if (opt) o = *opt; else memset(&o, 0, sizeof o);
     if (!o.name) o.name = "<memory>";

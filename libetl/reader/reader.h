@@ -18,15 +18,15 @@
 /* ---------------------------------------------------------------- byte sources (source.c) */
 
 /* Fill src to read fd with pread; close it on close when owned. 0, or -1 without memory. */
-int etl_source_fd(etl_source *src, int fd, int owned);
+int etl_source_fd(etl_reader_source *src, int fd, int owned);
 /* Fill src to read size bytes at data. 0, or -1 without memory. */
-int etl_source_memory(etl_source *src, const void *data, size_t size);
+int etl_source_memory(etl_reader_source *src, const void *data, size_t size);
 /* 1 if the first bytes are a gzip member header. */
 int etl_source_is_gzip(const uint8_t *magic, size_t n);
 /* Replace src by the decompressed content of its gzip stream (in an unlinked temporary file).
    0 on success; 1 when the gzip data was damaged (what came before the damage is kept,
    the message is in err); -1 with a message in err (src still needs closing). */
-int etl_source_gunzip(etl_source *src, char *err, size_t errsize);
+int etl_source_gunzip(etl_reader_source *src, char *err, size_t errsize);
 
 /* ---------------------------------------------------------------- limits */
 
@@ -101,9 +101,9 @@ struct live;
 
 struct etl_reader {
     struct live *live;       /* a real-time stream (etl_reader_open_stream), or NULL */
-    etl_source src;
+    etl_reader_source src;
     char *name;
-    etl_open_options opt;
+    etl_reader_options opt;
     etl_trace_info info;
     char *logger_name;
     char *log_file_name;
@@ -183,7 +183,7 @@ static inline int etl_reader_read_exact(etl_reader *r, void *buf, size_t n, uint
 
 /* A reader over src with the options and its name (opt->name, else default_name); NULL
    without memory. */
-etl_reader *etl_reader_new(const etl_source *src, const etl_open_options *opt, const char *default_name);
+etl_reader *etl_reader_new(const etl_reader_source *src, const etl_reader_options *opt, const char *default_name);
 /* Parse the logfile header event at the start of the header buffer b (n bytes) into the trace
    info. 0, or -1 with the message set. */
 int etl_reader_parse_logfile_header(etl_reader *r, const uint8_t *b, uint32_t n);
@@ -215,6 +215,6 @@ void etl_reader_live_free(struct live *l);
 /* The reader of a real-time stream on fd, whose "consume" request was sent (engine/control.c's
    etl_reader_open_session): the reader owns fd. With error, a reader holding only that message
    (fd unused). name names the reader unless opt does. */
-int etl_reader_open_live(etl_reader **out, int fd, const etl_open_options *opt, const char *name, const char *error);
+int etl_reader_open_live(etl_reader **out, int fd, const etl_reader_options *opt, const char *name, const char *error);
 
 #endif /* LIBETL_READER_H */

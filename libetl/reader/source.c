@@ -50,7 +50,7 @@ static void fd_close(void *ctx)
     free(s);
 }
 
-int etl_source_fd(etl_source *src, int fd, int owned)
+int etl_source_fd(etl_reader_source *src, int fd, int owned)
 {
     struct fd_source *s = malloc(sizeof *s);
 
@@ -89,7 +89,7 @@ static void mem_close(void *ctx)
     free(ctx);
 }
 
-int etl_source_memory(etl_source *src, const void *data, size_t size)
+int etl_source_memory(etl_reader_source *src, const void *data, size_t size)
 {
     struct mem_source *s = malloc(sizeof *s);
 
@@ -113,7 +113,7 @@ int etl_source_is_gzip(const uint8_t *magic, size_t n)
  * reader needs random access, and memory must not grow with the file. Damaged or truncated
  * gzip data keeps what was decompressed before the damage (return 1, message in err).
  */
-int etl_source_gunzip(etl_source *src, char *err, size_t errsize)
+int etl_source_gunzip(etl_reader_source *src, char *err, size_t errsize)
 {
     enum { CHUNK = 1 << 16 };
     const char *dir = getenv("TMPDIR");

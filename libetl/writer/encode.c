@@ -46,9 +46,9 @@ static uint8_t *put_ext_item(uint8_t *p, uint16_t type, uint16_t size, int more)
     return p + 8;
 }
 
-uint32_t etl_encode_event(uint8_t *dst, uint32_t cap, int64_t ts, uint32_t pid, uint32_t tid,
-                          const etl_guid *provider, const etl_event_descriptor *d,
-                          const etl_event_extras *x, const etl_data *data, unsigned ndata)
+uint32_t etl_record_encode_event(uint8_t *dst, uint32_t cap, int64_t ts, uint32_t pid, uint32_t tid,
+                                 const etl_guid *provider, const etl_event_descriptor *d,
+                                 const etl_event_extras *x, const etl_data *data, unsigned ndata)
 {
     uint32_t ext = 0, size;
     int has_related = x && x->related_activity_id, has_stack = x && x->stack && x->stack_frames;
@@ -96,8 +96,8 @@ uint32_t etl_encode_event(uint8_t *dst, uint32_t cap, int64_t ts, uint32_t pid, 
     return size;
 }
 
-uint32_t etl_encode_system(uint8_t *dst, uint32_t cap, int64_t ts, uint16_t hook, uint16_t version,
-                           uint32_t pid, uint32_t tid, const etl_data *data, unsigned ndata)
+uint32_t etl_record_encode_system(uint8_t *dst, uint32_t cap, int64_t ts, uint16_t hook, uint16_t version,
+                                  uint32_t pid, uint32_t tid, const etl_data *data, unsigned ndata)
 {
     uint32_t size = ETL_SYSTEM_HEADER_SIZE + data_size(data, ndata);
 
@@ -118,8 +118,8 @@ uint32_t etl_encode_system(uint8_t *dst, uint32_t cap, int64_t ts, uint16_t hook
     return size;
 }
 
-uint32_t etl_encode_perfinfo(uint8_t *dst, uint32_t cap, int64_t ts, uint16_t hook, uint16_t version,
-                             const etl_data *data, unsigned ndata)
+uint32_t etl_record_encode_perfinfo(uint8_t *dst, uint32_t cap, int64_t ts, uint16_t hook, uint16_t version,
+                                    const etl_data *data, unsigned ndata)
 {
     uint32_t size = ETL_PERFINFO_HEADER_SIZE + data_size(data, ndata);
 
@@ -135,8 +135,8 @@ uint32_t etl_encode_perfinfo(uint8_t *dst, uint32_t cap, int64_t ts, uint16_t ho
     return size;
 }
 
-uint32_t etl_encode_lbr(uint8_t *dst, uint32_t cap, int64_t ts, uint32_t pid, uint32_t tid,
-                        uint32_t filters, const etl_lbr_entry *entries, unsigned count)
+uint32_t etl_record_encode_lbr(uint8_t *dst, uint32_t cap, int64_t ts, uint32_t pid, uint32_t tid,
+                               uint32_t filters, const etl_lbr_entry *entries, unsigned count)
 {
     uint8_t head[24];
     etl_data data[2];
@@ -154,7 +154,7 @@ uint32_t etl_encode_lbr(uint8_t *dst, uint32_t cap, int64_t ts, uint32_t pid, ui
     data[0].size = 24;
     data[1].ptr = NULL;
     data[1].size = 0;
-    etl_encode_perfinfo(dst, cap, ts, ETL_HOOK_LBR_SAMPLE, 2, data, 1);
+    etl_record_encode_perfinfo(dst, cap, ts, ETL_HOOK_LBR_SAMPLE, 2, data, 1);
     etl_put16(dst + 4, (uint16_t)size);
     for (unsigned i = 0; i < count; i++) {
         uint8_t *e = dst + ETL_PERFINFO_HEADER_SIZE + 24 + 24 * i;

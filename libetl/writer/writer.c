@@ -165,8 +165,8 @@ uint32_t etl_header_buffer_build(const etl_writer_options *o, const char *file_n
     etl_put64(e + 16, (uint64_t)o->clock.start_timestamp);
     used = ETL_BUFFER_HEADER_SIZE + ETL_RECORD_SPACE(size);
     memset(b + ETL_BUFFER_HEADER_SIZE + size, 0, used - ETL_BUFFER_HEADER_SIZE - size);
-    used += ETL_RECORD_SPACE(etl_encode_system(b + used, o->buffer_size - used, o->clock.start_timestamp, 0x0050, 2,
-                                               o->header_pid, o->header_tid, &part, 1));
+    used += ETL_RECORD_SPACE(etl_record_encode_system(b + used, o->buffer_size - used, o->clock.start_timestamp,
+                                                      0x0050, 2, o->header_pid, o->header_tid, &part, 1));
     if (p == 4) b[used - ETL_RECORD_SPACE(ETL_SYSTEM_HEADER_SIZE + 48) + 2] = ETL_HT_SYSTEM32;
 
     on_disk = compressed ? (used + 511u) & ~511u : o->buffer_size;
@@ -550,7 +550,7 @@ int etl_writer_write_buffer(etl_writer *w, uint8_t *buffer, uint32_t used, uint1
                 return ETL_FAILED; /* sequential: the file is full, logging stops */
             }
             w->file_index++;
-            if (close_file(w, etl_ns_to_filetime(etl_clock_time_ns(&w->o.clock, flush_timestamp))) != 0 ||
+            if (close_file(w, etl_time_to_filetime(etl_clock_time_ns(&w->o.clock, flush_timestamp))) != 0 ||
                 open_file(w) != 0) {
                 w->fatal = 1;
                 return ETL_FATAL;
