@@ -817,7 +817,7 @@ END_TEST
 /* ------------------------------------------------------------------------------------------ */
 /* Damaged records */
 
-/* Sets a record's Size field, wherever its kind keeps it (etl-format.md section 4.1). */
+/* Sets a record's Size field, wherever its kind keeps it (doc/format.md section 4.1). */
 static void set_record_size(uint8_t *p, uint16_t size)
 {
     unsigned type = p[2];

@@ -370,7 +370,7 @@ static void run_free(struct merge_run *run)
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* An independent walk of an output file, by the rules of etl-format.md alone */
+/* An independent walk of an output file, by the rules of doc/format.md alone */
 
 /* Size of the record at p, from its marker, as section 4.1 tells; 0 when it is not a record. */
 static uint32_t walk_record_size(const uint8_t *p, uint32_t avail, int64_t *ts)

@@ -253,7 +253,7 @@ START_TEST(batch_write_error)
 }
 END_TEST
 
-/* The bytes of a written data buffer follow the writer checklist (etl-format.md section 10). */
+/* The bytes of a written data buffer follow the writer checklist (doc/format.md section 10). */
 START_TEST(buffer_header_bytes)
 {
     etl_writer_options o = { .buffer_size = 8192, .logger_id = 0x12 };

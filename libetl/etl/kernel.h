@@ -12,7 +12,7 @@
 extern "C" {
 #endif
 
-/* ---- LBR (last branch record) events, etl-format.md section 8.8 ---- */
+/* ---- LBR (last branch record) events, doc/format.md section 8.8 ---- */
 
 /* The LBR sample event: group 0x0C (GUID 99134383-5248-43fc-834b-529454e75df3), type 0x20. */
 #define ETL_HOOK_LBR_SAMPLE 0x0C20
@@ -51,7 +51,7 @@ ETL_API int etl_lbr_decode(const etl_event *ev, etl_lbr *out);
 /* The index-th entry of a decoded LBR event. */
 ETL_API etl_lbr_entry etl_lbr_entry_at(const etl_lbr *lbr, unsigned index);
 
-/* ---- Kernel event classes decoded into typed records (etl-format.md section 8) ---- */
+/* ---- Kernel event classes decoded into typed records (doc/format.md section 8) ---- */
 
 /*
  * The NT Kernel Logger's event classes, recognised by their hook (Group << 8 | Type) in

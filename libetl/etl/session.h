@@ -183,7 +183,7 @@ ETL_API void etl_session_close(etl_session *s);
 #define ETL_LBR_SAMPLED     0x400u
 /* The flags etl_session_configure_lbr takes: ETL_LBR_FILTER_* and ETL_LBR_CALLSTACK. */
 #define ETL_LBR_FLAGS_VALID 0x3FFu
-/* EVNTRACE_MAX_LBR_EVENTS: at most this many triggering events (etl-format.md section 8.8). */
+/* EVNTRACE_MAX_LBR_EVENTS: at most this many triggering events (doc/format.md section 8.8). */
 #define ETL_LBR_MAX_EVENTS  4
 
 /* CLASSIC_EVENT_ID: an event named by its provider (or kernel group) GUID and its type (opcode). */

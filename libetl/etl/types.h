@@ -71,7 +71,7 @@ ETL_API int etl_guid_from_name(const char *name, etl_guid *out);
    ("Process"). ETL_OK, or ETL_FAILED when text is neither. */
 ETL_API int etl_guid_parse_provider(const char *text, etl_guid *out);
 
-/* The kind of trace header an event record has (etl-format.md section 4.1). */
+/* The kind of trace header an event record has (doc/format.md section 4.1). */
 enum etl_event_kind {
     ETL_KIND_SYSTEM = 1,   /* SYSTEM_TRACE_HEADER, full (0x20 bytes) */
     ETL_KIND_COMPACT,      /* SYSTEM_TRACE_HEADER, compact (0x18 bytes) */
@@ -132,7 +132,7 @@ typedef struct etl_event {
     uint32_t record_offset;   /* offset of the record in the (decompressed) buffer */
 } etl_event;
 
-/* Extended data item types (EVENT_HEADER_EXT_TYPE_*), etl-format.md section 4.6. */
+/* Extended data item types (EVENT_HEADER_EXT_TYPE_*), doc/format.md section 4.6. */
 enum etl_ext_type {
     ETL_EXT_RELATED_ACTIVITYID = 1, ETL_EXT_SID = 2, ETL_EXT_TS_ID = 3, ETL_EXT_INSTANCE_INFO = 4,
     ETL_EXT_STACK_TRACE32 = 5, ETL_EXT_STACK_TRACE64 = 6, ETL_EXT_PEBS_INDEX = 7,
@@ -245,7 +245,7 @@ typedef struct etl_trace_info {
     uint64_t file_size;        /* bytes of the (decompressed, for .etl.gz) file */
 } etl_trace_info;
 
-/* Log file mode bits (etl-format.md section 3.4) that the toolkit uses by name. */
+/* Log file mode bits (doc/format.md section 3.4) that the toolkit uses by name. */
 #define ETL_MODE_FILE_SEQUENTIAL 0x00000001u
 #define ETL_MODE_FILE_CIRCULAR   0x00000002u
 #define ETL_MODE_FILE_APPEND     0x00000004u

@@ -73,7 +73,7 @@ ETL_API uint32_t etl_record_encode_perfinfo(uint8_t *dst, uint32_t cap, int64_t 
 ETL_API uint32_t etl_record_encode_lbr(uint8_t *dst, uint32_t cap, int64_t ts, uint32_t pid, uint32_t tid,
                                        uint32_t filters, const etl_lbr_entry *entries, unsigned count);
 
-/* ---- The file writer: buffers in, an ETL file out (etl-format.md section 10) ---- */
+/* ---- The file writer: buffers in, an ETL file out (doc/format.md section 10) ---- */
 
 typedef struct etl_writer etl_writer;
 

@@ -9,7 +9,7 @@
 
 #define G(d1, d2, d3, a, b, c, d, e, f, g, h) { d1, d2, d3, { a, b, c, d, e, f, g, h } }
 
-/* Kernel event groups (etl-format.md section 4.10), indexed by the HookId's high byte. */
+/* Kernel event groups (doc/format.md section 4.10), indexed by the HookId's high byte. */
 static const etl_guid group_guids[ETL_GROUP_COUNT] = {
     G(0x68fdd900, 0x4a3e, 0x11d1, 0x84, 0xf4, 0x00, 0x00, 0xf8, 0x04, 0x64, 0xe3), /* EventTrace */
     G(0x3d6fa8d4, 0xfe05, 0x11d0, 0x9d, 0xda, 0x00, 0xc0, 0x4f, 0xd7, 0xba, 0x7c), /* DiskIo */

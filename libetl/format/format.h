@@ -12,7 +12,7 @@
 
 #include "etl.h"
 
-/* Little-endian loads and stores at any alignment (etl-format.md: all integers little-endian).
+/* Little-endian loads and stores at any alignment (doc/format.md: all integers little-endian).
    On a little-endian host they are single unaligned moves: the encoders' stores must be whole
    words, or the copy of a staged record that follows stalls on store forwarding. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -42,7 +42,7 @@ static inline int64_t etl_le64s(const uint8_t *p) { return (int64_t)etl_le64(p);
 void etl_guid_read(const uint8_t *p, etl_guid *g);
 void etl_guid_write(uint8_t *p, const etl_guid *g);
 
-/* ---- WMI_BUFFER_HEADER (0x48 bytes), etl-format.md section 2 ---- */
+/* ---- WMI_BUFFER_HEADER (0x48 bytes), doc/format.md section 2 ---- */
 #define ETL_BUFFER_HEADER_SIZE 0x48
 #define ETL_BH_BUFFER_SIZE     0x00 /* u32: bytes the buffer occupies in the file */
 #define ETL_BH_SAVED_OFFSET    0x04 /* u32 */
@@ -71,7 +71,7 @@ void etl_guid_write(uint8_t *p, const etl_guid *g);
 
 #define ETL_BUFFER_STATE_FLUSH 3
 
-/* Limits of the logical buffer size (MIN/MAX_ETW_BUFFER_SIZE, etl-format.md section 1.1). */
+/* Limits of the logical buffer size (MIN/MAX_ETW_BUFFER_SIZE, doc/format.md section 1.1). */
 #define ETL_MIN_BUFFER_SIZE 512u /* relogger header buffers are 512 bytes */
 #define ETL_MAX_BUFFER_SIZE (16u * 1024 * 1024)
 
@@ -91,7 +91,7 @@ typedef struct etl_buffer_header {
 
 void etl_buffer_header_read(const uint8_t *p, etl_buffer_header *bh);
 
-/* ---- Trace headers, etl-format.md section 4 ---- */
+/* ---- Trace headers, doc/format.md section 4 ---- */
 #define ETL_TRACE_HEADER_FLAG   0x80u /* bit 31 of the first dword */
 #define ETL_HT_SYSTEM32     0x01
 #define ETL_HT_SYSTEM64     0x02
@@ -153,7 +153,7 @@ static inline uint32_t etl_align8(uint32_t n) { return (n + 7u) & ~7u; }
 
 /* ---- Hooks (Group << 8 | Type) of the kernel classes libetl decodes (reader/kernel.c) and
    kernel capture writes (capture/; the header and version of each: etl_kcapture_form), as
-   etl-format.md section 8 and perfview_diaghub.kernel.1.etl have them. LBR's is public
+   doc/format.md section 8 and perfview_diaghub.kernel.1.etl have them. LBR's is public
    (ETL_HOOK_LBR_SAMPLE, etl.h). ---- */
 #define ETL_HOOK_HEADER             0x0000 /* EventTrace */
 #define ETL_HOOK_HEADER_EXTENSION   0x0005
@@ -186,7 +186,7 @@ static inline uint32_t etl_align8(uint32_t n) { return (n + 7u) & ~7u; }
 #define ETL_HOOK_IMAGE_DCEND        0x1404
 #define ETL_HOOK_IMAGE_LOAD         0x140A /* the Image group's own form of 0x030A */
 /* StackWalk events whose payload starts with the raw-clock timestamp of the event they belong to
-   (etl-format.md section 8.6). */
+   (doc/format.md section 8.6). */
 #define ETL_HOOK_STACKWALK_STACK    0x1820
 #define ETL_HOOK_STACKWALK_KEY_DELETE  0x1823
 #define ETL_HOOK_STACKWALK_KEY_RUNDOWN 0x1824
@@ -257,7 +257,7 @@ int etl_record_peek_timestamp(const uint8_t *p, uint32_t avail, int64_t *ts);
 
 /*
  * Where the decoded record ev (from etl_record_decode) keeps raw-clock timestamps
- * (etl-format.md section 5.1): the offsets from ev->record of its trace header's TimeStamp,
+ * (doc/format.md section 5.1): the offsets from ev->record of its trace header's TimeStamp,
  * when it has one (a WPP message may not), and of the payload field that repeats the clock
  * in StackWalk stacks and stack-key references (EventTimeStamp) and in LBR events
  * (TimeStamp). Returns how many offsets it wrote to off (0 to ETL_RECORD_TIMESTAMP_FIELDS);
@@ -311,7 +311,7 @@ size_t etl_xpress_compress_bound(size_t n);
    Thread-safe; uses about 48 KiB of stack and no heap. */
 size_t etl_xpress_compress(const uint8_t *in, size_t n, uint8_t *out, size_t cap);
 
-/* ---- The real-time stream ----
+/* ---- The real-time stream (doc/format.md section 14) ----
  * What a session in real-time mode sends its consumer once it has
  * answered "ok" to the request "consume" (doc/etlrecord-design.md, "Real-time mode as built").
  * Frames, each a 12-byte head (magic, kind, length: little-endian 32-bit) and length bytes:

@@ -21,7 +21,7 @@ static const char *buffer_header_problem(const etl_reader *r, const etl_buffer_h
         if (bh->offset > logical) return "Offset (used size) exceeds the logfile header's BufferSize";
         if (bh->buffer_size - ETL_BUFFER_HEADER_SIZE > etl_xpress_compress_bound(logical - ETL_BUFFER_HEADER_SIZE))
             return "BufferSize is larger than any compressed buffer can be";
-        /* Without COMPRESSED_MODE every buffer has the logical size (etl-format.md section
+        /* Without COMPRESSED_MODE every buffer has the logical size (doc/format.md section
            1.1), so that a damaged header cannot lead the walk off the buffers' grid. */
         if (!r->compressed_file && bh->buffer_size != logical)
             return "BufferSize differs from the logfile header's BufferSize (the file is not in compressed mode)";
@@ -97,7 +97,7 @@ static uint64_t resync(etl_reader *r, uint64_t off, int *io_error)
                 h[ETL_BH_BUFFER_TYPE + 1] != 0)
                 continue;
             etl_buffer_header_read(h, &bh);
-            /* SavedOffset = Offset in compressed buffers (etl-format.md section 7): a check
+            /* SavedOffset = Offset in compressed buffers (doc/format.md section 7): a check
                that a header seen at a shifted position, across a damaged one, fails. */
             if (!buffer_header_problem(r, &bh, 0) && bh.sequence_number > 0 && bh.saved_offset == bh.offset) {
                 free(win);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Typed decoding of the NT Kernel Logger's event classes (doc/kernel-events.md, etl-format.md section 8). */
+/* Typed decoding of the NT Kernel Logger's event classes (doc/kernel-events.md, doc/format.md section 8). */
 #include <stdio.h>
 #include <string.h>
 

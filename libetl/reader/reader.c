@@ -64,7 +64,7 @@ static char *dup_utf16(const uint8_t *p, size_t units, size_t *consumed)
     return s;
 }
 
-/* Parse the logfile header event at the start of buffer 0 (etl-format.md section 3). */
+/* Parse the logfile header event at the start of buffer 0 (doc/format.md section 3). */
 int etl_reader_parse_logfile_header(etl_reader *r, const uint8_t *b, uint32_t n)
 {
     etl_trace_info *in = &r->info;

@@ -22,7 +22,7 @@ typedef struct etl_header_counts {
 void etl_writer_options_defaults(etl_writer_options *o);
 
 /*
- * Builds the header buffer (etl-format.md section 10, items 2 and 3) into b, which holds
+ * Builds the header buffer (doc/format.md section 10, items 2 and 3) into b, which holds
  * o->buffer_size bytes: the logfile header event (SYSTEM64, TRACE_LOGFILE_HEADER 64-bit form,
  * layout version 1.5, or 2.0 when compressed or larger than 1 MiB), the logger and file names,
  * and a PartitionInfoExtension event. Returns the bytes the header buffer occupies on disk:
@@ -34,7 +34,7 @@ uint32_t etl_header_buffer_build(const etl_writer_options *o, const char *file_n
 
 /*
  * Fills the WMI_BUFFER_HEADER of a data buffer of buffer_size bytes whose records end at used
- * (etl-format.md section 10, item 4): the file writer's and the real-time stream's.
+ * (doc/format.md section 10, item 4): the file writer's and the real-time stream's.
  */
 void etl_buffer_header_fill(uint8_t *b, uint32_t buffer_size, uint32_t used, uint16_t cpu, int64_t ts,
                             int64_t sequence, uint16_t logger_id, int marker);
