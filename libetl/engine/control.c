@@ -305,19 +305,6 @@ void etl_control_answer_free(etl_control_answer *a)
     free(a);
 }
 
-/* Sends all of n bytes, without SIGPIPE: 0, or -1. */
-static int send_all(int fd, const char *b, size_t n)
-{
-    while (n) {
-        ssize_t k = send(fd, b, n, MSG_NOSIGNAL);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return -1;
-        b += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
 int etl_control_request(etl_control_answer **out, const char *name, const char *request)
 {
     etl_control_answer *a = calloc(1, sizeof *a);
@@ -343,7 +330,7 @@ int etl_control_request(etl_control_answer **out, const char *name, const char *
                      "socket for %d ms (it is still starting the session, or stuck)", name, pid, etl_control_wait_ms);
         return ETL_FATAL;
     }
-    if (send_all(fd, request, strlen(request)) != 0 || send_all(fd, "\n", 1) != 0 || !(f = fdopen(fd, "r"))) {
+    if (etl_send_all(fd, request, strlen(request)) != 0 || etl_send_all(fd, "\n", 1) != 0 || !(f = fdopen(fd, "r"))) {
         snprintf(a->message, sizeof a->message, "session %s: %s", name, strerror(errno));
         close(fd);
         return ETL_FATAL;
@@ -580,7 +567,7 @@ static void serve_consumer(etl_controller *c, int fd)
     }
     k = calloc(1, sizeof *k);
     if (!k || etl_session_realtime_attach(c->session, fd) != ETL_OK) {
-        if (!k) send_all(fd, "error out of memory\n", 20);
+        if (!k) etl_send_all(fd, "error out of memory\n", 20);
         free(k);
         close(fd);
         return;
@@ -669,7 +656,7 @@ static int serve(etl_controller *c, int fd)
         fprintf(f, "error session %s belongs to uid %ld; only it and root may control it\n", c->name,
                 (long)getuid());
     else stopped = answer_request(c, f, line);
-    if (fclose(f) == 0) send_all(fd, text, size);
+    if (fclose(f) == 0) etl_send_all(fd, text, size);
     free(text);
     close(fd);
     return stopped;
@@ -826,7 +813,7 @@ int etl_reader_open_session(etl_reader **out, const char *session, const etl_rea
                      "control socket for %d ms", pid, etl_control_wait_ms);
         return etl_reader_open_live(out, -1, opt, name, why);
     }
-    if (send_all(fd, "consume\n", 8) != 0) {
+    if (etl_send_all(fd, "consume\n", 8) != 0) {
         snprintf(why, sizeof why, "%s", strerror(errno));
         close(fd);
         return etl_reader_open_live(out, -1, opt, name, why);

@@ -745,6 +745,10 @@ etl_session *etl_session_new(void);
 void etl_session_free(etl_session *s);
 void etl_session_writer_options(const etl_session *s, etl_writer_options *o, uint32_t mode);
 
+/* Sends all of n bytes on a socket, without SIGPIPE (realtime.c): 0, or -1 when the peer is gone
+   (or, for a real-time consumer, the stop gave up on it). */
+int etl_send_all(int fd, const void *p, size_t n);
+
 /* ---- the control socket (engine/control.c) ---- */
 
 /* RUNTIME/KEY.sock, the one place it is built: ETL_OK, or ETL_FAILED with a message in err

@@ -68,8 +68,7 @@ void etl_realtime_hold(etl_session *s, uint32_t index)
 
 /* ------------------------------------------------------------------ real-time delivery */
 
-/* Sends all of n bytes (no SIGPIPE); 0, or -1 when the consumer is gone or the stop gave up on it. */
-static int send_all(int fd, const void *p, size_t n)
+int etl_send_all(int fd, const void *p, size_t n)
 {
     const uint8_t *b = p;
 
@@ -97,8 +96,8 @@ static int send_frame(int fd, uint32_t kind, const void *p, uint32_t n)
     do k = sendmsg(fd, &m, MSG_NOSIGNAL);
     while (k < 0 && errno == EINTR);
     if (k < 0) return -1;
-    if ((size_t)k < sizeof head) return send_all(fd, head + k, sizeof head - (size_t)k) == 0 && send_all(fd, p, n) == 0 ? 0 : -1;
-    return send_all(fd, (const uint8_t *)p + (k - (ssize_t)sizeof head), n - (size_t)(k - (ssize_t)sizeof head));
+    if ((size_t)k < sizeof head) return etl_send_all(fd, head + k, sizeof head - (size_t)k) == 0 && etl_send_all(fd, p, n) == 0 ? 0 : -1;
+    return etl_send_all(fd, (const uint8_t *)p + (k - (ssize_t)sizeof head), n - (size_t)(k - (ssize_t)sizeof head));
 }
 
 /* The END frame: the final statistics, as etlrecord names them. */
@@ -199,7 +198,7 @@ int etl_session_realtime_attach(etl_session *s, int fd)
     n = snprintf(line, sizeof line, e == EINVAL ? "error session %s is not in real-time mode\n"
                                     : e == EBUSY ? "error session %s already has a real-time consumer\n"
                                                  : "error session %s is stopping\n", s->logger_name);
-    send_all(fd, line, (size_t)n);
+    etl_send_all(fd, line, (size_t)n);
     errno = e;
     return ETL_FAILED;
 }
@@ -224,7 +223,7 @@ int etl_session_realtime_deliver(etl_session *s)
     etl_session_writer_options(s, &o, ETL_MODE_REAL_TIME | (s->writer ? s->p.log_file_mode & ~ETL_MODE_COMPRESSED : 0));
     etl_header_buffer_build(&o, s->log_file_name, &(etl_header_counts){ 0, 0, 0, 0 }, header);
     used = etl_le32(header + ETL_BH_SAVED_OFFSET);
-    if (send_all(fd, "ok\n", 3) != 0 || send_frame(fd, ETL_RT_HEADER, header, used) != 0) goto out;
+    if (etl_send_all(fd, "ok\n", 3) != 0 || send_frame(fd, ETL_RT_HEADER, header, used) != 0) goto out;
     /* The held buffers, oldest first (those held before the consumer came too), as they come;
        each stays held until the consumer says it has taken it. */
     for (;;) {
