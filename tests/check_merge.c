@@ -907,6 +907,98 @@ START_TEST(samples_of_one_boot)
 END_TEST
 
 /* ------------------------------------------------------------------------------------------ */
+/* One boot, one clock, recorded apart: the counter drifts against the system clock */
+
+#define DAY_FT (86400 * FT_SECOND)
+#define ISSUE_FREQ 1818300 /* the PerfFreq of issue 17's two files */
+
+/* Two files of one boot and one QPC recorded 12 days apart, the second's anchor 46.9 s from
+   where the first's predicts it (issue 17): each is placed by its own header, so every event
+   stays within 1 us of the time its own file gives. */
+START_TEST(one_boot_far_apart)
+{
+    struct synth_options a = { .cpus = 2, .perf_freq = ISSUE_FREQ, .start_time = FT_2024,
+                               .start_timestamp = 9000000000LL, .boot_time = FT_2024 - 3 * DAY_FT };
+    struct synth_options b = a;
+    struct merge_run run;
+    char *paths[2], *out;
+
+    make_dir();
+    b.cpus = 3;
+    b.start_time = FT_2024 + 12 * DAY_FT;
+    /* What a's anchor predicts for b's start, and 46.9 s of counter more. */
+    b.start_timestamp = a.start_timestamp + 12LL * 86400 * ISSUE_FREQ + 469LL * ISSUE_FREQ / 10;
+    paths[0] = synth_trace("early.etl", &a, 1, 31, 1500, 700000);
+    paths[1] = synth_trace("late.etl", &b, 1, 32, 1500, 700000);
+    out = path_in_dir("merged.etl");
+    merge_and_check((const char *const *)paths, 2, out, 0, &run);
+    ck_assert_int_eq(run.rc, ETL_OK);
+    ck_assert_uint_eq(run.msg.notes, 0); /* one boot */
+    ck_assert_uint_eq(run.info[0].clock_source, 0);
+    ck_assert_uint_eq(run.info[1].clock_source, 1); /* its own header, not the first's anchor */
+    ck_assert_uint_eq(run.info[1].same_clock_as, 0);
+    ck_assert_uint_eq(run.info[0].same_clock_as, 0);
+    ck_assert_int_eq(run.info[0].anchor_offset_ns, 0);
+    /* What the first's anchor would have made of it: 46.9 s later. */
+    ck_assert_int_le(llabs(run.info[1].anchor_offset_ns - 46900000000LL), 1);
+    /* merge_and_check compared the output with ns (through the clock source's anchor): that is
+       the input's own time, so every output event is within half a tick of its own file's. */
+    ck_assert_int_le(run.tolerance, 1000);
+    for (long k = 0; k < run.in.n; k++)
+        REQUIRE(llabs(run.in.k[k].ns - run.in.k[k].own_ns) <= 1000, "input %d: %lld ns from its own file's time",
+                run.in.k[k].input, (long long)(run.in.k[k].ns - run.in.k[k].own_ns));
+    run_free(&run);
+    free(paths[0]);
+    free(paths[1]);
+    free(out);
+    remove_dir();
+}
+END_TEST
+
+/* Files of one boot and one QPC recorded together (overlapping, or one starting seconds after
+   the other ended), their anchors a few microseconds apart: one anchor, raw counters kept. */
+START_TEST(one_boot_recorded_together)
+{
+    /* synth's files end 60 s after they start. */
+    struct synth_options a = { .cpus = 2, .perf_freq = ISSUE_FREQ, .start_time = FT_2024,
+                               .start_timestamp = 9000000000LL, .boot_time = FT_2024 - 3 * DAY_FT };
+    struct synth_options b = a, c = a;
+    struct merge_run run;
+    char *paths[3], *out;
+
+    make_dir();
+    b.start_time = FT_2024 + 30 * FT_SECOND; /* overlaps a */
+    b.start_timestamp = a.start_timestamp + 30LL * ISSUE_FREQ + 40; /* 22 us of drift */
+    c.start_time = b.start_time + 65 * FT_SECOND; /* 5 s after b ended */
+    c.start_timestamp = a.start_timestamp + 95LL * ISSUE_FREQ - 25;
+    paths[0] = synth_trace("a.etl", &a, 1, 41, 2000, 20000000);
+    paths[1] = synth_trace("b.etl", &b, 1, 42, 2000, 20000000);
+    paths[2] = synth_trace("c.etl", &c, 1, 43, 500, 20000000);
+    out = path_in_dir("merged.etl");
+    merge_and_check((const char *const *)paths, 3, out, 0, &run);
+    ck_assert_int_eq(run.rc, ETL_OK);
+    ck_assert_uint_eq(run.msg.notes, 0);
+    for (unsigned i = 0; i < 3; i++) {
+        ck_assert_uint_eq(run.info[i].clock_source, 0);
+        ck_assert_uint_eq(run.info[i].same_clock_as, 0);
+    }
+    /* Their own anchors disagree with a's by 40 and -25 ticks. */
+    ck_assert_int_eq(run.info[0].anchor_offset_ns, 0);
+    ck_assert_int_le(llabs(run.info[1].anchor_offset_ns - 40LL * 1000000000 / ISSUE_FREQ), 1);
+    ck_assert_int_le(llabs(run.info[2].anchor_offset_ns + 25LL * 1000000000 / ISSUE_FREQ), 1);
+    /* One shift for all (checked by merge_and_check): equal raw counters stay equal, so the
+       events interleave exactly as their raw counters do. */
+    ck_assert_int_eq(run.shift[0], 0);
+    ck_assert_int_eq(run.shift[1], 0);
+    ck_assert_int_eq(run.shift[2], 0);
+    run_free(&run);
+    for (unsigned i = 0; i < 3; i++) free(paths[i]);
+    free(out);
+    remove_dir();
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------ */
 /* Every kind of input the reader takes */
 
 static char *gzip_copy(const char *from, const char *name)
@@ -1301,6 +1393,8 @@ static Suite *merge_suite(void)
     tcase_add_test(tc, recorded_together);
     tcase_add_test(tc, all_samples);
     tcase_add_test(tc, samples_of_one_boot);
+    tcase_add_test(tc, one_boot_far_apart);
+    tcase_add_test(tc, one_boot_recorded_together);
     tcase_add_test(tc, every_kind_of_input);
     tcase_add_test(tc, damaged_inputs);
     tcase_add_test(tc, unreadable_inputs);

@@ -107,6 +107,16 @@ static int apply_range(etl_merge *m, const char *range)
     return 0;
 }
 
+/* A signed duration in seconds, to the nanosecond: "+46.900000000 s". */
+static const char *seconds(int64_t ns, char *out, size_t size)
+{
+    uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+
+    snprintf(out, size, "%c%llu.%09llu s", ns < 0 ? '-' : '+', (unsigned long long)(a / 1000000000u),
+             (unsigned long long)(a % 1000000000u));
+    return out;
+}
+
 static void describe(const etl_merge *m)
 {
     const etl_clock *c = etl_merge_clock(m);
@@ -115,17 +125,23 @@ static void describe(const etl_merge *m)
     fprintf(stderr, "etlmerge: output clock: perfcounter, %lld Hz, start %s\n", (long long)c->perf_freq,
             etl_time_format(etl_time_from_filetime(c->start_time), t, sizeof t));
     for (unsigned i = 0; i < etl_merge_input_count(m); i++) {
-        etl_merge_input_info in;
+        etl_merge_input_info in, ref;
+        char s[48];
         etl_merge_input_get(m, i, &in);
         fprintf(stderr, "etlmerge: %s: %s, %lld Hz, start %s; ", in.path, etl_clock_type_name(in.info->clock.type),
                 (long long)etl_clock_frequency(&in.info->clock),
                 etl_time_format(etl_time_from_filetime(in.info->clock.start_time), t, sizeof t));
         if (in.clock_source != i) {
-            etl_merge_input_info ref;
             etl_merge_input_get(m, in.clock_source, &ref);
-            fprintf(stderr, "same clock source as %s, whose anchor it takes\n", ref.path);
-        }
-        else if (in.map.same_frequency)
+            fprintf(stderr, "same clock source as %s, whose anchor it takes (recorded together): its times move by %s "
+                    "from its own header's; ", ref.path, seconds(in.anchor_offset_ns, s, sizeof s));
+        } else if (in.same_clock_as != i) {
+            etl_merge_input_get(m, in.same_clock_as, &ref);
+            fprintf(stderr, "same clock source as %s but recorded apart: placed by its own header (that one's anchor "
+                    "would move its times by %s); ", ref.path, seconds(in.anchor_offset_ns, s, sizeof s));
+        } else
+            fprintf(stderr, "placed by its own header; ");
+        if (in.map.same_frequency)
             fprintf(stderr, "timestamps shifted by %lld ticks\n", (long long)in.map.shift);
         else
             fprintf(stderr, "timestamps converted by absolute time\n");

@@ -58,8 +58,17 @@ typedef struct etl_merge_input_info {
     const char *path;
     const etl_trace_info *info; /* its logfile header and what its reader counted */
     unsigned clock_source;  /* index of the input whose anchor (StartTime and header timestamp)
-                               converts its timestamps: itself, or the earliest-starting input
-                               that shares its clock source (same clock, frequency and boot) */
+                               converts its timestamps: itself (its own header), or the
+                               earliest-starting input of its clock source (same clock,
+                               frequency and boot) that it was recorded together with: time
+                               ranges that overlap or leave at most 10 s between them, directly
+                               or through other inputs of the source */
+    unsigned same_clock_as; /* the earliest-starting input of its clock source, recorded together
+                               with it or not; itself when it is the first */
+    int64_t anchor_offset_ns; /* its absolute times through clock_source's anchor minus through
+                               its own header (the same for every event), or, when placed by its
+                               own header, what same_clock_as's anchor would have made of them;
+                               0 when neither applies */
     etl_clock_map map;      /* its raw timestamps -> the merge's clock */
 } etl_merge_input_info;
 

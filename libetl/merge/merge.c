@@ -15,6 +15,14 @@
 /* Inputs of one clock type and frequency without a BootTime are taken to share a boot when
    their counters started (StartTime minus the header timestamp's ticks) within this much. */
 #define SAME_BOOT_TOLERANCE_NS NS_PER_SECOND
+/* Inputs of one clock source are recorded together, and share one anchor, when their time
+   ranges (StartTime to EndTime by their own headers) overlap or one starts at most this long
+   after the other ended. Over such a gap a performance counter drifts from the system clock
+   by well under a millisecond (45 ppm in issue 17's files: 0.45 ms in 10 s), the size of the
+   anchors' own disagreement (0.35 ms between Windows sessions started 12 s apart); over days
+   it drifts by seconds, and each input's own header places it better (doc/format.md
+   section 17). In FILETIME units. */
+#define RECORDED_TOGETHER_GAP (10 * 10000000LL)
 /* The output clock when no input has a PerfCounter clock: Windows' QPC frequency. */
 #define DEFAULT_FREQUENCY 10000000
 #define DEFAULT_OUTPUT_BUFFER_SIZE 65536u
@@ -32,6 +40,9 @@ struct merge_input {
     ino_t ino;
     int have_stat;
     unsigned clock_source;
+    unsigned same_clock_as;
+    int64_t anchor_offset_ns;
+    int64_t together_end;     /* of a clock source's first input: the latest end of those recorded with it */
     etl_clock_map map;
     int old_instance_header;  /* layout < 1.1: type 0x0B records are EVENT_INSTANCE_HEADERs */
     int dropped_reported;
@@ -128,6 +139,8 @@ int etl_merge_input_get(const etl_merge *m, unsigned index, etl_merge_input_info
     out->path = m->in[index].path;
     out->info = etl_reader_info(m->in[index].r);
     out->clock_source = m->in[index].clock_source;
+    out->same_clock_as = m->in[index].same_clock_as;
+    out->anchor_offset_ns = m->in[index].anchor_offset_ns;
     out->map = m->in[index].map;
     return ETL_OK;
 }
@@ -199,7 +212,31 @@ static void choose_clock(etl_merge *m)
     }
 }
 
-/* Each input's clock source (the earliest-starting input it shares one with) and its map. */
+/* The end of an input's time range by its own header: EndTime, or StartTime when it has none
+   (its session did not finish). FILETIME. */
+static int64_t end_of(const etl_trace_info *info)
+{
+    return info->end_time > info->clock.start_time ? info->end_time : info->clock.start_time;
+}
+
+/* Absolute time of the input's StartTime through another input's anchor, minus its StartTime. */
+static int64_t anchor_offset(const etl_trace_info *info, const etl_trace_info *other)
+{
+    etl_clock c = info->clock;
+    __int128 d;
+
+    c.start_time = other->clock.start_time;
+    c.start_timestamp = other->clock.start_timestamp;
+    d = (__int128)etl_clock_time_ns(&c, info->clock.start_timestamp) - etl_clock_time_ns(&info->clock, info->clock.start_timestamp);
+    return d > INT64_MAX ? INT64_MAX : d < INT64_MIN ? INT64_MIN : (int64_t)d;
+}
+
+/*
+ * Each input's anchor and its map. Inputs are taken by start; an input joins the first earlier
+ * input of its clock source (same clock, frequency and boot) that anchors others and whose
+ * inputs so far reach to within RECORDED_TOGETHER_GAP of its start, and takes that input's
+ * anchor; otherwise it anchors itself (its own header).
+ */
 static int place_inputs(etl_merge *m)
 {
     unsigned *order = malloc(m->n * sizeof *order);
@@ -220,13 +257,21 @@ static int place_inputs(etl_merge *m)
         const etl_trace_info *info = etl_reader_info(in->r);
         etl_clock from = info->clock;
         in->clock_source = in->index;
+        in->same_clock_as = in->index;
         for (unsigned j = 0; j < k; j++) {
             struct merge_input *ref = &m->in[order[j]];
-            if (ref->clock_source == ref->index && same_clock_source(info, etl_reader_info(ref->r))) {
+            if (ref->clock_source != ref->index || !same_clock_source(info, etl_reader_info(ref->r))) continue;
+            if (in->same_clock_as == in->index) in->same_clock_as = ref->same_clock_as;
+            if ((__int128)info->clock.start_time <= (__int128)ref->together_end + RECORDED_TOGETHER_GAP) {
                 in->clock_source = ref->index;
+                if (end_of(info) > ref->together_end) ref->together_end = end_of(info);
                 break;
             }
         }
+        if (in->clock_source == in->index) in->together_end = end_of(info);
+        in->anchor_offset_ns =
+            in->clock_source != in->index ? anchor_offset(info, info_of(m, in->clock_source))
+            : in->same_clock_as != in->index ? anchor_offset(info, info_of(m, in->same_clock_as)) : 0;
         /* Shared source: the reference's anchor, so that equal raw timestamps stay equal. */
         from.start_time = info_of(m, in->clock_source)->clock.start_time;
         from.start_timestamp = info_of(m, in->clock_source)->clock.start_timestamp;
