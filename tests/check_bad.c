@@ -51,12 +51,11 @@ static const struct bad_file files[] = {
     { "bad-xpress-stream.etl", SELFDESC, 7403, ETL_OK,
       "compressed buffer 1 at offset 1024: XPRESS match refers before the start of the buffer at offset 1161", 1161, 2,
       1024, 2, 1, 1, 1 },
-    /* Not here: record-header-0xffffffff-inside-used-area.etl. The reader takes the 0xFFFFFFFF
-       at 19624 for the fill that ends a buffer's records and stops there in silence (no
-       report, status 0), though the buffer's used size says records follow (issue 17, item 2).
-       Its row, for when that is fixed:
-       { "record-header-0xffffffff-inside-used-area.etl", KRABS, 32768, ETL_OK, "at offset 19624", 19624, 1, 16384,
-         7, 3, 7, 0 }, */
+    /* The 0xFFFFFFFF fill marker at 19624, before the buffer's used size (7328) ends: damage,
+       not the end of the buffer's records (issue 17, item 2). */
+    { "record-header-0xffffffff-inside-used-area.etl", KRABS, 32768, ETL_OK,
+      "buffer 2 at offset 16384: 0xFFFFFFFF fill before the buffer's used size at offset 19624", 19624, 1, 16384,
+      7, 3, 7, 0 },
 };
 
 /* One delivered event: where it is and a digest of its record. */

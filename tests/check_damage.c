@@ -827,16 +827,18 @@ static void set_record_size(uint8_t *p, uint16_t size)
         etl_put16(p, size);
 }
 
-enum record_damage { REC_OVERRUN, REC_ZERO_SIZE, REC_SMALL_SIZE, REC_UNKNOWN_TYPE, REC_BAD_MARKER, REC_EXT_SIZE,
-                     REC_EXT_OVERRUN, REC_EXT_CHAIN, REC_DAMAGE_KINDS };
+enum record_damage { REC_OVERRUN, REC_ZERO_SIZE, REC_SMALL_SIZE, REC_UNKNOWN_TYPE, REC_BAD_MARKER, REC_FILL,
+                     REC_EXT_SIZE, REC_EXT_OVERRUN, REC_EXT_CHAIN, REC_DAMAGE_KINDS };
 static const char *const record_damage_names[] = {
     "Size overruns the used size", "Size 0", "Size 12", "unknown header type 0x7F", "marker 0x00",
+    "first dword 0xFFFFFFFF (the fill, before the used size)",
     "extended item size 3", "extended item overruns the record", "extended item chain runs off the record",
 };
 /* What the report says of each. */
 static const char *const record_damage_reports[] = {
     "record overruns the buffer's used size", "record smaller than its header", "record smaller than its header",
-    "unknown trace header type", "not a trace header", "extended data item size is invalid",
+    "unknown trace header type", "not a trace header",
+    "0xFFFFFFFF fill before the buffer's used size", "extended data item size is invalid",
     "extended data item size is invalid", "extended data item header overruns the record",
 };
 
@@ -871,6 +873,7 @@ START_TEST(record_damaged)
     case REC_SMALL_SIZE: set_record_size(p, 12); break;
     case REC_UNKNOWN_TYPE: p[2] = 0x7F; break;
     case REC_BAD_MARKER: p[3] = 0x00; break;
+    case REC_FILL: etl_put32(p, 0xFFFFFFFFu); break;
     case REC_EXT_SIZE: etl_put16(p + ETL_EVENT_HEADER_SIZE, 3); break;
     case REC_EXT_OVERRUN:
         etl_put16(p + ETL_EVENT_HEADER_SIZE, (uint16_t)(victim->size - ETL_EVENT_HEADER_SIZE + 8));

@@ -192,11 +192,8 @@ static int stream_prepare(etl_reader *r, struct stream *s)
         if (s->cur && s->pos < s->used) {
             const uint8_t *p = s->data + s->pos;
             uint32_t avail = s->used - s->pos;
-            if (avail >= 4 && etl_le32(p) == 0xFFFFFFFFu) {
-                s->pos = s->used; /* fill before the used size: the buffer ends here */
-                continue;
-            }
-            /* Only a merge needs the next timestamp. */
+            /* Not a record (fill, damage) is found, and reported, by etl_reader_next. Only a
+               merge needs the next timestamp. */
             if (r->nstreams > 1 && !etl_record_peek_timestamp(p, avail, &s->ts)) s->ts = s->last_ts;
             return 1;
         }
@@ -321,6 +318,13 @@ int etl_reader_next(etl_reader *r, etl_event *ev)
             }
             return ETL_OK;
         }
+        /* Records fill the buffer up to its used size (doc/format.md section 2.3): the
+           0xFFFFFFFF fill (ETL_RECORD_END) belongs after it, so seen here, before the used
+           size, it is damage like any other bad record header (section 15). */
+        if (rc == ETL_RECORD_END) {
+            rc = ETL_RECORD_BAD;
+            why = "0xFFFFFFFF fill before the buffer's used size";
+        }
         if (rc == ETL_RECORD_BAD) {
             const struct buffer_entry *e = s->cur;
             uint64_t at = (e->flags & ETL_BUFFER_FLAG_COMPRESSED) ? e->offset : e->offset + s->pos;
@@ -336,7 +340,7 @@ int etl_reader_next(etl_reader *r, etl_event *ev)
                                   "%u bytes of this buffer skipped", e->index, (unsigned long long)e->offset, why,
                                   (unsigned long long)at, avail >= 4 ? (unsigned)etl_le32(p) : 0u, left);
         }
-        /* Bad record or fill: the rest of this buffer cannot be walked. */
+        /* A bad record: the rest of this buffer cannot be walked. */
         if (heap_top_advance(r, s, s->used) < 0) return ETL_FATAL;
     }
     return ETL_EOF;
