@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* Tests of the command-line values the tools share (tools/cmdline.h): counts and masks. */
+/* Tests of the command-line values the tools share (tools/cmdline.h): counts and masks,
+   long options given in full, existing outputs. */
+#define _DEFAULT_SOURCE /* mkdtemp, symlink */
 #include <check.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "cmdline.h"
 #include "check_run.h"
@@ -36,12 +41,66 @@ START_TEST(command_line_numbers)
 }
 END_TEST
 
+/* One rule for long options: given in full. An abbreviation is refused ('?'), wherever its
+   value is (--out=X, --out X); the full name, = or a separate value, and short options pass. */
+START_TEST(long_options_in_full)
+{
+    static const struct option longopts[] = {
+        { "output", required_argument, NULL, 'o' }, { "profile-interval", required_argument, NULL, 'p' },
+        { "stackwalk", optional_argument, NULL, 's' }, { "quiet", no_argument, NULL, 'q' },
+        { NULL, 0, NULL, 0 },
+    };
+    char a0[] = "t", a1[] = "--output", a2[] = "x", a3[] = "--profile-interval=3", a4[] = "-o", a5[] = "y",
+         a6[] = "--stackwalk", a7[] = "--quiet", a8[] = "in", a9[] = "--out=z", a10[] = "--prof", a11[] = "5",
+         a12[] = "--qu", a13[] = "--stack=profile";
+    char *ok_argv[] = { a0, a1, a2, a3, a4, a5, a6, a7, a8, NULL };
+    int want[] = { 'o', 'p', 'o', 's', 'q' };
+    int idx;
+
+    optind = 0;
+    for (unsigned i = 0; i < sizeof want / sizeof want[0]; i++)
+        ck_assert_int_eq(tool_getopt_long("t", 9, ok_argv, "o:", longopts, &idx), want[i]);
+    ck_assert_int_eq(tool_getopt_long("t", 9, ok_argv, "o:", longopts, &idx), -1);
+    ck_assert_str_eq(ok_argv[optind], "in");
+
+    char *bad[][4] = { { a0, a9, NULL, NULL }, { a0, a10, a11, NULL }, { a0, a12, NULL, NULL }, { a0, a13, NULL, NULL } };
+    for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        optind = 0;
+        ck_assert_int_eq(tool_getopt_long("t", bad[i][2] ? 3 : 2, bad[i], "o:", longopts, NULL), '?');
+    }
+}
+END_TEST
+
+/* One rule for the files the tools write: an existing one only with --force. */
+START_TEST(existing_output)
+{
+    char dir[] = "/tmp/check_cmdline.XXXXXX", path[64];
+    FILE *f;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/out.etl", dir);
+    ck_assert_int_eq(tool_output_check("t", path, 0), 0);
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fclose(f);
+    ck_assert_int_eq(tool_output_check("t", path, 0), -1);
+    ck_assert_int_eq(tool_output_check("t", path, 1), 0);
+    remove(path);
+    ck_assert_int_eq(symlink("nowhere", path), 0);
+    ck_assert_int_eq(tool_output_check("t", path, 0), -1);
+    remove(path);
+    remove(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cmdline");
     TCase *tc = tcase_create("values");
 
     tcase_add_test(tc, command_line_numbers);
+    tcase_add_test(tc, long_options_in_full);
+    tcase_add_test(tc, existing_output);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

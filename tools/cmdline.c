@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Command-line values the tools share (tools/cmdline.h). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "cmdline.h"
 
@@ -53,4 +56,35 @@ int tool_parse_u64(const char *s, uint64_t *out)
     if (errno || *end) return -1;
     *out = v;
     return 0;
+}
+
+int tool_getopt_long(const char *prog, int argc, char **argv, const char *shortopts,
+                     const struct option *longopts, int *longindex)
+{
+    int idx = -1, c = getopt_long(argc, argv, shortopts, longopts, &idx);
+    const char *given;
+    size_t len, n;
+
+    if (longindex) *longindex = idx;
+    if (c == -1 || c == '?' || c == ':' || idx < 0 || optind < 1) return c;
+    /* The element getopt took the option from: the last one, or the one before it when the
+       option's value was the next element (--output FILE). */
+    given = argv[optind - 1];
+    if (optarg && optarg == argv[optind - 1] && optind >= 2) given = argv[optind - 2];
+    if (strncmp(given, "--", 2) != 0) return c;
+    len = strcspn(given + 2, "=");
+    n = strlen(longopts[idx].name);
+    if (len == n && strncmp(given + 2, longopts[idx].name, n) == 0) return c;
+    fprintf(stderr, "%s: option '--%.*s' must be given in full (--%s)\n", prog, (int)len, given + 2,
+            longopts[idx].name);
+    return '?';
+}
+
+int tool_output_check(const char *prog, const char *path, int force)
+{
+    struct stat st;
+
+    if (force || lstat(path, &st) != 0) return 0;
+    fprintf(stderr, "%s: %s exists (--force replaces it); nothing was written\n", prog, path);
+    return -1;
 }

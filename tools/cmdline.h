@@ -3,7 +3,19 @@
 #ifndef ETL_TOOLS_CMDLINE_H
 #define ETL_TOOLS_CMDLINE_H
 
+#include <getopt.h>
 #include <stdint.h>
+
+/* getopt_long with the tools' one rule for long options: a long option is given in full
+   (--profile-interval, never --profile or --prof). An abbreviation is refused like an unknown
+   option: said on stderr as "PROG: option '--profile' must be given in full (--profile-interval)"
+   and '?' returned. Otherwise as getopt_long (whose own messages stay). */
+int tool_getopt_long(const char *prog, int argc, char **argv, const char *shortopts,
+                     const struct option *longopts, int *longindex);
+/* The tools' one rule for a file they write: an existing PATH (anything there, a dangling
+   symbolic link too) is refused unless force (--force). 0 when PATH may be written, or -1, said
+   on stderr as "PROG: PATH exists (--force replaces it); nothing was written". */
+int tool_output_check(const char *prog, const char *path, int force);
 
 /* Seconds as "12" or "1.25" (digits beyond nanoseconds dropped) into ns: 0, or -1 when s is
    not such a number or is beyond the int64 range of nanoseconds. */

@@ -10,6 +10,7 @@
 
 #include <sqlite3.h>
 
+#include "cmdline.h"
 #include "etl.h"
 #include "interrupt.h"
 
@@ -191,7 +192,7 @@ int main(int argc, char **argv)
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
     sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
     memset(&o, 0, sizeof o);
-    while ((c = getopt_long(argc, argv, "o:afqvhV", longopts, NULL)) != -1) {
+    while ((c = tool_getopt_long("etl2sqlite", argc, argv, "o:afqvhV", longopts, NULL)) != -1) {
         switch (c) {
         case 'o': output = optarg; break;
         case 'a': o.append = 1; break;

@@ -216,7 +216,7 @@ int main(int argc, char **argv)
     d.threads = 4;
     d.events = 1000;
     d.size = PAYLOAD_MIN;
-    while ((c = getopt_long(argc, argv, "t:n:r:s:hV", longopts, NULL)) != -1) {
+    while ((c = tool_getopt_long("etldemo", argc, argv, "t:n:r:s:hV", longopts, NULL)) != -1) {
         switch (c) {
         case 't':
             if (tool_parse_u32(optarg, MAX_THREADS, &d.threads) != 0 || d.threads == 0)

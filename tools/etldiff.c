@@ -236,7 +236,7 @@ int main(int argc, char **argv)
 
     memset(&o, 0, sizeof o);
     etl_diff_options_init(&o.diff);
-    while ((c = getopt_long(argc, argv, "i:c:p:t:un:U:f:qhV", longopts, NULL)) != -1) {
+    while ((c = tool_getopt_long("etldiff", argc, argv, "i:c:p:t:un:U:f:qhV", longopts, NULL)) != -1) {
         switch (c) {
         case 'i':
         case 'c':

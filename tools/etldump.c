@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmdline.h"
 #include "etl.h"
 #include "interrupt.h"
 
@@ -227,7 +228,7 @@ int main(int argc, char **argv)
     const char *session = NULL;
     int c, status = 0;
 
-    while ((c = getopt_long(argc, argv, "f:o:sNn:qhVS:", longopts, NULL)) != -1) {
+    while ((c = tool_getopt_long("etldump", argc, argv, "f:o:sNn:qhVS:", longopts, NULL)) != -1) {
         switch (c) {
         case 'f': {
             int format = etl_dump_format_parse(optarg);

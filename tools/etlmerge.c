@@ -21,7 +21,9 @@ static const char usage_text[] =
     "ETL file whose events are in time order on one PerfCounter clock.\n"
     "\n"
     "  -o, --output=FILE      the file to write (required); written under a temporary\n"
-    "                         name beside it and renamed when complete\n"
+    "                         name beside it and renamed when complete; an existing\n"
+    "                         FILE is refused unless --force\n"
+    "  -f, --force            replace an existing output file\n"
     "  -c, --compress         write XPRESS-compressed buffers (COMPRESSED_MODE)\n"
     "  -t, --time-range=A,B   keep only events from time A to time B, both included;\n"
     "                         each is a UTC time (2024-01-31T12:34:56.5Z) or seconds\n"
@@ -40,11 +42,13 @@ static const char usage_text[] =
     "\n"
     "Exit status: 0 merged; 1 merged, but an input had damaged parts (stderr says\n"
     "which file and offset; what was readable is in the output); 2 nothing written:\n"
-    "bad usage, an input could not be read, or the output could not be written.\n";
+    "bad usage, the output exists (without --force), an input could not be read, or\n"
+    "the output could not be written.\n";
 
 struct options {
     const char *output;
     int compress;
+    int force;
     int quiet;
     int verbose;
     const char *range;
@@ -191,6 +195,7 @@ int main(int argc, char **argv)
 {
     static const struct option longopts[] = {
         { "output", required_argument, NULL, 'o' },     { "compress", no_argument, NULL, 'c' },
+        { "force", no_argument, NULL, 'f' },
         { "time-range", required_argument, NULL, 't' }, { "quiet", no_argument, NULL, 'q' },
         { "verbose", no_argument, NULL, 'v' },          { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },          { NULL, 0, NULL, 0 },
@@ -199,10 +204,11 @@ int main(int argc, char **argv)
     int c;
 
     memset(&o, 0, sizeof o);
-    while ((c = getopt_long(argc, argv, "o:ct:qvhV", longopts, NULL)) != -1) {
+    while ((c = tool_getopt_long("etlmerge", argc, argv, "o:cft:qvhV", longopts, NULL)) != -1) {
         switch (c) {
         case 'o': o.output = optarg; break;
         case 'c': o.compress = 1; break;
+        case 'f': o.force = 1; break;
         case 't': o.range = optarg; break;
         case 'q': o.quiet = 1; break;
         case 'v': o.verbose = 1; break;
@@ -219,5 +225,6 @@ int main(int argc, char **argv)
         fputs("etlmerge: no input file\nTry 'etlmerge --help'.\n", stderr);
         return EXIT_ERROR;
     }
+    if (tool_output_check("etlmerge", o.output, o.force) != 0) return EXIT_ERROR;
     return merge(&o, (const char *const *)(argv + optind), (unsigned)(argc - optind));
 }

@@ -32,7 +32,7 @@ static const char usage_text[] =
     "                     -- COMMAND [ARG]...\n"
     "       etlrecord stop NAME [--json]\n"
     "       etlrecord query NAME [--json]\n"
-    "       etlrecord flush NAME [-o SNAPSHOT]\n"
+    "       etlrecord flush NAME [-o SNAPSHOT [--force]]\n"
     "       etlrecord update NAME [--provider SPEC]... [--flush-timer S] [--max-buffers N]\n"
     "       etlrecord list [--json]\n"
     "Control named ETW-style sessions: 'start' leaves a controller process in the\n"
@@ -47,6 +47,8 @@ static const char usage_text[] =
     "  -o, --output=FILE        the log file (required, except in buffering mode,\n"
     "                           which has none, and in realtime mode, where it is\n"
     "                           optional)\n"
+    "  -f, --force              replace an existing FILE (or, flush, SNAPSHOT); without\n"
+    "                           it an existing file is refused and nothing starts\n"
     "      --mode=MODE          sequential (default), circular, newfile, buffering or\n"
     "                           realtime (events go to a live consumer, 'etldump\n"
     "                           --session NAME'; with -o, to the file too)\n"
@@ -99,9 +101,10 @@ static const char usage_text[] =
     "then counts what it drops in RealTimeBuffersLost.\n"
     "\n"
     "Exit status: 0 done; 1 (stop) the session lost events or buffers (EventsLost,\n"
-    "LogBuffersLost or RealTimeBuffersLost above 0); 2 bad usage, no such session, or\n"
-    "the request failed (also: --lbr where the processor or virtual machine has no\n"
-    "branch-stack sampling, no session is then started).\n"
+    "LogBuffersLost or RealTimeBuffersLost above 0); 2 bad usage, the file exists\n"
+    "(without --force), no such session, or the request failed (also: --lbr where\n"
+    "the processor or virtual machine has no branch-stack sampling, no session is\n"
+    "then started).\n"
     "run: COMMAND's exit status, 128+N when signal N ended it, 127 when it could not\n"
     "be run; 2 when the session could not be started (COMMAND was not run).\n";
 
@@ -114,6 +117,7 @@ struct options {
     const char *mode;
     const char *clock;
     int json;
+    int force;               /* --force: an existing file (-o) is replaced */
     int stackwalk;           /* the providers' events with their writers' stacks */
     int direct_io;           /* ETL_ENGINE_DIRECT_IO */
     const char *stackwalk_events; /* --stackwalk=EVENTS: kernel events with stack walks */
@@ -227,6 +231,24 @@ static int lbr_config(const struct options *o, etl_controller_capture *cap)
 
 /* The controller of session name as the start options describe it (st zeroed first; the
    caller frees it with start_free): 0, or -1 (printed). */
+/* The rule for existing outputs (tools/cmdline.h), for the log file (newfile mode: its first
+   file, FILE's %d as 1) before the session starts: 0, or -1 (said). Buffering mode has no file
+   (the controller says so). */
+static int existing_file(const struct options *o, const char *file)
+{
+    const char *d = o->mode && strcmp(o->mode, "newfile") == 0 ? strstr(file, "%d") : NULL;
+    char *first;
+    int rc;
+
+    if (o->mode && strcmp(o->mode, "buffering") == 0) return 0;
+    if (!d) return tool_output_check("etlrecord", file, o->force);
+    if (!(first = malloc(strlen(file) + 2))) return -1;
+    sprintf(first, "%.*s1%s", (int)(d - file), file, d + 2);
+    rc = tool_output_check("etlrecord", first, o->force);
+    free(first);
+    return rc;
+}
+
 static int start_config(const struct options *o, const char *name, struct start *st)
 {
     char err[512];
@@ -255,6 +277,7 @@ static int start_config(const struct options *o, const char *name, struct start 
         return -1;
     }
     st->cfg.properties.log_file_name = st->file;
+    if (st->file && existing_file(o, st->file) != 0) return -1;
     etl_controller_capture_hooks(&st->cap, &st->hooks);
     st->cfg.hooks = &st->hooks;
     return 0;
@@ -643,6 +666,10 @@ static int cmd_flush(const struct options *o)
         free(path);
         return EXIT_ERROR;
     }
+    if (path && tool_output_check("etlrecord", path, o->force) != 0) {
+        free(path);
+        return EXIT_ERROR;
+    }
     snprintf(req, sizeof req, "flush%s%s", path ? " " : "", path ? path : "");
     free(path);
     rc = request(o, req, 0);
@@ -725,15 +752,15 @@ static int cmd_query(const struct options *o) { return request(o, "query", 1); }
 
 static const struct command commands[] = {
     { "start", ARGS_NAME,
-      " output mode buffer-size min-buffers max-buffers max-file-size flush-timer clock provider stackwalk kernel "
-      "profile-interval lbr lbr-filter direct-io ", cmd_start },
+      " output force mode buffer-size min-buffers max-buffers max-file-size flush-timer clock provider stackwalk "
+      "kernel profile-interval lbr lbr-filter direct-io ", cmd_start },
     { "run", ARGS_COMMAND,
-      " output mode buffer-size min-buffers max-buffers max-file-size flush-timer clock provider stackwalk kernel "
-      "profile-interval name json lbr lbr-filter direct-io ",
+      " output force mode buffer-size min-buffers max-buffers max-file-size flush-timer clock provider stackwalk "
+      "kernel profile-interval name json lbr lbr-filter direct-io ",
       cmd_run },
     { "stop", ARGS_NAME, " json ", cmd_stop },
     { "query", ARGS_NAME, " json ", cmd_query },
-    { "flush", ARGS_NAME, " output ", cmd_flush },
+    { "flush", ARGS_NAME, " output force ", cmd_flush },
     { "update", ARGS_NAME, " provider flush-timer max-buffers ", cmd_update },
     { "list", ARGS_NONE, " json ", cmd_list },
 };
@@ -773,6 +800,21 @@ static int parse_kernel_names(const char *option, const char *list, uint32_t all
         *out |= f;
     }
     return 0;
+}
+
+/* Whether word is a list of kernel event names ("profile", "cswitch,profile"), as --stackwalk's
+   EVENTS: "--stackwalk profile" without --kernel is refused rather than read as the command or
+   the session's name that 'profile' would otherwise be. */
+static int kernel_names(const char *word)
+{
+    char buf[256], *save = NULL;
+    int n = 0;
+
+    if (strlen(word) >= sizeof buf) return 0;
+    strcpy(buf, word);
+    for (char *name = strtok_r(buf, ",", &save); name; name = strtok_r(NULL, ",", &save), n++)
+        if (!etl_kernel_flag_from_name(name)) return 0;
+    return n > 0;
 }
 
 /* Checks and parses --kernel, --stackwalk=EVENTS and --profile-interval: 0, or -1 (printed). */
@@ -829,7 +871,7 @@ static int command_line(int argc, char **argv, struct options *o)
         { "stackwalk", optional_argument, NULL, OPT_STACKWALK },      { "name", required_argument, NULL, OPT_NAME },
         { "kernel", required_argument, NULL, OPT_KERNEL },      { "profile-interval", required_argument, NULL, OPT_PROFILE },
         { "help", no_argument, NULL, 'h' },                     { "version", no_argument, NULL, 'V' },
-        { "direct-io", no_argument, NULL, OPT_DIRECT },
+        { "direct-io", no_argument, NULL, OPT_DIRECT },      { "force", no_argument, NULL, 'f' },
         { "lbr", required_argument, NULL, OPT_LBR },            { "lbr-filter", required_argument, NULL, OPT_LBR_FILTER },
         { NULL, 0, NULL, 0 },
     };
@@ -846,13 +888,15 @@ static int command_line(int argc, char **argv, struct options *o)
     for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
         if (strncmp(argv[i], "--kernel", 8) == 0 && (argv[i][8] == '\0' || argv[i][8] == '=')) kernel = 1;
     /* run's options end at its command's name ("+"): what follows is the command's. */
-    while ((c = getopt_long(argc, argv, cmd && cmd->args == ARGS_COMMAND ? "+o:hV" : "o:hV", longopts, &idx)) != -1) {
+    while ((c = tool_getopt_long("etlrecord", argc, argv, cmd && cmd->args == ARGS_COMMAND ? "+o:fhV" : "o:fhV",
+                                 longopts, &idx)) != -1) {
         const char *lname = NULL;
         uint32_t *num = NULL, max = UINT32_MAX;
         switch (c) {
         case 'h': fputs(usage_text, stdout); return 0;
         case 'V': printf("etlrecord %s (%s)\n", etl_version(), etl_version_details()); return 0;
         case 'o': o->output = optarg; lname = "output"; break;
+        case 'f': o->force = 1; lname = "force"; break;
         case OPT_MODE: o->mode = optarg; break;
         case OPT_CLOCK: o->clock = optarg; break;
         case OPT_BUFSIZE: num = &o->buffer_size_kb; max = 16384; break;
@@ -866,7 +910,13 @@ static int command_line(int argc, char **argv, struct options *o)
         case OPT_STACKWALK:
             o->stackwalk = 1;
             o->stackwalk_events = optarg;
-            if (!optarg && kernel && optind < argc && argv[optind][0] != '-') o->stackwalk_events = argv[optind++];
+            if (!optarg && optind < argc && argv[optind][0] != '-') {
+                if (kernel) o->stackwalk_events = argv[optind++];
+                else if (cmd && kernel_names(argv[optind]))
+                    return usage_error("--stackwalk %s: write --stackwalk=%s (stack walks of kernel events, with "
+                                       "--kernel); here '%s' would be taken for the %s", argv[optind], argv[optind],
+                                       argv[optind], cmd->args == ARGS_COMMAND ? "command" : "session's name");
+            }
             break;
         case OPT_KERNEL: o->kernel = optarg; break;
         case OPT_PROFILE: num = &o->profile_interval_us; max = 1000000; break;
