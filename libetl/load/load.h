@@ -139,6 +139,7 @@ struct etl_sqlite_loader {
     char *output;               /* the database's path */
     char *db_path;              /* the file SQLite writes (the temporary name for a new database) */
     int exists, committed;
+    int appended;               /* an append's transaction is committed: it is in the database */
     struct sink sink;
     struct input *in;           /* the inputs that could be opened, in merge order */
     unsigned ninputs, cap_inputs;

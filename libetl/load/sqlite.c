@@ -117,11 +117,15 @@ static void on_merge_message(void *arg, const etl_merge_message *msg)
 
 /* ------------------------------------------------------------------ the load */
 
-/* The pragmas of a bulk load (a small page cache: a large one only costs page faults). */
+/* The pragmas of a bulk load (a small page cache: a large one only costs page faults). A new
+   database needs no journal (it is a temporary file until complete); an append keeps a rollback
+   journal on disk beside the database: an append larger than the page cache writes pages into the
+   file before the commit, and when a write fails (a full disk, an I/O error) SQLite cannot replay
+   a journal kept in memory (it discards it), while one on disk is replayed (undo_append). */
 static int set_load_pragmas(struct sink *k, int fresh)
 {
     if (fresh && etl_sink_exec(k, "PRAGMA page_size = 65536") != 0) return -1;
-    return etl_sink_exec(k, fresh ? "PRAGMA journal_mode = OFF" : "PRAGMA journal_mode = MEMORY") ||
+    return etl_sink_exec(k, fresh ? "PRAGMA journal_mode = OFF" : "PRAGMA journal_mode = DELETE") ||
            etl_sink_exec(k, "PRAGMA synchronous = OFF; PRAGMA main.locking_mode = EXCLUSIVE; "
                             "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -16384")
                ? -1 : 0;
@@ -231,12 +235,48 @@ static int load(struct etl_sqlite_loader *l, int fresh)
     etl_sink_finalize(&l->sink);
     sqlite3_finalize(l->event_batch);
     l->event_batch = NULL;
-    if (etl_sink_exec(&l->sink, "COMMIT") != 0 || etl_sink_exec(&l->sink, "DETACH kernel") != 0) return -1;
+    /* An append writes nothing once committed (what could fail then would report a failure of
+       an append that is in): its statistics are written in the transaction. */
+    if (!fresh && etl_sink_exec(&l->sink, "PRAGMA main.optimize") != 0) return -1;
+    if (etl_sink_exec(&l->sink, "COMMIT") != 0) return -1;
+    l->appended = !fresh;
+    if (etl_sink_exec(&l->sink, "DETACH kernel") != 0) return -1;
     phase_done(l, "kernel tables copied", 0);
-    if (fresh && etl_sink_exec(&l->sink, etl_sqlite_schema_views) != 0) return -1;
-    if (etl_sink_exec(&l->sink, "PRAGMA optimize") != 0) return -1;
+    if (fresh && (etl_sink_exec(&l->sink, etl_sqlite_schema_views) != 0 || etl_sink_exec(&l->sink, "PRAGMA optimize") != 0))
+        return -1;
     phase_done(l, "views", 0);
     return restore_pragmas(&l->sink);
+}
+
+/* A failed append: undone, and the database checked to be as it was. SQLite rolls back what it
+   can on its connection; after a failed write (a full disk, an I/O error) its pager keeps the
+   journal beside the database for the next connection to replay, which a second connection,
+   opened here, does. */
+static void undo_append(struct etl_sqlite_loader *l)
+{
+    char *journal = sqlite3_mprintf("%s-journal", l->db_path);
+    sqlite3 *db = NULL;
+    struct stat st;
+    int rc;
+
+    if (l->sink.db) sqlite3_exec(l->sink.db, "ROLLBACK", NULL, NULL, NULL);
+    if (l->sink.db) sqlite3_close(l->sink.db);
+    l->sink.db = NULL;
+    if (!journal) {
+        etl_load_message(l, ETL_FATAL, 0, NULL, -1, "out of memory");
+        return;
+    }
+    if (stat(journal, &st) == 0) {
+        rc = sqlite3_open_v2(l->db_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+        if (rc == SQLITE_OK) rc = sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
+        if (rc != SQLITE_OK || stat(journal, &st) == 0)
+            etl_load_message(l, ETL_FATAL, 0, NULL, -1,
+                             "%s: the append could not be undone (%s); SQLite undoes it when the database is next "
+                             "opened, from %s: keep that file beside it",
+                             l->output, db ? sqlite3_errmsg(db) : "out of memory", journal);
+        sqlite3_close(db);
+    }
+    sqlite3_free(journal);
 }
 
 /* A new database's temporary name beside it: "" and a message when it cannot be made. */
@@ -297,7 +337,7 @@ int etl_sqlite_loader_commit(etl_sqlite_loader *l)
     sqlite3_finalize(l->event_batch);
     l->event_batch = NULL;
     etl_sink_finalize(&l->sink);
-    if (rc != 0 && !fresh && l->sink.db) sqlite3_exec(l->sink.db, "ROLLBACK", NULL, NULL, NULL);
+    if (rc != 0 && !fresh && !l->appended) undo_append(l);
     if (l->sink.db && sqlite3_close(l->sink.db) != SQLITE_OK && rc == 0) {
         etl_load_message(l, ETL_FATAL, 0, NULL, -1, "%s: cannot close the database", l->output);
         rc = -1;
