@@ -297,7 +297,8 @@
     "\n" \
     "-- What was lost, and where: the header's EventsLost and BuffersLost ('events_lost',\n" \
     "-- 'buffers_lost', count), each piece of damage the reader skipped ('damage': offset and\n" \
-    "-- message), and events that could not be loaded ('not_loaded').\n" \
+    "-- message), and the kernel events whose payload did not decode ('undecoded', count; their\n" \
+    "-- events rows are loaded).\n" \
     "CREATE TABLE lost (\n" \
     "  trace INTEGER NOT NULL,\n" \
     "  kind TEXT NOT NULL,\n" \
