@@ -420,6 +420,9 @@ START_TEST(refusals)
                      ETL_FAILED);
     ck_assert_int_eq(etl_session_enable_kernel(s, ETL_KERNEL_PROCESS, 0, 0), ETL_FAILED);
     ck_assert_ptr_nonnull(strstr(etl_session_error(s), "clock must be PerfCounter"));
+    /* No kernel capture: nothing was mounted, nothing to tell (tests/tracefs.test: a mount). */
+    ck_assert_str_eq(etl_session_kernel_note(s), "");
+    ck_assert_str_eq(etl_session_kernel_note(NULL), "");
     ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
     etl_session_close(s);
 }

@@ -300,8 +300,9 @@ static int interrupted(void *arg)
     return tool_interrupted != 0;
 }
 
-/* Starts the controller; what it says of an orphan it cleaned up, and why it failed, go to
-   say, or without one to report_fd as report lines. NULL when it did not start. */
+/* Starts the controller; what it says of an orphan it cleaned up or of a tracefs it mounted,
+   and why it failed, go to say, or without one to report_fd as report lines. NULL when it did
+   not start. */
 static etl_controller *start_controller(struct start *st, FILE *say, int report_fd)
 {
     const char *name = st->cfg.properties.logger_name;
@@ -315,7 +316,13 @@ static etl_controller *start_controller(struct start *st, FILE *say, int report_
         if (say) fprintf(say, "etlrecord: %s\n", note);
         else report(report_fd, "note", note);
     }
-    if (rc == ETL_OK) return c;
+    if (rc == ETL_OK) {
+        if (st->cap.note[0]) {
+            if (say) fprintf(say, "etlrecord: %s\n", st->cap.note);
+            else report(report_fd, "note", st->cap.note);
+        }
+        return c;
+    }
     if (say) fprintf(say, "etlrecord: %s\n", etl_controller_error(c));
     else report(report_fd, "error", etl_controller_error(c));
     etl_controller_close(c);

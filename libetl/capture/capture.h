@@ -307,6 +307,8 @@ struct etl_kcapture {
     struct tp_field sys_id, sys_ret;
     /* The fields of the unload and exit tracepoints (etl_kexit_unmap_tps), in their order. */
     struct tp_field tpf[EV_COUNT][4];
+    /* What the start did to the system, for the caller to tell (etl_session_kernel_note). */
+    char note[160];
 };
 
 /* A sample of the block or raw_syscalls events: which, its thread and time, its raw data. */

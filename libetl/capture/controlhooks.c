@@ -11,6 +11,7 @@ static int capture_start(void *arg, etl_session *s, char *err, size_t size)
 {
     etl_controller_capture *cap = arg;
 
+    cap->note[0] = '\0';
     if (cap->kernel_flags) {
         uint32_t interval = cap->profile_interval_us ? cap->profile_interval_us : 1000;
         if (etl_session_enable_kernel(s, cap->kernel_flags, cap->kernel_stackwalk, interval * 10) != ETL_OK) {
@@ -19,6 +20,7 @@ static int capture_start(void *arg, etl_session *s, char *err, size_t size)
             snprintf(err, size, "session %s: %s", p.logger_name ? p.logger_name : "", etl_session_error(s));
             return ETL_FAILED;
         }
+        snprintf(cap->note, sizeof cap->note, "%s", etl_session_kernel_note(s));
     }
     if (!cap->lbr_count) return ETL_OK;
     if (etl_session_configure_lbr(s, cap->lbr_flags, cap->lbr_events, cap->lbr_count) != ETL_OK ||

@@ -472,6 +472,13 @@ fail:
     return -1;
 }
 
+const char *etl_session_kernel_note(const etl_session *s)
+{
+    struct etl_kcapture *k = s ? etl_session_kcapture(s) : NULL;
+
+    return k ? k->note : "";
+}
+
 void etl_kcapture_lbr_stop(struct etl_kcapture *k)
 {
     for (unsigned i = 0; k && i < k->ncpu; i++)
@@ -504,6 +511,12 @@ int etl_kcapture_lbr_start(struct etl_kcapture *k, const struct etl_lbr_config *
 }
 
 void etl_kcapture_lbr_stop(struct etl_kcapture *k) { (void)k; }
+
+const char *etl_session_kernel_note(const etl_session *s)
+{
+    (void)s;
+    return "";
+}
 
 #endif
 

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "capture/capture.h"
@@ -182,10 +184,66 @@ static void exit_unmap_tracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT
     }
 }
 
-/* The tracepoints' ids and the fields read from them: 0, or -1 (err). */
+/* The flags whose events come from tracepoints (those of process and image_load optional). */
+#define TRACEPOINT_FLAGS                                                                                       \
+    (ETL_KERNEL_CSWITCH | ETL_KERNEL_DISPATCHER | ETL_KERNEL_DISK_IO | ETL_KERNEL_SYSCALL | ETL_KERNEL_PROCESS | \
+     ETL_KERNEL_IMAGE_LOAD)
+
+/* 1 when tracefs is not mounted: neither tracefs directory has an events directory; 0 when one
+   has, or cannot be looked at (no permission: the tracepoints' own errors then tell). */
+static int tracefs_missing(void)
+{
+    char path[64];
+    struct stat st;
+
+    for (size_t i = 0; i < sizeof tracefs_dirs / sizeof tracefs_dirs[0]; i++) {
+        snprintf(path, sizeof path, "%s/events", tracefs_dirs[i]);
+        if (stat(path, &st) == 0 || (errno != ENOENT && errno != ENOTDIR)) return 0;
+    }
+    return 1;
+}
+
+/* Mounts tracefs as trace-cmd does: tracefs at /sys/kernel/tracing, else debugfs at
+   /sys/kernel/debug (its tracing directory is tracefs). 0 with what it mounted in note, or -1
+   (err, with why tracefs's mount failed). It stays mounted. */
+static int tracefs_mount(char *note, size_t nsize, char *err, size_t errsize)
+{
+    struct stat st;
+    int saved;
+
+    if (mount("nodev", tracefs_dirs[0], "tracefs", 0, NULL) == 0) {
+        snprintf(note, nsize, "mounted tracefs at %s", tracefs_dirs[0]);
+        return 0;
+    }
+    saved = errno;
+    if (mount("nodev", "/sys/kernel/debug", "debugfs", 0, NULL) == 0) {
+        char path[64];
+        snprintf(path, sizeof path, "%s/events", tracefs_dirs[1]);
+        if (stat(path, &st) == 0) {
+            snprintf(note, nsize, "mounted debugfs at /sys/kernel/debug (tracefs at %s)", tracefs_dirs[1]);
+            return 0;
+        }
+        umount2("/sys/kernel/debug", MNT_DETACH); /* no tracing in it: as it was */
+    }
+    snprintf(err, errsize,
+             "kernel events: tracefs is not mounted (no %s/events, no %s/events) and mounting it failed: "
+             "mount -t tracefs nodev %s: %s%s",
+             tracefs_dirs[0], tracefs_dirs[1], tracefs_dirs[0], strerror(saved),
+             saved == EPERM ? " (mounting needs root or CAP_SYS_ADMIN)" : "");
+    return -1;
+}
+
+/* The tracepoints' ids and the fields read from them: 0, or -1 (err). tracefs, when it is not
+   mounted and a flag wants tracepoints, is mounted first (k->note says so), or the capture
+   fails. */
 int etl_ktracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT], char *err, size_t errsize)
 {
     char format[8192];
+
+    k->note[0] = '\0';
+    if ((k->flags & TRACEPOINT_FLAGS) && tracefs_missing() &&
+        tracefs_mount(k->note, sizeof k->note, err, errsize) != 0)
+        return -1;
 
     if (k->flags & ETL_KERNEL_CSWITCH) {
         if (tracepoint("sched_switch", &ids[EV_SWITCH], format, sizeof format, err, errsize) != 0 ||

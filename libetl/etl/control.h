@@ -118,6 +118,8 @@ typedef struct etl_controller_capture {
     uint32_t lbr_flags;
     const char *lbr_text, *lbr_filter_text;  /* as given, for the answers (kept by the caller) */
     etl_lbr_capture *lbr_capture;            /* the capture, while it runs */
+    char note[160];                          /* set by the start hook: etl_session_kernel_note,
+                                                for the caller to tell ("" if nothing) */
 } etl_controller_capture;
 ETL_API void etl_controller_capture_hooks(etl_controller_capture *cap, etl_controller_hooks *hooks);
 

@@ -285,6 +285,13 @@ ETL_API char *etl_kernel_flags_format(uint32_t flags, char *out, size_t size);
  */
 ETL_API int etl_session_enable_kernel(etl_session *s, uint32_t flags, uint32_t stackwalk_flags,
                                       uint32_t profile_interval_100ns);
+/* What etl_session_enable_kernel did to the system that its caller should tell: when tracefs
+   was not mounted and the flags want tracepoints (cswitch, dispatcher, disk_io, syscall,
+   process, image_load), it mounts it as trace-cmd does (tracefs at /sys/kernel/tracing, else
+   debugfs at /sys/kernel/debug; root or CAP_SYS_ADMIN) and says "mounted tracefs at
+   /sys/kernel/tracing"; it stays mounted. When that mount fails, the capture fails, saying why.
+   "" when it did nothing of the kind, or s has no kernel capture. libetl prints nothing. */
+ETL_API const char *etl_session_kernel_note(const etl_session *s);
 
 /* ---- Session names: unique per user on the machine (doc/etlrecord-design.md) ---- */
 
