@@ -217,4 +217,164 @@ void etl_reader_live_free(struct live *l);
    (fd unused). name names the reader unless opt does. */
 int etl_reader_open_live(etl_reader **out, int fd, const etl_reader_options *opt, const char *name, const char *error);
 
+/* ---------------------------------------------------------------- schemas and field decoding */
+/* An event's schema, whatever it came from (a manifest, an EventSource manifest, TraceLogging
+   metadata, a kernel MOF class): its names and its fields, decoded by one walk (fields.c).
+   doc/format.md section 15 gives the rules. */
+
+/* Blocks that are freed together (schema.c). */
+struct etl_arena_chunk;
+typedef struct etl_arena {
+    struct etl_arena_chunk *head;
+} etl_arena;
+/* size bytes aligned for any field of a schema, or NULL without memory. */
+void *etl_arena_alloc(etl_arena *a, size_t size);
+/* A copy of n bytes of s, NUL-terminated, in a (NULL without memory). */
+char *etl_arena_strndup(etl_arena *a, const char *s, size_t n);
+char *etl_arena_strdup(etl_arena *a, const char *s);
+void etl_arena_free(etl_arena *a);
+
+/* How a value's length is found. */
+enum etl_len_kind {
+    ETL_LEN_TYPE = 0,   /* its in type's own: a fixed size, zero-terminated, a SID's, or a u16
+                           byte count before it (the COUNTED types) */
+    ETL_LEN_CONST,      /* length: characters of a string, bytes of binary */
+    ETL_LEN_FIELD,      /* the value of an earlier field (length_ref) */
+    ETL_LEN_PREFIX16,   /* a u16 byte count before it (TraceLogging's Binary) */
+    ETL_LEN_REST        /* to the end of the payload */
+};
+/* How many values a field holds. */
+enum etl_count_kind {
+    ETL_COUNT_ONE = 0,  /* one: not an array */
+    ETL_COUNT_CONST,    /* count */
+    ETL_COUNT_FIELD,    /* the value of an earlier field (count_ref) */
+    ETL_COUNT_PREFIX16, /* a u16 element count before the elements (TraceLogging's variable count) */
+    ETL_COUNT_REST      /* as many whole elements as the rest of the payload holds */
+};
+
+struct etl_map_entry {
+    uint64_t value;
+    const char *name;
+};
+/* A valueMap or bitMap: entries sorted by value. */
+struct etl_map {
+    const char *name;
+    int bitmap;
+    uint32_t entry_count;
+    const struct etl_map_entry *entries;
+};
+
+typedef struct etl_schema_field {
+    const char *name;
+    uint16_t in_type, out_type;     /* enum etl_in_type, enum etl_out_type */
+    uint8_t length_kind;            /* enum etl_len_kind */
+    uint8_t count_kind;             /* enum etl_count_kind */
+    uint16_t span;                  /* schema entries this field takes: 1, or for a struct 1 plus
+                                       its members' spans (its members follow it) */
+    uint16_t members;               /* ETL_IN_STRUCT: its direct members */
+    uint16_t length_ref, count_ref; /* index in the event's fields of the field giving them */
+    uint32_t length, count;         /* ETL_LEN_CONST, ETL_COUNT_CONST */
+    const etl_map *map;
+    uint16_t slot;                  /* the kernel's typed decoding: where the value goes (0: nowhere) */
+} etl_schema_field;
+
+/* What identifies an event of a provider: the EVENT_HEADER's Id, or the event type (opcode)
+   of the other headers (system, perfinfo, classic, instance: the MOF classes). */
+enum etl_schema_key { ETL_KEY_ID = 0, ETL_KEY_OPCODE = 1 };
+
+typedef struct etl_schema_event {
+    etl_guid provider;
+    uint8_t key;                    /* enum etl_schema_key */
+    uint8_t version;
+    uint16_t id;                    /* Id (ETL_KEY_ID) or opcode (ETL_KEY_OPCODE) */
+    uint8_t source;                 /* enum etl_schema_source */
+    const char *provider_name, *task_name, *opcode_name, *event_name;
+    uint16_t field_count;
+    uint16_t max_depth;             /* deepest nesting of structs */
+    const etl_schema_field *fields; /* depth first: a struct's members follow it */
+} etl_schema_event;
+
+typedef struct etl_schema_provider {
+    etl_guid guid;
+    const char *name;
+    uint8_t source;                 /* enum etl_schema_source */
+} etl_schema_provider;
+
+/* What one manifest (or one built-in table) defines, in an arena of its own; a decoder adopts
+   it whole or not at all (schema.c). */
+typedef struct etl_schema_set {
+    etl_arena arena;
+    etl_schema_provider *providers;
+    uint32_t provider_count, provider_cap;
+    etl_schema_event **events;
+    uint32_t event_count, event_cap;
+} etl_schema_set;
+
+void etl_schema_set_init(etl_schema_set *set);
+void etl_schema_set_free(etl_schema_set *set);
+/* Adds a provider (name copied): ETL_OK, or ETL_FAILED without memory. */
+int etl_schema_set_add_provider(etl_schema_set *set, const etl_guid *guid, const char *name, int source);
+/* Adds ev, whose fields and names the set's arena already holds (or static storage), and fills
+   its span, members check and max_depth: ETL_OK, or ETL_FAILED without memory or when its
+   fields do not form a well-made tree (a struct's members past the end, a reference to a
+   field that is not before the one it sizes): the message in err. */
+int etl_schema_set_add_event(etl_schema_set *set, etl_schema_event *ev, char *err, size_t errsize);
+/* Checks the tree of fields and fills spans and max_depth (etl_schema_set_add_event calls it). */
+int etl_schema_event_prepare(etl_schema_event *ev, char *err, size_t errsize);
+/* The event name "Provider/Task/Opcode" (or what of it exists) in the arena. */
+const char *etl_schema_event_name(etl_arena *a, const char *provider, const char *task, const char *opcode);
+
+/* The kernel's classes built into libetl, adopted by every decoder (kclasses.c). */
+int etl_decoder_add_builtin(etl_decoder *d);
+/* The manifests of ETL_MANIFEST_PATH and the installed directory (manifest.c): ETL_OK, ETL_WARN
+   (one did not load: the message is on d), ETL_FATAL without memory. */
+int etl_decoder_add_defaults(etl_decoder *d);
+/* Frees what etl_decoder_learn keeps (eventsource.c). */
+void etl_decoder_learn_free(etl_decoder *d);
+/* Reports a warning through the decoder's options. */
+void etl_decoder_warn(etl_decoder *d, const char *message);
+
+/* The decoder takes set (on ETL_OK it owns it and set is emptied; on ETL_FAILED, without
+   memory, set is left to the caller). A provider of set replaces what the decoder had of it. */
+int etl_decoder_adopt(etl_decoder *d, etl_schema_set *set);
+/* Sets the decoder's message. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+void etl_decoder_set_error(etl_decoder *d, const char *fmt, ...);
+
+/* The in type's fixed size in bytes for the given pointer size, or 0 when its size varies. */
+unsigned etl_in_type_fixed_size(unsigned in_type, unsigned pointer_size);
+
+/* Where the walk stopped when the payload did not fit. */
+typedef struct etl_fields_fault {
+    const char *field;              /* the field that did not fit */
+    uint32_t offset;                /* at this byte of the payload */
+    const char *why;                /* "needs 8 bytes, 3 left", ... (static or in reason) */
+    char reason[96];
+} etl_fields_fault;
+
+/* Growable storage of one walk's results (kept by the decoder between events). */
+typedef struct etl_fields_buf {
+    etl_field *fields;
+    uint32_t count, cap;
+    uint32_t used;                  /* payload bytes the fields covered */
+    uint64_t *refs;                 /* the last integer value of each schema field (lengths, counts) */
+    uint32_t refs_cap;
+} etl_fields_buf;
+void etl_fields_buf_free(etl_fields_buf *b);
+
+/* Walks payload by schema s into b: ETL_OK, ETL_FAILED (the payload does not fit: *fault says
+   where; b holds the fields before it), or ETL_FATAL without memory. */
+int etl_fields_decode(const etl_schema_event *s, const uint8_t *payload, uint32_t len, unsigned pointer_size,
+                      etl_fields_buf *b, etl_fields_fault *fault);
+
+/* A TraceLogging event's schema from its EVENT_SCHEMA_TL item (meta, n bytes) and its provider's
+   name, in arena a: the event, or NULL with the message in err (malformed metadata) or, when
+   memory ran out, err "out of memory". */
+etl_schema_event *etl_tracelogging_schema(etl_arena *a, const etl_guid *provider, const char *provider_name,
+                                          const uint8_t *meta, uint32_t n, char *err, size_t errsize);
+/* The provider name in a PROV_TRAITS item into out (NUL-terminated): ETL_OK or ETL_FAILED. */
+int etl_tracelogging_provider_name(const uint8_t *traits, uint32_t n, char *out, size_t size);
+
 #endif /* LIBETL_READER_H */
