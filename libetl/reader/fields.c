@@ -261,13 +261,15 @@ static int field(struct walk *w, uint32_t i, unsigned depth)
         break;
     }
     fixed = f->in_type == ETL_IN_STRUCT ? 0 : etl_in_type_fixed_size(f->in_type, w->ptr);
+    if (fixed && count == UINT64_MAX) count = left(w) / fixed;
+    if (fixed && count > left(w) / fixed)
+        return fail(w, f, start, "%llu elements of %u bytes, %u bytes left", (unsigned long long)count, fixed, left(w));
+    if (!fixed && count != UINT64_MAX && count > w->max_fields - w->b->count)
+        return fail(w, f, start, "%llu elements cannot fit in %u bytes", (unsigned long long)count, left(w));
     idx = push(w, f, ETL_FIELD_ARRAY, depth, &rc);
     if (idx < 0) return rc;
     w->b->fields[idx].offset = start;
     if (fixed) { /* packed: one field holds every element */
-        if (count == UINT64_MAX) count = left(w) / fixed;
-        if (count > left(w) / fixed)
-            return fail(w, f, w->off, "%llu elements of %u bytes, %u bytes left", (unsigned long long)count, fixed, left(w));
         w->b->fields[idx].element_size = (uint8_t)fixed;
         w->b->fields[idx].count = (uint32_t)count;
         w->b->fields[idx].data = w->p + w->off;
@@ -275,13 +277,11 @@ static int field(struct walk *w, uint32_t i, unsigned depth)
         w->off += (uint32_t)count * fixed;
         return ETL_OK;
     }
-    if (count != UINT64_MAX && count > w->max_fields - w->b->count)
-        return fail(w, f, w->off, "%llu elements cannot fit in %u bytes", (unsigned long long)count, left(w));
     w->b->fields[idx].count = 0;
     for (uint64_t k = 0; count == UINT64_MAX ? w->off < w->len : k < count; k++) {
-        uint32_t before = w->off;
+        uint32_t before = w->off, fields_before = w->b->count;
         rc = element(w, i, depth + 1);
-        w->b->fields[idx].count++;
+        if (w->b->count > fields_before) w->b->fields[idx].count++; /* a struct cut short is kept, as far as it went */
         if (rc != ETL_OK) break;
         if (count == UINT64_MAX && w->off == before) break; /* an element of no bytes: the rest is not a count */
     }
