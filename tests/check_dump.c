@@ -25,7 +25,7 @@ static char *format_event(const char *sample, int kind, etl_dump_format format)
     while (etl_reader_next(r, &ev) == ETL_OK)
         if (ev.kind == kind) break;
     ck_assert_int_eq(ev.kind, kind);
-    etl_dump_event(f, format, r, &ev, NULL);
+    etl_dump_event(f, format, r, &ev, NULL, NULL);
     fclose(f);
     etl_reader_close(r);
     return text;
@@ -65,7 +65,7 @@ START_TEST(json_extended_items_counted)
     while (etl_reader_next(r, &ev) == ETL_OK)
         if (ev.ext_count) break;
     ck_assert_uint_gt(ev.ext_count, 0);
-    etl_dump_event(f, ETL_DUMP_JSONL, r, &ev, NULL);
+    etl_dump_event(f, ETL_DUMP_JSONL, r, &ev, NULL, NULL);
     fclose(f);
     {
         char want[32];
@@ -131,7 +131,7 @@ START_TEST(summary_counts)
     ck_assert_int_eq(etl_reader_open_path(&r, testdata_path("samples/perfview_diaghub.kernel.1.etl"), NULL), ETL_OK);
     ck_assert_ptr_nonnull(c);
     while (etl_reader_next(r, &ev) == ETL_OK) ck_assert_int_eq(etl_summary_add(c, &ev), ETL_OK);
-    ck_assert_int_eq(etl_summary_write(c, f, "diaghub.etl", r), ETL_OK);
+    ck_assert_int_eq(etl_summary_write(c, f, "diaghub.etl", r, NULL), ETL_OK);
     etl_summary_free(c);
     fclose(f);
     ck_assert_ptr_nonnull(strstr(text, "\"events\":16335,\"by_kind\":{\"system\":1035,\"perfinfo\":15299,\"event\":1}"));
@@ -169,8 +169,8 @@ START_TEST(lbr_events_show_branches)
         if (ev.hook_id == ETL_HOOK_LBR_SAMPLE && ev.kind == ETL_KIND_PERFINFO) break;
     ck_assert_uint_eq(ev.hook_id, ETL_HOOK_LBR_SAMPLE);
     f = open_memstream(&text, &len);
-    etl_dump_event(f, ETL_DUMP_JSONL, r, &ev, NULL);
-    etl_dump_event(f, ETL_DUMP_TEXT, r, &ev, NULL);
+    etl_dump_event(f, ETL_DUMP_JSONL, r, &ev, NULL, NULL);
+    etl_dump_event(f, ETL_DUMP_TEXT, r, &ev, NULL, NULL);
     fclose(f);
     ck_assert_ptr_nonnull(strstr(text, "\"provider\":\"99134383-5248-43fc-834b-529454e75df3\""));
     ck_assert_ptr_nonnull(strstr(text, ",\"lbr\":{\"pid\":7,\"tid\":8,\"filters\":2,\"entries\":[[4198400,4202496],[4206592,4210688]]},"
@@ -248,8 +248,8 @@ START_TEST(kernel_events_resolve_images)
     ck_assert_int_eq(etl_reader_rewind(r), ETL_OK);
     f = open_memstream(&text, &tlen);
     while (etl_reader_next(r, &ev) == ETL_OK) {
-        etl_dump_event(f, ETL_DUMP_TEXT, r, &ev, map);
-        etl_dump_event(f, ETL_DUMP_JSONL, r, &ev, map);
+        etl_dump_event(f, ETL_DUMP_TEXT, r, &ev, map, NULL);
+        etl_dump_event(f, ETL_DUMP_JSONL, r, &ev, map, NULL);
     }
     fclose(f);
     ck_assert_ptr_nonnull(strstr(text, " Image/Load pid=100 base=0x7ff600000000 size=0x10000 "

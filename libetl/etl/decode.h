@@ -260,6 +260,9 @@ typedef struct etl_decoder_provider_stats {
 ETL_API unsigned etl_decoder_provider_count(const etl_decoder *d);
 ETL_API int etl_decoder_provider_stats_get(const etl_decoder *d, unsigned index, etl_decoder_provider_stats *out);
 
+/* Sets every provider's counts back to 0 (to count one file of several). */
+ETL_API void etl_decoder_provider_stats_reset(etl_decoder *d);
+
 /* The message of the last ETL_WARN or ETL_FAILED, or "". Valid until the next call on d. */
 ETL_API const char *etl_decoder_error(const etl_decoder *d);
 

@@ -538,6 +538,13 @@ int etl_decoder_provider_stats_get(const etl_decoder *d, unsigned index, etl_dec
     return ETL_OK;
 }
 
+void etl_decoder_provider_stats_reset(etl_decoder *d)
+{
+    if (!d) return;
+    for (uint32_t i = 0; i < d->provider_count; i++)
+        d->providers[i].stats.decoded = d->providers[i].stats.undecoded = d->providers[i].stats.failed = 0;
+}
+
 /* ---------------------------------------------------------------- finding an event's schema */
 
 /* The schema of a manifest or MOF event: exact version, else the nearest older one the
