@@ -14,7 +14,7 @@ extern "C" {
 #endif
 
 /*
- * A field's in type: how its bytes are laid out (doc/format.md section 15). The numbers are
+ * A field's in type: how its bytes are laid out (doc/format.md section 18). The numbers are
  * those of Windows' TDH_INTYPE, which instrumentation manifests (win:Int32 ...), TraceLogging
  * (TlgIn*: 1 to 25 are the same) and the kernel's MOF classes share.
  */

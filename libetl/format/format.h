@@ -221,7 +221,7 @@ extern const etl_guid etl_guid_event_trace; /* 68fdd900-4a3e-11d1-84f4-0000f8046
 #define ETL_TLH_SIZE(p)            ((p) == 8 ? 0x118u : 0x110u)
 #define ETL_TIME_ZONE_INFORMATION_SIZE 0xAC
 
-/* ---- TraceLogging's metadata (EVENT_SCHEMA_TL and PROV_TRAITS items), doc/format.md section 15.3 ---- */
+/* ---- TraceLogging's metadata (EVENT_SCHEMA_TL and PROV_TRAITS items), doc/format.md section 18.3 ---- */
 #define ETL_TLG_CHANNEL            11   /* the channel TraceLogging events are written on */
 #define ETL_TLG_IN_TYPE_MASK       0x1F /* in type byte: the type (enum etl_in_type 1..25) */
 #define ETL_TLG_IN_CCOUNT          0x20 /*   a constant count: u16 in the metadata */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The one walk that decodes a payload by its schema into fields, bounded by the payload's bytes (doc/format.md section 15). */
+/* The one walk that decodes a payload by its schema into fields, bounded by the payload's bytes (doc/format.md section 18). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

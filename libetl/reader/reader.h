@@ -220,7 +220,7 @@ int etl_reader_open_live(etl_reader **out, int fd, const etl_reader_options *opt
 /* ---------------------------------------------------------------- schemas and field decoding */
 /* An event's schema, whatever it came from (a manifest, an EventSource manifest, TraceLogging
    metadata, a kernel MOF class): its names and its fields, decoded by one walk (fields.c).
-   doc/format.md section 15 gives the rules. */
+   doc/format.md section 18 gives the rules. */
 
 /* Blocks that are freed together (schema.c). */
 struct etl_arena_chunk;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Decoded fields' values: typed access, and text and JSON as Windows' tools show them (doc/format.md section 15). */
+/* Decoded fields' values: typed access, and text and JSON as Windows' tools show them (doc/format.md section 18). */
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
