@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Private to libetl: what the output formats' files share (the public face is etl/output.h).
-   One file per format family: dump.c (event lines), summary.c, normalize.c, diff.c and
-   diffwrite.c (the comparison); a new one (flame graph, pprof, timeline) goes beside them, uses
+   One file per format family: dump.c (event lines), summary.c, normalize.c, and the
+   comparison: diff.c, diffthreads.c (the threads matched), diffselect.c (who an event belongs
+   to, the processes kept) and diffwrite.c (its output); a new one (flame graph, pprof, timeline) goes beside them, uses
    reader/ and format/ only, and writes to the caller's FILE *. */
 #ifndef LIBETL_OUTPUT_H
 #define LIBETL_OUTPUT_H
