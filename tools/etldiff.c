@@ -18,9 +18,11 @@
 
 static const char usage_text[] =
     "Usage: etldiff [OPTION]... A.etl B.etl\n"
-    "Compare two Event Trace Log files (.etl, .etl.gz) event by event, in time order,\n"
-    "after normalization: timestamps and processors ignored, process and thread ids\n"
-    "renumbered in first-seen order, the sessions' header events left out.\n"
+    "Compare two Event Trace Log files (.etl, .etl.gz) event by event after\n"
+    "normalization (timestamps and processors ignored, the sessions' header events left\n"
+    "out), thread by thread: each thread's events in time order against those of the\n"
+    "thread of the other trace that does the same, whatever their ids and however the\n"
+    "threads interleave.\n"
     "\n"
     "  -i, --ignore=FIELDS      ignore these fields too: ts, pid, tid, cpu, payload\n"
     "                           (comma-separated)\n"
@@ -34,6 +36,12 @@ static const char usage_text[] =
     "  -t, --time-range=A,B     only the events from A to B seconds after each trace's\n"
     "                           first compared event (either end may be left out)\n"
     "  -u, --unordered          compare as multisets: order does not matter\n"
+    "      --global-order       compare all events in one time order, across threads\n"
+    "                           (pids and tids renumbered in first-seen order)\n"
+    "      --process=NAME|PID   compare only the events of this process (a name its\n"
+    "                           Process events give, or a process id); repeatable\n"
+    "      --process-tree=NAME|PID  the same, with the processes it started, directly\n"
+    "                           or not; repeatable\n"
     "      --counts             compare only the number of events per provider, id\n"
     "                           and opcode\n"
     "      --tolerance=T        with --counts: the difference allowed per row, absolute\n"
@@ -54,9 +62,10 @@ static const char usage_text[] =
 struct options {
     etl_diff_options diff;
     int quiet, json;
-    /* The lists diff.normalize points at, grown as the options come. */
+    /* The lists diff.normalize and diff.processes point at, grown as the options come. */
     etl_guid *only, *skip;
     etl_normalize_event_key *skip_events;
+    etl_diff_process *processes;
 };
 
 static void options_free(struct options *o)
@@ -64,6 +73,7 @@ static void options_free(struct options *o)
     free(o->only);
     free(o->skip);
     free(o->skip_events);
+    free(o->processes);
 }
 
 /* ------------------------------------------------------------------ options */
@@ -113,6 +123,30 @@ static int add_event(struct options *o, const char *text)
 bad:
     fprintf(stderr, "etldiff: --ignore-event needs PROVIDER:ID (a GUID or known name, and a number), not '%s'\n", text);
     return -1;
+}
+
+/* --process, --process-tree: a process id (digits only), else a name (argv's string, kept). */
+static int add_process(struct options *o, const char *text, int tree)
+{
+    etl_diff_process *p, q = { NULL, 0, tree };
+    size_t digits = strspn(text, "0123456789");
+
+    if (!*text) {
+        fprintf(stderr, "etldiff: --%s needs a process name or id\n", tree ? "process-tree" : "process");
+        return -1;
+    }
+    if (!text[digits] && tool_parse_u32(text, UINT32_MAX - 1, &q.pid) != 0) {
+        fprintf(stderr, "etldiff: --%s: '%s' is not a process id (0 to %lu)\n", tree ? "process-tree" : "process", text,
+                (unsigned long)UINT32_MAX - 1);
+        return -1;
+    }
+    if (text[digits]) q.name = text;
+    p = realloc(o->processes, (o->diff.nprocesses + 1) * sizeof *p);
+    if (!p) return -1;
+    p[o->diff.nprocesses++] = q;
+    o->processes = p;
+    o->diff.processes = p;
+    return 0;
 }
 
 static int parse_range(etl_normalize_options *o, const char *text)
@@ -208,7 +242,8 @@ out:
 
 int main(int argc, char **argv)
 {
-    enum { OPT_IGNORE_PROVIDER = 256, OPT_IGNORE_EVENT, OPT_COUNTS, OPT_TOLERANCE, OPT_ALL_EVENTS };
+    enum { OPT_IGNORE_PROVIDER = 256, OPT_IGNORE_EVENT, OPT_COUNTS, OPT_TOLERANCE, OPT_ALL_EVENTS, OPT_GLOBAL_ORDER,
+           OPT_PROCESS, OPT_PROCESS_TREE };
     static const struct option longopts[] = {
         { "ignore", required_argument, NULL, 'i' },
         { "compare", required_argument, NULL, 'c' },
@@ -217,6 +252,9 @@ int main(int argc, char **argv)
         { "provider", required_argument, NULL, 'p' },
         { "time-range", required_argument, NULL, 't' },
         { "unordered", no_argument, NULL, 'u' },
+        { "global-order", no_argument, NULL, OPT_GLOBAL_ORDER },
+        { "process", required_argument, NULL, OPT_PROCESS },
+        { "process-tree", required_argument, NULL, OPT_PROCESS_TREE },
         { "counts", no_argument, NULL, OPT_COUNTS },
         { "tolerance", required_argument, NULL, OPT_TOLERANCE },
         { "all-events", no_argument, NULL, OPT_ALL_EVENTS },
@@ -269,6 +307,11 @@ int main(int argc, char **argv)
             if (parse_range(norm, optarg) != 0) goto usage;
             break;
         case 'u': o.diff.unordered = 1; break;
+        case OPT_GLOBAL_ORDER: o.diff.global_order = 1; break;
+        case OPT_PROCESS:
+        case OPT_PROCESS_TREE:
+            if (add_process(&o, optarg, c == OPT_PROCESS_TREE) != 0) goto usage;
+            break;
         case OPT_COUNTS: o.diff.counts = 1; break;
         case OPT_TOLERANCE:
             if (parse_tolerance(&o.diff, optarg) != 0) goto usage;

@@ -149,12 +149,28 @@ ETL_API void etl_normalizer_free(etl_normalizer *n);
 
 /* ---- The comparison of two traces (etldiff, doc/etldiff.1) ----
  *
- * Each trace's events, in time order, as normalized lines; then either the shortest edit
- * script between the two sequences (a unified diff of events), the lines one has more often
- * than the other (unordered), or only the number of events per provider, kind, id and opcode.
+ * Each trace's events, in time order, as normalized lines. By default each thread's own
+ * sequence is compared with that of the thread of the other trace that does the same (the
+ * threads are matched by their lines, not by their ids or by when they first appear), so
+ * that how the threads of a program interleave does not count; with global_order the two
+ * traces are compared as one sequence each, as before. Then either the shortest edit script
+ * between the sequences (a unified diff of events), the lines one has more often than the
+ * other (unordered), or only the number of events per provider, kind, id and opcode.
  */
 
 typedef struct etl_diff etl_diff;
+
+/* A process whose events are compared (etldiff --process, --process-tree). */
+typedef struct etl_diff_process {
+    /* Its name, as the trace's Process events give it (the image file name; on Linux the
+       command's name, 15 bytes at most), matched ignoring ASCII case and a final ".exe"; a
+       process that ran several images (exec) has each of their names. NULL: pid. */
+    const char *name;
+    uint32_t pid;
+    /* And the processes it started, directly or not: by the parent process id that Process
+       Start and DCStart events give. */
+    int tree;
+} etl_diff_process;
 
 typedef struct etl_diff_options {
     etl_normalize_options normalize;
@@ -167,10 +183,19 @@ typedef struct etl_diff_options {
     /* Damage in either trace, as etl_reader_options.on_damage (the message names the file). */
     void (*on_damage)(void *arg, int64_t offset, const char *message);
     void *on_damage_arg;
+    /* Compare each trace as one sequence in time order, across threads and processes (pids
+       and tids then in the lines, renumbered by first appearance), instead of thread by
+       thread (where the lines leave them out unless normalize.raw asks for them). */
+    int global_order;
+    /* Compare only the events of these processes (nprocesses 0: all), in each trace: the
+       events whose header names one of them, and those whose payload (stacks, samples) or
+       processor (system calls) gives them to one of its threads. Copied (names too). */
+    const etl_diff_process *processes;
+    unsigned nprocesses;
 } etl_diff_options;
 
-/* The defaults: etl_normalize_options_init's, ordered, every event, 20 differences shown
-   with 3 events of context. */
+/* The defaults: etl_normalize_options_init's, thread by thread, ordered, every event and
+   process, 20 differences shown with 3 events of context. */
 ETL_API void etl_diff_options_init(etl_diff_options *o);
 
 /*
@@ -179,7 +204,8 @@ ETL_API void etl_diff_options_init(etl_diff_options *o);
  * only when memory ran out); close it with etl_diff_close.
  */
 ETL_API int etl_diff_open(etl_diff **out, const char *path_a, const char *path_b, const etl_diff_options *o);
-/* Reads both traces and compares them. ETL_OK, or ETL_FATAL (etl_diff_error says why). */
+/* Reads both traces and compares them. ETL_OK, or ETL_FATAL (etl_diff_error says why: a
+   trace that cannot be read, memory, or a process of o.processes that a trace does not have). */
 ETL_API int etl_diff_compare(etl_diff *d);
 
 typedef struct etl_diff_stats {
@@ -187,10 +213,38 @@ typedef struct etl_diff_stats {
     uint64_t differences;           /* events only in A or only in B; with counts, differing rows */
     int approximate;                /* the middle differed too much: shown as replaced as a whole */
     int damaged;                    /* damage was reported in a trace */
+    uint64_t threads_a, threads_b;  /* threads with compared events (0 in global order, with counts) */
+    uint64_t threads_differ;        /* the threads (etl_diff_thread_get) with a difference */
 } etl_diff_stats;
 
 /* What etl_diff_compare found (the traces match when differences is 0). */
 ETL_API void etl_diff_stats_get(const etl_diff *d, etl_diff_stats *out);
+
+/* One thread of a trace, as etl_diff_thread_get describes it. */
+typedef struct etl_diff_thread_side {
+    int present;                    /* 0: the other trace has no thread like it */
+    int has_pid, has_tid;           /* 0: no event of the thread named one */
+    uint32_t pid, tid;              /* as in the trace */
+    uint64_t events;                /* its compared events */
+} etl_diff_thread_side;
+
+typedef struct etl_diff_thread {
+    unsigned number;                /* its name in the output: T<number> */
+    etl_diff_thread_side a, b;
+    uint64_t differences;           /* of the comparison of its two sequences */
+} etl_diff_thread;
+
+/*
+ * The threads etl_diff_compare compared (0 in global order and with counts), in the order
+ * etl_diff_write shows them: A's in the order they first appear, each with the thread of B
+ * that does the most the same (the most lines in common; those whose whole sequences are
+ * equal first; ties to the first to appear), then the threads only B has. A's threads are
+ * numbered 1, 2, ... in that order, B's take the number of theirs, and those only B has the
+ * numbers after. etl_diff_thread_get fills *out for index i < etl_diff_thread_count(d):
+ * ETL_OK, or ETL_FAILED for another i.
+ */
+ETL_API size_t etl_diff_thread_count(const etl_diff *d);
+ETL_API int etl_diff_thread_get(const etl_diff *d, size_t i, etl_diff_thread *out);
 
 typedef enum etl_diff_format {
     ETL_DIFF_TEXT = 0,          /* a unified diff of normalized lines, the counts that differ, a summary line */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The comparison of two traces (etl/output.h): each trace's normalized lines, aligned by their
-   shortest edit script (or as multisets), and the counts of events per provider, kind, id and
-   opcode with a tolerance. diffwrite.c writes the result. */
+/* The comparison of two traces (etl/output.h): each trace's normalized lines, thread by thread
+   (diffthreads.c matches the threads) or as one sequence, aligned by their shortest edit script
+   (or as multisets), and the counts of events per provider, kind, id and opcode with a
+   tolerance. diffselect.c keeps only some processes; diffwrite.c writes the result. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,20 @@ void etl_diff_options_init(etl_diff_options *o)
     etl_normalize_options_init(&o->normalize);
     o->max_diffs = 20;
     o->context = 3;
+}
+
+/* A copy of the processes o names (their names too) in d->processes; -1 without memory. */
+static int copy_processes(etl_diff *d, const etl_diff_options *o)
+{
+    if (!o->nprocesses) return 0;
+    d->processes = calloc(o->nprocesses, sizeof *d->processes);
+    if (!d->processes) return -1;
+    for (unsigned i = 0; i < o->nprocesses; i++) {
+        d->processes[i] = o->processes[i];
+        if (o->processes[i].name && !(d->processes[i].name = strdup(o->processes[i].name))) return -1;
+    }
+    d->o.processes = d->processes;
+    return 0;
 }
 
 void diff_set_error(etl_diff *d, const char *message)
@@ -36,6 +51,7 @@ static void on_damage(void *arg, int64_t offset, const char *message)
 {
     struct diff_side *s = arg;
 
+    if (s->prepass) return;
     s->damaged = 1;
     if (s->d->o.on_damage) s->d->o.on_damage(s->d->o.on_damage_arg, offset, message);
 }
@@ -162,6 +178,16 @@ static void side_close(struct diff_side *s)
     etl_normalizer_free(s->nz);
     free(s->hash);
     free(s->path);
+    free(s->thread_of);
+    free(s->by_thread);
+    free(s->thread_hash);
+    free(s->threads);
+    free(s->thread_table);
+    etl_name_map_free(s->names);
+    etl_image_map_free(s->image_map);
+    etl_cpu_threads_free(s->running);
+    free(s->pids);
+    free(s->passed);
 }
 
 int etl_diff_open(etl_diff **out, const char *path_a, const char *path_b, const etl_diff_options *o)
@@ -171,6 +197,18 @@ int etl_diff_open(etl_diff **out, const char *path_a, const char *path_b, const 
     *out = d;
     if (!d) return ETL_FATAL;
     d->o = *o;
+    d->o.processes = NULL;
+    d->o.nprocesses = 0;
+    if (copy_processes(d, o) != 0) {
+        diff_set_error(d, OUT_OF_MEMORY);
+        return ETL_FATAL;
+    }
+    d->o.nprocesses = o->nprocesses;
+    /* Thread by thread, a line's thread is that of its sequence: its ids stay out of the
+       line (where they would differ between two recordings), unless asked for raw. */
+    if (!o->global_order && !o->counts) {
+        d->o.normalize.ignore |= (ETL_NORMALIZE_PID | ETL_NORMALIZE_TID) & ~o->normalize.raw;
+    }
     if (side_open(d, 0, path_a) != 0 || side_open(d, 1, path_b) != 0) return ETL_FATAL;
     /* The normalizers have their own copies of the lists, which belong to the caller. */
     d->o.normalize.only = NULL;
@@ -185,6 +223,9 @@ void etl_diff_close(etl_diff *d)
     if (!d) return;
     side_close(&d->side[0]);
     side_close(&d->side[1]);
+    for (unsigned i = 0; d->processes && i < d->o.nprocesses; i++) free((char *)d->processes[i].name);
+    free(d->processes);
+    free(d->pairs);
     free(d->table);
     free(d->rows);
     free(d->script.e);
@@ -192,17 +233,53 @@ void etl_diff_close(etl_diff *d)
     free(d);
 }
 
-/* First pass: every compared event's hash, and the counts. -1 on error (the error set). */
+/* Whether the event the reader just returned goes to the normalizer: its process is one of
+   those compared. Marks it so for reading again; -1 without memory. */
+static int pass_event(struct diff_side *s, const struct diff_owner *owner)
+{
+    uint64_t i = s->read_count++;
+    int keep;
+
+    if (!s->npids) return 1;
+    keep = owner->has_pid && diff_selected(s, owner->pid);
+    if (i / 8 >= s->passed_cap) {
+        size_t cap = s->passed_cap ? 2 * s->passed_cap : 4096;
+        uint8_t *p = realloc(s->passed, cap);
+        if (!p) return -1;
+        memset(p + s->passed_cap, 0, cap - s->passed_cap);
+        s->passed = p;
+        s->passed_cap = cap;
+    }
+    if (keep) s->passed[i / 8] |= (uint8_t)(1u << (i % 8));
+    return keep;
+}
+
+/* Whether event i (as the reader returns them) was given to the normalizer. */
+static int was_passed(const struct diff_side *s, uint64_t i)
+{
+    if (!s->npids) return 1;
+    return i / 8 < s->passed_cap && (s->passed[i / 8] >> (i % 8) & 1);
+}
+
+/* First pass: every compared event's hash and thread, and the counts. -1 on error (the error set). */
 static int side_read(etl_diff *d, int k)
 {
     struct diff_side *s = &d->side[k];
+    int per_thread = !d->o.global_order && !d->o.counts;
     etl_event ev;
     int rc;
 
+    if (per_thread && !(s->names = etl_name_map_new())) goto nomem;
     while ((rc = etl_reader_next(s->r, &ev)) == ETL_OK || rc == ETL_WARN) {
+        struct diff_owner owner = { 0, 0, 0, 0 };
         const char *line;
         size_t len;
-        int c = etl_normalizer_format(s->nz, &ev, etl_reader_time_ns(s->r, ev.timestamp), &line, &len);
+        int c;
+        if ((per_thread || s->npids) && diff_event_owner(s, &ev, &owner) != 0) goto nomem;
+        if (s->names && etl_name_map_add(s->names, &ev) != ETL_OK) goto nomem;
+        if ((c = pass_event(s, &owner)) < 0) goto nomem;
+        if (!c) continue;
+        c = etl_normalizer_format(s->nz, &ev, etl_reader_time_ns(s->r, ev.timestamp), &line, &len);
         if (c < 0) goto nomem;
         if (!c) continue;
         if (s->n == s->cap) {
@@ -212,6 +289,7 @@ static int side_read(etl_diff *d, int k)
             s->hash = p;
             s->cap = cap;
         }
+        if (per_thread && diff_thread_add(s, &owner, s->n, ev.timestamp) != 0) goto nomem;
         s->hash[s->n++] = line_hash(line, len);
         if (count_event(d, &ev, k) != 0) goto nomem;
     }
@@ -230,6 +308,7 @@ int diff_side_lines(etl_diff *d, int k, const size_t *want, size_t n, char **out
     struct diff_side *s = &d->side[k];
     etl_event ev;
     size_t index = 0, w = 0;
+    uint64_t read = 0;
     int rc;
 
     if (!n) return 0;
@@ -237,7 +316,9 @@ int diff_side_lines(etl_diff *d, int k, const size_t *want, size_t n, char **out
     etl_normalizer_rewind(s->nz);
     while (w < n && ((rc = etl_reader_next(s->r, &ev)) == ETL_OK || rc == ETL_WARN)) {
         const char *line;
-        int c = etl_normalizer_format(s->nz, &ev, etl_reader_time_ns(s->r, ev.timestamp), &line, NULL);
+        int c;
+        if (!was_passed(s, read++)) continue;
+        c = etl_normalizer_format(s->nz, &ev, etl_reader_time_ns(s->r, ev.timestamp), &line, NULL);
         if (c < 0) return -1;
         if (!c) continue;
         while (w < n && want[w] == index) {
@@ -247,6 +328,14 @@ int diff_side_lines(etl_diff *d, int k, const size_t *want, size_t n, char **out
         index++;
     }
     return w == n ? 0 : -1;
+}
+
+size_t diff_event_number(const etl_diff *d, const struct diff_pair *p, int k, size_t i)
+{
+    const struct diff_side *s = &d->side[k];
+
+    if (p->t[k] < 0) return i;
+    return s->by_thread[s->threads[p->t[k]].first + i];
 }
 
 /* ---- the edit script ---- */
@@ -352,8 +441,14 @@ nomem:
     return -1;
 }
 
+/* A sequence of lines to compare: a thread's, or a whole trace's. */
+struct diff_seq {
+    const uint64_t *hash;
+    size_t n;
+};
+
 /* The ordered comparison: common head, the middle's shortest edit script, common tail. */
-static int ordered_script(const struct diff_side *A, const struct diff_side *B, struct diff_script *s)
+static int ordered_script(const struct diff_seq *A, const struct diff_seq *B, struct diff_script *s)
 {
     size_t head = 0, tail = 0, na = A->n, nb = B->n;
     int rc;
@@ -362,10 +457,12 @@ static int ordered_script(const struct diff_side *A, const struct diff_side *B, 
     while (tail < na - head && tail < nb - head && A->hash[na - 1 - tail] == B->hash[nb - 1 - tail]) tail++;
     for (size_t i = 0; i < head; i++)
         if (script_add(s, '=', i, i) != 0) return -1;
-    rc = myers(A->hash + head, na - head - tail, B->hash + head, nb - head - tail, head, head, s);
+    /* Only deletions or only insertions (a thread the other trace lacks): no search needed. */
+    if (na - head - tail == 0 || nb - head - tail == 0) rc = 1;
+    else rc = myers(A->hash + head, na - head - tail, B->hash + head, nb - head - tail, head, head, s);
     if (rc < 0) return -1;
     if (rc == 1) {
-        s->approximate = 1;
+        if (na - head - tail && nb - head - tail) s->approximate = 1;
         for (size_t i = head; i < na - tail; i++)
             if (script_add(s, '-', i, head) != 0) return -1;
         for (size_t i = head; i < nb - tail; i++)
@@ -385,9 +482,9 @@ struct line_count {
     int used;
 };
 
-static int unordered_script(const struct diff_side *A, const struct diff_side *B, struct diff_script *s)
+static int unordered_script(const struct diff_seq *A, const struct diff_seq *B, struct diff_script *s)
 {
-    const struct diff_side *sides[2] = { A, B };
+    const struct diff_seq *sides[2] = { A, B };
     size_t cap = 1024, used = 0;
     struct line_count *t;
 
@@ -463,15 +560,55 @@ static struct diff_count_row *differing_rows(const etl_diff *c, const etl_diff_o
     return out;
 }
 
+/* The sequence side k gives pair p: its thread's, or (no thread) the whole trace's in global
+   order, or nothing. */
+static struct diff_seq pair_seq(const etl_diff *d, const struct diff_pair *p, int k)
+{
+    const struct diff_side *s = &d->side[k];
+    struct diff_seq q = { NULL, 0 };
+
+    if (p->t[k] >= 0) {
+        q.hash = s->thread_hash + s->threads[p->t[k]].first;
+        q.n = s->threads[p->t[k]].n;
+    }
+    else if (d->o.global_order) {
+        q.hash = s->hash;
+        q.n = s->n;
+    }
+    return q;
+}
+
+/* Each pair's steps, one pair after the other. -1 without memory. */
+static int pairs_script(etl_diff *d)
+{
+    for (size_t i = 0; i < d->npairs; i++) {
+        struct diff_pair *p = &d->pairs[i];
+        struct diff_seq a = pair_seq(d, p, 0), b = pair_seq(d, p, 1);
+        size_t before = d->script.differences;
+        p->from = d->script.n;
+        if ((d->o.unordered ? unordered_script(&a, &b, &d->script) : ordered_script(&a, &b, &d->script)) != 0) return -1;
+        p->to = d->script.n;
+        p->differences = d->script.differences - before;
+    }
+    return 0;
+}
+
 int etl_diff_compare(etl_diff *d)
 {
-    const struct diff_side *A = &d->side[0], *B = &d->side[1];
-
+    for (int k = 0; k < 2; k++)
+        if (d->o.nprocesses && diff_select_processes(d, k) != 0) return ETL_FATAL;
     if (side_read(d, 0) != 0 || side_read(d, 1) != 0) return ETL_FATAL;
     d->rows = differing_rows(d, &d->o, &d->nrows);
     if (!d->rows) goto nomem;
     if (d->o.counts) return ETL_OK;
-    if ((d->o.unordered ? unordered_script(A, B, &d->script) : ordered_script(A, B, &d->script)) != 0) goto nomem;
+    if (d->o.global_order) {
+        d->pairs = calloc(1, sizeof *d->pairs);
+        if (!d->pairs) goto nomem;
+        d->pairs[0].t[0] = d->pairs[0].t[1] = -1;
+        d->npairs = 1;
+    }
+    else if (diff_threads_match(d) != 0) goto nomem;
+    if (pairs_script(d) != 0) goto nomem;
     return ETL_OK;
 nomem:
     diff_set_error(d, DIFF_OUT_OF_MEMORY_OR_REREAD);
@@ -486,4 +623,38 @@ void etl_diff_stats_get(const etl_diff *d, etl_diff_stats *out)
     out->differences = d->o.counts ? d->nrows : d->script.differences;
     out->approximate = d->script.approximate;
     out->damaged = d->side[0].damaged || d->side[1].damaged;
+    if (d->o.global_order || d->o.counts) return;
+    out->threads_a = d->side[0].nthreads;
+    out->threads_b = d->side[1].nthreads;
+    for (size_t i = 0; i < d->npairs; i++)
+        if (d->pairs[i].differences) out->threads_differ++;
+}
+
+size_t etl_diff_thread_count(const etl_diff *d)
+{
+    return d->o.global_order || d->o.counts ? 0 : d->npairs;
+}
+
+int etl_diff_thread_get(const etl_diff *d, size_t i, etl_diff_thread *out)
+{
+    const struct diff_pair *p;
+
+    memset(out, 0, sizeof *out);
+    if (i >= etl_diff_thread_count(d)) return ETL_FAILED;
+    p = &d->pairs[i];
+    out->number = p->number;
+    out->differences = p->differences;
+    for (int k = 0; k < 2; k++) {
+        etl_diff_thread_side *o = k ? &out->b : &out->a;
+        const struct diff_thread *t;
+        if (p->t[k] < 0) continue;
+        t = &d->side[k].threads[p->t[k]];
+        o->present = 1;
+        o->has_pid = t->owner.has_pid;
+        o->has_tid = t->owner.has_tid;
+        o->pid = t->owner.pid;
+        o->tid = t->owner.tid;
+        o->events = t->n;
+    }
+    return ETL_OK;
 }

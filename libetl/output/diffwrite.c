@@ -49,46 +49,57 @@ static void print_rows_json(FILE *f, const struct diff_count_row *rows, size_t n
     fputc(']', f);
 }
 
-/* A hunk: script steps [from, to). */
+/* A hunk: script steps [from, to) of pair d->pairs[pair]. */
 struct hunk {
+    size_t pair;
     size_t from, to;
 };
 
 /* The steps to show: the first max_diffs differing ones, each with up to context steps
-   around it (not reaching the differing steps not shown); hunks that touch are joined.
-   Returns the number of hunks in *out (malloc'ed). */
-static size_t make_hunks(const struct diff_script *s, long max_diffs, long context, struct hunk **out)
+   around it (not reaching the differing steps not shown, nor another pair's steps); hunks of
+   one pair that touch are joined. Returns the number of hunks in *out (malloc'ed). */
+static size_t make_hunks(const etl_diff *d, long max_diffs, long context, struct hunk **out)
 {
-    size_t nh = 0, cap = 16, end = s->n;
+    const struct diff_script *s = &d->script;
+    size_t nh = 0, cap = 16;
     long count = 0;
+    int stop = 0;
     struct hunk *h = malloc(cap * sizeof *h);
 
     *out = h;
     if (!h) return 0;
-    for (size_t i = 0; i < s->n; i++)
-        if (s->e[i].op != '=' && count++ == max_diffs) {
-            end = i;
-            break;
+    for (size_t p = 0; p < d->npairs && !stop; p++) {
+        size_t first = d->pairs[p].from, end = d->pairs[p].to;
+        for (size_t i = first; i < d->pairs[p].to; i++)
+            if (s->e[i].op != '=' && count++ == max_diffs) {
+                end = i;
+                stop = 1;
+                break;
+            }
+        for (size_t i = first; i < end; i++) {
+            size_t from, to;
+            if (s->e[i].op == '=') continue;
+            from = i - first > (size_t)context ? i - (size_t)context : first;
+            to = i + (size_t)context + 1 < end ? i + (size_t)context + 1 : end;
+            if (nh && h[nh - 1].pair == p && from <= h[nh - 1].to) {
+                if (to > h[nh - 1].to) h[nh - 1].to = to;
+                continue;
+            }
+            if (nh == cap) {
+                struct hunk *q = realloc(h, 2 * cap * sizeof *q);
+                if (!q) {
+                    stop = 1;
+                    break;
+                }
+                h = q;
+                cap *= 2;
+                *out = h;
+            }
+            h[nh].pair = p;
+            h[nh].from = from;
+            h[nh].to = to;
+            nh++;
         }
-    for (size_t i = 0; i < end; i++) {
-        size_t from, to;
-        if (s->e[i].op == '=') continue;
-        from = i > (size_t)context ? i - (size_t)context : 0;
-        to = i + (size_t)context + 1 < end ? i + (size_t)context + 1 : end;
-        if (nh && from <= h[nh - 1].to) {
-            if (to > h[nh - 1].to) h[nh - 1].to = to;
-            continue;
-        }
-        if (nh == cap) {
-            struct hunk *p = realloc(h, 2 * cap * sizeof *p);
-            if (!p) break;
-            h = p;
-            cap *= 2;
-            *out = h;
-        }
-        h[nh].from = from;
-        h[nh].to = to;
-        nh++;
     }
     return nh;
 }
@@ -100,7 +111,7 @@ struct shown {
     size_t n[2];
 };
 
-static int shown_index(const size_t *want, size_t n, size_t v)
+static size_t shown_index(const size_t *want, size_t n, size_t v)
 {
     size_t lo = 0, hi = n;
     while (lo < hi) {
@@ -108,7 +119,7 @@ static int shown_index(const size_t *want, size_t n, size_t v)
         if (want[mid] < v) lo = mid + 1;
         else hi = mid;
     }
-    return (int)lo;
+    return lo;
 }
 
 static int size_cmp(const void *x, const void *y)
@@ -128,12 +139,14 @@ static int collect_lines(etl_diff *d, const struct hunk *h, size_t nh, struct sh
         sh->want[k] = malloc((total + 1) * sizeof **sh->want);
         if (!sh->want[k]) return -1;
     }
-    for (size_t i = 0; i < nh; i++)
+    for (size_t i = 0; i < nh; i++) {
+        const struct diff_pair *p = &d->pairs[h[i].pair];
         for (size_t j = h[i].from; j < h[i].to; j++) {
             const struct diff_edit *e = &s->e[j];
-            if (e->op != '+') sh->want[0][sh->n[0]++] = e->a;
-            if (e->op == '+') sh->want[1][sh->n[1]++] = e->b;
+            if (e->op != '+') sh->want[0][sh->n[0]++] = diff_event_number(d, p, 0, e->a);
+            if (e->op == '+') sh->want[1][sh->n[1]++] = diff_event_number(d, p, 1, e->b);
         }
+    }
     for (int k = 0; k < 2; k++) {
         size_t u = 0;
         qsort(sh->want[k], sh->n[k], sizeof **sh->want, size_cmp);
@@ -155,12 +168,12 @@ static void shown_free(struct shown *sh)
     }
 }
 
-static const char *line_of(const struct shown *sh, const struct diff_edit *e)
+static const char *line_of(const etl_diff *d, const struct shown *sh, const struct diff_pair *p, const struct diff_edit *e)
 {
     int k = e->op == '+';
-    size_t v = k ? e->b : e->a;
-    int i = shown_index(sh->want[k], sh->n[k], v);
-    return sh->line[k][i] ? sh->line[k][i] : "";
+    size_t v = diff_event_number(d, p, k, k ? e->b : e->a);
+    size_t i = shown_index(sh->want[k], sh->n[k], v);
+    return i < sh->n[k] && sh->line[k][i] ? sh->line[k][i] : "";
 }
 
 /* diff -u's range: "start,len", "start" when len is 1, the line before when len is 0. */
@@ -170,13 +183,70 @@ static void print_range(FILE *f, size_t start, size_t len)
     else fprintf(f, "%zu,%zu", len ? start + 1 : start, len);
 }
 
-static void print_text(FILE *f, const struct diff_side *A, const struct diff_side *B, const struct diff_script *s,
-                       const struct hunk *h, size_t nh, const struct shown *sh, const struct diff_count_row *rows,
-                       size_t nrows, const etl_diff_options *o)
+/* The ---/+++ lines that head a pair of threads: each trace's path, a tab, and its thread. */
+static void print_thread_header(FILE *f, const etl_diff *d, const struct diff_pair *p)
 {
-    if (o->max_diffs > 0) fprintf(f, "--- %s\n+++ %s\n", A->path, B->path);
+    char buf[512];
+
+    for (int k = 0; k < 2; k++) {
+        const struct diff_side *s = &d->side[k];
+        fprintf(f, "%s %s\t", k ? "+++" : "---", s->path);
+        if (p->t[k] < 0) fputs("(no thread like it)\n", f);
+        else fprintf(f, "thread T%u: %s\n", p->number, diff_thread_text(s, &s->threads[p->t[k]], buf, sizeof buf));
+    }
+}
+
+/* A pair's thread of side k in the table of threads: pid, tid and events, or dashes. */
+static void print_thread_cells(FILE *f, const etl_diff *d, const struct diff_pair *p, int k)
+{
+    const struct diff_thread *t;
+    char pid[16] = "-", tid[16] = "-";
+
+    if (p->t[k] < 0) {
+        fprintf(f, " %10s %10s %10s", "-", "-", "-");
+        return;
+    }
+    t = &d->side[k].threads[p->t[k]];
+    if (t->owner.has_pid) snprintf(pid, sizeof pid, "%" PRIu32, t->owner.pid);
+    if (t->owner.has_tid) snprintf(tid, sizeof tid, "%" PRIu32, t->owner.tid);
+    fprintf(f, " %10s %10s %10zu", pid, tid, t->n);
+}
+
+static void print_threads_text(FILE *f, const etl_diff *d)
+{
+    char name[24];
+
+    fprintf(f, "%-8s %10s %10s %10s %10s %10s %10s %10s\n", "THREAD", "A PID", "A TID", "A EVENTS", "B PID", "B TID",
+            "B EVENTS", "DIFFER");
+    for (size_t i = 0; i < d->npairs; i++) {
+        const struct diff_pair *p = &d->pairs[i];
+        if (!p->differences) continue;
+        snprintf(name, sizeof name, "T%u", p->number);
+        fprintf(f, "%-8s", name);
+        print_thread_cells(f, d, p, 0);
+        print_thread_cells(f, d, p, 1);
+        fprintf(f, " %10zu\n", p->differences);
+    }
+}
+
+static void print_text(FILE *f, const etl_diff *d, const struct hunk *h, size_t nh, const struct shown *sh)
+{
+    const struct diff_side *A = &d->side[0], *B = &d->side[1];
+    const struct diff_script *s = &d->script;
+    const etl_diff_options *o = &d->o;
+    int per_thread = !o->global_order, any = 0;
+
+    if (o->max_diffs > 0 && !per_thread) {
+        fprintf(f, "--- %s\n+++ %s\n", A->path, B->path);
+        any = 1;
+    }
     for (size_t i = 0; i < nh; i++) {
+        const struct diff_pair *p = &d->pairs[h[i].pair];
         size_t a0 = SIZE_MAX, b0 = SIZE_MAX, na = 0, nb = 0;
+        if (per_thread && (i == 0 || h[i - 1].pair != h[i].pair)) {
+            print_thread_header(f, d, p);
+            any = 1;
+        }
         for (size_t j = h[i].from; j < h[i].to; j++) {
             const struct diff_edit *e = &s->e[j];
             if (e->op != '+') { if (a0 == SIZE_MAX) a0 = e->a; na++; }
@@ -193,7 +263,7 @@ static void print_text(FILE *f, const struct diff_side *A, const struct diff_sid
         }
         for (size_t j = h[i].from; j < h[i].to; j++) {
             const struct diff_edit *e = &s->e[j];
-            fprintf(f, "%c%s\n", e->op == '=' ? ' ' : e->op, line_of(sh, e));
+            fprintf(f, "%c%s\n", e->op == '=' ? ' ' : e->op, line_of(d, sh, p, e));
         }
     }
     if (s->approximate && o->max_diffs > 0)
@@ -203,39 +273,83 @@ static void print_text(FILE *f, const struct diff_side *A, const struct diff_sid
         size_t more = s->differences - (size_t)o->max_diffs;
         fprintf(f, "(%zu more differing event%s not shown; -n raises the limit)\n", more, more == 1 ? "" : "s");
     }
-    if (nrows) {
-        fprintf(f, "%sevent counts that differ:\n", o->max_diffs > 0 ? "\n" : "");
-        print_rows_text(f, rows, nrows);
+    if (per_thread && s->differences) {
+        fprintf(f, "%sthreads that differ:\n", any ? "\n" : "");
+        print_threads_text(f, d);
+        any = 1;
+    }
+    if (d->nrows) {
+        fprintf(f, "%sevent counts that differ:\n", any ? "\n" : "");
+        print_rows_text(f, d->rows, d->nrows);
     }
     fprintf(f, "A: %zu events, B: %zu events: %zu differ\n", A->n, B->n, s->differences);
 }
 
-static void print_json(FILE *f, const struct diff_side *A, const struct diff_side *B, const struct diff_script *s,
-                       const struct hunk *h, size_t nh, const struct shown *sh, const struct diff_count_row *rows,
-                       size_t nrows, int equal)
+/* The pair's thread of side k as a JSON object, or null. */
+static void print_thread_json(FILE *f, const etl_diff *d, const struct diff_pair *p, int k)
 {
-    int first = 1;
+    const struct diff_side *s = &d->side[k];
+    const struct diff_thread *t;
+    const char *name = NULL;
+
+    if (p->t[k] < 0) {
+        fputs("null", f);
+        return;
+    }
+    t = &s->threads[p->t[k]];
+    fputs("{\"pid\":", f);
+    if (t->owner.has_pid) fprintf(f, "%" PRIu32, t->owner.pid); else fputs("null", f);
+    fputs(",\"tid\":", f);
+    if (t->owner.has_tid) fprintf(f, "%" PRIu32, t->owner.tid); else fputs("null", f);
+    fputs(",\"process\":", f);
+    if (s->names && t->owner.has_pid) name = etl_name_map_process(s->names, t->owner.pid, t->first_ts);
+    if (name) etl_dump_json_string(f, name); else fputs("null", f);
+    fprintf(f, ",\"events\":%zu}", t->n);
+}
+
+static void print_json(FILE *f, const etl_diff *d, const struct hunk *h, size_t nh, const struct shown *sh)
+{
+    const struct diff_side *A = &d->side[0], *B = &d->side[1];
+    const struct diff_script *s = d->o.counts ? NULL : &d->script;
+    size_t total = s ? s->differences : d->nrows;
+    int first = 1, per_thread = s && !d->o.global_order;
 
     fputs("{\"a\":{\"path\":", f);
     etl_dump_json_string(f, A->path);
     fprintf(f, ",\"events\":%zu},\"b\":{\"path\":", A->n);
     etl_dump_json_string(f, B->path);
-    fprintf(f, ",\"events\":%zu},\"equal\":%s,\"differences\":[", B->n, equal ? "true" : "false");
-    for (size_t i = 0; s && i < nh; i++)
+    fprintf(f, ",\"events\":%zu},\"equal\":%s,\"differences\":[", B->n, total == 0 ? "true" : "false");
+    for (size_t i = 0; s && i < nh; i++) {
+        const struct diff_pair *p = &d->pairs[h[i].pair];
         for (size_t j = h[i].from; j < h[i].to; j++) {
             const struct diff_edit *e = &s->e[j];
             if (e->op == '=') continue;
-            fprintf(f, "%s{\"op\":\"%c\",\"a\":", first ? "" : ",", e->op);
+            fputs(first ? "{" : ",{", f);
+            if (per_thread) fprintf(f, "\"thread\":\"T%u\",", p->number);
+            fprintf(f, "\"op\":\"%c\",\"a\":", e->op);
             if (e->op == '-') fprintf(f, "%zu", e->a + 1); else fputs("null", f);
             fputs(",\"b\":", f);
             if (e->op == '+') fprintf(f, "%zu", e->b + 1); else fputs("null", f);
             fputs(",\"line\":", f);
-            etl_dump_json_string(f, line_of(sh, e));
+            etl_dump_json_string(f, line_of(d, sh, p, e));
             fputc('}', f);
             first = 0;
         }
-    fprintf(f, "],\"differences_total\":%zu,", s ? s->differences : nrows);
-    print_rows_json(f, rows, nrows);
+    }
+    fprintf(f, "],\"differences_total\":%zu,", total);
+    if (per_thread) {
+        fputs("\"threads\":[", f);
+        for (size_t i = 0; i < d->npairs; i++) {
+            const struct diff_pair *p = &d->pairs[i];
+            fprintf(f, "%s{\"thread\":\"T%u\",\"a\":", i ? "," : "", p->number);
+            print_thread_json(f, d, p, 0);
+            fputs(",\"b\":", f);
+            print_thread_json(f, d, p, 1);
+            fprintf(f, ",\"differences\":%zu}", p->differences);
+        }
+        fputs("],", f);
+    }
+    print_rows_json(f, d->rows, d->nrows);
     fputs("}\n", f);
 }
 
@@ -250,7 +364,7 @@ int etl_diff_write(etl_diff *d, FILE *f, etl_diff_format format)
 
     memset(&sh, 0, sizeof sh);
     if (o->counts) {
-        if (format == ETL_DIFF_JSON) print_json(f, A, B, NULL, NULL, 0, &sh, d->rows, d->nrows, d->nrows == 0);
+        if (format == ETL_DIFF_JSON) print_json(f, d, NULL, 0, &sh);
         else {
             print_rows_text(f, d->rows, d->nrows);
             fprintf(f, "A: %zu events, B: %zu events: %zu counts differ%s\n", A->n, B->n, d->nrows,
@@ -258,15 +372,15 @@ int etl_diff_write(etl_diff *d, FILE *f, etl_diff_format format)
         }
         return output_status(f);
     }
-    nh = make_hunks(&d->script, o->max_diffs, o->unordered ? 0 : o->context, &h);
+    nh = make_hunks(d, o->max_diffs, o->unordered ? 0 : o->context, &h);
     if (!h || collect_lines(d, h, nh, &sh) != 0) {
         diff_set_error(d, DIFF_OUT_OF_MEMORY_OR_REREAD);
         rc = ETL_FAILED;
     }
     else if (format == ETL_DIFF_JSON)
-        print_json(f, A, B, &d->script, h, nh, &sh, d->rows, d->nrows, d->script.differences == 0);
+        print_json(f, d, h, nh, &sh);
     else
-        print_text(f, A, B, &d->script, h, nh, &sh, d->rows, d->nrows, o);
+        print_text(f, d, h, nh, &sh);
     shown_free(&sh);
     free(h);
     return rc == ETL_OK ? output_status(f) : rc;

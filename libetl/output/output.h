@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Private to libetl: what the output formats' files share (the public face is etl/output.h).
-   One file per format family: dump.c (event lines), summary.c, normalize.c, diff.c and
-   diffwrite.c (the comparison); a new one (flame graph, pprof, timeline) goes beside them, uses
+   One file per format family: dump.c (event lines), summary.c, normalize.c, and the
+   comparison: diff.c, diffthreads.c (the threads matched), diffselect.c (who an event belongs
+   to, the processes kept) and diffwrite.c (its output); a new one (flame graph, pprof, timeline) goes beside them, uses
    reader/ and format/ only, and writes to the caller's FILE *. */
 #ifndef LIBETL_OUTPUT_H
 #define LIBETL_OUTPUT_H
@@ -39,7 +40,7 @@ struct diff_count_row {
 };
 
 /* One step of the edit script: '=' both, '-' only in A, '+' only in B; a and b are the
-   events' 0-based numbers among the compared ones. */
+   events' 0-based numbers in the compared sequences (a thread's, or the whole trace's). */
 struct diff_edit {
     char op;
     size_t a, b;
@@ -52,6 +53,34 @@ struct diff_script {
     int approximate;            /* the middle was too different: shown as replaced */
 };
 
+/* Who an event belongs to: its header's process and thread, or what its payload (stacks,
+   samples) or the processor's running thread (system calls) says. */
+struct diff_owner {
+    int has_pid, has_tid;
+    uint32_t pid, tid;
+};
+
+/* One thread of a trace: the compared events of one (process, thread), in time order; the
+   events no process or thread could be given form a thread of their own. */
+struct diff_thread {
+    struct diff_owner owner;
+    size_t first;               /* its events in the side's by_thread and thread_hash arrays */
+    size_t n;
+    int64_t first_ts;           /* raw time of its first compared event (for its names) */
+    uint64_t signature;         /* of its sequence of lines */
+    int partner;                /* the thread of the other trace it is compared with, or -1 */
+    unsigned number;            /* its name T<number> in the output */
+};
+
+/* What the comparison compares: a pair of matched threads, a thread only one trace has, or
+   (in global order) the two whole traces. Its steps are [from, to) of the script. */
+struct diff_pair {
+    int t[2];                   /* the thread of A, of B; -1: none (in global order: the whole trace) */
+    unsigned number;            /* T<number>; 0 in global order */
+    size_t from, to;
+    size_t differences;
+};
+
 /* One trace. */
 struct diff_side {
     char *path;
@@ -60,17 +89,41 @@ struct diff_side {
     uint64_t *hash;             /* of each compared event's line */
     size_t n, cap;
     int damaged;
+    int prepass;                /* reading to choose processes: damage is reported later */
     etl_diff *d;
+    /* Per thread (not in global order): each compared event's thread while reading, then the
+       events' numbers grouped by thread (each thread's in time order) and their hashes. */
+    uint32_t *thread_of;
+    size_t thread_of_cap;
+    size_t *by_thread;
+    uint64_t *thread_hash;
+    struct diff_thread *threads;
+    size_t nthreads, threads_cap;
+    uint32_t *thread_table;     /* open addressing: thread index + 1, 0 empty */
+    size_t thread_table_cap;
+    etl_name_map *names;        /* process and thread names, for the output */
+    etl_image_map *image_map;   /* which process a thread belongs to (samples) */
+    etl_cpu_threads *running;   /* which thread runs on each processor (system calls) */
+    /* --process: the processes whose events are compared (sorted), and which of the events
+       the reader returned were given to the normalizer (a bit each), for reading them again. */
+    uint32_t *pids;
+    size_t npids;
+    uint8_t *passed;
+    size_t passed_cap;
+    uint64_t read_count;
 };
 
 struct etl_diff {
     etl_diff_options o;         /* its normalize lists are not kept (the normalizers copied them) */
+    etl_diff_process *processes; /* a copy of o.processes, names too */
     struct diff_side side[2];
     struct diff_count_row *table; /* counts of both traces, open addressing */
     unsigned table_cap, table_used;
     struct diff_count_row *rows;  /* the rows that differ, sorted */
     size_t nrows;
     struct diff_script script;
+    struct diff_pair *pairs;    /* in the order shown: A's threads, then the threads only B has */
+    size_t npairs;
     const char *error;          /* error_copy, or a constant when even the copy failed */
     char *error_copy;
 };
@@ -83,5 +136,30 @@ void diff_set_error(etl_diff *d, const char *message);
 /* The lines of the compared events of side k whose numbers are in want[0..n) (sorted), read
    again; out[i] is malloc'ed. 0, or -1 without memory or when the trace cannot be read again. */
 int diff_side_lines(etl_diff *d, int k, const size_t *want, size_t n, char **out);
+/* The number among side k's compared events of event i of the sequence pair p compares. */
+size_t diff_event_number(const etl_diff *d, const struct diff_pair *p, int k, size_t i);
+
+/* ---- diffselect.c: who an event belongs to, and which processes --process keeps ---- */
+
+/* ev's owner, from its header, else its payload or the processor's running thread (s's maps
+   are fed with ev first). -1 without memory. */
+int diff_event_owner(struct diff_side *s, const etl_event *ev, struct diff_owner *out);
+/* The first pass over side k when d compares only some processes: s->pids. 0, or -1 with
+   the error set (a process that is not in the trace, memory, a trace that cannot be read). */
+int diff_select_processes(etl_diff *d, int k);
+/* Whether the events of pid are compared (always when no process was named). */
+int diff_selected(const struct diff_side *s, uint32_t pid);
+
+/* ---- diffthreads.c: each trace's threads, and which thread of B goes with which of A ---- */
+
+/* Event number i of s (its line's hash h) belongs to thread owner o, whose first event is at
+   raw time ts. -1 without memory. */
+int diff_thread_add(struct diff_side *s, const struct diff_owner *o, size_t i, int64_t ts);
+/* After both traces are read: each thread's events grouped, the threads of the two traces
+   matched, d->pairs in the order shown. -1 without memory. */
+int diff_threads_match(etl_diff *d);
+/* The thread's process and thread ids, and their names where the trace has them, as "pid 12
+   (name), tid 34" into buf. */
+const char *diff_thread_text(const struct diff_side *s, const struct diff_thread *t, char *buf, size_t size);
 
 #endif
