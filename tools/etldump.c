@@ -136,6 +136,7 @@ static int dump_file(const char *path, int session, const struct options *o)
         etl_normalize_options no;
         etl_normalizer *nz;
         etl_normalize_options_init(&no);
+        no.decoder = o->dec;
         nz = etl_normalizer_new(&no);
         if (!nz) {
             fprintf(stderr, "etldump: out of memory\n");
@@ -300,7 +301,7 @@ int main(int argc, char **argv)
         fputs("etldump: --normalize prints text lines: not with --summary or --format\nTry 'etldump --help'.\n", stderr);
         return EXIT_ERROR;
     }
-    if (!o.normalize && !(o.dec = tool_decoder_open("etldump", manifests, nmanifests))) return EXIT_ERROR;
+    if (!(o.dec = tool_decoder_open("etldump", manifests, nmanifests))) return EXIT_ERROR;
     free(manifests);
     if (o.format == ETL_DUMP_CSV && !o.summary) etl_dump_csv_header(stdout);
     if (session) {

@@ -188,6 +188,10 @@ ETL_API size_t etl_decoded_format_text(const etl_decoded_event *e, char *out, si
  */
 ETL_API size_t etl_decoded_format_json(const etl_decoded_event *e, char *out, size_t size);
 
+/* Field index of e and all it holds, as etl_decoded_format_text shows a value (json 0) or as
+   etl_decoded_format_json does (json 1), without its name; into out as snprintf does. */
+ETL_API size_t etl_decoded_field_format(const etl_decoded_event *e, uint32_t index, int json, char *out, size_t size);
+
 /* ---- the decoder: schemas from manifests, TraceLogging, EventSource and the kernel ---- */
 
 typedef struct etl_decoder etl_decoder;

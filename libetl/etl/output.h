@@ -88,8 +88,9 @@ ETL_API void etl_summary_free(etl_summary *s);
  *
  * A normalized line says what a build decides about an event, without what differs on every
  * run: "PROVIDER KIND [id=N] v=N op=N [level=N] [task=N kw=0xN] [pid=P1 tid=T1] [ts=+NS]
- * [cpu=N] [ext=TYPE,...] len=N [payload=HEX]". The provider is its name where libetl knows
- * one; process and thread ids are renumbered P1, P2, ... and T1, T2, ... in first-seen order.
+ * [cpu=N] [ext=TYPE,...] len=N [payload=HEX]", or for an event its decoder decoded "... len=N
+ * event=NAME [fields: Name=value ...]". The provider is its name where libetl knows one;
+ * process and thread ids are renumbered P1, P2, ... and T1, T2, ... in first-seen order.
  */
 
 /* Fields, as bits of etl_normalize_options.ignore and .raw. */
@@ -116,10 +117,20 @@ typedef struct etl_normalize_options {
     const etl_normalize_event_key *skip_events; /* leave these events out */
     unsigned nskip_events;
     int64_t from_ns, to_ns;     /* window: ns after the first compared event, both included */
+    /* With a decoder, a decoded event's line shows its event name and fields instead of its
+       payload's bytes (ETL_NORMALIZE_PAYLOAD leaves both out), and providers are named as the
+       decoder names them. The normalizer uses it, never closes it; NULL: payload bytes. */
+    etl_decoder *decoder;
+    const char *const *ignore_fields; /* top-level fields left out of the line, by name */
+    unsigned nignore_fields;
+    const char *const *only_names;  /* compare only providers the decoder names so (any case) */
+    unsigned nonly_names;
+    const char *const *skip_names;  /* leave out providers the decoder names so */
+    unsigned nskip_names;
 } etl_normalize_options;
 
 /* The defaults: timestamps and processors ignored, pids and tids renumbered, the header events
-   left out, no provider lists, an open window (INT64_MIN, INT64_MAX). */
+   left out, no provider lists, an open window (INT64_MIN, INT64_MAX), no decoder. */
 ETL_API void etl_normalize_options_init(etl_normalize_options *o);
 
 /*

@@ -734,3 +734,11 @@ size_t etl_decoded_format_json(const etl_decoded_event *e, char *out, size_t siz
 {
     return format_event(e, out, size, JSON);
 }
+
+size_t etl_decoded_field_format(const etl_decoded_event *e, uint32_t index, int json, char *out, size_t size)
+{
+    struct out w = { out, size, 0 };
+
+    if (index < e->field_count) put_tree(&w, e->fields, index, json ? JSON : TEXT);
+    return finish(&w);
+}
