@@ -974,15 +974,14 @@ int etl_manifest_parse(etl_schema_set *set, const void *xml, size_t size, const 
     if (rc == ETL_OK && !nproviders) rc = bad(&m, inst[0], "no provider in the instrumentation element");
     if (rc == ETL_OK && d && m.unresolved) {
         char msg[512];
-        snprintf(msg, sizeof msg, "%s: %u message%s name%s strings the string table lacks (the first: %s): names taken instead",
-                 m.name, m.unresolved, m.unresolved == 1 ? "" : "s", m.unresolved == 1 ? "s" : "", m.unresolved_first);
+        snprintf(msg, sizeof msg, "%s: messages naming strings the string table lacks: %u (the first: %s); names used instead",
+                 m.name, m.unresolved, m.unresolved_first);
         etl_decoder_warn(d, msg);
     }
     if (rc == ETL_OK && d && m.unknown_refs) {
         char msg[512];
-        snprintf(msg, sizeof msg, "%s: events name %u level%s, keyword%s or channel%s the manifest does not define (the first: %s)",
-                 m.name, m.unknown_refs, m.unknown_refs == 1 ? "" : "s", m.unknown_refs == 1 ? "" : "s",
-                 m.unknown_refs == 1 ? "" : "s", m.unknown_first);
+        snprintf(msg, sizeof msg, "%s: levels, keywords or channels that events name and the manifest does not define: %u (the first: %s)",
+                 m.name, m.unknown_refs, m.unknown_first);
         etl_decoder_warn(d, msg);
     }
     free(m.strings);
@@ -1060,7 +1059,8 @@ static int is_manifest_name(const char *name)
 
 static int name_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-/* Every *.man and *.xml of dir, in name order; a file that does not load leaves the others. */
+/* Every *.man and *.xml file of dir, in name order (not its subdirectories); a file that does
+   not load leaves the others. */
 static int add_directory(etl_decoder *d, const char *dir)
 {
     DIR *dp = opendir(dir);
@@ -1075,6 +1075,8 @@ static int add_directory(etl_decoder *d, const char *dir)
         return ETL_FAILED;
     }
     while ((de = readdir(dp)) != NULL) {
+        struct stat st;
+        char *path;
         if (!is_manifest_name(de->d_name)) continue;
         if (n == cap) {
             size_t c = cap ? cap * 2 : 16;
@@ -1086,12 +1088,16 @@ static int add_directory(etl_decoder *d, const char *dir)
             names = nn;
             cap = c;
         }
-        if (!(names[n] = malloc(strlen(dir) + strlen(de->d_name) + 2))) {
+        if (!(path = malloc(strlen(dir) + strlen(de->d_name) + 2))) {
             rc = ETL_FATAL;
             break;
         }
-        sprintf(names[n], "%s/%s", dir, de->d_name);
-        n++;
+        sprintf(path, "%s/%s", dir, de->d_name);
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+            free(path);
+            continue;
+        }
+        names[n++] = path;
     }
     closedir(dp);
     if (rc == ETL_OK) qsort(names, n, sizeof *names, name_cmp);
