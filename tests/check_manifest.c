@@ -1265,6 +1265,74 @@ START_TEST(eventsource_warning_limit)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- random damage */
+
+/* Manifests with bytes changed at random, as files and as EventSource manifests in chunks:
+   each is loaded or refused with a message, and what loaded decodes payloads without reading
+   past them (ASan in CI). */
+START_TEST(random_damage)
+{
+    static const char *const sources[] = { types_xml, refs_xml, structs_xml, names_xml, versions_xml };
+    static char xml[16384];
+    static struct buf p;
+    uint32_t seed = 0x5eed1234u;
+    unsigned loaded = 0, refused = 0;
+
+    for (int round = 0; round < 600; round++) {
+        etl_decoder *d = open_decoder();
+        const char *src = sources[round % 5];
+        size_t n = strlen(src);
+        int flips = 1 + round % 3, rc;
+        char *err;
+        memcpy(xml, src, n + 1);
+        for (int k = 0; k < flips; k++) {
+            seed = seed * 1103515245u + 12345u;
+            static const char syntax[] = "<>\"=/ 0x9A-:"; /* what XML and numbers are made of */
+            xml[(seed >> 8) % n] = (seed >> 24 & 1) ? syntax[(seed >> 16) % (sizeof syntax - 1)] : (char)(uint8_t)(seed >> 16);
+        }
+        rc = etl_decoder_add_manifest_memory(d, xml, n, "damaged.man");
+        err = (char *)etl_decoder_error(d);
+        if (rc == ETL_OK) {
+            loaded++;
+        } else {
+            ck_assert_int_eq(rc, ETL_FAILED);
+            ck_assert_msg(strncmp(err, "damaged.man:", 12) == 0, "%s", err);
+            refused++;
+        }
+        /* decode events 1 and 2 of every version over short and long payloads */
+        for (uint32_t len = 0; len < 64; len += 7) {
+            p.n = 0;
+            for (uint32_t i = 0; i < len; i++) u8(&p, (uint8_t)(seed >> (i % 24)));
+            for (uint16_t id = 1; id <= 2; id++) {
+                etl_decoded_event e;
+                etl_event ev = event_of(&test_guid, id, (uint8_t)(len % 3), &p);
+                uint8_t *copy = malloc(len ? len : 1); /* exactly len bytes, so ASan sees any overread */
+                memcpy(copy, p.b, len);
+                ev.payload = copy;
+                rc = etl_decoder_decode(d, &ev, &e);
+                ck_assert(rc == 1 || rc == 0 || rc == ETL_FAILED);
+                ck_assert_uint_le(e.payload_used, len);
+                free(copy);
+            }
+        }
+        /* the same bytes as an EventSource manifest in two chunks */
+        {
+            etl_event ev = es_chunk(&p, xml, 0, n / 2, 2, 0);
+            rc = etl_decoder_learn(d, &ev);
+            ck_assert(rc == ETL_OK || rc == ETL_WARN);
+            ev = es_chunk(&p, xml, n / 2, n - n / 2, 2, 1);
+            rc = etl_decoder_learn(d, &ev);
+            ck_assert(rc == ETL_OK || rc == ETL_WARN);
+        }
+        etl_decoder_close(d);
+    }
+    /* both happen: the damage is not all refused, nor all harmless */
+    fprintf(stderr, "random_damage: %u damaged manifests loaded, %u refused\n", loaded, refused);
+    ck_assert_uint_gt(loaded, 20);
+    ck_assert_uint_gt(refused, 20);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- real traces */
 
 /* Every event of a sample, copied, with its milliseconds since the first. */
@@ -1720,6 +1788,7 @@ static Suite *suite(void)
     tcase_add_test(t, eventsource_refused);
     tcase_add_test(t, eventsource_hostile);
     tcase_add_test(t, eventsource_warning_limit);
+    tcase_add_test(t, random_damage);
     tcase_add_test(t, gcevents_baseline);
     tcase_add_test(t, http_server);
     tcase_add_test(t, bond_eventsource);
