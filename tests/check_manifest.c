@@ -1176,7 +1176,9 @@ START_TEST(eventsource_refused)
     /* not XML */
     ev = es_chunk(&p, "<<<", 0, 3, 1, 0);
     ck_assert_int_eq(etl_decoder_learn(d, &ev), ETL_WARN);
-    ck_assert_msg(strstr(etl_decoder_error(d), "not a manifest: XML"), "%s", etl_decoder_error(d));
+    ck_assert_msg(strstr(etl_decoder_error(d), "EventSource manifest of provider 4f8f06bf-8261-4099-ae5f-07c54bbcfab3:1: "
+                                               "not a manifest: XML") &&
+                  strstr(etl_decoder_error(d), "(the manifest the ManifestData event at offset"), "%s", etl_decoder_error(d));
     /* a manifest of another provider only */
     {
         static char other[8192];

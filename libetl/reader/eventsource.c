@@ -187,13 +187,17 @@ static int complete(etl_decoder *d, struct learn_state *s, struct pending *p, co
     }
     t->hash = hash;
     t->size = (uint32_t)size;
-    snprintf(name, sizeof name, "EventSource manifest of %s", etl_guid_format(&ev->provider, g));
+    snprintf(name, sizeof name, "EventSource manifest of provider %s", etl_guid_format(&ev->provider, g));
     etl_schema_set_init(&set);
     rc = etl_manifest_parse(&set, xml, size, name, ETL_SCHEMA_EVENTSOURCE, d, err, sizeof err);
     free(xml);
     if (rc != ETL_OK) {
+        /* "EventSource manifest of provider G:LINE: what (...)" */
         etl_schema_set_free(&set);
-        return warn(d, s, ev, "%s", err);
+        etl_decoder_set_error(d, "%s (the manifest the ManifestData event at offset %llu completed)", err,
+                              (unsigned long long)(ev->buffer_offset + ev->record_offset));
+        if (s->warnings++ < WARNING_LIMIT) etl_decoder_warn(d, etl_decoder_error(d));
+        return ETL_WARN;
     }
     if (!keep_only(&set, &ev->provider, &others)) {
         etl_schema_set_free(&set);
