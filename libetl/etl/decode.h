@@ -200,29 +200,33 @@ typedef struct etl_decoder etl_decoder;
 
 typedef struct etl_decoder_options {
     unsigned flags;            /* ETL_DECODER_* */
-    /* Called for what loading skipped but did not refuse (an event of a manifest that names an
-       unknown template, an EventSource manifest that does not parse), with its message. */
+    /* Called for what loading skipped but did not refuse (messages naming strings a manifest's
+       string table lacks, an event naming a keyword nobody defines, an EventSource manifest
+       that does not parse or would take more memory than allowed), with its message. */
     void (*on_warning)(void *arg, const char *message);
     void *on_warning_arg;
 } etl_decoder_options;
 
 /*
- * A new decoder. Unless ETL_DECODER_NO_DEFAULTS, it loads the manifests of the colon-separated
- * files and directories of ETL_MANIFEST_PATH and those installed with libetl
- * (etl_decoder_default_directory). ETL_OK; ETL_WARN when a default manifest could not be loaded
- * (the decoder works; etl_decoder_error says which and why); ETL_FATAL when memory ran out
- * (*out NULL). opt may be NULL.
+ * A new decoder. Unless ETL_DECODER_NO_DEFAULTS, it loads the manifests installed with libetl
+ * (etl_decoder_default_directory; nothing when it does not exist), then those of the
+ * colon-separated files and directories of ETL_MANIFEST_PATH, whose providers replace the
+ * installed ones of the same GUID. ETL_OK; ETL_WARN when a default manifest could not be loaded
+ * (the decoder works; etl_decoder_error says which and why, and each goes to on_warning);
+ * ETL_FATAL when memory ran out (*out NULL). opt may be NULL.
  */
 ETL_API int etl_decoder_open(etl_decoder **out, const etl_decoder_options *opt);
 ETL_API void etl_decoder_close(etl_decoder *d);
-/* The directory of the manifests installed with libetl. Static storage. */
+/* The directory of the manifests installed with libetl ($(datadir)/libetl/manifests, fixed at
+   configure time). Static storage. */
 ETL_API const char *etl_decoder_default_directory(void);
 
 /*
  * Loads the instrumentation manifest at path, or every *.man and *.xml of a directory (not
- * recursively): ETL_OK; ETL_FAILED with a message naming the file, the line and what is wrong
- * (nothing of that file is kept; the decoder is as before). A later manifest's provider
- * replaces an earlier one's of the same GUID.
+ * recursively, in name order): ETL_OK; ETL_FAILED with a message naming the file, the line and
+ * what is wrong (nothing of that file is kept; a directory's other manifests are). A manifest
+ * may be a Windows component manifest (<assembly> with <instrumentation> inside). A later
+ * manifest's provider replaces an earlier one's of the same GUID. doc/format.md section 19.
  */
 ETL_API int etl_decoder_add_manifest(etl_decoder *d, const char *path);
 /* The same for a manifest in memory; name is used in messages. */
@@ -230,9 +234,13 @@ ETL_API int etl_decoder_add_manifest_memory(etl_decoder *d, const void *xml, siz
 
 /*
  * Takes what an event teaches the decoder: the chunks of a .NET EventSource's manifest
- * (ManifestData events, id 65534, opcode 254). etl_decoder_decode does this itself; call it
- * on the events of a first pass to decode events that come before their manifest. ETL_OK;
- * ETL_WARN when a manifest was complete but did not load (message in etl_decoder_error).
+ * (ManifestData events, id 65534, opcode 254), put together per provider and, once whole, read
+ * like a manifest file for that provider alone (ETL_SCHEMA_EVENTSOURCE). etl_decoder_decode
+ * does this itself; call it on the events of a first pass to decode events that come before
+ * their manifest. ETL_OK (other events too); ETL_WARN when a chunk was left out (not a
+ * ManifestEnvelope, or more than the memory kept for manifests: 16 MiB for one, 64 MiB for all
+ * being put together, 256 providers at once) or a whole manifest did not load (message in
+ * etl_decoder_error, and on_warning, up to 100 times).
  */
 ETL_API int etl_decoder_learn(etl_decoder *d, const etl_event *ev);
 

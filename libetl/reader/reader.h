@@ -331,6 +331,15 @@ int etl_decoder_add_builtin(etl_decoder *d);
 int etl_decoder_add_defaults(etl_decoder *d);
 /* Frees what etl_decoder_learn keeps (eventsource.c). */
 void etl_decoder_learn_free(etl_decoder *d);
+/* Where etl_decoder_learn keeps its state on d (NULL until it needs some). */
+void **etl_decoder_learn_state(etl_decoder *d);
+/* Reads the instrumentation manifest xml (size bytes; name in messages) into set: its providers
+   and every version of their events, with the given source (ETL_SCHEMA_MANIFEST or
+   ETL_SCHEMA_EVENTSOURCE). ETL_OK; ETL_FAILED with "name:line: what is wrong" in err (set then
+   holds part of the manifest: free it); ETL_FATAL without memory. What it skips but does not
+   refuse goes to d's warnings (d may be NULL). doc/format.md section 19. */
+int etl_manifest_parse(etl_schema_set *set, const void *xml, size_t size, const char *name, int source,
+                       etl_decoder *d, char *err, size_t errsize);
 /* Reports a warning through the decoder's options. */
 void etl_decoder_warn(etl_decoder *d, const char *message);
 

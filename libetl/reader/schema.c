@@ -249,6 +249,7 @@ struct etl_decoder {
     struct event_key last_key;
     const etl_schema_event *last_ev;
     int last_valid;
+    void *learn;                    /* what etl_decoder_learn keeps (eventsource.c) */
     char err[512];
 };
 
@@ -262,6 +263,8 @@ void etl_decoder_set_error(etl_decoder *d, const char *fmt, ...)
 }
 
 const char *etl_decoder_error(const etl_decoder *d) { return d ? d->err : "out of memory"; }
+
+void **etl_decoder_learn_state(etl_decoder *d) { return &d->learn; }
 
 static uint64_t mix64(uint64_t x)
 {
