@@ -31,6 +31,45 @@ static char *format_event(const char *sample, int kind, etl_dump_format format)
     return text;
 }
 
+/* The first TraceLogging event of perfview_primitive-types.etl in each format, decoded. */
+static char *format_decoded(etl_dump_format format)
+{
+    etl_reader *r = NULL;
+    etl_decoder *dec = NULL;
+    etl_event ev;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+
+    ck_assert_int_eq(etl_reader_open_path(&r, testdata_path("samples/perfview_primitive-types.etl"), NULL), ETL_OK);
+    ck_assert_int_eq(etl_decoder_open(&dec, &(etl_decoder_options){ .flags = ETL_DECODER_NO_DEFAULTS }), ETL_OK);
+    while (etl_reader_next(r, &ev) == ETL_OK)
+        if (ev.kind == ETL_KIND_EVENT) break;
+    ck_assert_int_eq(etl_dump_event(f, format, r, &ev, NULL, dec), ETL_OK);
+    fclose(f);
+    etl_decoder_close(dec);
+    etl_reader_close(r);
+    return text;
+}
+
+START_TEST(decoded_fields_in_each_format)
+{
+    char *s = format_decoded(ETL_DUMP_TEXT);
+    ck_assert_ptr_nonnull(strstr(s, " len=78 ext=2 solar_system/PrimitiveTypesTest string_type=\"Mercury\" boolean_type=false "
+                                    "char_type=\"M\" int16_type=-51 "));
+    ck_assert_ptr_nonnull(strstr(s, " system_time_type=\"2021-09-09T14:59:35.799Z\"\n"));
+    ck_assert_ptr_null(strstr(s, "[")); /* no payload preview when decoded */
+    free(s);
+    s = format_decoded(ETL_DUMP_JSONL);
+    ck_assert_ptr_nonnull(strstr(s, "\"ext\":2,\"provider_name\":\"solar_system\",\"event_name\":\"solar_system/PrimitiveTypesTest\","
+                                    "\"fields\":{\"string_type\":\"Mercury\",\"boolean_type\":false,"));
+    free(s);
+    s = format_decoded(ETL_DUMP_CSV);
+    ck_assert_ptr_nonnull(strstr(s, ",78,2,\"solar_system/PrimitiveTypesTest\",\"{\"\"string_type\"\":\"\"Mercury\"\","));
+    free(s);
+}
+END_TEST
+
 START_TEST(json_event_header)
 {
     char *s = format_event("samples/perfview_smallEtlFile.etl", ETL_KIND_EVENT, ETL_DUMP_JSONL);
@@ -85,10 +124,11 @@ START_TEST(csv_columns)
 
     etl_dump_csv_header(f);
     fclose(f);
-    ck_assert_str_eq(head, "ts,time,cpu,pid,tid,provider,kind,id,version,opcode,level,task,keywords,payload_len,ext\n");
+    ck_assert_str_eq(head, "ts,time,cpu,pid,tid,provider,kind,id,version,opcode,level,task,keywords,payload_len,ext,"
+                           "event_name,fields\n");
     s = format_event("samples/syzygy_viewer_test_data_32_v1.etl", ETL_KIND_CLASSIC, ETL_DUMP_CSV);
     ck_assert_str_eq(s, "3686541252260,2010-03-21T13:27:41.555825378Z,0,4192,4632,2cb15d1d-5fc1-11d2-abe1-00a0c911f518,"
-                        "classic,,1,3,4,,,114,0\n");
+                        "classic,,1,3,4,,,114,0,,\n");
     free(s);
     free(head);
 }
@@ -277,6 +317,7 @@ int main(void)
     Suite *s = suite_create("dump");
     TCase *tc = tcase_create("formats");
 
+    tcase_add_test(tc, decoded_fields_in_each_format);
     tcase_add_test(tc, json_event_header);
     tcase_add_test(tc, json_perfinfo_has_nulls);
     tcase_add_test(tc, json_extended_items_counted);
