@@ -302,6 +302,9 @@ static uint32_t zstring(const uint8_t *p, uint32_t n, unsigned unit, uint32_t *u
  * Fields after the required ones may be cut off (they stay 0, strings absent: data NULL);
  * strings end at their terminator or at the payload's end; bytes after the fields are ignored.
  */
+#if defined(__GNUC__)
+__attribute__((noinline)) /* apart from the planned path, which stays small */
+#endif
 static int walk(const etl_kclass_version *v, unsigned first, uint32_t off, const uint8_t *p, uint32_t len, unsigned ptr,
                 etl_kernel_event *out)
 {
@@ -424,24 +427,37 @@ static unsigned classify(uint16_t hook)
 /*
  * A plan of a layout for one pointer size: its leading fixed-size fields (up to the first
  * string, SID or array) with the offsets the table gives them, the slotted ones listed, so that a
- * record that holds them all is read without walking field by field. Computed once from the
- * tables (the first decoding builds every plan).
+ * record that holds them all is read without walking field by field. Where the payload and the
+ * typed record lay consecutive fields out alike (CSwitch's 24 bytes, a Thread's ids and pointers
+ * with 64-bit pointers), one copy takes them all. Computed once from the tables (the first
+ * decoding builds every plan).
  */
 #define PLAN_STORES 24
 #define PLAN_VERSIONS 6
 #define PLAN_VERSION_INDEX 16       /* versions below this have their layout's index looked up */
 struct plan {
     uint32_t fixed_len;             /* bytes of the leading fixed-size fields */
+    uint32_t required_len;          /* of those, the bytes of the required ones: a shorter record fails */
     uint16_t next;                  /* index of the first field after them */
-    uint8_t stores, valid;
-    /* from the payload to etl_kernel_event: copy is the size of a plain little-endian copy
-       (the value's size is the member's, on a little-endian host), else 0: store_at */
+    uint8_t stores;
+    uint8_t rest;                   /* fields follow the fixed ones: walk them */
+    const etl_kclass_version *v;    /* the layout planned */
+    /* from the payload to etl_kernel_event: copy is the size of a plain copy (on a
+       little-endian host, values whose size is their member's, consecutive ones merged), else
+       0: store_at */
     struct { uint16_t at, dst; uint8_t size, how, copy; } st[PLAN_STORES];
 };
 static struct plan plans[T_COUNT][PLAN_VERSIONS][2];
 static uint8_t version_index[T_COUNT][PLAN_VERSION_INDEX]; /* a version's layout in its family */
-static uint8_t op_index[T_COUNT][256];                     /* a type's entry in its family's ops */
+/* What a hook (group, type) decodes as: its typed family, class, event name and whether its
+   typed record fits in 32 bytes; hook_entry[group][type] is its index in hooks (0: none). By
+   family, version and pointer size: the plan. */
+#define HOOKS_MAX 128
+static struct hook { const char *name; uint8_t t, kclass, small; } hooks[HOOKS_MAX];
+static uint8_t hook_entry[ETL_GROUP_COUNT + 1][256];
+static const struct plan *plan_of[T_COUNT][PLAN_VERSION_INDEX][2];
 static pthread_once_t plans_once = PTHREAD_ONCE_INIT;
+static int plans_ready;                                    /* set (release) when plan_all is done */
 
 static int little_endian(void)
 {
@@ -462,56 +478,124 @@ static void plan_one(const etl_kclass_version *v, unsigned ptr, struct plan *pl)
         unsigned fixed = f->count_kind == ETL_COUNT_ONE ? fixed_size(f->in_type, ptr) : 0;
         if (!fixed || (f->slot && k == PLAN_STORES) || off + fixed > UINT16_MAX) break;
         if (f->slot) {
-            pl->st[k].at = (uint16_t)off;
-            pl->st[k].dst = slots[f->slot].offset;
-            pl->st[k].size = (uint8_t)fixed;
-            pl->st[k].how = slots[f->slot].how;
-            pl->st[k].copy = (uint8_t)(little_endian() && slots[f->slot].how == fixed ? fixed : 0);
-            k++;
+            unsigned copy = little_endian() && slots[f->slot].how == fixed ? fixed : 0;
+            if (copy && k && pl->st[k - 1].copy && pl->st[k - 1].at + pl->st[k - 1].copy == off &&
+                pl->st[k - 1].dst + pl->st[k - 1].copy == slots[f->slot].offset && pl->st[k - 1].copy + copy <= 255) {
+                pl->st[k - 1].copy = (uint8_t)(pl->st[k - 1].copy + copy); /* the run goes on */
+            } else {
+                pl->st[k].at = (uint16_t)off;
+                pl->st[k].dst = slots[f->slot].offset;
+                pl->st[k].size = (uint8_t)fixed;
+                pl->st[k].how = slots[f->slot].how;
+                pl->st[k].copy = (uint8_t)copy;
+                k++;
+            }
         }
         off += fixed;
+        if (i + v->fields[i].span <= v->required) pl->required_len = off;
     }
     pl->fixed_len = off;
     pl->next = (uint16_t)i;
     pl->stores = (uint8_t)k;
-    pl->valid = 1;
+    pl->rest = i < v->field_count;
+    pl->v = v;
+}
+
+/* The size of the typed record of class kclass in etl_kernel_event's union. */
+static size_t member_size(int kclass)
+{
+    etl_kernel_event k;
+
+    switch (kclass) {
+    case ETL_KCLASS_PROCESS: return sizeof k.u.process;
+    case ETL_KCLASS_THREAD: return sizeof k.u.thread;
+    case ETL_KCLASS_IMAGE: return sizeof k.u.image;
+    case ETL_KCLASS_CSWITCH: return sizeof k.u.cswitch;
+    case ETL_KCLASS_READY_THREAD: return sizeof k.u.ready_thread;
+    case ETL_KCLASS_SAMPLED_PROFILE: return sizeof k.u.sample;
+    case ETL_KCLASS_TRACE_HEADER: return sizeof k.u.header;
+    case ETL_KCLASS_GROUP_MASKS: return sizeof k.u.group_masks;
+    case ETL_KCLASS_LBR: return sizeof k.u.lbr;
+    case ETL_KCLASS_DISK_IO: case ETL_KCLASS_DISK_IO_INIT: return sizeof k.u.disk_io;
+    case ETL_KCLASS_SYSCALL_ENTER: case ETL_KCLASS_SYSCALL_EXIT: return sizeof k.u.syscall;
+    case ETL_KCLASS_STACK: case ETL_KCLASS_STACK_KEY: case ETL_KCLASS_STACK_KEY_DEF: return sizeof k.u.stack;
+    default: return sizeof k.u;
+    }
 }
 
 static void plan_all(void)
 {
+    unsigned n = 1;
+
     for (unsigned t = 0; t < T_COUNT; t++) {
         const etl_kclass_family *f = typed[t];
+        /* (every typed family has at most PLAN_VERSIONS versions: check_kclasses) */
         for (unsigned v = 0; v < f->version_count && v < PLAN_VERSIONS; v++)
             for (unsigned w = 0; w < 2; w++) plan_one(&f->versions[v], w ? 8 : 4, &plans[t][v][w]);
         for (unsigned v = 0; v < PLAN_VERSION_INDEX; v++)
             version_index[t][v] = (uint8_t)(etl_kclass_version_of(f, v) - f->versions);
-        for (unsigned o = f->op_count; o-- > 0;) op_index[t][f->ops[o].opcode] = (uint8_t)o;
+        for (unsigned v = 0; v < PLAN_VERSION_INDEX; v++)
+            for (unsigned w = 0; w < 2; w++)
+                plan_of[t][v][w] = version_index[t][v] < PLAN_VERSIONS ? &plans[t][version_index[t][v]][w] : NULL;
     }
+    for (unsigned g = 0; g <= ETL_GROUP_COUNT; g++) {
+        for (unsigned type = 0; type < 256; type++) {
+            unsigned t = classify((uint16_t)(g << 8 | type)), o;
+            const etl_kclass_family *f;
+            if (t == T_NONE || n == HOOKS_MAX) continue;
+            f = typed[t];
+            for (o = 0; o < f->op_count && f->ops[o].opcode != type; o++) continue;
+            hooks[n].name = o < f->op_count ? f->ops[o].event_name : f->ops[0].event_name;
+            hooks[n].t = (uint8_t)t;
+            hooks[n].kclass = (uint8_t)f->kclass;
+            hooks[n].small = member_size(f->kclass) <= 32;
+            hook_entry[g][type] = (uint8_t)n++;
+        }
+    }
+    __atomic_store_n(&plans_ready, 1, __ATOMIC_RELEASE);
+}
+
+_Static_assert(sizeof(((etl_kernel_event *)0)->u) >= 32, "the typed records' union holds 32 bytes");
+
+/* The plans, built by the first call. */
+static inline void plans_need(void)
+{
+    if (!__atomic_load_n(&plans_ready, __ATOMIC_ACQUIRE)) pthread_once(&plans_once, plan_all);
 }
 
 /* Decodes payload p by version `version` of typed family t. */
-static int decode_typed(unsigned t, unsigned version, const uint8_t *p, uint32_t len, unsigned ptr,
-                        etl_kernel_event *out)
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline int decode_typed(unsigned t, unsigned version, const uint8_t *p, uint32_t len, unsigned ptr,
+                               etl_kernel_event *out)
 {
-    const etl_kclass_family *f = typed[t];
-    unsigned vi = version < PLAN_VERSION_INDEX ? version_index[t][version]
-                                               : (unsigned)(etl_kclass_version_of(f, version) - f->versions);
-    const etl_kclass_version *v = &f->versions[vi];
-    const struct plan *pl = vi < PLAN_VERSIONS ? &plans[t][vi][ptr == 8] : NULL;
+    const struct plan *pl;
 
-    if (!pl || !pl->valid || len < pl->fixed_len) return walk(v, 0, 0, p, len, ptr, out);
+    if (version < PLAN_VERSION_INDEX) {
+        pl = plan_of[t][version][ptr == 8];
+    } else {
+        unsigned vi = (unsigned)(etl_kclass_version_of(typed[t], version) - typed[t]->versions);
+        pl = vi < PLAN_VERSIONS ? &plans[t][vi][ptr == 8] : NULL;
+    }
+    if (!pl) return walk(etl_kclass_version_of(typed[t], version), 0, 0, p, len, ptr, out); /* not planned */
+
+    if (len < pl->fixed_len) return len < pl->required_len ? ETL_FAILED : walk(pl->v, 0, 0, p, len, ptr, out);
     for (unsigned k = 0; k < pl->stores; k++) {
         uint8_t *dst = (uint8_t *)out + pl->st[k].dst;
         const uint8_t *src = p + pl->st[k].at;
         switch (pl->st[k].copy) {
-        case 8: memcpy(dst, src, 8); break;
-        case 4: memcpy(dst, src, 4); break;
-        case 2: memcpy(dst, src, 2); break;
+        case 0: store_at(out, dst, pl->st[k].how, src, pl->st[k].size, ptr); break;
         case 1: *dst = *src; break;
-        default: store_at(out, dst, pl->st[k].how, src, pl->st[k].size, ptr); break;
+        case 2: memcpy(dst, src, 2); break;
+        case 4: memcpy(dst, src, 4); break;
+        case 8: memcpy(dst, src, 8); break;
+        case 16: memcpy(dst, src, 16); break; /* SampledProfile's 16 bytes with 64-bit pointers */
+        case 24: memcpy(dst, src, 24); break; /* CSwitch */
+        default: memcpy(dst, src, pl->st[k].copy); break;
         }
     }
-    return walk(v, pl->next, pl->fixed_len, p, len, ptr, out);
+    return pl->rest ? walk(pl->v, pl->next, pl->fixed_len, p, len, ptr, out) : 1;
 }
 
 static int kernel_kind(int kind)
@@ -521,18 +605,23 @@ static int kernel_kind(int kind)
 
 int etl_kernel_decode(const etl_event *ev, etl_kernel_event *out)
 {
-    const etl_kclass_family *f;
-    unsigned type = ev->hook_id & 0xFF, i, t;
+    const struct hook *h;
+    unsigned group = ev->hook_id >> 8, type = ev->hook_id & 0xFF, e;
 
-    memset(out, 0, sizeof *out);
-    if (!kernel_kind(ev->kind) || (t = classify(ev->hook_id)) == T_NONE) return 0;
-    pthread_once(&plans_once, plan_all);
-    f = typed[t];
-    i = op_index[t][type];
-    out->kclass = f->kclass;
-    out->name = f->ops[i].event_name;
-    return decode_typed(t, ev->version, ev->payload, ev->payload ? ev->payload_len : 0, ev->pointer_size == 4 ? 4 : 8,
+    if (!kernel_kind(ev->kind) || group > ETL_GROUP_COUNT) goto none;
+    plans_need();
+    if (!(e = hook_entry[group][type])) goto none;
+    h = &hooks[e];
+    /* the class's record: what the payload does not hold is 0 */
+    if (h->small) memset(&out->u, 0, 32);
+    else memset(&out->u, 0, sizeof out->u);
+    out->kclass = h->kclass;
+    out->name = h->name;
+    return decode_typed(h->t, ev->version, ev->payload, ev->payload ? ev->payload_len : 0, ev->pointer_size == 4 ? 4 : 8,
                         out);
+none:
+    memset(out, 0, sizeof *out);
+    return 0;
 }
 
 uint64_t etl_kstack_frame_at(const etl_kstack *s, unsigned index)
@@ -550,7 +639,7 @@ int etl_lbr_decode(const etl_event *ev, etl_lbr *out)
     int rc;
 
     if (!kernel_kind(ev->kind) || ev->hook_id != ETL_HOOK_LBR_SAMPLE) return 0;
-    pthread_once(&plans_once, plan_all);
+    plans_need();
     memset(&k, 0, sizeof k);
     rc = decode_typed(T_LBR, ev->version, ev->payload, ev->payload ? ev->payload_len : 0, ev->pointer_size == 4 ? 4 : 8,
                       &k);
