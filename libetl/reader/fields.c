@@ -133,6 +133,44 @@ static uint32_t zstring(const struct walk *w, unsigned unit, int *term)
     return n & ~1u;
 }
 
+/* The characters of a string of a given size at off, up to the first NUL (in units of unit bytes). */
+static uint32_t fixed_string(const struct walk *w, unsigned unit, uint32_t size)
+{
+    const uint8_t *p = w->p + w->off;
+
+    if (unit == 1) {
+        const uint8_t *z = memchr(p, 0, size);
+        return z ? (uint32_t)(z - p) : size;
+    }
+    for (uint32_t i = 0; i + 1 < size; i += 2)
+        if (p[i] == 0 && p[i + 1] == 0) return i;
+    return size & ~1u;
+}
+
+int etl_wbem_sid_extent(const uint8_t *p, uint32_t n, unsigned ptr, uint32_t *skip, uint32_t *size)
+{
+    /* TOKEN_USER (a pointer to the SID and the attributes: two pointer-sized words), then the SID;
+       a first u32 of 0 is no SID, 4 bytes in all [MS: MOF "Sid" extension][TE: SkipSID]. A writer
+       that leaves the whole TOKEN_USER zero and still puts a SID after it (syzygy's 32-bit Process
+       events, doc/format.md 8.9) is read as the SID it holds. */
+    uint32_t t = 2 * (ptr == 4 ? 4 : 8), k;
+
+    if (n < 4) return ETL_FAILED;
+    if (etl_le32(p) == 0) {
+        int zero = n >= t + 8 && p[t] == 1 && p[t + 1] <= 15 && t + 8 + 4u * p[t + 1] <= n;
+        for (k = 4; zero && k < t; k++) zero = p[k] == 0;
+        if (!zero) {
+            *skip = 4;
+            *size = 0;
+            return ETL_OK;
+        }
+    }
+    if (n < t + 8 || p[t + 1] > 15 || t + 8 + 4u * p[t + 1] > n) return ETL_FAILED;
+    *skip = t;
+    *size = 8 + 4u * p[t + 1];
+    return ETL_OK;
+}
+
 /* The length a LEN_CONST or LEN_FIELD field gives, in units. */
 static uint64_t given_length(const struct walk *w, const etl_schema_field *f)
 {
@@ -164,20 +202,9 @@ static int value(struct walk *w, const etl_schema_field *f, uint32_t i, unsigned
                 return fail(w, f, start, "a SID of %u sub-authorities does not fit in %u bytes", w->p[start + 1], left(w));
             break;
         case ETL_IN_WBEM_SID:
-            /* TOKEN_USER: a pointer to the SID and the attributes, then the SID; a zero first word:
-               no SID, 4 bytes. */
-            if (left(w) < 4) return fail(w, f, start, "needs 4 bytes, %u left", left(w));
-            if (etl_le32(w->p + start) == 0) {
-                size = 0;
-                consumed = 4;
-                break;
-            }
-            skip = 2 * (w->ptr == 4 ? 4 : 8);
-            if (left(w) < skip + 8) return fail(w, f, start, "a SID after its TOKEN_USER needs %u bytes, %u left", skip + 8, left(w));
-            size = 8u + 4u * w->p[start + skip + 1];
-            if (w->p[start + skip + 1] > 15 || skip + size > left(w))
-                return fail(w, f, start, "a SID of %u sub-authorities does not fit in %u bytes", w->p[start + skip + 1],
-                            left(w) - skip);
+            if (etl_wbem_sid_extent(w->p + start, left(w), w->ptr, &skip, &size) != ETL_OK)
+                return fail(w, f, start, "a SID (after its TOKEN_USER of %u bytes) does not fit in %u bytes", 2 * w->ptr,
+                            left(w));
             consumed = skip + size;
             break;
         case ETL_IN_NON_NULL_TERMINATED_STRING: case ETL_IN_NON_NULL_TERMINATED_ANSI_STRING:
@@ -195,6 +222,9 @@ static int value(struct walk *w, const etl_schema_field *f, uint32_t i, unsigned
                 if (n > left(w)) return fail(w, f, start, "length %llu needs %llu bytes, %u left",
                                              (unsigned long long)given_length(w, f), (unsigned long long)n, left(w));
                 size = consumed = (uint32_t)n;
+                /* A string of a given length (the MOF classes' char16 Name[N]) holds its characters
+                   up to the first NUL; the rest is padding, which the value leaves out. */
+                if (f->in_type == ETL_IN_UNICODE_STRING || f->in_type == ETL_IN_ANSI_STRING) size = fixed_string(w, unit, size);
             } else if (f->in_type == ETL_IN_UNICODE_STRING || f->in_type == ETL_IN_ANSI_STRING) {
                 size = zstring(w, unit, &term);
                 consumed = size + (term ? unit : 0);

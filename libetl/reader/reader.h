@@ -326,6 +326,101 @@ const char *etl_schema_event_name(etl_arena *a, const char *provider, const char
 
 /* The kernel's classes built into libetl, adopted by every decoder (kclasses.c). */
 int etl_decoder_add_builtin(etl_decoder *d);
+
+/* ---------------------------------------------------------------- the kernel's classes (kclasses.c) */
+/* The NT Kernel Logger's MOF classes (and KernelTraceControl's) as tables of schema fields,
+   doc/format.md section 8.9. The same tables give the field decoder its schemas
+   (etl_decoder_add_builtin) and the typed decoding of etl/kernel.h its layouts
+   (etl_kernel_decode, kernel.c): a field's slot says where its value goes in etl_kernel_event. */
+
+/* Where a field's value goes in etl_kernel_event (etl_schema_field.slot); 0: nowhere. */
+enum etl_kslot {
+    ETL_KSLOT_NONE = 0,
+    ETL_KSLOT_PROCESS_KEY, ETL_KSLOT_PROCESS_PID, ETL_KSLOT_PROCESS_PPID, ETL_KSLOT_PROCESS_SESSION,
+    ETL_KSLOT_PROCESS_EXIT, ETL_KSLOT_PROCESS_DTB, ETL_KSLOT_PROCESS_FLAGS, ETL_KSLOT_PROCESS_SID,
+    ETL_KSLOT_PROCESS_IMAGE, ETL_KSLOT_PROCESS_CMDLINE, ETL_KSLOT_PROCESS_PACKAGE, ETL_KSLOT_PROCESS_APPID,
+    ETL_KSLOT_THREAD_PID, ETL_KSLOT_THREAD_TID, ETL_KSLOT_THREAD_STACK_BASE, ETL_KSLOT_THREAD_STACK_LIMIT,
+    ETL_KSLOT_THREAD_USTACK_BASE, ETL_KSLOT_THREAD_USTACK_LIMIT, ETL_KSLOT_THREAD_START,
+    ETL_KSLOT_THREAD_WIN32_START, ETL_KSLOT_THREAD_TEB, ETL_KSLOT_THREAD_TAG, ETL_KSLOT_THREAD_BASE_PRIO,
+    ETL_KSLOT_THREAD_PAGE_PRIO, ETL_KSLOT_THREAD_IO_PRIO, ETL_KSLOT_THREAD_FLAGS, ETL_KSLOT_THREAD_NAME,
+    ETL_KSLOT_IMAGE_BASE, ETL_KSLOT_IMAGE_SIZE, ETL_KSLOT_IMAGE_PID, ETL_KSLOT_IMAGE_CHECKSUM,
+    ETL_KSLOT_IMAGE_TIMESTAMP, ETL_KSLOT_IMAGE_SIG_LEVEL, ETL_KSLOT_IMAGE_SIG_TYPE, ETL_KSLOT_IMAGE_DEFAULT_BASE,
+    ETL_KSLOT_IMAGE_FILE,
+    ETL_KSLOT_CSWITCH_NEW_TID, ETL_KSLOT_CSWITCH_OLD_TID, ETL_KSLOT_CSWITCH_NEW_PRIO, ETL_KSLOT_CSWITCH_OLD_PRIO,
+    ETL_KSLOT_CSWITCH_CSTATE, ETL_KSLOT_CSWITCH_SPARE, ETL_KSLOT_CSWITCH_WAIT_REASON, ETL_KSLOT_CSWITCH_WAIT_MODE,
+    ETL_KSLOT_CSWITCH_STATE, ETL_KSLOT_CSWITCH_IDEAL, ETL_KSLOT_CSWITCH_WAIT_TIME, ETL_KSLOT_CSWITCH_QUANTUM,
+    ETL_KSLOT_READY_TID, ETL_KSLOT_READY_REASON, ETL_KSLOT_READY_INCREMENT, ETL_KSLOT_READY_FLAGS,
+    ETL_KSLOT_SAMPLE_IP, ETL_KSLOT_SAMPLE_TID, ETL_KSLOT_SAMPLE_COUNT, ETL_KSLOT_SAMPLE_FLAGS,
+    ETL_KSLOT_SAMPLE_RANK, ETL_KSLOT_SAMPLE_SOURCE,
+    ETL_KSLOT_STACK_TIMESTAMP, ETL_KSLOT_STACK_PID, ETL_KSLOT_STACK_TID,
+    ETL_KSLOT_STACK_KEY,            /* the key, and the frame size (the record's pointer size) */
+    ETL_KSLOT_STACK_FRAMES,         /* an array of pointers to the end: frames, their count and size */
+    ETL_KSLOT_HEADER_BUFFER_SIZE, ETL_KSLOT_HEADER_VERSION, ETL_KSLOT_HEADER_PROVIDER_VERSION,
+    ETL_KSLOT_HEADER_CPUS, ETL_KSLOT_HEADER_END_TIME, ETL_KSLOT_HEADER_TIMER_RESOLUTION,
+    ETL_KSLOT_HEADER_MAX_FILE_SIZE, ETL_KSLOT_HEADER_MODE, ETL_KSLOT_HEADER_BUFFERS_WRITTEN,
+    ETL_KSLOT_HEADER_POINTER_SIZE, ETL_KSLOT_HEADER_EVENTS_LOST, ETL_KSLOT_HEADER_CPU_SPEED,
+    ETL_KSLOT_HEADER_TIMEZONE,      /* TIME_ZONE_INFORMATION: its Bias, the first 4 bytes */
+    ETL_KSLOT_HEADER_BOOT_TIME, ETL_KSLOT_HEADER_PERF_FREQ, ETL_KSLOT_HEADER_START_TIME,
+    ETL_KSLOT_HEADER_CLOCK, ETL_KSLOT_HEADER_BUFFERS_LOST, ETL_KSLOT_HEADER_LOGGER, ETL_KSLOT_HEADER_FILE,
+    ETL_KSLOT_MASK1, ETL_KSLOT_MASK2, ETL_KSLOT_MASK3, ETL_KSLOT_MASK4, ETL_KSLOT_MASK5, ETL_KSLOT_MASK6,
+    ETL_KSLOT_MASK7, ETL_KSLOT_MASK8, ETL_KSLOT_KERNEL_VERSION,
+    ETL_KSLOT_LBR_TIMESTAMP, ETL_KSLOT_LBR_PID, ETL_KSLOT_LBR_TID, ETL_KSLOT_LBR_FILTERS,
+    ETL_KSLOT_LBR_ENTRIES,          /* an array of structs to the end: entries, their count */
+    ETL_KSLOT_DISK_NUMBER, ETL_KSLOT_DISK_IRP_FLAGS, ETL_KSLOT_DISK_TRANSFER_SIZE, ETL_KSLOT_DISK_OFFSET,
+    ETL_KSLOT_DISK_FILE_OBJECT, ETL_KSLOT_DISK_IRP, ETL_KSLOT_DISK_RESPONSE_TIME, ETL_KSLOT_DISK_TID,
+    ETL_KSLOT_SYSCALL_ADDRESS, ETL_KSLOT_SYSCALL_STATUS,
+    ETL_KSLOT_COUNT
+};
+
+/* One version of a kernel class: the layout its events have from version `version` on (until
+   the family's next version). The typed decoding needs the first `required` fields (the record's
+   fixed part); fields after them may be cut off in shorter, older records. */
+typedef struct etl_kclass_version {
+    uint8_t version;
+    uint8_t required;               /* schema fields (indices) the typed decoding needs */
+    uint16_t field_count;
+    const etl_schema_field *fields; /* spans filled in: the tables are read-only */
+} etl_kclass_version;
+
+/* An event type of a family: its opcode and names. */
+typedef struct etl_kclass_op {
+    uint8_t opcode;
+    const char *opcode_name;        /* "DCStart" */
+    const char *event_name;         /* "Process/DCStart" */
+} etl_kclass_op;
+
+/* Event types of one provider that share their layouts, version by version (a MOF "type group"). */
+typedef struct etl_kclass_family {
+    uint8_t provider;               /* index in the providers the tables know (kclasses.c) */
+    uint8_t kclass;                 /* enum etl_kclass of the typed decoding, or ETL_KCLASS_NONE */
+    uint8_t op_count, version_count;
+    const char *task;               /* "Process": the task and the provider's name */
+    const etl_kclass_op *ops;
+    const etl_kclass_version *versions; /* by rising version */
+} etl_kclass_family;
+
+/* The families the typed decoding uses (kernel.c's classification of hooks). */
+extern const etl_kclass_family etl_kfam_process, etl_kfam_process_defunct, etl_kfam_thread_start,
+    etl_kfam_thread_end, etl_kfam_image, etl_kfam_cswitch, etl_kfam_ready_thread, etl_kfam_sampled_profile,
+    etl_kfam_pmc_sample, etl_kfam_stack, etl_kfam_stack_key, etl_kfam_stack_key_def, etl_kfam_trace_header,
+    etl_kfam_group_masks, etl_kfam_rundown_complete, etl_kfam_lbr, etl_kfam_disk_io, etl_kfam_disk_flush,
+    etl_kfam_disk_init, etl_kfam_syscall_enter, etl_kfam_syscall_exit;
+
+/* Every family of the tables, and how many. */
+extern const etl_kclass_family *const etl_kclass_families[];
+extern const unsigned etl_kclass_family_count;
+/* The GUID and name of a family's provider. */
+const etl_guid *etl_kclass_provider_guid(unsigned provider);
+const char *etl_kclass_provider_name(unsigned provider);
+
+/* The layout of version `version` in family f: the newest entry at or below it, else (an older
+   version than any the tables know) the oldest. */
+const etl_kclass_version *etl_kclass_version_of(const etl_kclass_family *f, unsigned version);
+
+/* The size of a WBEM SID (ETL_IN_WBEM_SID) at p, with n bytes left and pointers of ptr bytes:
+   ETL_OK with *skip (the TOKEN_USER before the SID) and *size (the SID's; 0 for none) set, so
+   that the field takes *skip + *size bytes (4 for none); ETL_FAILED when the SID does not fit. */
+int etl_wbem_sid_extent(const uint8_t *p, uint32_t n, unsigned ptr, uint32_t *skip, uint32_t *size);
 /* The manifests of ETL_MANIFEST_PATH and the installed directory (manifest.c): ETL_OK, ETL_WARN
    (one did not load: the message is on d), ETL_FATAL without memory. */
 int etl_decoder_add_defaults(etl_decoder *d);

@@ -145,7 +145,8 @@ static long prepare_level(etl_schema_event *ev, etl_schema_field *f, long i, uin
             snprintf(err, errsize, "event %s: too many fields", ev->event_name ? ev->event_name : "?");
             return -1;
         }
-        x->span = (uint16_t)(next - i);
+        /* Written only when it differs: the kernel's tables are read-only, their spans filled in. */
+        if (x->span != (uint16_t)(next - i)) x->span = (uint16_t)(next - i);
         i = next;
     }
     (void)first;
