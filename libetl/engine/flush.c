@@ -223,6 +223,8 @@ static void drain(etl_session *s, int final)
 {
     uint32_t *batch = s->batch, n;
 
+    if (!final && atomic_load_explicit(&s->flush_held, memory_order_acquire)) return; /* a stalled write (tests) */
+
     if (s->buffering) {
         etl_pool_ring_lock(s, 0);
         etl_pool_ring_collect_locked(s);
@@ -375,6 +377,12 @@ static void flush_request(etl_session *s)
     sem_post(&s->h->wake);
     while (s->flush_completed < want) pthread_cond_wait(&s->done, &s->lock);
     pthread_mutex_unlock(&s->lock);
+}
+
+void etl_session_hold_flush(etl_session *s, int hold)
+{
+    atomic_store_explicit(&s->flush_held, hold, memory_order_release);
+    if (!hold) sem_post(&s->h->wake);
 }
 
 int etl_session_flush(etl_session *s)

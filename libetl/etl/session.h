@@ -24,8 +24,9 @@ typedef struct etl_session_properties {
                                       NEWFILE: holds %d */
     uint32_t buffer_size_kb;       /* BufferSize in KB, 4 .. 16384 (default 64) */
     uint32_t minimum_buffers;      /* raised to at least 2 per processor */
-    uint32_t maximum_buffers;      /* raised to at least minimum_buffers (default: minimum + 64);
-                                      ignored in buffering mode */
+    uint32_t maximum_buffers;      /* raised to at least minimum_buffers (default: the minimum
+                                      + 64 MB of buffers, at least + 64: the pool grows into
+                                      it only when no buffer is free); ignored in buffering mode */
     uint32_t maximum_file_size_mb; /* 0: none; required for circular, NEWFILE, preallocate */
     uint32_t log_file_mode;        /* ETL_MODE_FILE_SEQUENTIAL (default), _CIRCULAR, _NEWFILE
                                       (| ETL_MODE_FILE_PREALLOCATE), or ETL_MODE_BUFFERING;
