@@ -505,6 +505,8 @@ struct etl_shared_head {
     uint32_t layout, head_size;
     uint64_t size, address;       /* of the whole mapping */
     uint32_t bsize, ncpu, nmin, nmax, low_water;
+    uint32_t wake_every;           /* real time: wake the flush thread every this many sealed
+                                      buffers (0: only as the free buffers run low) */
     uint8_t buffering, rseq, exact_clock;
     uint8_t populate;              /* a buffer's memory is reserved as the pool grows into it
                                       (MADV_POPULATE_WRITE), not all at the start */
@@ -523,6 +525,7 @@ struct etl_shared_head {
     _Atomic int file_full;
     _Atomic int stopping;          /* writers take no new buffer */
     _Atomic int wake_pending;      /* the flush thread was woken and has not run yet */
+    _Atomic uint32_t sealed_unwoken; /* real time: buffers sealed since the flush thread woke */
     _Atomic uint32_t buffers_written, log_buffers_lost;
     _Atomic uint32_t buffers_reclaimed; /* taken back from writers that died holding them */
     _Atomic uint32_t rt_buffers_lost;   /* real-time mode: buffers no consumer got, */
@@ -574,6 +577,7 @@ struct etl_session {
     uint64_t *next_order;
     int64_t *gap_since;
     uint32_t low_water;            /* wake the flush thread when no more buffers than this are free */
+    uint32_t wake_every;           /* and every this many sealed buffers (real time; 0: never) */
     etl_clock clock;
     int64_t boot_time;             /* FILETIME, from /proc/stat */
     etl_writer *writer;
@@ -742,8 +746,10 @@ int etl_flush_can_clflushopt(void);
 
 /* ---- real-time delivery (realtime.c) ---- */
 
-/* The flush thread hands a written buffer to the consumer's queue (or drops it, counted). */
+/* The flush thread hands written buffers to the consumer's queue (or drops them, counted):
+   one at a time, then wakes the consumer's thread once for them all. */
 void etl_realtime_hold(etl_session *s, uint32_t index);
+void etl_realtime_wake(etl_session *s);
 /* At the stop: the consumer gets what is held, or it is counted lost. */
 void etl_realtime_end(etl_session *s);
 

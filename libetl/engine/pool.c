@@ -179,8 +179,11 @@ void etl_pool_seal(etl_session *s, uint32_t top, uint32_t end)
        processor: only when the free buffers run low (it also wakes every 100 ms by itself).
        The room to grow up to MaximumBuffers does not count: it is for peaks the flush thread
        cannot follow, and a thread woken only when that ran low too let the pool grow to half
-       of it at rates the flush thread writes with ease. */
-    if (!s->buffering && atomic_load_explicit(&s->h->free_count, memory_order_relaxed) <= s->low_water &&
+       of it at rates the flush thread writes with ease. A real-time session's is also woken
+       every few sealed buffers (wake_every), so that its consumer gets them soon. */
+    if (s->buffering) return;
+    if ((atomic_load_explicit(&s->h->free_count, memory_order_relaxed) <= s->low_water ||
+         (s->wake_every && atomic_fetch_add_explicit(&s->h->sealed_unwoken, 1, memory_order_relaxed) + 1 >= s->wake_every)) &&
         !atomic_exchange_explicit(&s->h->wake_pending, 1, memory_order_relaxed))
         sem_post(&s->h->wake);
 }

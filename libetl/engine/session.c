@@ -248,9 +248,13 @@ static int start(etl_session *s)
     h->populate = (uint8_t)s->populate;
     h->controller_pid = (int32_t)getpid();
     snprintf(h->name, sizeof h->name, "%s", s->logger_name);
-    /* A real-time session hands each buffer on as soon as it is full: batches of half the
-       pool made the consumer take 30 buffers at once and fall behind at the start. */
-    s->low_water = h->low_water = s->realtime ? s->nmax : s->nmin / 2 > 2 * s->ncpu ? s->nmin / 2 : 2 * s->ncpu;
+    /* A real-time session hands its buffers on a few at a time, an eighth of the starting pool
+       (1 to 16; the flush thread also looks every 10 ms): batches of half the pool made the
+       consumer take 30 buffers at once and fall behind at the start, and a wake for every
+       buffer cost the flush thread, the delivery thread and the consumer a system call and a
+       switch each per buffer (doc/benchmarks.md, issue 17). */
+    s->low_water = h->low_water = s->nmin / 2 > 2 * s->ncpu ? s->nmin / 2 : 2 * s->ncpu;
+    s->wake_every = h->wake_every = !s->realtime ? 0 : s->nmin / 8 < 1 ? 1 : s->nmin / 8 > 16 ? 16 : s->nmin / 8;
 #if defined(__x86_64__)
     s->evict = etl_flush_can_clflushopt() ? 2 : 1; /* CLFLUSH is in every x86-64 (SSE2) */
 #else

@@ -388,6 +388,7 @@ int etl_session_attach(etl_session **out, const char *path, char *err, size_t er
     s->exact_clock = head.exact_clock;
     s->populate = head.populate;
     s->low_water = head.low_water;
+    s->wake_every = head.wake_every;
     s->clock = head.clock;
     s->line = &s->h->line;
     /* The buffers must be where the layout puts them: a writer follows these pointers. */
