@@ -735,7 +735,8 @@ int main(int argc, char **argv)
            (unsigned long long)cfg.events, (unsigned long long)cfg.pool_events, cfg.runs);
     for (unsigned i = 0; i < n_allowed_cpus; i++) printf(i ? ",%d" : " %d", allowed_cpus[i]);
     printf("; files in %s\n", cfg.tmpdir);
-    printf("libetl pools: default = 2 buffers per processor of 64 KB (buffering: fixed; file: may grow by 64); "
+    printf("libetl pools: default = 2 buffers per processor of 64 KB (buffering: fixed; file: may grow by 64 MB, "
+           "1024 buffers); "
            "\"pool holds the run\" = %u (1 thread) / %u (2 threads) buffers\n",
            whole_run_buffers(cfg.pool_events, 1), whole_run_buffers(cfg.pool_events, 2));
 

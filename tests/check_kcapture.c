@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Tests of kernel capture's pure parts: payloads round-tripping through etl_kernel_decode, the Linux-to-Windows mappings, flag names, refusals. */
+/* Tests of kernel capture's pure parts: payloads round-tripping through etl_kernel_decode, the Linux-to-Windows mappings, flag names, refusals, the command line on an exec's stack. */
 #include <check.h>
 #include <signal.h>
 #include <stdint.h>
@@ -769,6 +769,64 @@ START_TEST(exit_status)
 }
 END_TEST
 
+/* A new program's stack as exec leaves it (at sp: argc, argv[], NULL, envp[], NULL; the
+   strings higher up, after a gap), word bytes a pointer; the arguments args (n of them). */
+static size_t exec_stack(uint8_t *b, size_t size, uint64_t sp, unsigned word, const char *const *args, unsigned n,
+                         size_t gap)
+{
+    size_t o = 0, s = word * (n + 4) + gap;
+
+    memset(b, 0xAA, size);
+    for (unsigned i = 0; i < word; i++) b[o + i] = (uint8_t)((uint64_t)n >> (8 * i));
+    o += word;
+    for (unsigned a = 0; a < n; a++) {
+        uint64_t at = sp + s;
+        for (unsigned i = 0; i < word; i++) b[o + i] = (uint8_t)(at >> (8 * i));
+        o += word;
+        memcpy(b + s, args[a], strlen(args[a]) + 1);
+        s += strlen(args[a]) + 1;
+    }
+    memset(b + o, 0, 3 * word); /* argv's NULL, an empty environment, its NULL */
+    return s;
+}
+
+START_TEST(exec_command_line)
+{
+    static const char *const args[] = { "dd", "if=/dev/zero", "", "of=/dev/null" };
+    uint8_t b[512];
+    char out[64];
+    uint64_t sp = 0x7ffd12340000ull;
+    size_t end;
+
+    end = exec_stack(b, sizeof b, sp, 8, args, 4, 100);
+    ck_assert_int_eq(etl_kexec_command_line(b, end, sp, 8, out, sizeof out), 0);
+    ck_assert_str_eq(out, "dd if=/dev/zero  of=/dev/null"); /* an empty argument: two spaces, as /proc */
+    /* a 32-bit process: 4-byte words */
+    end = exec_stack(b, sizeof b, 0xffd00000u, 4, args, 2, 8);
+    ck_assert_int_eq(etl_kexec_command_line(b, end, 0xffd00000u, 4, out, sizeof out), 0);
+    ck_assert_str_eq(out, "dd if=/dev/zero");
+    /* the dump ends inside the second argument: what it holds */
+    end = exec_stack(b, sizeof b, sp, 8, args, 4, 100);
+    ck_assert_int_eq(etl_kexec_command_line(b, end - 20, sp, 8, out, sizeof out), 0);
+    ck_assert_str_eq(out, "dd if=/dev");
+    /* ... before the first argument (a page of the gap nothing touched): none */
+    ck_assert_int_eq(etl_kexec_command_line(b, 8 * 8 + 50, sp, 8, out, sizeof out), -1);
+    ck_assert_str_eq(out, "");
+    /* a small out: cut, terminated */
+    ck_assert_int_eq(etl_kexec_command_line(b, end, sp, 8, out, 8), 0);
+    ck_assert_str_eq(out, "dd if=/");
+    /* argc beyond the dump, 0, a pointer below sp, a word size that is none, no room for argc */
+    memset(b, 0xFF, 8);
+    ck_assert_int_eq(etl_kexec_command_line(b, end, sp, 8, out, sizeof out), -1);
+    memset(b, 0, 8);
+    ck_assert_int_eq(etl_kexec_command_line(b, end, sp, 8, out, sizeof out), -1);
+    end = exec_stack(b, sizeof b, sp, 8, args, 4, 100);
+    ck_assert_int_eq(etl_kexec_command_line(b, end, sp + 0x10000, 8, out, sizeof out), -1);
+    ck_assert_int_eq(etl_kexec_command_line(b, end, sp, 2, out, sizeof out), -1);
+    ck_assert_int_eq(etl_kexec_command_line(b, 4, sp, 8, out, sizeof out), -1);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("kcapture");
@@ -790,6 +848,7 @@ static Suite *suite(void)
     tcase_add_test(tc, unmap_images);
     tcase_add_test(tc, signal_defaults);
     tcase_add_test(tc, exit_status);
+    tcase_add_test(tc, exec_command_line);
     tcase_add_test(tc, disk_io_v3);
     tcase_add_test(tc, syscall_v2);
     tcase_add_test(tc, io_mappings);

@@ -225,6 +225,151 @@ START_TEST(names_any_order)
 }
 END_TEST
 
+/* The exec story: at an exec (a Process End and a Process Start at one time) the new program's
+   name is in force, whatever the order the two were fed in. */
+static void exec_names_check(etl_name_map *m)
+{
+    ck_assert_str_eq(etl_name_map_process(m, 3000, KS_T0), "etlrecord");     /* the first after */
+    ck_assert_str_eq(etl_name_map_process(m, 3000, KS_T0 + 5), "etlrecord");
+    ck_assert_str_eq(etl_name_map_process(m, 3000, KS_T0 + 6), "sh");         /* at the exec */
+    ck_assert_str_eq(etl_name_map_process(m, 3000, KS_T0 + 7), "sh");
+    ck_assert_str_eq(etl_name_map_process(m, 3000, KS_T0 + 8), "demo");
+    ck_assert_str_eq(etl_name_map_process(m, 3000, KS_T0 + 100), "demo");     /* after its end */
+    ck_assert_str_eq(etl_name_map_process(m, 3002, KS_T0 + 16), "demo");
+    ck_assert_str_eq(etl_name_map_process(m, 3002, KS_T0 + 17), "dd");
+    ck_assert_str_eq(etl_name_map_process(m, 3002, KS_T0 + 21), "dd");
+    ck_assert_str_eq(etl_name_map_process(m, 2990, KS_T0 + 12), "etlrecord");
+}
+
+START_TEST(names_exec)
+{
+    size_t size;
+    uint8_t *file = kstory_exec_file(&size);
+
+    ck_assert_ptr_nonnull(file);
+    /* pass 0: in time order; 1: every Start first (an exec's Start before its End); 2: every
+       Start last */
+    for (int order = 0; order < 3; order++) {
+        etl_name_map *m = etl_name_map_new();
+        for (int pass = 0; pass < (order ? 2 : 1); pass++) {
+            etl_reader *r = NULL;
+            etl_event ev;
+            int rc;
+            ck_assert_int_eq(etl_reader_open_memory(&r, file, size, NULL), ETL_OK);
+            while ((rc = etl_reader_next(r, &ev)) == ETL_OK) {
+                int start = ev.opcode == 1;
+                if (order == 0 || start == ((pass == 0) == (order == 1))) ck_assert_int_eq(etl_name_map_add(m, &ev), ETL_OK);
+            }
+            ck_assert_int_eq(rc, ETL_EOF);
+            etl_reader_close(r);
+        }
+        exec_names_check(m);
+        etl_name_map_free(m);
+    }
+    free(file);
+}
+END_TEST
+
+/* The runs of the exec story: each image a pid ran is one, its End (an exec's or the exit's)
+   with it; rundowns in the run they fall in. */
+START_TEST(process_runs)
+{
+    size_t size;
+    uint8_t *file = kstory_exec_file(&size);
+    etl_reader *r = NULL;
+    etl_process_runs *pr = etl_process_runs_new();
+    etl_event ev;
+    int64_t tag = 0, run[KSX_EVENTS + 2];
+    const char *kname[KSX_EVENTS + 2];
+    int rc;
+
+    ck_assert_ptr_nonnull(file);
+    ck_assert_ptr_nonnull(pr);
+    ck_assert_int_eq(etl_reader_open_memory(&r, file, size, NULL), ETL_OK);
+    while ((rc = etl_reader_next(r, &ev)) == ETL_OK) {
+        etl_kernel_event ke;
+        ck_assert_int_lt(tag, KSX_EVENTS + 2);
+        run[tag] = -1;
+        kname[tag] = NULL;
+        if (etl_kernel_decode(&ev, &ke) == 1) {
+            int got = etl_process_runs_add(pr, &ke, tag, &run[tag]);
+            ck_assert_int_eq(got, ke.kclass == ETL_KCLASS_PROCESS);
+            if (got) kname[tag] = ke.name;
+        }
+        tag++;
+    }
+    ck_assert_int_eq(rc, ETL_EOF);
+    ck_assert_int_eq(tag, KSX_EVENTS + 2);
+    /* tags: the header buffer's two events, then the story's (+0 is 2, the exec at +6 is 8 and 9) */
+    ck_assert_int_eq(run[2], 2);                          /* DCStart 2990 */
+    ck_assert_int_eq(run[3], 3);                          /* Start 3000 etlrecord (the fork) */
+    ck_assert_str_eq(kname[8], "Process/End");
+    ck_assert_int_eq(run[8], 3);                          /* the exec's End: etlrecord's run */
+    ck_assert_int_eq(run[9], 9);                          /* its Start: sh's */
+    ck_assert_int_eq(run[11], 9);                         /* sh's End at the next exec */
+    ck_assert_int_eq(run[12], 12);                        /* demo */
+    ck_assert_int_eq(run[18], 18);                        /* Start 3002 demo (the fork) */
+    ck_assert_int_eq(run[21], 18);                        /* its exec's End */
+    ck_assert_int_eq(run[22], 22);                        /* dd */
+    ck_assert_int_eq(run[27], 22);                        /* dd's End at its exit */
+    ck_assert_int_eq(run[29], 12);                        /* demo's End at its exit */
+    ck_assert_int_eq(run[30], 2);                         /* DCEnd 2990 */
+    etl_reader_close(r);
+    etl_process_runs_free(pr);
+    etl_process_runs_free(NULL);
+    free(file);
+}
+END_TEST
+
+/* Pids used again: another key, an event after an End; a Defunct stays with the End it follows. */
+START_TEST(process_runs_reuse)
+{
+    etl_process_runs *pr = etl_process_runs_new();
+    etl_kernel_event ke;
+    int64_t run = -1;
+
+    memset(&ke, 0, sizeof ke);
+    ke.kclass = ETL_KCLASS_CSWITCH;
+    ck_assert_int_eq(etl_process_runs_add(pr, &ke, 1, &run), 0);
+    ck_assert_int_eq(run, -1);
+    ke.kclass = ETL_KCLASS_PROCESS;
+    ke.u.process.pid = 7;
+    ke.u.process.unique_process_key = 0xA0;
+    ke.name = "Process/DCStart";
+    ck_assert_int_eq(etl_process_runs_add(pr, &ke, 10, &run), 1);
+    ck_assert_int_eq(run, 10);
+    ke.name = "Process/End";
+    ck_assert_int_eq(etl_process_runs_add(pr, &ke, 11, &run), 1);
+    ck_assert_int_eq(run, 10);
+    ke.name = "Process/Defunct";
+    ck_assert_int_eq(etl_process_runs_add(pr, &ke, 12, &run), 1);
+    ck_assert_int_eq(run, 10);
+    ke.name = "Process/DCEnd";                            /* after an End: a pid used again */
+    ck_assert_int_eq(etl_process_runs_add(pr, &ke, 13, &run), 1);
+    ck_assert_int_eq(run, 13);
+    ke.u.process.unique_process_key = 0xB0;               /* another process's key */
+    ck_assert_int_eq(etl_process_runs_add(pr, &ke, 14, &run), 1);
+    ck_assert_int_eq(run, 14);
+    /* many pids: the table grows and keeps each */
+    for (uint32_t pid = 100; pid < 5100; pid++) {
+        ke.u.process.pid = pid;
+        ke.name = "Process/Start";
+        ck_assert_int_eq(etl_process_runs_add(pr, &ke, pid, &run), 1);
+    }
+    for (uint32_t pid = 100; pid < 5100; pid++) {
+        ke.u.process.pid = pid;
+        ke.name = "Process/End";
+        ck_assert_int_eq(etl_process_runs_add(pr, &ke, 100000 + pid, &run), 1);
+        ck_assert_int_eq(run, pid);
+    }
+    ke.u.process.pid = 7;
+    ke.name = "Process/DCEnd";
+    ck_assert_int_eq(etl_process_runs_add(pr, &ke, 20, &run), 1);
+    ck_assert_int_eq(run, 14);
+    etl_process_runs_free(pr);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("kstate");
@@ -236,6 +381,9 @@ int main(void)
     tcase_add_test(tc, story);
     tcase_add_test(tc, names);
     tcase_add_test(tc, names_any_order);
+    tcase_add_test(tc, names_exec);
+    tcase_add_test(tc, process_runs);
+    tcase_add_test(tc, process_runs_reuse);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

@@ -162,6 +162,35 @@ START_TEST(compressed_equals_uncompressed)
 }
 END_TEST
 
+/* From memory the records are read where they are (a real-time batch is read so, issue 17):
+   each event's record points into the caller's bytes, at its buffer's offset plus its own,
+   in time order as from a file; a compressed buffer's are decompressed, so not there. */
+START_TEST(memory_records_read_in_place)
+{
+    struct synth_options plain = { .buffer_size = 4096, .cpus = 4 };
+    struct synth_options comp = { .buffer_size = 4096, .cpus = 4, .compressed = 1 };
+    size_t n1, n2;
+    uint8_t *a = build(&plain, 3000, &n1), *b = build(&comp, 3000, &n2);
+    etl_reader *ra = open_mem(a, n1, ETL_ORDER_TIME), *rb = open_mem(b, n2, ETL_ORDER_TIME);
+    etl_event ev;
+    int n = 0, rc;
+
+    while ((rc = etl_reader_next(ra, &ev)) == ETL_OK) {
+        ck_assert_ptr_eq(ev.record, a + ev.buffer_offset + ev.record_offset);
+        n++;
+    }
+    ck_assert_int_eq(rc, ETL_EOF);
+    ck_assert_int_eq(n, 3002);
+    while ((rc = etl_reader_next(rb, &ev)) == ETL_OK)
+        if (ev.buffer_index > 0) ck_assert(ev.record < b || ev.record >= b + n2);
+    ck_assert_int_eq(rc, ETL_EOF);
+    etl_reader_close(ra);
+    etl_reader_close(rb);
+    free(a);
+    free(b);
+}
+END_TEST
+
 /* The trace info of a 32-bit session, with every clock type. */
 START_TEST(trace_info_32_bit_and_clocks)
 {
@@ -385,6 +414,7 @@ int main(void)
     tcase_add_test(tc, file_order_is_storage_order);
     tcase_add_test(tc, circular_rotation_reads_in_time_order);
     tcase_add_test(tc, compressed_equals_uncompressed);
+    tcase_add_test(tc, memory_records_read_in_place);
     tcase_add_test(tc, trace_info_32_bit_and_clocks);
     tcase_add_test(tc, rewind_repeats);
     tcase_add_test(tc, every_kind_in_a_file);

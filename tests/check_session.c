@@ -291,6 +291,45 @@ START_TEST(pool_grows_only_for_peaks)
 }
 END_TEST
 
+/* Default buffer settings ride out a write that stalls for 250 ms at 2 million events a second
+   of 112-byte records (issue 17): the flush thread is held while 500 000 such events are
+   written, as if its write had not returned, and none is lost. At rest the pool is its
+   minimum, 2 buffers per processor, as before; it grows only while the write is held. */
+START_TEST(defaults_ride_out_a_stalled_write)
+{
+    etl_session_properties p = { 0 }, got;
+    const uint64_t total = 500000; /* 250 ms at 2 M/s */
+    etl_session_stats st;
+    struct readback rb;
+    etl_session *s;
+    long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+
+    make_dir();
+    p.log_file_name = in_dir("stall.etl");
+    s = start(&p);
+    etl_session_properties_get(s, &got);
+    etl_session_stats_get(s, &st);
+    ck_assert_uint_eq(got.minimum_buffers, 2 * ncpu);
+    ck_assert_uint_eq(st.number_of_buffers, 2 * ncpu);
+    ck_assert_uint_eq(got.maximum_buffers, 2 * ncpu + 1024);
+    etl_session_hold_flush(s, 1);
+    for (uint64_t i = 0; i < total; i++) ck_assert_int_eq(write_one(s, 1, i, 24), ETL_OK); /* 112 bytes */
+    etl_session_stats_get(s, &st);
+    ck_assert_uint_eq(st.events_lost, 0);
+    ck_assert_uint_eq(st.buffers_written, 0); /* nothing went out while held */
+    ck_assert_uint_le(st.number_of_buffers, got.maximum_buffers);
+    etl_session_hold_flush(s, 0);
+    ck_assert_int_eq(etl_session_stop(s, &st), ETL_OK);
+    etl_session_close(s);
+    ck_assert_uint_eq(st.events_lost, 0);
+    read_back(p.log_file_name, &rb);
+    ck_assert_int_eq(rb.n, (long)total);
+    for (long i = 0; i < rb.n; i++) ck_assert_uint_eq(rb.value[i], (uint64_t)i);
+    free_back(&rb);
+    remove_dir();
+}
+END_TEST
+
 /* A file that stops taking writes (the file size limit, as a full disk would): the flush
    thread's batches of buffers stop in the middle, and every event is in the file or counted
    in EventsLost, exactly; the error says where. */
@@ -915,6 +954,7 @@ static void add_engine_tests(TCase *tc)
     tcase_add_test(tc, sequential_file_full);
     tcase_add_test(tc, write_error_counted_exactly);
     tcase_add_test(tc, pool_grows_only_for_peaks);
+    tcase_add_test(tc, defaults_ride_out_a_stalled_write);
     tcase_add_test(tc, buffers_of_a_processor_in_order);
     tcase_add_test(tc, event_sizes_up_to_the_limit);
     tcase_add_test(tc, circular_file_keeps_newest);

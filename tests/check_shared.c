@@ -372,6 +372,47 @@ static void two_processes_with(uint32_t max_buffers)
     if (max_buffers >= 1024) ck_assert_int_eq(refused, 0);
 }
 
+/* A shared session at rest holds the memory of its minimum, whatever its maximum (the default
+   maximum is 64 MB of buffers, issue 17): its file has that much reserved; the rest is
+   reserved buffer by buffer as the pool grows under pressure (here a flush thread held, as a
+   stalled write), and nothing is lost meanwhile. */
+START_TEST(memory_at_rest_is_the_minimum)
+{
+    struct ctl c;
+    struct stat st;
+    struct etl_layout l;
+    etl_session_properties got;
+    etl_session_stats stats;
+    char path[1024];
+    uint64_t payload[4] = { 0 };
+    etl_data data = { payload, sizeof payload };
+    etl_event_descriptor d = { 1, 0, 0, 4, 0, 0, 0 };
+    size_t at_rest;
+
+    ctl_start(&c, "At Rest", "rest.etl", 0);
+    etl_session_properties_get(c.s, &got);
+    ck_assert_uint_ge(got.maximum_buffers, got.minimum_buffers + 1024);
+    session_file("At Rest", path, sizeof path);
+    etl_shared_layout_of(got.number_of_processors, 2 * got.maximum_buffers, 64 * 1024, &l);
+    at_rest = l.data + (size_t)got.minimum_buffers * 64 * 1024;
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_msg((size_t)st.st_blocks * 512 <= at_rest + 65536, "%lld bytes reserved at rest, the minimum takes %zu",
+                  (long long)st.st_blocks * 512, at_rest);
+    etl_session_hold_flush(c.s, 1);
+    for (uint64_t i = 0; i < 200000; i++) { /* 22 MB of 112-byte records */
+        payload[0] = i;
+        ck_assert_int_eq(etl_session_write_event(c.s, &guid_p, &d, NULL, &data, 1), ETL_OK);
+    }
+    etl_session_stats_get(c.s, &stats);
+    ck_assert_uint_ge(stats.number_of_buffers, 300);
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_uint_ge((size_t)st.st_blocks * 512, (size_t)stats.number_of_buffers * 64 * 1024);
+    etl_session_hold_flush(c.s, 0);
+    ctl_stop(&c, &stats);
+    ck_assert_uint_eq(stats.events_lost, 0);
+}
+END_TEST
+
 START_TEST(two_processes)
 {
     two_processes_with(1024); /* room for every event: none lost */
@@ -714,6 +755,7 @@ static Suite *shared_suite(void)
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 300); /* the sanitizers make it slow */
+    tcase_add_test(tc, memory_at_rest_is_the_minimum);
     tcase_add_test(tc, two_processes);
     tcase_add_test(tc, two_processes_losing);
     tcase_add_test(tc, enable_later_filter_disable);

@@ -15,20 +15,28 @@ static void add(unsigned cpu, uint32_t n)
     if (synth_add(s, cpu, rec, n) != 0) failed = 1;
 }
 
-static void process(int64_t ts, uint16_t hook, uint32_t pid, const char *name)
+/* A Process event (v4) on processor cpu: hook 0x0301 Start, 0x0302 End, 0x0303 DCStart, 0x0304 DCEnd. */
+static void process_on(unsigned cpu, int64_t ts, uint16_t hook, uint32_t pid, uint32_t ppid, int32_t exit_status,
+                       const char *name, const char *cmd)
 {
     struct synth_payload p;
 
     sp_init(&p, 8);
     spp(&p, 0xFFFFA00000000000ull + pid);
-    sp32(&p, pid); sp32(&p, 4); sp32(&p, 1); sp32(&p, 0);
+    sp32(&p, pid); sp32(&p, ppid); sp32(&p, 1); sp32(&p, (uint32_t)exit_status);
     spp(&p, 0x1AA000); sp32(&p, 0);
     sp32(&p, 0); /* no SID */
-    sp_str8(&p, name); sp_str16(&p, name); sp_str16(&p, ""); sp_str16(&p, "");
-    add(0, synth_system(rec, 1, 0, ts, hook, 4, pid, 0, p.b, p.n));
+    sp_str8(&p, name); sp_str16(&p, cmd); sp_str16(&p, ""); sp_str16(&p, "");
+    add(cpu, synth_system(rec, 1, 0, ts, hook, 4, pid, 0, p.b, p.n));
 }
 
-static void thread(int64_t ts, uint32_t pid, uint32_t tid, const char *name)
+static void process(int64_t ts, uint16_t hook, uint32_t pid, const char *name)
+{
+    process_on(0, ts, hook, pid, 4, 0, name, name);
+}
+
+/* A Thread event on processor cpu: hook 0x0501 Start, 0x0502 End; version 4 with a name. */
+static void thread_on(unsigned cpu, int64_t ts, uint16_t hook, uint32_t pid, uint32_t tid, const char *name)
 {
     struct synth_payload p;
 
@@ -37,7 +45,22 @@ static void thread(int64_t ts, uint32_t pid, uint32_t tid, const char *name)
     for (unsigned i = 1; i <= 7; i++) spp(&p, 0x10000 * i);
     sp32(&p, 0); sp8(&p, 8); sp8(&p, 5); sp8(&p, 2); sp8(&p, 0);
     if (name) sp_str16(&p, name);
-    add(0, synth_system(rec, 1, 0, ts, 0x0501, name ? 4 : 3, pid, tid, p.b, p.n));
+    add(cpu, synth_system(rec, 1, 0, ts, hook, name ? 4 : 3, pid, tid, p.b, p.n));
+}
+
+static void thread(int64_t ts, uint32_t pid, uint32_t tid, const char *name)
+{
+    thread_on(0, ts, 0x0501, pid, tid, name);
+}
+
+/* SampledProfile of thread tid at ip. */
+static void sample(int64_t ts, unsigned cpu, uint64_t ip, uint32_t tid)
+{
+    struct synth_payload p;
+
+    sp_init(&p, 8);
+    spp(&p, ip); sp32(&p, tid); sp16(&p, 1); sp8(&p, 0x40); sp8(&p, 0);
+    add(cpu, synth_perfinfo(rec, 1, ts, 0x0F2E, 2, NULL, NULL, 0, p.b, p.n));
 }
 
 static void cswitch(int64_t ts, unsigned cpu, uint32_t new_tid, uint32_t old_tid)
@@ -126,10 +149,54 @@ uint8_t *kstory_file(size_t *size)
     return synth_finish(s, size);
 }
 
-int kstory_write(const char *path)
+uint8_t *kstory_exec_file(size_t *size)
 {
-    size_t size;
-    uint8_t *b = kstory_file(&size);
+    struct synth_options o = { 0 };
+    int64_t t = KS_T0;
+    const char *rec_cmd = KSX_REC, *sh_cmd = KSX_SH, *demo_cmd = KSX_DEMO, *dd_cmd = KSX_DD;
+
+    o.logger_name = "NT Kernel Logger";
+    s = synth_new(&o);
+    if (!s) return NULL;
+    failed = 0;
+    process_on(0, t + 0, 0x0303, 2990, 1, 259, "etlrecord", rec_cmd);
+    process_on(0, t + 1, 0x0301, 3000, 2990, 259, "etlrecord", rec_cmd);
+    thread_on(0, t + 2, 0x0501, 3000, 3000, NULL);
+    cswitch(t + 3, 1, 3000, 0);
+    syscall_enter(t + 4, 1, 0x3B);
+    sample(t + 5, 1, 0x401000, 3000);
+    process_on(1, t + 6, 0x0302, 3000, 2990, 0, "etlrecord", rec_cmd);
+    process_on(1, t + 6, 0x0301, 3000, 2990, 259, "sh", sh_cmd);
+    syscall_enter(t + 7, 1, 0x3B);
+    process_on(1, t + 8, 0x0302, 3000, 2990, 0, "sh", sh_cmd);
+    process_on(1, t + 8, 0x0301, 3000, 2990, 259, "demo", demo_cmd);
+    cswitch(t + 9, 1, 0, 3000);
+    cswitch(t + 10, 1, 3000, 0);
+    syscall_enter(t + 11, 1, 0x01);
+    sample(t + 12, 1, 0x402000, 3000);
+    thread_on(0, t + 13, 0x0501, 3000, 3001, NULL);
+    process_on(0, t + 14, 0x0301, 3002, 3000, 259, "demo", demo_cmd);
+    thread_on(0, t + 15, 0x0501, 3002, 3002, NULL);
+    cswitch(t + 16, 2, 3002, 0);
+    process_on(2, t + 17, 0x0302, 3002, 3000, 0, "demo", demo_cmd);
+    process_on(2, t + 17, 0x0301, 3002, 3000, 259, "dd", dd_cmd);
+    syscall_enter(t + 18, 2, 0x00);
+    syscall_exit(t + 19, 2, 0);
+    thread_on(0, t + 20, 0x0502, 3000, 3001, NULL);
+    thread_on(2, t + 21, 0x0502, 3002, 3002, NULL);
+    process_on(2, t + 21, 0x0302, 3002, 3000, 0, "dd", dd_cmd);
+    thread_on(1, t + 22, 0x0502, 3000, 3000, NULL);
+    process_on(1, t + 22, 0x0302, 3000, 2990, 3, "demo", demo_cmd);
+    process_on(0, t + 23, 0x0304, 2990, 1, 259, "etlrecord", rec_cmd);
+    if (failed) {
+        free(synth_finish(s, size));
+        return NULL;
+    }
+    return synth_finish(s, size);
+}
+
+static int write_file(const char *path, uint8_t *b, size_t size)
+{
     FILE *f;
     int rc = -1;
 
@@ -139,4 +206,20 @@ int kstory_write(const char *path)
     if (f && fclose(f) != 0) rc = -1;
     free(b);
     return rc;
+}
+
+int kstory_exec_write(const char *path)
+{
+    size_t size = 0;
+    uint8_t *b = kstory_exec_file(&size);
+
+    return write_file(path, b, size);
+}
+
+int kstory_write(const char *path)
+{
+    size_t size = 0;
+    uint8_t *b = kstory_file(&size);
+
+    return write_file(path, b, size);
 }

@@ -40,4 +40,41 @@ uint8_t *kstory_file(size_t *size);
 /* Writes it to path: 0, or -1. */
 int kstory_write(const char *path);
 
+/*
+ * The exec story: a workload that etlrecord forks, that execs sh, which execs demo, whose
+ * child execs dd (the same clock and start; every Process event's ExitStatus is 259 but at
+ * an End; an exec is a Process End of the old program and a Process Start of the new one,
+ * one timestamp, on one processor):
+ *   +0   cpu 0  Process DCStart 2990 "etlrecord"  (ppid 1; command line KSX_REC)
+ *   +1   cpu 0  Process Start 3000 "etlrecord"    (ppid 2990, KSX_REC: the fork's copy)
+ *   +2   cpu 0  Thread Start 3000/3000
+ *   +3   cpu 1  CSwitch new 3000 old 0
+ *   +4   cpu 1  SysClEnter                        (thread 3000, while it runs etlrecord)
+ *   +5   cpu 1  SampledProfile tid 3000 at 0x401000
+ *   +6   cpu 1  Process End 3000 "etlrecord" (0), Process Start 3000 "sh" (KSX_SH): exec
+ *   +7   cpu 1  SysClEnter                        (sh)
+ *   +8   cpu 1  Process End 3000 "sh" (0), Process Start 3000 "demo" (KSX_DEMO): exec
+ *   +9   cpu 1  CSwitch new 0 old 3000
+ *   +10  cpu 1  CSwitch new 3000 old 0
+ *   +11  cpu 1  SysClEnter                        (demo)
+ *   +12  cpu 1  SampledProfile tid 3000 at 0x402000
+ *   +13  cpu 0  Thread Start 3000/3001
+ *   +14  cpu 0  Process Start 3002 "demo"         (ppid 3000, KSX_DEMO: the fork's copy)
+ *   +15  cpu 0  Thread Start 3002/3002
+ *   +16  cpu 2  CSwitch new 3002 old 0            (3002 still runs demo)
+ *   +17  cpu 2  Process End 3002 "demo" (0), Process Start 3002 "dd" (KSX_DD): exec
+ *   +18  cpu 2  SysClEnter, +19 SysClExit         (dd)
+ *   +20  cpu 0  Thread End 3000/3001
+ *   +21  cpu 2  Thread End 3002/3002, Process End 3002 "dd" (exit 0)
+ *   +22  cpu 1  Thread End 3000/3000, Process End 3000 "demo" (exit 3)
+ *   +23  cpu 0  Process DCEnd 2990 "etlrecord"
+ */
+#define KSX_REC "etlrecord run -o x.etl -- sh -c demo --threads 2; dd if=/dev/zero of=/dev/null"
+#define KSX_SH "sh -c demo --threads 2; dd if=/dev/zero of=/dev/null"
+#define KSX_DEMO "demo --threads 2"
+#define KSX_DD "dd if=/dev/zero of=/dev/null"
+#define KSX_EVENTS 29         /* the story's */
+uint8_t *kstory_exec_file(size_t *size);
+int kstory_exec_write(const char *path);
+
 #endif

@@ -145,6 +145,22 @@ int etl_kexit_status(const etl_kexit *x, int64_t end_ts, int32_t *status);
 /* A signal's default action: 0 none, stop or continue; 1 terminate; 2 terminate with a core dump. */
 int etl_ksignal_default(int sig);
 
+/* ---- the command line at an exec (kexec.c) ---- */
+/* The command line of a program as exec left its stack: stack holds the n bytes from the user
+   stack pointer sp at the new program's entry (argc, then argc pointers of word bytes: 8, or 4
+   for a 32-bit process; the arguments themselves higher up the same stack), what perf's user
+   stack dump of sched:sched_process_exec holds. Writes the arguments joined by spaces (as
+   /proc/PID/cmdline, its NULs made spaces, trailing ones left out) into out (size > 0): 0, or
+   -1 (out "") when argc or the first argument is not in the n bytes. An argument the n bytes
+   cut off is kept as far as it goes, and those after it are left out. */
+int etl_kexec_command_line(const uint8_t *stack, size_t n, uint64_t sp, unsigned word, char *out, size_t size);
+/* How much of the stack an exec sample dumps: the arguments lie above argc, the pointers to
+   them and to the environment, the auxiliary vector and up to 8 KiB of random alignment
+   (x86-64). perf copies it without faulting pages in: a page of that alignment gap, which
+   nothing wrote, ends the dump before the arguments (a quarter of execs or so; /proc is read
+   for those). */
+#define ETL_KEXEC_STACK_BYTES 16384u
+
 /* ---- the kernel capture's hook in its session ---- */
 
 /* The session's kernel capture (NULL: none): the context of the hook that
@@ -223,10 +239,11 @@ unsigned etl_perf_callchain_frames(const uint8_t *chain, uint64_t nr, uint64_t *
 void etl_lbr_perf_cause(int e, const char *what, char *err, size_t errsize);
 
 /* ---- inside the kernel capture: kcapture.c (the session's side: opening, starting, ending),
-   kring.c (rings and records), kprocess.c (processes, threads, images), ktracepoint.c
-   (tracepoints and their fields), kio.c (disk I/O and system calls), kpayload.c (writing).
-   Calls go one way: kcapture.c -> kring.c -> kprocess.c, kio.c -> ktracepoint.c, kpayload.c,
-   kexit.c (and lbrcapture.c -> kcapture.c -> lbr.c -> kpayload.c). ---- */
+   kring.c (rings and records), kprocess.c (processes, threads, images), kexec.c (the command
+   line of each exec), ktracepoint.c (tracepoints and their fields), kio.c (disk I/O and system
+   calls), kpayload.c (writing). Calls go one way: kcapture.c -> kring.c -> kprocess.c, kio.c
+   -> kexec.c -> ktracepoint.c, kpayload.c, kexit.c (and lbrcapture.c -> kcapture.c -> lbr.c
+   -> kpayload.c). ---- */
 
 #if defined(__linux__)
 #include <linux/perf_event.h>
@@ -238,10 +255,11 @@ void etl_lbr_perf_cause(int e, const char *what, char *err, size_t errsize);
 /* The events of each processor. The LBR ones are opened later (etl_kcapture_lbr_start), while
    the reader runs: their fd is published last, with release. */
 enum { EV_SIDEBAND, EV_SWITCH, EV_WAKEUP, EV_WAKEUP_NEW, EV_PROFILE, EV_RQ_ISSUE, EV_RQ_COMPLETE, EV_SYS_ENTER,
-       EV_SYS_EXIT, EV_MUNMAP, EV_MREMAP, EV_EXIT_GROUP, EV_EXIT, EV_SIG_DELIVER, EV_SIG_GENERATE, EV_LBR_PROFILE,
-       EV_LBR_PMC, EV_COUNT };
+       EV_SYS_EXIT, EV_MUNMAP, EV_MREMAP, EV_EXIT_GROUP, EV_EXIT, EV_SIG_DELIVER, EV_SIG_GENERATE, EV_EXEC,
+       EV_LBR_PROFILE, EV_LBR_PMC, EV_COUNT };
 
 #define RING_PAGES 256u /* data pages per processor: 1 MiB */
+#define EXEC_RING_PAGES 32u /* of the exec samples: 128 KiB, seven dumps of the stack */
 
 struct kcpu {
     struct etl_kcapture *k;
@@ -268,6 +286,9 @@ struct kcpu {
     struct kdeferred { int64_t ts; uint32_t pid, tid; uint64_t base, size; char *file; } *def;
     size_t ndef, defcap;
     unsigned disk_waited_ms;   /* at the end, how long it waited for other readers' issues */
+    unsigned exec_waited_ms;   /* at the end, how long it waited for execs' command lines */
+    uint8_t *exec_ring;        /* EV_EXEC's own ring (EXEC_RING_PAGES), read by the exec thread */
+    size_t exec_ring_len;
     _Atomic int64_t progress;  /* every record of this processor up to this time is handled */
     _Atomic int64_t stuck_at;  /* its progress when a reader stopped waiting for it */
 };
@@ -279,6 +300,21 @@ struct tp_field {
 
 /* What the capture knows of a process (kprocess.c), by pid. */
 struct pentry;
+/* An exec whose stack dump did not hold its arguments: /proc is read for it once the exec
+   rings are (kexec.c). */
+struct kexec_pending {
+    uint32_t pid;
+    int64_t ts;
+    char comm[16];
+};
+#define KEXEC_PENDING_MAX 256u
+/* The command line of an exec, from its sample (sched:sched_process_exec), until its COMM
+   record takes it (kexec.c). */
+struct kexec_note {
+    int64_t ts;
+    uint32_t pid;
+    char *command_line;
+};
 #define PTAB_SIZE 1024u
 
 /* A block request issued and not completed yet (kio.c). */
@@ -287,8 +323,20 @@ struct disk_req;
 
 struct etl_kcapture {
     etl_session *s;
-    pthread_mutex_t plock;     /* ptab, shared by the readers */
+    pthread_mutex_t plock;     /* ptab and execs, shared by the readers and the exec thread */
     struct pentry *ptab[PTAB_SIZE];
+    struct kexec_note *execs;  /* in the order they were noted */
+    size_t nexecs, execs_cap;
+    int exec_args;             /* sched_process_exec is sampled (EV_EXEC): command lines at execs
+                                  (plock; set before the threads start) */
+    struct tp_field exec_filename; /* its __data_loc filename */
+    pthread_t exec_thread;     /* etl_kexec_watcher */
+    int exec_started;
+    /* The exec rings are read by their thread, or by a reader whose exec's COMM finds no note
+       (that thread may wait for a processor): one at a time, with what reading needs. */
+    pthread_mutex_t exec_lock;
+    uint8_t *exec_rec;         /* a record taken out of an exec ring (65536 bytes) */
+    struct kexec_pending *exec_pend; /* KEXEC_PENDING_MAX */
     uint32_t flags, stackwalk;
     uint64_t sample_type[EV_COUNT];
     uint8_t counted[EV_COUNT]; /* a tracepoint whose count (PERF_FORMAT_LOST) is checked at the end */
@@ -340,6 +388,26 @@ void etl_kemit_image(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32_t
                      uint64_t len, uint64_t pgoff, const char *file);
 void etl_krundown(struct etl_kcapture *k, int64_t ts, int end);
 void etl_kpcache_free(struct etl_kcapture *k);
+/* kexec.c */
+/* /proc/PID/cmdline into out: its arguments, NUL-separated there, separated by spaces (the
+   trailing ones left out); "" when the process is gone. */
+void etl_kproc_cmdline(uint32_t pid, char *out, size_t size);
+/* The exec samples' thread (pthread_create's start routine; arg: the capture): reads the
+   processors' exec rings as each exec wakes it, and notes each exec's command line (pid,
+   time) from its stack dump, else from /proc read at once if the process still runs what it
+   started, else "". It stops with the readers (k->stop), after a last read. */
+void *etl_kexec_watcher(void *arg);
+/* The command line noted for pid's exec whose COMM is at ts (perf's time) into out: 1, or 0
+   when none was noted. The note is taken. */
+int etl_kexec_take(struct etl_kcapture *k, uint32_t pid, int64_t ts, char *out, size_t size);
+/* 1 while the record r (an exec's COMM) is to wait: for its exec's note, and for the other
+   readers to have handled what came before it (the process's fork, on another processor), up
+   to a bound (final: the readers are ending; it waits a little, then not). */
+int etl_kexec_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int final);
+/* What reading the exec rings needs (k->exec_rec, k->exec_pend): 0, or -1 (no memory: no
+   exec events then). */
+int etl_kexec_init(struct etl_kcapture *k);
+void etl_kexec_free(struct etl_kcapture *k);
 int etl_kexit_unmap_sample(struct kcpu *c, int e, int64_t ts, uint32_t pid, uint32_t tid, const uint8_t *raw,
                            uint32_t raw_len);
 /* PERF_RECORD_FORK (fork 1) or PERF_RECORD_EXIT, PERF_RECORD_COMM, PERF_RECORD_MMAP2. */

@@ -18,6 +18,16 @@
 
 #include "capture/capture.h"
 
+/* The user stack pointer's place among perf's user registers, where the capture knows it: an
+   exec's sample dumps the new program's stack from there (its command line, kexec.c). */
+#if defined(__x86_64__) || defined(__i386__)
+#include <asm/perf_regs.h>
+#define EXEC_SP_REG PERF_REG_X86_SP
+#elif defined(__aarch64__)
+#include <asm/perf_regs.h>
+#define EXEC_SP_REG PERF_REG_ARM64_SP
+#endif
+
 /* The session calls the kernel capture at its stop through this hook, registered by
    etl_session_enable_kernel: the capture's context is the hook's. */
 static void kcapture_stop(etl_session *s, void *k) { etl_kcapture_end(s, k); }
@@ -76,6 +86,7 @@ static const char *const ev_names[EV_COUNT] = { "sideband (task, comm, mmap2)", 
                                                 [EV_EXIT] = "syscalls:sys_enter_exit",
                                                 [EV_SIG_DELIVER] = "signal:signal_deliver",
                                                 [EV_SIG_GENERATE] = "signal:signal_generate",
+                                                [EV_EXEC] = "sched:sched_process_exec",
                                                 [EV_LBR_PROFILE] = "cycles with a branch stack",
                                                 [EV_LBR_PMC] = "branch instructions with a branch stack" };
 
@@ -102,6 +113,8 @@ static void close_cpu(struct kcpu *c)
 {
     if (c->ring) munmap(c->ring, c->ring_len);
     c->ring = NULL;
+    if (c->exec_ring) munmap(c->exec_ring, c->exec_ring_len);
+    c->exec_ring = NULL;
     for (int e = 0; e < EV_COUNT; e++)
         if (c->fd[e] >= 0) close(c->fd[e]);
     for (int e = 0; e < EV_COUNT; e++) c->fd[e] = -1;
@@ -135,6 +148,7 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
 
     for (size_t i = 0; i < etl_kexit_unmap_ntps; i++)
         want[etl_kexit_unmap_tps[i].ev] = (k->flags & etl_kexit_unmap_tps[i].flag) && tp_ids[etl_kexit_unmap_tps[i].ev];
+    want[EV_EXEC] = (k->flags & ETL_KERNEL_PROCESS) && tp_ids[EV_EXEC] && k->exec_args;
 
     for (int e = 0; e < EV_COUNT; e++) {
         uint32_t sw_flag = e == EV_SWITCH ? ETL_KERNEL_CSWITCH : e == EV_PROFILE ? ETL_KERNEL_PROFILE
@@ -152,20 +166,50 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
         } else if (e == EV_PROFILE) {
             attr_base(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, PERF_SAMPLE_IP | extra);
             a.sample_period = (uint64_t)interval_100ns * 100;
+        } else if (e == EV_EXEC) {
+            /* The program's file name, and where it can be had the new stack pointer and
+               stack (argc, argv, the arguments), in a ring of its own whose thread wakes at
+               each exec (kexec.c): /proc is read at once for an exec whose dump stops short. */
+            attr_base(&a, PERF_TYPE_TRACEPOINT, tp_ids[e], PERF_SAMPLE_RAW);
+#ifdef EXEC_SP_REG
+            a.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+            a.sample_regs_user = 1ull << EXEC_SP_REG;
+            a.sample_stack_user = ETL_KEXEC_STACK_BYTES;
+#endif
+            a.sample_period = 1;
+            a.wakeup_events = 1;
         } else {
             attr_base(&a, PERF_TYPE_TRACEPOINT, tp_ids[e], PERF_SAMPLE_RAW | extra);
             a.sample_period = 1;
         }
         k->sample_type[e] = a.sample_type;
         /* A tracepoint's count says how often it fired: with its lost samples (perf 6.0's
-           PERF_FORMAT_LOST), what neither reached the ring nor was lost there is known. */
-        if (a.type == PERF_TYPE_TRACEPOINT) a.read_format = PERF_FORMAT_LOST;
+           PERF_FORMAT_LOST), what neither reached the ring nor was lost there is known. (The
+           exec samples are no events of the trace.) */
+        if (a.type == PERF_TYPE_TRACEPOINT && e != EV_EXEC) a.read_format = PERF_FORMAT_LOST;
         long fd = perf_open(&a, c->cpu);
         if (fd < 0 && errno == EINVAL && a.read_format) {
             a.read_format = 0; /* an older kernel */
             fd = perf_open(&a, c->cpu);
         }
         if (c == &k->cpus[0]) k->counted[e] = a.read_format != 0;
+        if (fd < 0 && e == EV_EXEC) {
+            /* Without it, command lines come from /proc when each exec's record is handled. */
+            k->exec_args = 0;
+            continue;
+        }
+        if (e == EV_EXEC) {
+            void *m = mmap(NULL, (EXEC_RING_PAGES + 1) * c->page, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+            if (m == MAP_FAILED) { /* (kernel.perf_event_mlock_kb): as without it */
+                close((int)fd);
+                k->exec_args = 0;
+                continue;
+            }
+            c->exec_ring = m;
+            c->exec_ring_len = (EXEC_RING_PAGES + 1) * c->page;
+            c->fd[e] = (int)fd;
+            continue;
+        }
         if (fd < 0) {
             int saved = errno;
             snprintf(err, errsize, "kernel events: perf_event_open of %s on processor %d: %s%s", ev_names[e], c->cpu,
@@ -210,6 +254,7 @@ static void kcapture_free(struct etl_kcapture *k)
     for (unsigned i = 0; i < k->ncpu; i++) close_cpu(&k->cpus[i]);
     free(k->cpus);
     etl_kpcache_free(k);
+    etl_kexec_free(k);
     pthread_mutex_destroy(&k->plock);
     etl_kdisk_free(k);
     free(k);
@@ -236,12 +281,22 @@ static uint64_t unsampled(struct etl_kcapture *k)
     return n;
 }
 
-void etl_kcapture_end(etl_session *s, struct etl_kcapture *k)
+/* The readers and the exec thread stop (that one first: the readers' last records may wait
+   for what it notes last). */
+static void stop_threads(struct etl_kcapture *k)
 {
     set_enabled(k, 0);
     atomic_store(&k->stop, 1);
+    if (k->exec_started) pthread_join(k->exec_thread, NULL);
+    k->exec_started = 0;
     for (unsigned i = 0; i < k->ncpu; i++)
         if (k->cpus[i].started) pthread_join(k->cpus[i].thread, NULL);
+    for (unsigned i = 0; i < k->ncpu; i++) k->cpus[i].started = 0;
+}
+
+void etl_kcapture_end(etl_session *s, struct etl_kcapture *k)
+{
+    stop_threads(k);
     etl_session_add_events_lost(s, unsampled(k));
     /* After every perf record: the DCEnd rundown of what still runs, then its end. */
     etl_krundown(k, etl_monoclock_exact(), 1);
@@ -263,6 +318,7 @@ static int kcapture_start(etl_session *s, struct etl_kcapture *k, uint32_t inter
         snprintf(err, errsize, "kernel events: which processors are online: %s", strerror(errno));
         return -1;
     }
+    k->exec_args = ids[EV_EXEC] != 0;
     k->cpus = calloc((size_t)CPU_COUNT(&online), sizeof *k->cpus);
     if (!k->cpus) {
         snprintf(err, errsize, "kernel events: out of memory");
@@ -295,6 +351,13 @@ static int kcapture_start(etl_session *s, struct etl_kcapture *k, uint32_t inter
             return -1;
         }
         k->cpus[i].started = 1;
+    }
+    if (k->exec_args) {
+        if (pthread_create(&k->exec_thread, NULL, etl_kexec_watcher, k) != 0) {
+            snprintf(err, errsize, "kernel events: cannot start the thread of the exec events: %s", strerror(errno));
+            return -1;
+        }
+        k->exec_started = 1;
     }
     (void)s;
     return 0;
@@ -337,6 +400,11 @@ static int enable_kernel(etl_session *s, uint32_t flags, uint32_t stackwalk_flag
     atomic_init(&k->stop, 0);
     pthread_mutex_init(&k->plock, NULL);
     pthread_mutex_init(&k->dlock, NULL);
+    if (etl_kexec_init(k) != 0) {
+        snprintf(err, errsize, "kernel events: out of memory");
+        kcapture_free(k);
+        return ETL_FAILED;
+    }
     k->interval_100ns = profile_interval_100ns ? profile_interval_100ns : 10000;
     int started = kcapture_start(s, k, k->interval_100ns, err, errsize) == 0;
     if (started && etl_session_hook_add(s, &kcapture_hook, k) != ETL_OK) {
@@ -344,10 +412,7 @@ static int enable_kernel(etl_session *s, uint32_t flags, uint32_t stackwalk_flag
         started = 0;
     }
     if (!started) {
-        set_enabled(k, 0);
-        atomic_store(&k->stop, 1);
-        for (unsigned i = 0; i < k->ncpu; i++)
-            if (k->cpus[i].started) pthread_join(k->cpus[i].thread, NULL);
+        stop_threads(k);
         kcapture_free(k);
         return ETL_FAILED;
     }

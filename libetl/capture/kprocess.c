@@ -29,6 +29,19 @@ struct kremoval {
     uint32_t tid;
 };
 
+/* What a process was from ts on (a fork's copy, an exec's program, the rundown's). */
+struct pstate {
+    int64_t ts;
+    uint32_t ppid, uid;
+    char name[16];
+    char *cmdline;
+};
+
+/* How many of its earlier states a process keeps: readers of other processors may bring a
+   fork after the exec that followed it in the parent, and the child is a copy of what the
+   parent ran at its fork. */
+#define PSTATES 4
+
 /* What the capture knows of a process between its events: perf's records name only pids,
    and a process may be gone from /proc by the time its records are read. */
 struct pentry {
@@ -37,6 +50,8 @@ struct pentry {
     uint32_t pid, ppid, uid;
     char name[16];
     char *cmdline;
+    struct pstate old[PSTATES]; /* what it was before ts, oldest first */
+    unsigned nold;
     /* Its images (Load and DCStart events), for the children it forks: a fork's child has
        its parent's mappings, which no MMAP2 record reports. */
     struct kimage *images;
@@ -60,7 +75,6 @@ struct procinfo {
 static int proc_info(uint32_t pid, struct procinfo *pi, const char *name_hint)
 {
     char path[64], buf[4096];
-    ssize_t n;
 
     memset(pi, 0, sizeof *pi);
     pi->pid = pid;
@@ -80,12 +94,7 @@ static int proc_info(uint32_t pid, struct procinfo *pi, const char *name_hint)
             pi->uid = (uint32_t)strtoul(line + 4, NULL, 10);
         }
     }
-    snprintf(path, sizeof path, "/proc/%u/cmdline", pid);
-    n = etl_kread_small(path, pi->cmdline, sizeof pi->cmdline);
-    /* The arguments are NUL-separated: a command line has them separated by spaces. */
-    for (ssize_t i = 0; i < n; i++)
-        if (pi->cmdline[i] == '\0') pi->cmdline[i] = ' ';
-    while (n > 0 && pi->cmdline[n - 1] == ' ') pi->cmdline[--n] = '\0';
+    etl_kproc_cmdline(pid, pi->cmdline, sizeof pi->cmdline);
     return 0;
 }
 
@@ -189,6 +198,7 @@ void etl_kemit_image(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32_t
 
 static void pentry_free(struct pentry *e)
 {
+    for (unsigned i = 0; i < e->nold; i++) free(e->old[i].cmdline);
     for (unsigned i = 0; i < e->nimages; i++) free(e->images[i].file);
     free(e->images);
     free(e->removals);
@@ -204,32 +214,67 @@ static struct pentry **pfind(struct etl_kcapture *k, uint32_t pid)
     return p;
 }
 
-/* Records pi as what is known of its process at ts (replacing what was known before ts). */
+/* Keeps s among e's earlier states, in time order (the oldest goes when they are full, or s
+   when it is older than all those kept); s's cmdline is handed over (plock held). */
+static void pstate_keep(struct pentry *e, struct pstate s)
+{
+    unsigned i;
+
+    if (e->nold == PSTATES) {
+        if (s.ts < e->old[0].ts) {
+            free(s.cmdline);
+            return;
+        }
+        free(e->old[0].cmdline);
+        memmove(e->old, e->old + 1, --e->nold * sizeof *e->old);
+    }
+    for (i = e->nold; i > 0 && e->old[i - 1].ts > s.ts; i--) e->old[i] = e->old[i - 1];
+    e->old[i] = s;
+    e->nold++;
+}
+
+/* Records pi as what is known of its process from ts on: what was known before ts is kept as
+   an earlier state, and news older than what is known (a fork brought after its child's exec)
+   too. */
 static void pcache_put(struct etl_kcapture *k, int64_t ts, const struct procinfo *pi)
 {
     struct pentry **p, *e;
+    struct pstate now = { ts, pi->ppid, pi->uid, "", NULL };
 
+    snprintf(now.name, sizeof now.name, "%.15s", pi->name);
     pthread_mutex_lock(&k->plock);
     p = pfind(k, pi->pid);
     e = *p ? *p : calloc(1, sizeof *e);
-    if (e && !*p) etl_kexit_init(&e->exit);
-    if (e && (*p != e || e->ts <= ts)) {
-        e->ts = ts;
-        char *cmd = strdup(pi->cmdline);
-        e->pid = pi->pid;
-        e->ppid = pi->ppid;
-        e->uid = pi->uid;
-        snprintf(e->name, sizeof e->name, "%.15s", pi->name);
-        free(e->cmdline);
-        e->cmdline = cmd;
-        if (!*p) *p = e;
+    if (e) {
+        now.cmdline = strdup(pi->cmdline); /* (NULL without memory: "") */
+        if (!*p) {
+            etl_kexit_init(&e->exit);
+            e->pid = pi->pid;
+            e->ts = INT64_MIN;
+            *p = e;
+        }
+        if (e->ts > ts) {
+            pstate_keep(e, now); /* older news */
+        } else {
+            if (e->ts != INT64_MIN) { /* (a placeholder, pcache_exec_images, was nothing) */
+                struct pstate was = { e->ts, e->ppid, e->uid, "", e->cmdline };
+                memcpy(was.name, e->name, sizeof was.name);
+                pstate_keep(e, was);
+            } else free(e->cmdline);
+            e->ts = ts;
+            e->ppid = now.ppid;
+            e->uid = now.uid;
+            memcpy(e->name, now.name, sizeof e->name);
+            e->cmdline = now.cmdline;
+        }
     }
     pthread_mutex_unlock(&k->plock);
 }
 
-/* What is known of pid into pi: 0, or -1 when nothing is (pi then holds only the pid). With
-   drop, it is forgotten. */
-static int pcache_get(struct etl_kcapture *k, uint32_t pid, struct procinfo *pi, int drop)
+/* What is known of pid into pi, as it was at ts (INT64_MAX: now): its state from the latest
+   time at or before ts, else its earliest known. 0, or -1 when nothing is (pi then holds only
+   the pid). With drop, it is forgotten. */
+static int pcache_get(struct etl_kcapture *k, uint32_t pid, struct procinfo *pi, int drop, int64_t ts)
 {
     struct pentry **p, *e;
 
@@ -247,10 +292,17 @@ static int pcache_get(struct etl_kcapture *k, uint32_t pid, struct procinfo *pi,
         e = NULL;
     }
     if (e) {
-        pi->ppid = e->ppid;
-        pi->uid = e->uid;
-        snprintf(pi->name, sizeof pi->name, "%s", e->name);
-        snprintf(pi->cmdline, sizeof pi->cmdline, "%s", e->cmdline ? e->cmdline : "");
+        struct pstate now = { e->ts, e->ppid, e->uid, "", e->cmdline };
+        const struct pstate *st = &now;
+        if (e->ts > ts && e->nold) { /* an earlier state: the latest at or before ts, else the earliest */
+            st = &e->old[0];
+            for (unsigned i = 1; i < e->nold && e->old[i].ts <= ts; i++) st = &e->old[i];
+        }
+        memcpy(now.name, e->name, sizeof now.name);
+        pi->ppid = st->ppid;
+        pi->uid = st->uid;
+        snprintf(pi->name, sizeof pi->name, "%s", st->name);
+        snprintf(pi->cmdline, sizeof pi->cmdline, "%s", st->cmdline ? st->cmdline : "");
         if (drop) {
             *p = e->next;
             pentry_free(e);
@@ -715,7 +767,7 @@ static void process_fork(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t ppid
 {
     struct procinfo pi;
 
-    if (pcache_get(c->k, ppid, &pi, 0) != 0) proc_info(ppid, &pi, NULL);
+    if (pcache_get(c->k, ppid, &pi, 0, ts) != 0) proc_info(ppid, &pi, NULL);
     pi.pid = pid;
     pi.ppid = ppid;
     pcache_put(c->k, ts, &pi);
@@ -739,11 +791,12 @@ static void process_end(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid, 
     struct procinfo pi;
     int32_t status = drop ? process_exit(c, ts, pid, tid) : 0;
 
-    if (pcache_get(c->k, pid, &pi, drop) != 0 && proc_info(pid, &pi, NULL) == 0 && !drop) {
+    /* (At an exec, what it was until then: a later exec another reader handled first is not.) */
+    if (pcache_get(c->k, pid, &pi, drop, drop ? INT64_MAX : ts - 1) != 0 && proc_info(pid, &pi, NULL) == 0 && !drop) {
         /* An exec whose fork another processor's reader has not brought yet: until the exec
            the process was its parent's copy. */
         struct procinfo parent;
-        if (pcache_get(c->k, pi.ppid, &parent, 0) == 0) {
+        if (pcache_get(c->k, pi.ppid, &parent, 0, ts - 1) == 0) {
             snprintf(pi.name, sizeof pi.name, "%s", parent.name);
             snprintf(pi.cmdline, sizeof pi.cmdline, "%s", parent.cmdline);
         }
@@ -751,18 +804,24 @@ static void process_end(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid, 
     if (c->k->flags & ETL_KERNEL_PROCESS) emit_process(c->k, ts, ETL_HOOK_PROCESS_END, &pi, status, pid, tid);
 }
 
-/* Process Start at an exec: the new program's name (the exec's comm), its command line from
-   /proc while the process is still there. */
-static void process_exec(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid, const char *name)
+/* Process Start at an exec (its COMM record at comm_time, perf's): the new program's name
+   (the exec's comm), its command line as noted when the exec's sample was read ("" when the
+   process was gone by then, or ran another program: /proc now may show a later exec's), else
+   (no sample) from /proc while the process is still there. */
+static void process_exec(struct kcpu *c, int64_t ts, int64_t comm_time, uint32_t pid, uint32_t tid, const char *name)
 {
     struct procinfo known, pi;
-    int had = pcache_get(c->k, pid, &known, 0) == 0;
+    int had = pcache_get(c->k, pid, &known, 0, ts - 1) == 0;
+    char cmd[sizeof pi.cmdline];
+    int args = etl_kexec_take(c->k, pid, comm_time, cmd, sizeof cmd);
 
     if (proc_info(pid, &pi, name) != 0 && had) {
         pi = known;
         pi.cmdline[0] = '\0'; /* gone already: the old program's command line is not the new one's */
     }
-    snprintf(pi.name, sizeof pi.name, "%s", name); /* what /proc says later may be another exec's */
+    /* What /proc says now may be a later exec's (a script that execs its program). */
+    if (args) snprintf(pi.cmdline, sizeof pi.cmdline, "%s", cmd);
+    snprintf(pi.name, sizeof pi.name, "%s", name);
     if (had && !pi.ppid) pi.ppid = known.ppid;
     if (had && pi.uid == UINT32_MAX) pi.uid = known.uid;
     pcache_put(c->k, ts, &pi);
@@ -804,10 +863,12 @@ void etl_kcomm_record(struct kcpu *c, const uint8_t *r, uint32_t size, uint16_t 
     snprintf(name, sizeof name, "%.*s", (int)(size - 32 - 16 < 16 ? size - 32 - 16 : 16), (const char *)r + 16);
     ts = etl_korder_ts(c, t.time);
     /* exec: the process ends as the program it was and starts as the new one (its mappings
-       went with the old program; the new one's come as Image Loads). */
+       went with the old program; the new one's come as Image Loads). The record waited in the
+       queue for its exec's command line and for what the other readers have before it, the
+       process's fork among them (etl_kexec_wait). */
     pcache_exec_images(c->k, pid, tid, ts);
     process_end(c, ts, pid, tid, 0);
-    process_exec(c, ts, pid, tid, name);
+    process_exec(c, ts, t.time, pid, tid, name);
 }
 
 void etl_kmmap2_record(struct kcpu *c, const uint8_t *r, uint32_t size)

@@ -218,14 +218,15 @@ static void drain(struct kcpu *c, int final)
     }
     qsort(c->q, c->qn, sizeof *c->q, by_time);
     while (done < c->qn && c->q[done].ts <= horizon &&
-           !etl_kdisk_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, final)) {
+           !etl_kdisk_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, final) &&
+           !etl_kexec_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, final)) {
         atomic_store(&c->progress, c->q[done].ts - 1); /* (for etl_kwait_readers) */
         etl_kflush_deferred(c, c->q[done].ts);
         handle(c, c->q_bytes + c->q[done].off, c->q[done].len);
         done++;
     }
-    /* Handled up to the first record left (a completion waiting for its issue, or one within
-       the horizon's reach of records still to come), or to the horizon. */
+    /* Handled up to the first record left (a completion waiting for its issue, an exec for its
+       command line, or one within the horizon's reach of records still to come), or to the horizon. */
     {
         int64_t upto = done < c->qn && c->q[done].ts - 1 < horizon ? c->q[done].ts - 1 : horizon;
         etl_kflush_deferred(c, upto);

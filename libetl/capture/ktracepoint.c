@@ -263,6 +263,14 @@ int etl_ktracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT], char *err, 
     }
     if (io_tracepoints(k, ids, err, errsize) != 0) return -1;
     exit_unmap_tracepoints(k, ids);
+    /* process: each exec's command line, from the new program's stack (optional: without it,
+       /proc gives what it can when the exec's record is read) */
+    if (!(k->flags & ETL_KERNEL_PROCESS) ||
+        tracepoint("sched_process_exec", &ids[EV_EXEC], format, sizeof format, err, errsize) != 0 ||
+        tp_find(format, "sched_process_exec", "filename", &k->exec_filename, err, errsize) != 0) {
+        ids[EV_EXEC] = 0;
+        err[0] = '\0';
+    }
     return 0;
 }
 

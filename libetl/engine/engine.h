@@ -487,7 +487,7 @@ struct etl_lost_count {
  * controller.
  */
 #define ETL_SHARED_MAGIC UINT64_C(0x31304d48534c5445) /* "ETLSHM01" */
-#define ETL_SHARED_LAYOUT 2u
+#define ETL_SHARED_LAYOUT 3u
 /* Where shared sessions are mapped: 128 slots of 16 GiB from 0x5660'0000'0000 up. Nothing is
    there in a process of x86-64 Linux (position-independent executables load below
    0x5656'0000'0000, the shared libraries and mappings come down from 0x7fff'ffff'ffff), and
@@ -505,7 +505,11 @@ struct etl_shared_head {
     uint32_t layout, head_size;
     uint64_t size, address;       /* of the whole mapping */
     uint32_t bsize, ncpu, nmin, nmax, low_water;
-    uint8_t buffering, rseq, exact_clock, reserved;
+    uint32_t wake_every;           /* real time: wake the flush thread every this many sealed
+                                      buffers (0: only as the free buffers run low) */
+    uint8_t buffering, rseq, exact_clock;
+    uint8_t populate;              /* a buffer's memory is reserved as the pool grows into it
+                                      (MADV_POPULATE_WRITE), not all at the start */
     int32_t controller_pid;
     etl_clock clock;
     char name[ETL_SESSION_NAME_MAX + 1];
@@ -521,6 +525,7 @@ struct etl_shared_head {
     _Atomic int file_full;
     _Atomic int stopping;          /* writers take no new buffer */
     _Atomic int wake_pending;      /* the flush thread was woken and has not run yet */
+    _Atomic uint32_t sealed_unwoken; /* real time: buffers sealed since the flush thread woke */
     _Atomic uint32_t buffers_written, log_buffers_lost;
     _Atomic uint32_t buffers_reclaimed; /* taken back from writers that died holding them */
     _Atomic uint32_t rt_buffers_lost;   /* real-time mode: buffers no consumer got, */
@@ -549,8 +554,11 @@ struct etl_session {
     int buffering;
     int rseq;                      /* writers use restartable sequences on slots */
     int exact_clock;               /* PerfCounter readings from clock_gettime() each time */
+    int populate;                  /* shared: the memory of a buffer new to the pool is
+                                      reserved by the writer that takes it (h->populate) */
     struct etl_monoclock *line;    /* the clock line the session's writers read */
     int evict;                     /* evict written buffers from the cache: 2 CLFLUSHOPT, 1 CLFLUSH */
+    _Atomic int flush_held;        /* tests: the flush thread takes no sealed buffer (a stalled write) */
     /* Into the mapping. */
     struct etl_rseq_cursor **slots; /* rseq: per processor, its current buffer or NULL */
     uint8_t *memory;
@@ -569,6 +577,7 @@ struct etl_session {
     uint64_t *next_order;
     int64_t *gap_since;
     uint32_t low_water;            /* wake the flush thread when no more buffers than this are free */
+    uint32_t wake_every;           /* and every this many sealed buffers (real time; 0: never) */
     etl_clock clock;
     int64_t boot_time;             /* FILETIME, from /proc/stat */
     etl_writer *writer;
@@ -662,6 +671,20 @@ static inline int64_t etl_session_now(const etl_session *s)
 
 /* ---- the pool (pool.c) ---- */
 
+/*
+ * MaximumBuffers by default: the minimum plus 64 MB of buffers (1024 of 64 KB), never fewer
+ * than 64 more. The pool grows into it only under pressure (a writer that finds no free
+ * buffer), so a session at rest holds its minimum, as before; what the room is for is a
+ * write that stalls: at 2 million events a second of 112-byte records (224 MB/s), 64 MB
+ * rides out a stall of 290 ms. (ETW documents no default: it raises MaximumBuffers to at
+ * least MinimumBuffers and caps it at a limit of its own; doc/libetl.md.)
+ */
+#define ETL_DEFAULT_GROWTH_BYTES (64u << 20)
+static inline uint32_t etl_session_default_growth(uint32_t bsize)
+{
+    return ETL_DEFAULT_GROWTH_BYTES / bsize > 64 ? ETL_DEFAULT_GROWTH_BYTES / bsize : 64;
+}
+
 /* The calling thread's pid, as the write path caches it. */
 int32_t etl_pool_own_pid(void);
 /* Once per process, before the first session: forget the cached ids in a forked child. */
@@ -676,6 +699,9 @@ uint64_t etl_pool_events_lost(const etl_session *s);
 void etl_session_add_events_lost(etl_session *s, uint64_t n);
 /* Takes every sealed buffer into s->batch, oldest first; returns how many. */
 uint32_t etl_pool_collect_sealed(etl_session *s);
+/* For tests, a write that stalls: while held, the flush thread takes no sealed buffer (a
+   flush request and the stop still do). flush.c. */
+void etl_session_hold_flush(etl_session *s, int hold);
 /* Buffering mode, under the ring lock: the sealed buffers join the ring, oldest first. */
 void etl_pool_ring_collect_locked(etl_session *s);
 
@@ -720,8 +746,10 @@ int etl_flush_can_clflushopt(void);
 
 /* ---- real-time delivery (realtime.c) ---- */
 
-/* The flush thread hands a written buffer to the consumer's queue (or drops it, counted). */
+/* The flush thread hands written buffers to the consumer's queue (or drops them, counted):
+   one at a time, then wakes the consumer's thread once for them all. */
 void etl_realtime_hold(etl_session *s, uint32_t index);
+void etl_realtime_wake(etl_session *s);
 /* At the stop: the consumer gets what is held, or it is counted lost. */
 void etl_realtime_end(etl_session *s);
 
@@ -734,8 +762,11 @@ struct etl_layout {
 void etl_shared_layout_of(uint32_t ncpu, uint32_t nmax, uint32_t bsize, struct etl_layout *l);
 /* Points the session's arrays into its mapping. */
 void etl_shared_place(etl_session *s, uint8_t *base, const struct etl_layout *l);
-/* The controller's mapping, its file RUNTIME/KEY.shm.new: 0, or -1 with the message on s. */
-int etl_shared_create(etl_session *s, size_t size, size_t reserve);
+/* The controller's mapping, its file RUNTIME/KEY.shm.new, size bytes with the first reserve
+   of them reserved (the head and the minimum's buffers), and the first reserve_all (up to
+   MaximumBuffers) too where writers cannot reserve buffers as the pool grows (s->populate):
+   0, or -1 with the message on s. */
+int etl_shared_create(etl_session *s, size_t size, size_t reserve, size_t reserve_all);
 /* Tell provider processes that the shared session changed. */
 void etl_shared_changed(etl_session *s);
 

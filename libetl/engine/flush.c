@@ -223,6 +223,8 @@ static void drain(etl_session *s, int final)
 {
     uint32_t *batch = s->batch, n;
 
+    if (!final && atomic_load_explicit(&s->flush_held, memory_order_acquire)) return; /* a stalled write (tests) */
+
     if (s->buffering) {
         etl_pool_ring_lock(s, 0);
         etl_pool_ring_collect_locked(s);
@@ -273,6 +275,7 @@ static void drain(etl_session *s, int final)
         if (s->realtime) etl_realtime_hold(s, batch[i]);
         else etl_pool_free_push(s, batch[i]);
     }
+    if (s->realtime && n) etl_realtime_wake(s);
 }
 
 /*
@@ -314,13 +317,15 @@ void *etl_flush_thread(void *arg)
     int64_t next_timer = period && !s->buffering ? etl_clock_ns(CLOCK_MONOTONIC) + (int64_t)period * 1000000000 : INT64_MAX;
 
     for (;;) {
-        /* Every 100 ms by itself; every 2 ms while buffers wait for one before them. */
-        struct timespec until = etl_deadline_in(s->pend_n ? 2000000 : 100000000);
+        /* Every 100 ms by itself (real time: every 10 ms, so that a buffer sealed since waits
+           no longer for its consumer); every 2 ms while buffers wait for one before them. */
+        struct timespec until = etl_deadline_in(s->pend_n ? 2000000 : s->realtime ? 10000000 : 100000000);
         uint64_t requested;
         int stopping;
 
         sem_timedwait(&s->h->wake, &until);
         atomic_store_explicit(&s->h->wake_pending, 0, memory_order_relaxed);
+        atomic_store_explicit(&s->h->sealed_unwoken, 0, memory_order_relaxed);
         etl_monoclock_tick();
         if (s->role == ETL_ROLE_CONTROLLER) {
             etl_monoclock_publish_copy(&s->h->line);
@@ -375,6 +380,12 @@ static void flush_request(etl_session *s)
     sem_post(&s->h->wake);
     while (s->flush_completed < want) pthread_cond_wait(&s->done, &s->lock);
     pthread_mutex_unlock(&s->lock);
+}
+
+void etl_session_hold_flush(etl_session *s, int hold)
+{
+    atomic_store_explicit(&s->flush_held, hold, memory_order_release);
+    if (!hold) sem_post(&s->h->wake);
 }
 
 int etl_session_flush(etl_session *s)

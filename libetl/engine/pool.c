@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The buffer pool of a session: per-processor buffers, lock-free reservation or restartable sequences, the write path, and buffering mode's ring. */
-/* sched_getcpu, gettid through syscall: Linux interfaces of the engine. */
+/* sched_getcpu, gettid through syscall, MADV_POPULATE_WRITE: Linux interfaces of the engine. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -94,6 +95,26 @@ void etl_pool_free_push(etl_session *s, uint32_t index)
 
 static uint32_t reclaim_oldest(etl_session *s, int *busy);
 
+/*
+ * Shared sessions: reserve the memory of buffer index, new to the pool, in the session's
+ * file (shared.c's reserve_growth). Two writers may both do it for one buffer, which is
+ * harmless. 1, or 0 when there is no memory (a full /dev/shm): the pool grows no further.
+ */
+static int populate(etl_session *s, uint32_t index)
+{
+#if defined(MADV_POPULATE_WRITE)
+    int e = errno;
+    int ok = madvise(s->bufs[index].cur.data, s->bsize, MADV_POPULATE_WRITE) == 0;
+
+    errno = e;
+    return ok;
+#else
+    (void)s;
+    (void)index;
+    return 0;
+#endif
+}
+
 /* A buffer ready for cpu: from the free list, else a new one while the pool may grow. */
 static uint64_t take_buffer(etl_session *s, uint16_t cpu)
 {
@@ -105,6 +126,9 @@ static uint64_t take_buffer(etl_session *s, uint16_t cpu)
     } else {
         uint32_t n = atomic_load_explicit(&s->h->allocated, memory_order_relaxed);
         do {
+            if (n < atomic_load_explicit(&s->h->limit, memory_order_relaxed) && s->populate &&
+                !populate(s, n))
+                return 0; /* no memory for it: as if the pool were at its limit */
             if (n >= atomic_load_explicit(&s->h->limit, memory_order_relaxed)) {
                 /* Buffering mode reuses its oldest buffer; a file session has none to give.
                    The ring's lock is held only for a moment, by a writer that takes from it
@@ -155,8 +179,11 @@ void etl_pool_seal(etl_session *s, uint32_t top, uint32_t end)
        processor: only when the free buffers run low (it also wakes every 100 ms by itself).
        The room to grow up to MaximumBuffers does not count: it is for peaks the flush thread
        cannot follow, and a thread woken only when that ran low too let the pool grow to half
-       of it at rates the flush thread writes with ease. */
-    if (!s->buffering && atomic_load_explicit(&s->h->free_count, memory_order_relaxed) <= s->low_water &&
+       of it at rates the flush thread writes with ease. A real-time session's is also woken
+       every few sealed buffers (wake_every), so that its consumer gets them soon. */
+    if (s->buffering) return;
+    if ((atomic_load_explicit(&s->h->free_count, memory_order_relaxed) <= s->low_water ||
+         (s->wake_every && atomic_fetch_add_explicit(&s->h->sealed_unwoken, 1, memory_order_relaxed) + 1 >= s->wake_every)) &&
         !atomic_exchange_explicit(&s->h->wake_pending, 1, memory_order_relaxed))
         sem_post(&s->h->wake);
 }

@@ -31,7 +31,7 @@ static uint32_t held_max(const etl_session *s)
     return limit > s->ncpu + 1 ? limit - s->ncpu - 1 : 1;
 }
 
-static void realtime_wake(etl_session *s)
+void etl_realtime_wake(etl_session *s)
 {
     uint64_t one = 1;
     if (write(s->rt_wake, &one, sizeof one) < 0) {} /* full: it is awake anyway */
@@ -57,10 +57,7 @@ void etl_realtime_hold(etl_session *s, uint32_t index)
         index = UINT32_MAX;
     }
     pthread_mutex_unlock(&s->lock);
-    if (index == UINT32_MAX) {
-        realtime_wake(s);
-        return;
-    }
+    if (index == UINT32_MAX) return;
     atomic_fetch_add_explicit(&s->h->rt_buffers_lost, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->h->rt_events_lost, etl_flush_count_records(b), memory_order_relaxed);
     etl_pool_free_push(s, index);
@@ -82,22 +79,62 @@ int etl_send_all(int fd, const void *p, size_t n)
     return 0;
 }
 
-/* A frame: its head and bytes in one system call, unless the socket takes them in parts. */
+/* Sends the n pieces of iov (changing it), in one system call unless the socket takes them in parts. */
+static int send_iov(int fd, struct iovec *iov, size_t n)
+{
+    struct msghdr m;
+
+    while (n) {
+        ssize_t k;
+        memset(&m, 0, sizeof m);
+        m.msg_iov = iov;
+        m.msg_iovlen = n;
+        k = sendmsg(fd, &m, MSG_NOSIGNAL);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) return -1;
+        for (; n && (size_t)k >= iov->iov_len; iov++, n--) k -= (ssize_t)iov->iov_len;
+        if (n) {
+            iov->iov_base = (uint8_t *)iov->iov_base + k;
+            iov->iov_len -= (size_t)k;
+        }
+    }
+    return 0;
+}
+
+static void frame_head(uint8_t head[ETL_RT_FRAME_HEAD], uint32_t kind, uint32_t n)
+{
+    etl_put32(head, ETL_RT_MAGIC);
+    etl_put32(head + 4, kind);
+    etl_put32(head + 8, n);
+}
+
+/* A frame: its head and bytes. */
 static int send_frame(int fd, uint32_t kind, const void *p, uint32_t n)
 {
     uint8_t head[ETL_RT_FRAME_HEAD];
     struct iovec iov[2] = { { head, sizeof head }, { (void *)(uintptr_t)p, n } };
-    struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2 };
-    ssize_t k;
 
-    etl_put32(head, ETL_RT_MAGIC);
-    etl_put32(head + 4, kind);
-    etl_put32(head + 8, n);
-    do k = sendmsg(fd, &m, MSG_NOSIGNAL);
-    while (k < 0 && errno == EINTR);
-    if (k < 0) return -1;
-    if ((size_t)k < sizeof head) return etl_send_all(fd, head + k, sizeof head - (size_t)k) == 0 && etl_send_all(fd, p, n) == 0 ? 0 : -1;
-    return etl_send_all(fd, (const uint8_t *)p + (k - (ssize_t)sizeof head), n - (size_t)(k - (ssize_t)sizeof head));
+    frame_head(head, kind, n);
+    return send_iov(fd, iov, 2);
+}
+
+/* Buffers sent with one system call at most: what the flush thread hands on at once
+   (wake_every, at most 16), and more when the consumer has fallen behind. */
+#define SEND_MAX 32
+
+/* The frames of the n held buffers index[]. */
+static int send_buffers(etl_session *s, int fd, const uint32_t *index, uint32_t n)
+{
+    uint8_t head[SEND_MAX][ETL_RT_FRAME_HEAD];
+    struct iovec iov[2 * SEND_MAX];
+
+    for (uint32_t i = 0; i < n; i++) {
+        const struct etl_ebuf *b = &s->bufs[index[i]];
+        frame_head(head[i], ETL_RT_BUFFER, b->used);
+        iov[2 * i] = (struct iovec){ head[i], ETL_RT_FRAME_HEAD };
+        iov[2 * i + 1] = (struct iovec){ b->cur.data, b->used };
+    }
+    return send_iov(fd, iov, 2 * (size_t)n);
 }
 
 /* The END frame: the final statistics, as etlrecord names them. */
@@ -177,7 +214,7 @@ int etl_session_realtime_attach(etl_session *s, int fd)
        it waits on the socket): the next one waits for that, a second at most. */
     for (int i = 0; i < 20 && s->consumer && peer_gone(s->consumer_fd); i++) {
         struct timespec until = etl_deadline_in(50000000);
-        realtime_wake(s);
+        etl_realtime_wake(s);
         pthread_cond_timedwait(&s->held_cond, &s->lock, &until);
     }
     if (!s->realtime) e = EINVAL;
@@ -228,7 +265,7 @@ int etl_session_realtime_deliver(etl_session *s)
        each stays held until the consumer says it has taken it. */
     for (;;) {
         struct pollfd pf[2] = { { fd, POLLIN, 0 }, { s->rt_wake, POLLIN, 0 } };
-        uint32_t held, index = 0;
+        uint32_t held, index[SEND_MAX], n = 0;
         int ended, abort_;
 
         if (take_acks(s, fd, &sent, ack, &nack) != 0) goto out;
@@ -236,13 +273,12 @@ int etl_session_realtime_deliver(etl_session *s)
         held = s->held_n;
         ended = s->ended;
         abort_ = s->consumer_abort;
-        if (sent < held) index = s->ring[(s->held_head + sent) % s->nmax];
+        for (; sent + n < held && n < SEND_MAX; n++) index[n] = s->ring[(s->held_head + sent + n) % s->nmax];
         pthread_mutex_unlock(&s->lock);
         if (abort_) goto out;
-        if (sent < held) {
-            struct etl_ebuf *b = &s->bufs[index];
-            if (send_frame(fd, ETL_RT_BUFFER, b->cur.data, b->used) != 0) goto out; /* it stays held */
-            sent++;
+        if (n) {
+            if (send_buffers(s, fd, index, n) != 0) goto out; /* they stay held */
+            sent += n;
             continue;
         }
         if (ended && !held) break; /* everything taken */
@@ -277,7 +313,7 @@ void etl_realtime_end(etl_session *s)
     pthread_mutex_lock(&s->lock);
     s->ended = 1;
     pthread_cond_broadcast(&s->held_cond);
-    realtime_wake(s);
+    etl_realtime_wake(s);
     seen = s->delivered;
     while (s->consumer) {
         struct timespec until = etl_deadline_in(1000000000);
@@ -288,7 +324,7 @@ void etl_realtime_end(etl_session *s)
         } else if (s->consumer && !s->consumer_abort && etl_clock_ns(CLOCK_MONOTONIC) - last > 5000000000LL) {
             s->consumer_abort = 1;
             shutdown(s->consumer_fd, SHUT_RDWR); /* its send fails now */
-            realtime_wake(s);
+            etl_realtime_wake(s);
         }
     }
     while (s->held_n) {

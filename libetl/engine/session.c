@@ -176,10 +176,11 @@ static int start(etl_session *s)
     /* Buffering mode keeps what its buffers hold: unless told, 16 per processor. */
     s->nmin = p->minimum_buffers ? p->minimum_buffers : s->buffering ? 16 * s->ncpu : 0;
     if (s->nmin < 2 * s->ncpu) s->nmin = 2 * s->ncpu;
-    /* Unless told, the pool may grow to the minimum plus 64 buffers under pressure. */
+    /* Unless told, the pool may grow under pressure by ETL_DEFAULT_GROWTH_BYTES of buffers
+       (engine.h): the minimum stays what the session holds at rest. */
     limit = s->buffering ? s->nmin
             : p->maximum_buffers ? (p->maximum_buffers > s->nmin ? p->maximum_buffers : s->nmin)
-                                 : s->nmin + 64;
+                                 : s->nmin + etl_session_default_growth(s->bsize);
     if (s->ncpu > 65536 || limit > (1u << 23)) {
         etl_session_set_error(s, "%u processors and %u buffers are more than a session takes", s->ncpu, limit);
         return -1;
@@ -221,7 +222,8 @@ static int start(etl_session *s)
     etl_shared_layout_of(s->ncpu, s->nmax, s->bsize, &l);
     s->memory_size = l.size;
     if (s->role == ETL_ROLE_CONTROLLER) {
-        if (etl_shared_create(s, l.size, l.data + (size_t)limit * s->bsize) != 0) return -1;
+        if (etl_shared_create(s, l.size, l.data + (size_t)s->nmin * s->bsize, l.data + (size_t)limit * s->bsize) != 0)
+            return -1;
     } else {
         s->mapping = mmap(NULL, l.size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (s->mapping == MAP_FAILED) {
@@ -243,11 +245,16 @@ static int start(etl_session *s)
     atomic_store(&h->limit, limit);
     h->buffering = (uint8_t)s->buffering;
     h->rseq = (uint8_t)s->rseq;
+    h->populate = (uint8_t)s->populate;
     h->controller_pid = (int32_t)getpid();
     snprintf(h->name, sizeof h->name, "%s", s->logger_name);
-    /* A real-time session hands each buffer on as soon as it is full: batches of half the
-       pool made the consumer take 30 buffers at once and fall behind at the start. */
-    s->low_water = h->low_water = s->realtime ? s->nmax : s->nmin / 2 > 2 * s->ncpu ? s->nmin / 2 : 2 * s->ncpu;
+    /* A real-time session hands its buffers on a few at a time, an eighth of the starting pool
+       (1 to 16; the flush thread also looks every 10 ms): batches of half the pool made the
+       consumer take 30 buffers at once and fall behind at the start, and a wake for every
+       buffer cost the flush thread, the delivery thread and the consumer a system call and a
+       switch each per buffer (doc/benchmarks.md, issue 17). */
+    s->low_water = h->low_water = s->nmin / 2 > 2 * s->ncpu ? s->nmin / 2 : 2 * s->ncpu;
+    s->wake_every = h->wake_every = !s->realtime ? 0 : s->nmin / 8 < 1 ? 1 : s->nmin / 8 > 16 ? 16 : s->nmin / 8;
 #if defined(__x86_64__)
     s->evict = etl_flush_can_clflushopt() ? 2 : 1; /* CLFLUSH is in every x86-64 (SSE2) */
 #else
@@ -426,8 +433,9 @@ int etl_session_set_maximum_buffers(etl_session *s, uint32_t n)
                  "start, which the session's memory has room for), not lowered", n, limit, s->nmax);
         return ETL_FAILED;
     }
-    /* A shared session's file gets the memory now: no room fails here, not in a writer. */
-    if (s->shm_fd >= 0) {
+    /* A shared session's file gets the memory now, unless writers reserve it as the pool
+       grows (s->populate): no room fails here, not in a writer. */
+    if (s->shm_fd >= 0 && !s->populate) {
         struct etl_layout l;
         etl_shared_layout_of(s->ncpu, s->nmax, s->bsize, &l);
         if ((errno = posix_fallocate(s->shm_fd, 0, (off_t)(l.data + (size_t)n * s->bsize))) != 0) {

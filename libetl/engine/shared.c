@@ -97,11 +97,35 @@ static uint64_t address_in_use(const char *dir, const char *file)
 }
 
 /*
+ * The memory of the buffers the pool may grow into. Where the kernel can populate a shared
+ * mapping on request (MADV_POPULATE_WRITE, Linux 5.14), the writer that takes a buffer into
+ * the pool first reserves its memory so (pool.c): a full /dev/shm then fails that one take,
+ * counted as events lost, and the session holds only what it used. Elsewhere all of it is
+ * reserved now, as the alternative is a writer killed by SIGBUS.
+ */
+static int reserve_growth(etl_session *s, size_t reserve_all)
+{
+#if defined(MADV_POPULATE_WRITE)
+    /* The head's page is reserved already: this only asks whether the kernel knows the advice. */
+    if (madvise(s->mapping, 4096, MADV_POPULATE_WRITE) == 0) {
+        s->populate = 1;
+        return 0;
+    }
+#endif
+    if ((errno = posix_fallocate(s->shm_fd, 0, (off_t)reserve_all)) != 0) {
+        etl_session_set_error(s, "%s: cannot reserve %zu bytes of session memory: %s", s->shm_new, reserve_all,
+                              strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/*
  * The controller's mapping: RUNTIME/KEY.shm.new, sized and mapped at a free slot address
  * (one no other session of the directory uses, and free in this process), under the
  * directory's address lock, which start keeps until the file has its name.
  */
-int etl_shared_create(etl_session *s, size_t size, size_t reserve)
+int etl_shared_create(etl_session *s, size_t size, size_t reserve, size_t reserve_all)
 {
     char dir[4096], key[ETL_SESSION_NAME_MAX + 1], lockpath[4096 + 32];
     uint8_t used[ETL_SHARED_SLOTS] = { 0 };
@@ -148,8 +172,9 @@ int etl_shared_create(etl_session *s, size_t size, size_t reserve)
         etl_session_set_error(s, "%s: %s", s->shm_new, strerror(errno));
         return -1;
     }
-    /* Reserved now, not when a writer first touches a page: a full /dev/shm must fail the
-       start with a message, not kill a writer later with SIGBUS. */
+    /* The minimum is reserved now, not when a writer first touches a page: a full /dev/shm
+       must fail the start with a message, not kill a writer later with SIGBUS. What the pool
+       may grow into is reserved as it grows (reserve_growth). */
     if (ftruncate(s->shm_fd, (off_t)size) != 0 || (errno = posix_fallocate(s->shm_fd, 0, (off_t)reserve)) != 0) {
         etl_session_set_error(s, "%s: cannot reserve %zu bytes of session memory: %s", s->shm_new, reserve, strerror(errno));
         return -1;
@@ -162,7 +187,7 @@ int etl_shared_create(etl_session *s, size_t size, size_t reserve)
         got = map_at(want, size, s->shm_fd);
         if (got == want) {
             s->mapping = got;
-            return 0;
+            return reserve_growth(s, reserve_all);
         }
         if (errno != EEXIST) break;
     }
@@ -361,7 +386,9 @@ int etl_session_attach(etl_session **out, const char *path, char *err, size_t er
     s->buffering = head.buffering;
     s->rseq = head.rseq;
     s->exact_clock = head.exact_clock;
+    s->populate = head.populate;
     s->low_water = head.low_water;
+    s->wake_every = head.wake_every;
     s->clock = head.clock;
     s->line = &s->h->line;
     /* The buffers must be where the layout puts them: a writer follows these pointers. */

@@ -13,9 +13,10 @@ extern "C" {
 
 /*
  * What a stream of decoded kernel events (etl_kernel_decode) says beyond each event: which
- * DiskIo issue a completion finishes, which thread runs on each processor, and the names of
- * processes and threads over time. Beside the image map, which says which image held an
- * address. Each is an opaque object of its own; none keeps pointers into the events it is fed.
+ * DiskIo issue a completion finishes, which thread runs on each processor, the names of
+ * processes and threads over time, and which run (image) of its process each Process event
+ * is of. Beside the image map, which says which image held an address. Each is an opaque
+ * object of its own; none keeps pointers into the events it is fed.
  */
 
 /* ---- Disk I/O: each completion with its issue (the Init event of the same Irp) ---- */
@@ -69,11 +70,34 @@ ETL_API int etl_name_map_add(etl_name_map *m, const etl_event *ev);
  * The name (UTF-8) of process pid at raw time ts: that of its last named Process event at or
  * before ts, else of its first one after ts (rundowns at the end of a trace come after what
  * they describe), the rule of etl2sqlite's views; NULL when no Process event of pid has a name.
+ * Of events at one time, an End, DCEnd or Defunct is taken as before the others: at an exec
+ * (Linux's: the old program's Process End and the new one's Process Start at one time) the
+ * new program's name is in force from the exec on. Other ties keep the order they were fed in.
  * The string is the map's: valid until the next etl_name_map_add or etl_name_map_free.
  */
 ETL_API const char *etl_name_map_process(etl_name_map *m, uint32_t pid, int64_t ts);
 /* The same for the ThreadName of thread tid. */
 ETL_API const char *etl_name_map_thread(etl_name_map *m, uint32_t tid, int64_t ts);
+
+/* ---- The runs of each process: one per image it ran ---- */
+typedef struct etl_process_runs etl_process_runs;
+
+/* A new table, or NULL without memory. */
+ETL_API etl_process_runs *etl_process_runs_new(void);
+ETL_API void etl_process_runs_free(etl_process_runs *r);
+/*
+ * A pid runs several images in turn (Linux's exec writes a Process End of the old program and
+ * a Process Start of the new one, one pid) and is used again by other processes: a run is
+ * what one pid ran from a Start to its End. Feed the decoded Process events
+ * (ETL_KCLASS_PROCESS) of one trace in time order, each with a tag (an event number): returns
+ * 1 with *run set to the tag of the event that began its run; 0 for other classes; ETL_FAILED
+ * when memory ran out. A run begins at a pid's first event, at a Start (a fork's, an exec's, a
+ * CreateProcess), at an event of another UniqueProcessKey, and after an End or Defunct (a pid
+ * used again whose Start the trace lacks) unless it is the Defunct of the process that ended.
+ * So an exec's End ends the old program's run, and rundowns (DCStart, DCEnd) join the run they
+ * fall in.
+ */
+ETL_API int etl_process_runs_add(etl_process_runs *r, const etl_kernel_event *ke, int64_t tag, int64_t *run);
 
 #ifdef __cplusplus
 }

@@ -24,8 +24,9 @@ typedef struct etl_session_properties {
                                       NEWFILE: holds %d */
     uint32_t buffer_size_kb;       /* BufferSize in KB, 4 .. 16384 (default 64) */
     uint32_t minimum_buffers;      /* raised to at least 2 per processor */
-    uint32_t maximum_buffers;      /* raised to at least minimum_buffers (default: minimum + 64);
-                                      ignored in buffering mode */
+    uint32_t maximum_buffers;      /* raised to at least minimum_buffers (default: the minimum
+                                      + 64 MB of buffers, at least + 64: the pool grows into
+                                      it only when no buffer is free); ignored in buffering mode */
     uint32_t maximum_file_size_mb; /* 0: none; required for circular, NEWFILE, preallocate */
     uint32_t log_file_mode;        /* ETL_MODE_FILE_SEQUENTIAL (default), _CIRCULAR, _NEWFILE
                                       (| ETL_MODE_FILE_PREALLOCATE), or ETL_MODE_BUFFERING;
@@ -126,8 +127,10 @@ ETL_API int etl_session_write_lbr(etl_session *s, int64_t trigger_ts, uint32_t p
  * Updates of a running session (ControlTrace's EVENT_TRACE_CONTROL_UPDATE), by its controller.
  * The flush timer takes effect at once (real-time mode: 0 means 1 s; not in buffering mode).
  * MaximumBuffers may be raised, not lowered, up to twice its value at the start (the room the
- * session's memory was laid out with; a shared session's file reserves the new buffers'
- * memory now, so that a full /dev/shm fails here). ETL_OK, or ETL_FAILED with the reason in
+ * session's memory was laid out with). A shared session reserves a buffer's memory as its
+ * pool grows into it (a full /dev/shm then costs events, counted in EventsLost); on a kernel
+ * that cannot (before Linux 5.14) its file reserves the new buffers' memory now, so that a
+ * full /dev/shm fails here. ETL_OK, or ETL_FAILED with the reason in
  * etl_session_error (the session goes on unchanged).
  */
 ETL_API int etl_session_set_flush_timer(etl_session *s, uint32_t seconds);

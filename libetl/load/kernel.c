@@ -231,6 +231,8 @@ int etl_load_kernel_row(struct sink *k, struct kernel_side *ks, const struct inp
     switch (ke->kclass) {
     case ETL_KCLASS_PROCESS: {
         const etl_kprocess *p = &ke->u.process;
+        int64_t run = event;
+        if (etl_process_runs_add(in->runs, ke, event, &run) < 0) return etl_sink_error(k, "out of memory");
         s = k->stmt[S_PROCESS];
         bind_i64(s, 1, event); bind_i64(s, 2, in->trace); bind_i64(s, 3, time_ns);
         sqlite3_bind_text(s, 4, ke->name, -1, SQLITE_STATIC);
@@ -245,6 +247,7 @@ int etl_load_kernel_row(struct sink *k, struct kernel_side *ks, const struct inp
             etl_sink_bind_string(k, s, 15, &p->package_full_name, 2) ||
             etl_sink_bind_string(k, s, 16, &p->application_id, 3))
             return etl_sink_error(k, "out of memory");
+        bind_i64(s, 17, run);
         return etl_sink_step(k, S_PROCESS);
     }
     case ETL_KCLASS_THREAD: {

@@ -75,6 +75,7 @@ struct input {
     int64_t perf_freq;          /* Hz of the trace's clock: DiskIo response times */
     etl_cpu_threads *running;   /* the thread each processor runs: SysClEnter/SysClExit's */
     etl_disk_io_pairing *issues; /* DiskIo issues waiting for their completions */
+    etl_process_runs *runs;     /* the run of each pid: processes.run (main thread) */
 };
 
 #define FRAME_SETS_MAX (1u << 22)

@@ -8,7 +8,7 @@
 #include "load/load.h"
 
 #define SCHEMA_TABLES \
-    "-- etl2sqlite schema, version 1 (PRAGMA user_version = 1).\n" \
+    "-- etl2sqlite schema, version 2 (PRAGMA user_version = 2).\n" \
     "-- Times: *_ns columns are nanoseconds since 1970-01-01 UTC on the common timeline of the\n" \
     "-- database (every trace placed on one PerfCounter clock, as etlmerge places them).\n" \
     "-- 64-bit unsigned values (keywords, addresses) are stored as signed 64-bit integers with the\n" \
@@ -127,7 +127,9 @@
     "  image_file_name TEXT,            -- 'svchost.exe'\n" \
     "  command_line TEXT,\n" \
     "  package_full_name TEXT,\n" \
-    "  application_id TEXT\n" \
+    "  application_id TEXT,\n" \
+    "  run INTEGER NOT NULL             -- the event that began the run of pid this row is of: one run\n" \
+    "                                   -- per program a pid ran (an exec ends one, starts another)\n" \
     ");\n" \
     "\n" \
     "CREATE TABLE threads (\n" \
@@ -320,6 +322,21 @@
     "CREATE INDEX IF NOT EXISTS stacks_by_owner ON stacks (owner_event);\n" \
     "CREATE INDEX IF NOT EXISTS lbr_by_event ON lbr (event);\n"
 
+/* The views' lookups at an event (trace tr, time t, number e), each by an index: the program
+   (image_file_name), or the run, of process pid; the pid of thread tid. */
+#define PROCESS_AT(col, tr, pid, t, e) \
+    "coalesce((SELECT p." col " FROM processes p WHERE p.trace = " tr " AND p.pid = " pid "\n" \
+    "                 AND (p.time_ns, p.event) <= (" t ", " e ") ORDER BY p.time_ns DESC, p.event DESC LIMIT 1),\n" \
+    "                (SELECT p." col " FROM processes p WHERE p.trace = " tr " AND p.pid = " pid "\n" \
+    "                 AND (p.time_ns, p.event) > (" t ", " e ") ORDER BY p.time_ns, p.event LIMIT 1))"
+#define NAME_AT(tr, pid, t, e) PROCESS_AT("image_file_name", tr, pid, t, e)
+#define RUN_AT(tr, pid, t, e) PROCESS_AT("run", tr, pid, t, e)
+#define PID_AT(tr, tid, e) \
+    "coalesce((SELECT h.pid FROM threads h WHERE h.trace = " tr " AND h.tid = " tid " AND h.event <= " e "\n" \
+    "                 ORDER BY h.event DESC LIMIT 1),\n" \
+    "                (SELECT h.pid FROM threads h WHERE h.trace = " tr " AND h.tid = " tid " AND h.event > " e "\n" \
+    "                 ORDER BY h.event LIMIT 1))"
+
 #define SCHEMA_VIEWS \
     "-- One row per event, with the columns named as etldump's JSON keys.\n" \
     "CREATE VIEW events_view AS\n" \
@@ -333,55 +350,80 @@
     "       e.trace AS trace\n" \
     "FROM events e JOIN kinds k ON k.kind = e.kind LEFT JOIN providers p ON p.provider = e.provider;\n" \
     "\n" \
-    "-- Each process once, with when it started and ended where the trace tells (NULL: before\n" \
-    "-- the trace began / still running at its end).\n" \
+    "-- Each program each process ran once (a process that execs has a row for each program:\n" \
+    "-- processes.run), with when it started and ended where the trace tells (NULL: before the\n" \
+    "-- trace began / still running at its end). An exec ends one program (end_ns, exit_status\n" \
+    "-- NULL) and starts the next (start_ns) at one time.\n" \
     "CREATE VIEW processes_view AS\n" \
-    "SELECT trace, pid,\n" \
-    "       max(image_file_name) AS image_file_name, max(command_line) AS command_line,\n" \
-    "       max(parent_pid) AS parent_pid, max(user_sid) AS user_sid,\n" \
-    "       min(CASE WHEN name = 'Process/Start' THEN time_ns END) AS start_ns,\n" \
-    "       max(CASE WHEN name IN ('Process/End', 'Process/Defunct') THEN time_ns END) AS end_ns,\n" \
-    "       max(CASE WHEN name IN ('Process/End', 'Process/Defunct') THEN exit_status END) AS exit_status\n" \
-    "FROM processes GROUP BY trace, pid, unique_process_key;\n" \
+    "SELECT r.trace AS trace, r.pid AS pid, r.image_file_name AS image_file_name,\n" \
+    "       r.command_line AS command_line, r.parent_pid AS parent_pid, r.user_sid AS user_sid,\n" \
+    "       r.start_ns AS start_ns, r.end_ns AS end_ns,\n" \
+    "       CASE WHEN EXISTS (SELECT 1 FROM processes x WHERE x.trace = r.trace AND x.pid = r.pid\n" \
+    "                         AND x.time_ns = r.end_ns AND x.name = 'Process/Start' AND x.run > r.run)\n" \
+    "            THEN NULL ELSE r.exit_status END AS exit_status\n" \
+    "FROM (SELECT trace, pid, run,\n" \
+    "             max(image_file_name) AS image_file_name, max(command_line) AS command_line,\n" \
+    "             max(parent_pid) AS parent_pid, max(user_sid) AS user_sid,\n" \
+    "             min(CASE WHEN name = 'Process/Start' THEN time_ns END) AS start_ns,\n" \
+    "             max(CASE WHEN name IN ('Process/End', 'Process/Defunct') THEN time_ns END) AS end_ns,\n" \
+    "             max(CASE WHEN name IN ('Process/End', 'Process/Defunct') THEN exit_status END) AS exit_status\n" \
+    "      FROM processes GROUP BY trace, pid, run) r;\n" \
     "\n" \
-    "-- The name of process pid of a trace at time t: that of its Process event nearest before t,\n" \
-    "-- else nearest after (rundowns at the end of a trace come after what they describe).\n" \
-    "-- Each thread once, with its process's name.\n" \
+    "-- What process pid of a trace ran at an event (time t, number e): the program of its\n" \
+    "-- Process event nearest before (at one time, the later event: an exec's Start), else\n" \
+    "-- nearest after (rundowns at the end of a trace come after what they describe). A thread's\n" \
+    "-- process at an event: that of its Thread event nearest before, else nearest after.\n" \
+    "-- Each thread once for each program its process ran while the thread lived (start_ns and\n" \
+    "-- end_ns: that part of its life; an exec ends one and starts the next).\n" \
     "CREATE VIEW threads_view AS\n" \
-    "SELECT t.trace AS trace, t.tid AS tid, t.pid AS pid,\n" \
-    "       coalesce((SELECT p.image_file_name FROM processes p WHERE p.trace = t.trace AND p.pid = t.pid\n" \
-    "                 AND p.time_ns <= t.first_ns ORDER BY p.time_ns DESC LIMIT 1),\n" \
-    "                (SELECT p.image_file_name FROM processes p WHERE p.trace = t.trace AND p.pid = t.pid\n" \
-    "                 AND p.time_ns > t.first_ns ORDER BY p.time_ns LIMIT 1)) AS process_name,\n" \
-    "       t.thread_name AS thread_name, t.start_ns AS start_ns, t.end_ns AS end_ns,\n" \
+    "SELECT t.trace AS trace, t.tid AS tid, t.pid AS pid, r.image_file_name AS process_name,\n" \
+    "       t.thread_name AS thread_name,\n" \
+    "       CASE WHEN r.run > t.first_run THEN r.start_ns ELSE t.start_ns END AS start_ns,\n" \
+    "       CASE WHEN r.run < t.last_run THEN r.end_ns ELSE t.end_ns END AS end_ns,\n" \
     "       t.win32_start_address AS win32_start_address\n" \
-    "FROM (SELECT trace, tid, pid, min(time_ns) AS first_ns, max(thread_name) AS thread_name,\n" \
-    "             min(CASE WHEN name = 'Thread/Start' THEN time_ns END) AS start_ns,\n" \
-    "             max(CASE WHEN name = 'Thread/End' THEN time_ns END) AS end_ns,\n" \
-    "             max(win32_start_address) AS win32_start_address\n" \
-    "      FROM threads GROUP BY trace, tid, pid) t;\n" \
+    "FROM (SELECT g.*, " RUN_AT("g.trace", "g.pid", "g.first_ns", "g.first_event") " AS first_run,\n" \
+    "             " RUN_AT("g.trace", "g.pid", "g.last_ns", "g.last_event") " AS last_run\n" \
+    "      FROM (SELECT trace, tid, pid, min(time_ns) AS first_ns, min(event) AS first_event,\n" \
+    "                   max(time_ns) AS last_ns, max(event) AS last_event, max(thread_name) AS thread_name,\n" \
+    "                   min(CASE WHEN name = 'Thread/Start' THEN time_ns END) AS start_ns,\n" \
+    "                   max(CASE WHEN name = 'Thread/End' THEN time_ns END) AS end_ns,\n" \
+    "                   max(win32_start_address) AS win32_start_address\n" \
+    "            FROM threads GROUP BY trace, tid, pid) g) t\n" \
+    "LEFT JOIN (SELECT trace, pid, run, max(image_file_name) AS image_file_name,\n" \
+    "                  min(CASE WHEN name = 'Process/Start' THEN time_ns END) AS start_ns,\n" \
+    "                  max(CASE WHEN name IN ('Process/End', 'Process/Defunct') THEN time_ns END) AS end_ns\n" \
+    "           FROM processes GROUP BY trace, pid, run) r\n" \
+    "  ON r.trace = t.trace AND r.pid = t.pid AND r.run BETWEEN t.first_run AND t.last_run;\n" \
     "\n" \
-    "-- Samples with their process and image: where the processors spent their time.\n" \
+    "-- Samples with their process's program at the sample and the image: where the processors\n" \
+    "-- spent their time.\n" \
     "CREATE VIEW samples_view AS\n" \
     "SELECT s.event AS event, s.time_ns AS time_ns, s.cpu AS cpu, s.tid AS tid, s.pid AS pid,\n" \
-    "       coalesce((SELECT p.image_file_name FROM processes p WHERE p.trace = s.trace AND p.pid = s.pid\n" \
-    "                 AND p.time_ns <= s.time_ns ORDER BY p.time_ns DESC LIMIT 1),\n" \
-    "                (SELECT p.image_file_name FROM processes p WHERE p.trace = s.trace AND p.pid = s.pid\n" \
-    "                 AND p.time_ns > s.time_ns ORDER BY p.time_ns LIMIT 1)) AS process_name,\n" \
+    "       " NAME_AT("s.trace", "s.pid", "s.time_ns", "s.event") " AS process_name,\n" \
     "       printf('0x%x', s.instruction_pointer) AS ip, s.image AS image,\n" \
     "       s.image_offset AS image_offset, s.trace AS trace\n" \
     "FROM samples s;\n" \
     "\n" \
-    "-- Context switches with the names of the processes of both threads.\n" \
+    "-- Context switches with the processes of both threads and their programs at the switch.\n" \
     "CREATE VIEW cswitches_view AS\n" \
     "SELECT c.event AS event, c.time_ns AS time_ns, c.cpu AS cpu,\n" \
-    "       c.old_tid AS old_tid, ot.pid AS old_pid, ot.process_name AS old_process,\n" \
-    "       c.new_tid AS new_tid, nt.pid AS new_pid, nt.process_name AS new_process,\n" \
+    "       c.old_tid AS old_tid, c.old_pid AS old_pid,\n" \
+    "       " NAME_AT("c.trace", "c.old_pid", "c.time_ns", "c.event") " AS old_process,\n" \
+    "       c.new_tid AS new_tid, c.new_pid AS new_pid,\n" \
+    "       " NAME_AT("c.trace", "c.new_pid", "c.time_ns", "c.event") " AS new_process,\n" \
     "       c.old_thread_wait_reason AS old_thread_wait_reason, c.old_thread_state AS old_thread_state,\n" \
     "       c.trace AS trace\n" \
-    "FROM cswitches c\n" \
-    "LEFT JOIN threads_view ot ON ot.trace = c.trace AND ot.tid = c.old_tid\n" \
-    "LEFT JOIN threads_view nt ON nt.trace = c.trace AND nt.tid = c.new_tid;\n" \
+    "FROM (SELECT c.*, " PID_AT("c.trace", "c.old_tid", "c.event") " AS old_pid,\n" \
+    "             " PID_AT("c.trace", "c.new_tid", "c.event") " AS new_pid\n" \
+    "      FROM cswitches c) c;\n" \
+    "\n" \
+    "-- System calls with their thread's process and its program at the call.\n" \
+    "CREATE VIEW syscalls_view AS\n" \
+    "SELECT s.event AS event, s.time_ns AS time_ns, s.cpu AS cpu, s.name AS name,\n" \
+    "       CASE WHEN s.address IS NOT NULL THEN printf('0x%x', s.address) END AS address,\n" \
+    "       s.nt_status AS nt_status, s.tid AS tid, s.pid AS pid,\n" \
+    "       " NAME_AT("s.trace", "s.pid", "s.time_ns", "s.event") " AS process_name, s.trace AS trace\n" \
+    "FROM (SELECT s.*, " PID_AT("s.trace", "s.tid", "s.event") " AS pid FROM syscalls s) s;\n" \
     "\n" \
     "-- Every stack's frames as text: 'ntdll.dll+0x1234'.\n" \
     "CREATE VIEW stack_frames_view AS\n" \
@@ -446,18 +488,22 @@ int etl_load_create_indexes(struct sink *k)
 int etl_load_check_schema(struct sink *k)
 {
     sqlite3_stmt *s;
-    int ok = 0;
+    int version = -1;
 
     if (sqlite3_prepare_v2(k->db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &s, NULL) == SQLITE_OK) {
-        if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int(s, 0) == ETL_SQLITE_SCHEMA_VERSION) ok = 1;
+        if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL) version = sqlite3_column_int(s, 0);
         sqlite3_finalize(s);
     }
-    if (!ok) {
+    if (version == ETL_SQLITE_SCHEMA_VERSION) return 0;
+    if (version > 0)
+        etl_load_message(k->l, ETL_FATAL, 0, NULL, -1,
+                         "%s: written in schema version %d, and this etl2sqlite writes version %d; nothing was added "
+                         "(load all the inputs into a new database)",
+                         k->label, version, ETL_SQLITE_SCHEMA_VERSION);
+    else
         etl_load_message(k->l, ETL_FATAL, 0, NULL, -1,
                          "%s: not a database etl2sqlite wrote (schema version %d); nothing was added", k->label,
                          ETL_SQLITE_SCHEMA_VERSION);
-        k->failed = 1;
-        return -1;
-    }
-    return 0;
+    k->failed = 1;
+    return -1;
 }

@@ -429,11 +429,13 @@ int etl_sqlite_loader_add(etl_sqlite_loader *l, const char *path)
     in->path = strdup(path);
     in->running = etl_cpu_threads_new();
     in->issues = etl_disk_io_pairing_new();
+    in->runs = etl_process_runs_new();
     in->probe = r;
-    if (!in->path || !in->running || !in->issues) {
+    if (!in->path || !in->running || !in->issues || !in->runs) {
         free(in->path);
         etl_cpu_threads_free(in->running);
         etl_disk_io_pairing_free(in->issues);
+        etl_process_runs_free(in->runs);
         etl_reader_close(r);
         etl_load_message(l, ETL_FATAL, 0, NULL, -1, "out of memory");
         return ETL_FATAL;
@@ -471,6 +473,7 @@ void etl_sqlite_loader_close(etl_sqlite_loader *l)
         etl_image_map_free(l->in[i].map);
         etl_cpu_threads_free(l->in[i].running);
         etl_disk_io_pairing_free(l->in[i].issues);
+        etl_process_runs_free(l->in[i].runs);
         free(l->in[i].path);
         if (ks->kin) free(ks->kin[i].owners);
     }

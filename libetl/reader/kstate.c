@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Kernel state over time from decoded kernel events: DiskIo issue/completion pairing, the thread
-   on each processor, process and thread names. */
+   on each processor, process and thread names, the runs of each process (one per image). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,7 +129,8 @@ int64_t etl_cpu_threads_running(const etl_cpu_threads *t, unsigned cpu)
 struct named {
     uint32_t id;                /* pid or tid */
     int64_t ts;
-    size_t seq;                 /* feed order: ties in ts keep it */
+    int starts;                 /* 0 for an End, DCEnd or Defunct: at one ts, these come first */
+    size_t seq;                 /* feed order: other ties in ts keep it */
     char *name;                 /* UTF-8, owned */
 };
 
@@ -162,7 +163,16 @@ void etl_name_map_free(etl_name_map *m)
     free(m);
 }
 
-static int names_add(struct names *s, uint32_t id, int64_t ts, const etl_string *str)
+/* Whether an event of this name ends what it names (a process's or thread's life, or at an
+   exec the program that ran): "Process/End", "Thread/DCEnd", "Process/Defunct". */
+static int ends(const char *name)
+{
+    const char *slash = name ? strchr(name, '/') : NULL;
+
+    return slash && (strcmp(slash, "/End") == 0 || strcmp(slash, "/DCEnd") == 0 || strcmp(slash, "/Defunct") == 0);
+}
+
+static int names_add(struct names *s, uint32_t id, int64_t ts, int starts, const etl_string *str)
 {
     size_t size = 4 * (size_t)str->size / (str->utf16 ? 2 : 1) + 1;
     char *name;
@@ -178,7 +188,7 @@ static int names_add(struct names *s, uint32_t id, int64_t ts, const etl_string 
     name = malloc(size);
     if (!name) return ETL_FAILED;
     etl_string_to_utf8(str, name, size);
-    s->e[s->n] = (struct named){ id, ts, s->n, name };
+    s->e[s->n] = (struct named){ id, ts, starts, s->n, name };
     s->n++;
     s->dirty = 1;
     return ETL_OK;
@@ -190,8 +200,9 @@ int etl_name_map_add(etl_name_map *m, const etl_event *ev)
 
     if (etl_kernel_decode(ev, &ke) != 1) return ETL_OK;
     if (ke.kclass == ETL_KCLASS_PROCESS)
-        return names_add(&m->process, ke.u.process.pid, ev->timestamp, &ke.u.process.image_file_name);
-    if (ke.kclass == ETL_KCLASS_THREAD) return names_add(&m->thread, ke.u.thread.tid, ev->timestamp, &ke.u.thread.name);
+        return names_add(&m->process, ke.u.process.pid, ev->timestamp, !ends(ke.name), &ke.u.process.image_file_name);
+    if (ke.kclass == ETL_KCLASS_THREAD)
+        return names_add(&m->thread, ke.u.thread.tid, ev->timestamp, !ends(ke.name), &ke.u.thread.name);
     return ETL_OK;
 }
 
@@ -201,6 +212,9 @@ static int named_cmp(const void *a, const void *b)
 
     if (x->id != y->id) return x->id < y->id ? -1 : 1;
     if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    /* An exec writes the old program's End and the new one's Start at one time: from then on
+       the new name is in force, in whatever order the two were fed. */
+    if (x->starts != y->starts) return x->starts < y->starts ? -1 : 1;
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
@@ -231,4 +245,82 @@ const char *etl_name_map_process(etl_name_map *m, uint32_t pid, int64_t ts)
 const char *etl_name_map_thread(etl_name_map *m, uint32_t tid, int64_t ts)
 {
     return names_find(&m->thread, tid, ts);
+}
+
+/* ------------------------------------------------------------------ the runs of each process */
+
+struct run_slot {
+    uint32_t pid;
+    int used;
+    int ended;                  /* its last event was an End or Defunct */
+    uint64_t key;               /* UniqueProcessKey of the run */
+    int64_t run;                /* the tag of the event that began it */
+};
+
+struct etl_process_runs {
+    struct run_slot *slot;      /* open addressing by pid */
+    unsigned cap, used;
+};
+
+etl_process_runs *etl_process_runs_new(void)
+{
+    return calloc(1, sizeof(etl_process_runs));
+}
+
+void etl_process_runs_free(etl_process_runs *r)
+{
+    if (!r) return;
+    free(r->slot);
+    free(r);
+}
+
+/* The slot of pid (*created: a new one), or NULL without memory. */
+static struct run_slot *run_slot(etl_process_runs *r, uint32_t pid, int *created)
+{
+    unsigned i;
+
+    if ((r->used + 1) * 2 > r->cap) {
+        unsigned cap = r->cap ? r->cap * 2 : 256;
+        struct run_slot *n = calloc(cap, sizeof *n);
+        if (!n) return NULL;
+        for (unsigned j = 0; j < r->cap; j++) {
+            if (!r->slot[j].used) continue;
+            for (i = (r->slot[j].pid * 2654435761u) & (cap - 1); n[i].used; i = (i + 1) & (cap - 1)) {}
+            n[i] = r->slot[j];
+        }
+        free(r->slot);
+        r->slot = n;
+        r->cap = cap;
+    }
+    for (i = (pid * 2654435761u) & (r->cap - 1); r->slot[i].used && r->slot[i].pid != pid; i = (i + 1) & (r->cap - 1)) {}
+    *created = !r->slot[i].used;
+    if (*created) {
+        r->slot[i].used = 1;
+        r->slot[i].pid = pid;
+        r->used++;
+    }
+    return &r->slot[i];
+}
+
+int etl_process_runs_add(etl_process_runs *r, const etl_kernel_event *ke, int64_t tag, int64_t *run)
+{
+    const etl_kprocess *p = &ke->u.process;
+    struct run_slot *s;
+    int fresh, defunct;
+
+    if (ke->kclass != ETL_KCLASS_PROCESS) return 0;
+    if (!(s = run_slot(r, p->pid, &fresh))) return ETL_FAILED;
+    defunct = ke->name && strcmp(ke->name, "Process/Defunct") == 0;
+    /* A run begins at the first event of a pid, at a Start (a fork's, an exec's, Windows'
+       CreateProcess), at another UniqueProcessKey (a pid used again), and after an End or
+       Defunct (a pid used again whose Start is not in the trace) unless it is the Defunct of
+       the process that ended. */
+    if (fresh || (ke->name && strcmp(ke->name, "Process/Start") == 0) || p->unique_process_key != s->key ||
+        (s->ended && !defunct)) {
+        s->run = tag;
+        s->key = p->unique_process_key;
+    }
+    s->ended = defunct || (ke->name && strcmp(ke->name, "Process/End") == 0); /* (not a DCEnd: a rundown) */
+    *run = s->run;
+    return 1;
 }

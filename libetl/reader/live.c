@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "reader/reader.h"
@@ -20,6 +21,7 @@
  */
 #define LIVE_BATCH_BYTES (16u << 20)
 #define LIVE_INPUT (256u << 10)
+#define LIVE_DIRECT 4096u /* a read at least this large goes straight into place */
 
 struct live {
     int fd, owned;
@@ -85,11 +87,23 @@ static int live_read(etl_reader *r, void *buf, size_t n, const char *what)
             got += take;
             continue;
         }
-        /* A large read straight into place; a small one through the input buffer, which takes
-           the frames that follow with it (one system call for many small reads). */
+        /*
+         * A buffer's bytes straight into place, with the head of the frame that follows (at
+         * most) into the input buffer, in one system call: reading them through the input
+         * buffer copied every byte of the stream once more. A small read goes through the
+         * input buffer: before the stream's header, as much as has come (the answer's lines
+         * are read a byte at a time); after it, what is asked and the next frame's head.
+         */
         live_ack(l);
-        if (n - got >= LIVE_INPUT) k = read(l->fd, p + got, n - got);
-        else if ((k = read(l->fd, l->in, LIVE_INPUT)) > 0) {
+        if (n - got >= LIVE_DIRECT) {
+            struct iovec iov[2] = { { p + got, n - got }, { l->in, ETL_RT_FRAME_HEAD } };
+            k = readv(l->fd, iov, 2);
+            if (k > (ssize_t)(n - got)) {
+                l->in_pos = 0;
+                l->in_len = (size_t)k - (n - got);
+                k = (ssize_t)(n - got);
+            }
+        } else if ((k = read(l->fd, l->in, l->bsize ? n - got + ETL_RT_FRAME_HEAD : LIVE_INPUT)) > 0) {
             l->in_pos = 0;
             l->in_len = (size_t)k;
             continue;

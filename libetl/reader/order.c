@@ -140,10 +140,17 @@ static int load_buffer(etl_reader *r, struct stream *s, const struct buffer_entr
     s->cur = e;
     s->pos = ETL_BUFFER_HEADER_SIZE;
     if (!(e->flags & ETL_BUFFER_FLAG_COMPRESSED)) {
-        if (etl_reader_read_exact(r, s->data, e->used, e->offset) != 0) return -1;
+        /* From memory (a real-time batch, etl_reader_open_memory) the records are read where
+           they are: a copy of every buffer cost the real-time consumer a fifth of its time. */
+        s->bytes = etl_source_view(&r->src, e->used, e->offset);
+        if (!s->bytes) {
+            if (etl_reader_read_exact(r, s->data, e->used, e->offset) != 0) return -1;
+            s->bytes = s->data;
+        }
         s->used = e->used;
         return 0;
     }
+    s->bytes = s->data;
 
     uint32_t in_len = e->stored - ETL_BUFFER_HEADER_SIZE;
     size_t out_len = 0, err_pos = 0;
@@ -190,7 +197,7 @@ static int stream_prepare(etl_reader *r, struct stream *s)
 {
     for (;;) {
         if (s->cur && s->pos < s->used) {
-            const uint8_t *p = s->data + s->pos;
+            const uint8_t *p = s->bytes + s->pos;
             uint32_t avail = s->used - s->pos;
             /* Not a record (fill, damage) is found, and reported, by etl_reader_next. Only a
                merge needs the next timestamp. */
@@ -295,7 +302,7 @@ int etl_reader_next(etl_reader *r, etl_event *ev)
     }
     while (r->heap_n > 0) {
         struct stream *s = r->heap[0];
-        const uint8_t *p = s->data + s->pos;
+        const uint8_t *p = s->bytes + s->pos;
         uint32_t avail = s->used - s->pos, step = 0;
         const char *why = NULL;
         int rc = etl_record_decode(&r->rctx, p, avail, ev, &step, &why);

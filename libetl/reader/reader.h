@@ -21,6 +21,9 @@
 int etl_source_fd(etl_reader_source *src, int fd, int owned);
 /* Fill src to read size bytes at data. 0, or -1 without memory. */
 int etl_source_memory(etl_reader_source *src, const void *data, size_t size);
+/* The n bytes at offset in place, when src is memory (etl_source_memory) that holds them;
+   NULL otherwise (they are read with read_at). */
+const uint8_t *etl_source_view(const etl_reader_source *src, size_t n, uint64_t offset);
 /* 1 if the first bytes are a gzip member header. */
 int etl_source_is_gzip(const uint8_t *magic, size_t n);
 /* Replace src by the decompressed content of its gzip stream (in an unlinked temporary file).
@@ -64,9 +67,10 @@ struct stream {
     uint32_t count;
     uint32_t next;       /* next entry to load */
     uint32_t cap;        /* size of data */
-    uint8_t *data;       /* the current buffer, decompressed, header included */
+    uint8_t *data;       /* room for the current buffer, decompressed, header included */
+    const uint8_t *bytes; /* the current buffer: data, or where a memory source holds it */
     const struct buffer_entry *cur;
-    uint32_t used;       /* valid bytes in data */
+    uint32_t used;       /* valid bytes in bytes */
     uint32_t pos;        /* offset of the next record */
     uint32_t step;       /* size of the record last delivered, rounded */
     int64_t ts;          /* timestamp of the record at pos, for ordering */

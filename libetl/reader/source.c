@@ -89,6 +89,14 @@ static void mem_close(void *ctx)
     free(ctx);
 }
 
+const uint8_t *etl_source_view(const etl_reader_source *src, size_t n, uint64_t offset)
+{
+    const struct mem_source *s = src->ctx;
+
+    if (src->read_at != mem_read_at || offset > s->size || n > s->size - offset) return NULL;
+    return s->data + offset;
+}
+
 int etl_source_memory(etl_reader_source *src, const void *data, size_t size)
 {
     struct mem_source *s = malloc(sizeof *s);
