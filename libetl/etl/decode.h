@@ -175,7 +175,8 @@ typedef struct etl_decoded_event {
 
 /*
  * The fields as one text, into out as snprintf does: top-level fields as Name=value separated
- * by spaces, strings in double quotes (with \" \\ \n \t \r and \xNN escapes), arrays as
+ * by spaces, strings in double quotes (with \" \n \t \r and \xNN escapes; backslashes as they
+ * are, so that Windows paths read as Windows shows them), arrays as
  * [a,b,c], structs as {Name=value ...}.
  */
 ETL_API size_t etl_decoded_format_text(const etl_decoded_event *e, char *out, size_t size);

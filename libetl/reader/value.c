@@ -443,7 +443,8 @@ static int put_sockaddr(struct out *w, const uint8_t *p, uint32_t n)
     return 0;
 }
 
-/* Text in JSON's escapes, or in the text form's (\" \\ \n \t \r \xNN); UTF-8 in, passed through. */
+/* Text in JSON's escapes, or in the text form's (\" \n \t \r \xNN; a backslash stays, so that
+   Windows paths read as they are); UTF-8 in, passed through. */
 static void put_escaped(struct out *w, const char *s, size_t n, enum style st)
 {
     size_t run = 0;
@@ -453,7 +454,7 @@ static void put_escaped(struct out *w, const char *s, size_t n, enum style st)
         const char *e = NULL;
         char tmp[8];
         if (c == '"') e = "\\\"";
-        else if (c == '\\') e = "\\\\";
+        else if (c == '\\' && st == JSON) e = "\\\\"; /* text keeps Windows paths as they are */
         else if (c == '\n') e = "\\n";
         else if (c == '\t') e = "\\t";
         else if (c == '\r') e = "\\r";
