@@ -7,24 +7,33 @@
 
 #include "reader/reader.h"
 
+/* Fixed sizes of the in types below 32; 0xFF: the event's pointer size; 0: it varies. */
+static const uint8_t fixed_sizes[32] = {
+    [ETL_IN_INT8] = 1, [ETL_IN_UINT8] = 1, [ETL_IN_INT16] = 2, [ETL_IN_UINT16] = 2, [ETL_IN_INT32] = 4,
+    [ETL_IN_UINT32] = 4, [ETL_IN_INT64] = 8, [ETL_IN_UINT64] = 8, [ETL_IN_FLOAT] = 4, [ETL_IN_DOUBLE] = 8,
+    [ETL_IN_BOOLEAN] = 4, [ETL_IN_GUID] = 16, [ETL_IN_POINTER] = 0xFF, [ETL_IN_FILETIME] = 8,
+    [ETL_IN_SYSTEMTIME] = 16, [ETL_IN_HEXINT32] = 4, [ETL_IN_HEXINT64] = 8,
+};
+
+static inline unsigned fixed_size(unsigned in_type, unsigned pointer_size)
+{
+    unsigned s;
+
+    if (in_type < 32) {
+        s = fixed_sizes[in_type];
+        return s == 0xFF ? pointer_size : s;
+    }
+    switch (in_type) {
+    case ETL_IN_ANSI_CHAR: return 1;
+    case ETL_IN_UNICODE_CHAR: return 2;
+    case ETL_IN_SIZET: return pointer_size;
+    default: return 0;
+    }
+}
+
 unsigned etl_in_type_fixed_size(unsigned in_type, unsigned pointer_size)
 {
-    switch (in_type) {
-    case ETL_IN_INT8: case ETL_IN_UINT8: case ETL_IN_ANSI_CHAR:
-        return 1;
-    case ETL_IN_INT16: case ETL_IN_UINT16: case ETL_IN_UNICODE_CHAR:
-        return 2;
-    case ETL_IN_INT32: case ETL_IN_UINT32: case ETL_IN_FLOAT: case ETL_IN_BOOLEAN: case ETL_IN_HEXINT32:
-        return 4;
-    case ETL_IN_INT64: case ETL_IN_UINT64: case ETL_IN_DOUBLE: case ETL_IN_FILETIME: case ETL_IN_HEXINT64:
-        return 8;
-    case ETL_IN_GUID: case ETL_IN_SYSTEMTIME:
-        return 16;
-    case ETL_IN_POINTER: case ETL_IN_SIZET:
-        return pointer_size == 4 ? 4 : 8;
-    default:
-        return 0;
-    }
+    return fixed_size(in_type, pointer_size == 4 ? 4 : 8);
 }
 
 void etl_fields_buf_free(etl_fields_buf *b)
@@ -42,6 +51,7 @@ struct walk {
     etl_fields_buf *b;
     etl_fields_fault *fault;
     uint32_t max_fields;    /* a hostile count cannot make more fields than this */
+    uint64_t *refs;         /* b->refs when the schema's lengths or counts refer to fields, else NULL */
 };
 
 static int fail(struct walk *w, const etl_schema_field *f, uint32_t at, const char *fmt, ...)
@@ -111,40 +121,50 @@ static uint64_t ref_value(unsigned in_type, const uint8_t *p, unsigned size)
     return v;
 }
 
+/* The offset of the first 16-bit zero at an even offset of p[0..n), or UINT32_MAX when none:
+   four code units at a time (a zero lane has its top bit set in (v - 0x0001...) & ~v). */
+static uint32_t utf16_nul(const uint8_t *p, uint32_t n)
+{
+    uint32_t i = 0;
+
+    for (; i + 8 <= n; i += 8) {
+        uint64_t v = etl_le64(p + i);
+        if ((v - 0x0001000100010001ull) & ~v & 0x8000800080008000ull) break;
+    }
+    for (; i + 1 < n; i += 2)
+        if (p[i] == 0 && p[i + 1] == 0) return i;
+    return UINT32_MAX;
+}
+
 /* Where a zero-terminated string in units of unit bytes ends at off: its length in bytes
    without the terminator; *term is 1 when a terminator was found (else it runs to the end). */
 static uint32_t zstring(const struct walk *w, unsigned unit, int *term)
 {
     const uint8_t *p = w->p + w->off;
-    uint32_t n = left(w);
+    uint32_t n = left(w), z;
 
     if (unit == 1) {
-        const uint8_t *z = memchr(p, 0, n);
-        *term = z != NULL;
-        return z ? (uint32_t)(z - p) : n;
+        const uint8_t *q = memchr(p, 0, n);
+        *term = q != NULL;
+        return q ? (uint32_t)(q - p) : n;
     }
-    for (uint32_t i = 0; i + 1 < n; i += 2) {
-        if (p[i] == 0 && p[i + 1] == 0) {
-            *term = 1;
-            return i;
-        }
-    }
-    *term = 0;
-    return n & ~1u;
+    z = utf16_nul(p, n);
+    *term = z != UINT32_MAX;
+    return *term ? z : n & ~1u;
 }
 
 /* The characters of a string of a given size at off, up to the first NUL (in units of unit bytes). */
 static uint32_t fixed_string(const struct walk *w, unsigned unit, uint32_t size)
 {
     const uint8_t *p = w->p + w->off;
+    uint32_t z;
 
     if (unit == 1) {
-        const uint8_t *z = memchr(p, 0, size);
-        return z ? (uint32_t)(z - p) : size;
+        const uint8_t *q = memchr(p, 0, size);
+        return q ? (uint32_t)(q - p) : size;
     }
-    for (uint32_t i = 0; i + 1 < size; i += 2)
-        if (p[i] == 0 && p[i + 1] == 0) return i;
-    return size & ~1u;
+    z = utf16_nul(p, size);
+    return z != UINT32_MAX ? z : size & ~1u;
 }
 
 int etl_wbem_sid_extent(const uint8_t *p, uint32_t n, unsigned ptr, uint32_t *skip, uint32_t *size)
@@ -174,21 +194,21 @@ int etl_wbem_sid_extent(const uint8_t *p, uint32_t n, unsigned ptr, uint32_t *sk
 /* The length a LEN_CONST or LEN_FIELD field gives, in units. */
 static uint64_t given_length(const struct walk *w, const etl_schema_field *f)
 {
-    return f->length_kind == ETL_LEN_CONST ? f->length : w->b->refs[f->length_ref];
+    return f->length_kind == ETL_LEN_CONST ? f->length : w->refs[f->length_ref];
 }
 
 /* One value of field f (schema index i) at w->off. */
 static int value(struct walk *w, const etl_schema_field *f, uint32_t i, unsigned depth)
 {
     uint32_t start = w->off, skip = 0, size, consumed;
-    unsigned fixed = etl_in_type_fixed_size(f->in_type, w->ptr);
+    unsigned fixed = fixed_size(f->in_type, w->ptr);
     int rc = ETL_OK, term = 0;
     long idx;
 
     if (fixed) {
         if (left(w) < fixed) return fail(w, f, start, "needs %u bytes, %u left", fixed, left(w));
         size = consumed = fixed;
-        w->b->refs[i] = ref_value(f->in_type, w->p + start, fixed);
+        if (w->refs) w->refs[i] = ref_value(f->in_type, w->p + start, fixed);
     } else {
         unsigned unit = f->in_type == ETL_IN_UNICODE_STRING || f->in_type == ETL_IN_NON_NULL_TERMINATED_STRING ? 2 : 1;
         int prefixed = f->in_type == ETL_IN_COUNTED_STRING || f->in_type == ETL_IN_COUNTED_ANSI_STRING ||
@@ -279,7 +299,7 @@ static int field(struct walk *w, uint32_t i, unsigned depth)
         count = f->count;
         break;
     case ETL_COUNT_FIELD:
-        count = w->b->refs[f->count_ref];
+        count = w->refs[f->count_ref];
         break;
     case ETL_COUNT_PREFIX16:
         if (left(w) < 2) return fail(w, f, start, "its element count needs 2 bytes, %u left", left(w));
@@ -290,7 +310,7 @@ static int field(struct walk *w, uint32_t i, unsigned depth)
         count = UINT64_MAX;
         break;
     }
-    fixed = f->in_type == ETL_IN_STRUCT ? 0 : etl_in_type_fixed_size(f->in_type, w->ptr);
+    fixed = f->in_type == ETL_IN_STRUCT ? 0 : fixed_size(f->in_type, w->ptr);
     if (fixed && count == UINT64_MAX) count = left(w) / fixed;
     if (fixed && count > left(w) / fixed)
         return fail(w, f, start, "%llu elements of %u bytes, %u bytes left", (unsigned long long)count, fixed, left(w));
@@ -323,34 +343,88 @@ static int field(struct walk *w, uint32_t i, unsigned depth)
 static int walk_level(struct walk *w, uint32_t i, uint32_t n, unsigned depth)
 {
     for (uint32_t k = 0; k < n; k++) {
-        int rc = field(w, i, depth);
+        const etl_schema_field *f = &w->s->fields[i];
+        int rc = f->count_kind == ETL_COUNT_ONE && f->in_type != ETL_IN_STRUCT ? value(w, f, i, depth) : field(w, i, depth);
         if (rc != ETL_OK) return rc;
         i += w->s->fields[i].span;
     }
     return ETL_OK;
 }
 
+/* The schema's leading fixed-size fields in one step, when the payload holds them all: their
+   offsets follow from their sizes, so nothing is checked field by field. 0, or -1 without memory. */
+static int prefix(struct walk *w)
+{
+    const etl_schema_event *s = w->s;
+    int p = w->ptr == 8;
+    uint32_t n = s->prefix_fields[p], off = 0;
+    etl_fields_buf *b = w->b;
+    etl_field *x;
+
+    if (!n || w->len < s->prefix_bytes[p]) return 0;
+    if (b->cap < n) {
+        uint32_t cap = b->cap ? b->cap : 64;
+        etl_field *q;
+        while (cap < n) cap *= 2;
+        if (!(q = realloc(b->fields, (size_t)cap * sizeof *q))) return -1;
+        b->fields = q;
+        b->cap = cap;
+    }
+    x = b->fields;
+    for (uint32_t k = 0; k < n; k++) {
+        const etl_schema_field *f = &s->fields[k];
+        unsigned size = fixed_size(f->in_type, w->ptr);
+        x[k].name = f->name;
+        x[k].in_type = f->in_type;
+        x[k].out_type = f->out_type;
+        x[k].kind = ETL_FIELD_VALUE;
+        x[k].depth = 0;
+        x[k].pointer_size = (uint8_t)w->ptr;
+        x[k].element_size = 0;
+        x[k].count = 1;
+        x[k].end = k + 1;
+        x[k].data = w->p + off;
+        x[k].size = size;
+        x[k].offset = off;
+        x[k].map = f->map;
+        if (w->refs) w->refs[k] = ref_value(f->in_type, w->p + off, size);
+        off += size;
+    }
+    b->count = n;
+    w->off = off;
+    return 0;
+}
+
 int etl_fields_decode(const etl_schema_event *s, const uint8_t *payload, uint32_t len, unsigned pointer_size,
                       etl_fields_buf *b, etl_fields_fault *fault)
 {
-    struct walk w = { s, payload, len, 0, pointer_size == 4 ? 4u : 8u, b, fault, 0 };
+    struct walk w = { s, payload, len, 0, pointer_size == 4 ? 4u : 8u, b, fault, 0, NULL };
     int rc = ETL_OK;
 
     b->count = 0;
     b->used = 0;
-    memset(fault, 0, sizeof *fault);
-    if (s->field_count > b->refs_cap) {
-        uint64_t *r = realloc(b->refs, (size_t)s->field_count * sizeof *r);
-        if (!r) return ETL_FATAL;
-        b->refs = r;
-        b->refs_cap = s->field_count;
+    fault->field = NULL;
+    /* Only a schema whose lengths or counts refer to fields keeps their values (zeroed first,
+       so that one inside an array of no elements counts as 0). */
+    if (s->flags & ETL_SCHEMA_HAS_REFS) {
+        if (s->field_count > b->refs_cap) {
+            uint64_t *r = realloc(b->refs, (size_t)s->field_count * sizeof *r);
+            if (!r) return ETL_FATAL;
+            b->refs = r;
+            b->refs_cap = s->field_count;
+        }
+        memset(b->refs, 0, (size_t)s->field_count * sizeof *b->refs);
+        w.refs = b->refs;
     }
-    if (s->field_count) memset(b->refs, 0, (size_t)s->field_count * sizeof *b->refs);
     /* Each field takes a byte, or is one of the schema's own; arrays of empty elements are
        what this bounds. */
     w.max_fields = len * 2u + 64u * (s->field_count + 1u);
     if (!payload) w.p = (const uint8_t *)"";
-    for (uint32_t i = 0; i < s->field_count && rc == ETL_OK; i += s->fields[i].span) rc = field(&w, i, 0);
+    if (prefix(&w) != 0) return ETL_FATAL;
+    for (uint32_t i = b->count; i < s->field_count && rc == ETL_OK; i += s->fields[i].span) {
+        const etl_schema_field *f = &s->fields[i];
+        rc = f->count_kind == ETL_COUNT_ONE && f->in_type != ETL_IN_STRUCT ? value(&w, f, i, 0) : field(&w, i, 0);
+    }
     b->used = w.off;
     return rc;
 }

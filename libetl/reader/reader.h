@@ -285,6 +285,7 @@ typedef struct etl_schema_field {
 /* What identifies an event of a provider: the EVENT_HEADER's Id, or the event type (opcode)
    of the other headers (system, perfinfo, classic, instance: the MOF classes). */
 enum etl_schema_key { ETL_KEY_ID = 0, ETL_KEY_OPCODE = 1 };
+#define ETL_SCHEMA_HAS_REFS 0x1u /* a length or count is an earlier field's value */
 
 typedef struct etl_schema_event {
     etl_guid provider;
@@ -295,6 +296,12 @@ typedef struct etl_schema_event {
     const char *provider_name, *task_name, *opcode_name, *event_name;
     uint16_t field_count;
     uint16_t max_depth;             /* deepest nesting of structs */
+    uint16_t flags;                 /* ETL_SCHEMA_*, filled by etl_schema_event_prepare */
+    /* The leading top-level fields of fixed size (scalars, one each), which the walk takes in
+       one step once the payload holds them: how many, and their bytes, for 32- and 64-bit
+       events ([0] and [1]); filled by etl_schema_event_prepare. */
+    uint16_t prefix_fields[2];
+    uint32_t prefix_bytes[2];
     const etl_schema_field *fields; /* depth first: a struct's members follow it */
 } etl_schema_event;
 

@@ -124,6 +124,7 @@ static long prepare_level(etl_schema_event *ev, etl_schema_field *f, long i, uin
             return -1;
         }
         x = &f[i];
+        if (x->length_kind == ETL_LEN_FIELD || x->count_kind == ETL_COUNT_FIELD) ev->flags |= ETL_SCHEMA_HAS_REFS;
         if ((x->length_kind == ETL_LEN_FIELD && x->length_ref >= i) ||
             (x->count_kind == ETL_COUNT_FIELD && x->count_ref >= i)) {
             snprintf(err, errsize, "event %s: field %s takes its length or count from a field that does not come before it",
@@ -159,9 +160,20 @@ int etl_schema_event_prepare(etl_schema_event *ev, char *err, size_t errsize)
     long i = 0;
 
     ev->max_depth = 0;
+    ev->flags = 0;
     while (i < ev->field_count) {
         i = prepare_level(ev, f, i, 1, 0, err, errsize);
         if (i < 0) return ETL_FAILED;
+    }
+    for (int p = 0; p < 2; p++) {
+        uint32_t n = 0, bytes = 0;
+        for (; n < ev->field_count; n++) {
+            unsigned size = etl_in_type_fixed_size(f[n].in_type, p ? 8 : 4);
+            if (!size || f[n].count_kind != ETL_COUNT_ONE || f[n].in_type == ETL_IN_STRUCT) break;
+            bytes += size;
+        }
+        ev->prefix_fields[p] = (uint16_t)n;
+        ev->prefix_bytes[p] = bytes;
     }
     return ETL_OK;
 }
@@ -250,6 +262,8 @@ struct etl_decoder {
     struct event_key last_key;
     const etl_schema_event *last_ev;
     int last_valid;
+    etl_guid last_provider;         /* and its entry's index + 1 (0: none yet) */
+    uint32_t last_provider_index;
     void *learn;                    /* what etl_decoder_learn keeps (eventsource.c) */
     char err[512];
 };
@@ -665,9 +679,15 @@ int etl_decoder_decode(etl_decoder *d, const etl_event *ev, etl_decoded_event *o
     memset(out, 0, sizeof *out);
     d->err[0] = '\0';
     if (ev->kind == ETL_KIND_EVENT && ev->id == 65534 && ev->opcode == 254) etl_decoder_learn(d, ev);
-    if (!(p = provider_get(d, &ev->provider))) {
-        etl_decoder_set_error(d, "out of memory");
-        return ETL_FAILED;
+    if (d->last_provider_index && etl_guid_equal(&d->last_provider, &ev->provider)) {
+        p = &d->providers[d->last_provider_index - 1];
+    } else {
+        if (!(p = provider_get(d, &ev->provider))) {
+            etl_decoder_set_error(d, "out of memory");
+            return ETL_FAILED;
+        }
+        d->last_provider = ev->provider;
+        d->last_provider_index = (uint32_t)(p - d->providers) + 1;
     }
     if (ev->kind == ETL_KIND_EVENT && ev->ext_count && find_ext(ev, ETL_EXT_EVENT_SCHEMA_TL, &meta)) {
         s = tracelogging_schema(d, ev, &meta, p);

@@ -78,6 +78,45 @@ static void putf(struct out *w, const char *fmt, ...)
     if (n > 0) put(w, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
+/* Numbers without printf: they are most of what JSON and text lines hold. */
+static void put_u64(struct out *w, uint64_t v)
+{
+    char tmp[20];
+    int k = 20;
+
+    do {
+        tmp[--k] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    put(w, tmp + k, (size_t)(20 - k));
+}
+
+static void put_i64(struct out *w, int64_t v)
+{
+    if (v < 0) {
+        put(w, "-", 1);
+        put_u64(w, (uint64_t)0 - (uint64_t)v);
+    } else {
+        put_u64(w, (uint64_t)v);
+    }
+}
+
+/* "0x" and lowercase hex digits, none leading but one. */
+static void put_hex(struct out *w, uint64_t v)
+{
+    static const char digits[] = "0123456789abcdef";
+    char tmp[18];
+    int k = 18;
+
+    do {
+        tmp[--k] = digits[v & 15];
+        v >>= 4;
+    } while (v);
+    tmp[--k] = 'x';
+    tmp[--k] = '0';
+    put(w, tmp + k, (size_t)(18 - k));
+}
+
 static size_t finish(struct out *w)
 {
     if (w->size) w->p[w->o < w->size ? w->o : w->size - 1] = '\0';
@@ -94,7 +133,7 @@ static void map_put(struct out *w, const etl_map *m, uint64_t v, int *exact)
             puts_(w, name);
         } else {
             *exact = 0;
-            putf(w, "%" PRIu64, v);
+            put_u64(w, v);
         }
         return;
     }
@@ -118,7 +157,7 @@ static void map_put(struct out *w, const etl_map *m, uint64_t v, int *exact)
         if (rest) {
             *exact = 0;
             if (any) put(w, "|", 1);
-            putf(w, "0x%" PRIx64, rest);
+            put_hex(w, rest);
         }
     }
 }
@@ -447,27 +486,54 @@ static int put_sockaddr(struct out *w, const uint8_t *p, uint32_t n)
    Windows paths read as they are); UTF-8 in, passed through. */
 static void put_escaped(struct out *w, const char *s, size_t n, enum style st)
 {
+    /* 1: a character JSON or the text form escapes (the text form lets a backslash stand) */
+    static const uint8_t special[128] = {
+        1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+        ['"'] = 1, ['\\'] = 1, [127] = 1,
+    };
     size_t run = 0;
 
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        const char *e = NULL;
+        const char *e;
         char tmp[8];
+        if (c >= 128 || !special[c] || (c == '\\' && st != JSON)) continue;
         if (c == '"') e = "\\\"";
-        else if (c == '\\' && st == JSON) e = "\\\\"; /* text keeps Windows paths as they are */
+        else if (c == '\\') e = "\\\\";
         else if (c == '\n') e = "\\n";
         else if (c == '\t') e = "\\t";
         else if (c == '\r') e = "\\r";
-        else if (c < 0x20 || c == 0x7f) {
+        else {
             snprintf(tmp, sizeof tmp, st == JSON ? "\\u%04x" : "\\x%02x", c);
             e = tmp;
         }
-        if (!e) continue;
         put(w, s + run, i - run);
         puts_(w, e);
         run = i + 1;
     }
     put(w, s + run, n - run);
+}
+
+/* A UTF-16 string whose code units are all ASCII, straight into w (escaped when quote): 1, or
+   0 (nothing written) when it has others, which the general conversion then takes. */
+static int put_ascii16(struct out *w, const uint8_t *p, uint32_t n, enum style st, int quote)
+{
+    char tmp[256];
+    uint32_t k = 0;
+
+    for (uint32_t i = 0; i + 1 < n; i += 2)
+        if (p[i + 1] || p[i] >= 0x80) return 0;
+    for (uint32_t i = 0; i + 1 < n; i += 2) {
+        tmp[k++] = (char)p[i];
+        if (k == sizeof tmp) {
+            if (quote) put_escaped(w, tmp, k, st);
+            else put(w, tmp, k);
+            k = 0;
+        }
+    }
+    if (quote) put_escaped(w, tmp, k, st);
+    else put(w, tmp, k);
+    return 1;
 }
 
 /* A string field's text as UTF-8 (quoted and escaped when quote). */
@@ -476,10 +542,20 @@ static void put_string(struct out *w, const etl_field *f, enum style st, int quo
     etl_string s;
     char small[512];
     size_t n;
+    int ascii = 1;
 
     if (etl_field_string(f, &s) != ETL_OK) s.size = 0;
-    n = etl_string_to_utf8(&s, small, sizeof small);
     if (quote) put(w, "\"", 1);
+    if (s.utf16 && put_ascii16(w, s.data, s.size, st, quote)) goto done;
+    if (!s.utf16) { /* ASCII passes as it is */
+        for (uint32_t i = 0; i < s.size && ascii; i++) ascii = s.data[i] < 0x80;
+        if (ascii) {
+            if (quote) put_escaped(w, (const char *)s.data, s.size, st);
+            else put(w, (const char *)s.data, s.size);
+            goto done;
+        }
+    }
+    n = etl_string_to_utf8(&s, small, sizeof small);
     if (n < sizeof small) {
         if (quote) put_escaped(w, small, n, st);
         else put(w, small, n);
@@ -492,6 +568,7 @@ static void put_string(struct out *w, const etl_field *f, enum style st, int quo
             free(big);
         }
     }
+done:
     if (quote) put(w, "\"", 1);
 }
 
@@ -519,7 +596,9 @@ static void put_value(struct out *w, const etl_field *f, enum style st, int quot
             if (!exact) {
                 puts_(w, "{\"name\":\"");
                 map_put(w, f->map, u, &exact);
-                putf(w, "\",\"value\":%" PRIu64 "}", u);
+                put(w, "\",\"value\":", 10);
+                put_u64(w, u);
+                put(w, "}", 1);
                 return;
             }
         }
@@ -616,17 +695,17 @@ static void put_value(struct out *w, const etl_field *f, enum style st, int quot
     if (f->in_type == ETL_IN_POINTER || f->in_type == ETL_IN_HEXINT32 || f->in_type == ETL_IN_HEXINT64 ||
         hex_out(f->out_type)) {
         if (q && st == JSON) put(w, "\"", 1);
-        putf(w, "0x%" PRIx64, u);
+        put_hex(w, u);
         if (q && st == JSON) put(w, "\"", 1);
         return;
     }
     if (is_signed(f->in_type) && f->out_type != ETL_OUT_UNSIGNED_BYTE && f->out_type != ETL_OUT_UNSIGNED_SHORT &&
         f->out_type != ETL_OUT_UNSIGNED_INT && f->out_type != ETL_OUT_UNSIGNED_LONG) {
         etl_field_int(f, &i);
-        putf(w, "%" PRId64, i);
+        put_i64(w, i);
         return;
     }
-    putf(w, "%" PRIu64, u);
+    put_u64(w, u);
 }
 
 size_t etl_field_format(const etl_field *f, char *out, size_t size)
