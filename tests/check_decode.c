@@ -9,6 +9,7 @@
 #include "etl.h"
 #include "reader/reader.h"
 #include "testutil.h"
+#include "baseline.h"
 
 /* ---------------------------------------------------------------- building schemas and events */
 
@@ -610,6 +611,107 @@ START_TEST(tracelogging_samples_decode_whole)
 }
 END_TEST
 
+/* TraceEvent's listing of perfview_primitive-types.etl (testdata/baselines): each listed
+   TraceLogging event found (time in ms since the trace's start, pid, tid, name) and each listed
+   field equal; the COUNT lines as many as the trace has. */
+START_TEST(primitive_types_baseline)
+{
+    size_t size;
+    char *listing = (char *)test_read_file(testdata_path("baselines/perfview_primitive-types.baseline.txt"), &size);
+    char *line, *save = NULL;
+    unsigned listed = 0, fields = 0, counts = 0;
+    etl_reader *r;
+    etl_decoder *d;
+
+    ck_assert_ptr_nonnull(listing);
+    listing = realloc(listing, size + 1);
+    listing[size] = '\0';
+    ck_assert_int_eq(etl_decoder_open(&d, &(etl_decoder_options){ .flags = ETL_DECODER_NO_DEFAULTS }), ETL_OK);
+    for (line = strtok_r(listing, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char name[128], *p, *tok, *tsave = NULL, *colon;
+        uint32_t pid = 0, tid = 0, datalen = 0;
+        double ms;
+        etl_event ev;
+        etl_decoded_event e;
+        int found = 0, rc;
+        int64_t t0 = 0;
+
+        ck_assert_int_eq(etl_reader_open_path(&r, testdata_path("samples/perfview_primitive-types.etl"), NULL), ETL_OK);
+        t0 = etl_clock_time_ns(&etl_reader_info(r)->clock, etl_reader_info(r)->clock.start_timestamp);
+        if (strncmp(line, "COUNT ", 6) == 0) {
+            long want = atol(strrchr(line, ':') + 1), have = 0;
+            *strrchr(line, ':') = '\0';
+            while (etl_reader_next(r, &ev) == ETL_OK) {
+                rc = etl_decoder_decode(d, &ev, &e);
+                if (rc == 1 && strcmp(e.event_name, line + 6) == 0) have++;
+                else if (strcmp(line + 6, "Windows Kernel/EventTrace") == 0 && ev.kind == ETL_KIND_SYSTEM && ev.opcode == 0) have++;
+            }
+            ck_assert_msg(have == want, "%s: %ld, listed %ld", line + 6, have, want);
+            counts++;
+            etl_reader_close(r);
+            continue;
+        }
+        ck_assert(strncmp(line, "EVENT ", 6) == 0);
+        colon = strchr(line + 6, ':');
+        {
+            char t[32];
+            size_t k = 0;
+            for (p = line + 6; p < colon && k < sizeof t - 1; p++)
+                if (*p != ',') t[k++] = *p;
+            t[k] = '\0';
+            ms = atof(t);
+        }
+        p = colon + 2;
+        snprintf(name, sizeof name, "%.*s", (int)(strstr(p, " PID=") - p), p);
+        p = strstr(p, " PID=") + 1;
+        for (tok = strtok_r(p, ";", &tsave); tok; tok = strtok_r(NULL, ";", &tsave)) {
+            while (*tok == ' ') tok++;
+            if (strncmp(tok, "PID=", 4) == 0) pid = (uint32_t)atol(tok + 4);
+            else if (strncmp(tok, "TID=", 4) == 0) tid = (uint32_t)atol(tok + 4);
+            else if (strncmp(tok, "DataLen=", 8) == 0) {
+                datalen = (uint32_t)atol(tok + 8);
+                break;
+            }
+        }
+        if (strcmp(name, "Windows Kernel/EventTrace") == 0) { /* the header: check_kclasses' */
+            etl_reader_close(r);
+            continue;
+        }
+        listed++;
+        while (!found && etl_reader_next(r, &ev) == ETL_OK) {
+            double at = (double)(etl_reader_time_ns(r, ev.timestamp) - t0) / 1e6;
+            if (ev.kind != ETL_KIND_EVENT || ev.pid != pid || ev.tid != tid || at < ms - 0.0006 || at > ms + 0.0006) continue;
+            rc = etl_decoder_decode(d, &ev, &e);
+            ck_assert_int_eq(rc, 1);
+            ck_assert_str_eq(e.event_name, name);
+            ck_assert_uint_eq(ev.payload_len, datalen);
+            found = 1;
+            for (tok = strtok_r(NULL, ";", &tsave); tok; tok = strtok_r(NULL, ";", &tsave)) {
+                char *eq, why[512];
+                const etl_field *f = NULL;
+                while (*tok == ' ') tok++;
+                if (!*tok) continue;
+                eq = strchr(tok, '=');
+                ck_assert_ptr_nonnull(eq);
+                *eq = '\0';
+                for (uint32_t i = 0; i < e.field_count; i++)
+                    if (e.fields[i].depth == 0 && strcmp(e.fields[i].name, tok) == 0) f = &e.fields[i];
+                ck_assert_msg(f != NULL, "%s at %.3f ms: no field %s", name, ms, tok);
+                ck_assert_msg(baseline_field_equal(f, eq + 1, why, sizeof why), "%s at %.3f ms: %s", name, ms, why);
+                fields++;
+            }
+        }
+        ck_assert_msg(found, "not found: %s at %.3f ms, pid %u tid %u", name, ms, pid, tid);
+        etl_reader_close(r);
+    }
+    ck_assert_uint_eq(listed, 5);
+    ck_assert_uint_eq(fields, 5 * 12);
+    ck_assert_uint_eq(counts, 2);
+    etl_decoder_close(d);
+    free(listing);
+}
+END_TEST
+
 static Suite *decode_suite(void)
 {
     Suite *s = suite_create("decode");
@@ -630,6 +732,7 @@ static Suite *decode_suite(void)
     tcase_add_test(tl, tracelogging_malformed_metadata);
     tcase_add_test(dec, versions_fall_back_and_providers_replace);
     tcase_add_test(dec, tracelogging_samples_decode_whole);
+    tcase_add_test(dec, primitive_types_baseline);
     suite_add_tcase(s, walk_tc);
     suite_add_tcase(s, values);
     suite_add_tcase(s, tl);

@@ -10,6 +10,7 @@
 #include "check_run.h"
 #include "reader/reader.h"
 #include "testutil.h"
+#include "baseline.h"
 
 #define DIAGHUB "samples/perfview_diaghub.kernel.1.etl"
 #define SELFDESC "samples/perfview_SelfDescribingSingleEvent.etl"
@@ -553,26 +554,16 @@ static const char *const baselines[][2] = {
       "LogFileName=C:\\primitive-types_0...; UtcOffsetMinutes=-120; " },
 };
 
-/* A number as TraceEvent prints it ("65,536", "-120"), up to what follows it. */
+/* A listed number, up to what follows it, as a signed value. */
 static int64_t te_number(const char *s)
 {
-    int64_t v = 0;
-    int neg = *s == '-';
-    for (s += neg; (*s >= '0' && *s <= '9') || *s == ','; s++)
-        if (*s != ',') v = v * 10 + (*s - '0');
-    return neg ? -v : v;
-}
+    char digits[64];
+    size_t n = strspn(s, "-0123456789,");
+    uint64_t v = 0;
 
-/* A FILETIME as TraceEvent prints it, "yy/MM/dd HH:mm:ss.ff" in the listing machine's local time:
-   UTC, as both listings show (their EndTime, BootTime and StartTime are the header's UTC values,
-   whatever the trace's own time zone). */
-static void te_time(uint64_t filetime, char *out, size_t size)
-{
-    int64_t ns = etl_time_from_filetime((int64_t)filetime);
-    char iso[40];
-    etl_time_format(ns, iso, sizeof iso); /* 2023-03-14T00:46:50.703...Z */
-    snprintf(out, size, "%.2s/%.2s/%.2s %.2s:%.2s:%.2s.%.2s", iso + 2, iso + 5, iso + 8, iso + 11, iso + 14, iso + 17,
-             iso + 20);
+    snprintf(digits, sizeof digits, "%.*s", (int)n, s);
+    ck_assert_msg(baseline_number(digits, &v), "not a number: %s", s);
+    return (int64_t)v;
 }
 
 START_TEST(header_as_traceevent_lists_it)
@@ -605,7 +596,7 @@ START_TEST(header_as_traceevent_lists_it)
             }
             x = field_of(&f.de, name);
             if (x->in_type == ETL_IN_FILETIME) {
-                te_time(etl_le64(x->data), ours, sizeof ours);
+                baseline_time(etl_le64(x->data), ours, sizeof ours);
                 ck_assert_msg(vl == 23 && strncmp(value, ours, 20) == 0, "%s: %s = %s, TraceEvent %s", baselines[b][0],
                               name, ours, value);
             } else if (x->in_type == ETL_IN_UNICODE_STRING) {

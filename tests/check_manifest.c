@@ -12,6 +12,7 @@
 #include "check_run.h"
 #include "reader/reader.h"
 #include "testutil.h"
+#include "baseline.h"
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -1399,43 +1400,6 @@ static void free_sample(struct stored *v, long n)
     free(v);
 }
 
-/* TraceEvent's number: thousands separators, a sign, or 0x hex. 1 when s is one. */
-static int te_number(const char *s, uint64_t *out)
-{
-    char digits[64];
-    size_t k = 0;
-    int neg = 0;
-    char *end;
-
-    if (strncmp(s, "0x", 2) == 0) {
-        *out = strtoull(s + 2, &end, 16);
-        return *end == '\0' && end != s + 2;
-    }
-    if (*s == '-') {
-        neg = 1;
-        s++;
-    }
-    for (; *s && k < sizeof digits - 1; s++) {
-        if (*s == ',') continue;
-        if (*s < '0' || *s > '9') return 0;
-        digits[k++] = *s;
-    }
-    if (!k || *s) return 0;
-    digits[k] = '\0';
-    *out = strtoull(digits, NULL, 10);
-    if (neg) *out = (uint64_t)0 - *out;
-    return 1;
-}
-
-/* TraceEvent cuts text longer than 20 characters to 20 and adds "...". */
-static int te_text_equal(const char *ours, const char *listed)
-{
-    size_t n = strlen(listed);
-
-    if (n > 3 && strcmp(listed + n - 3, "...") == 0) return strlen(ours) > 20 && strncmp(ours, listed, n - 3) == 0;
-    return strcmp(ours, listed) == 0;
-}
-
 /* Fields TraceEvent computes for an event, that no manifest has. */
 static const struct { const char *event, *field; } te_computed[] = {
     { "GC/HeapStats", "TotalHeapSize" }, { "GC/HeapStats", "TotalPromoted" }, { "GC/HeapStats", "Depth" },
@@ -1472,45 +1436,19 @@ static int listed_in(const char *event, const char *fieldname, const void *table
 static void compare_field(const char *event, const etl_field *f, const char *fname, const char *listed, char *why,
                           size_t size)
 {
-    char ours[1024];
-    uint64_t v, want;
+    uint64_t v;
 
-    why[0] = '\0';
-    if (etl_field_uint(f, &v) == ETL_OK) {
-        unsigned bits = f->size * 8;
-        uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
-        if (te_number(listed, &want)) {
-            /* TraceEvent prints unsigned integers as signed ones: equal modulo 2^bits */
-            if ((v & mask) != (want & mask))
-                snprintf(why, size, "%s: %s = %" PRIu64 ", listed %s", event, fname, v, listed);
-            return;
-        }
-        if (f->map) {
-            int exact = 0;
-            char *s;
-            etl_map_format(f->map, v, ours, sizeof ours, &exact);
-            for (s = ours; (s = strchr(s, '|')); s++) { /* TraceEvent joins bit names with ", " */
-                memmove(s + 2, s + 1, strlen(s + 1) + 1);
-                s[0] = ',';
-                s[1] = ' ';
-            }
-            if (exact) {
-                if (!te_text_equal(ours, listed)) snprintf(why, size, "%s: %s = %s, listed %s", event, fname, ours, listed);
+    if (baseline_field_equal(f, listed, why, size)) return;
+    /* names TraceEvent's own enums give a value the manifest's map does not name */
+    if (f->map && etl_field_uint(f, &v) == ETL_OK) {
+        for (size_t i = 0; i < sizeof map_lacks / sizeof *map_lacks; i++) {
+            if (strcmp(map_lacks[i].event, event) == 0 && strcmp(map_lacks[i].field, fname) == 0 &&
+                map_lacks[i].value == v && strcmp(map_lacks[i].name, listed) == 0) {
+                why[0] = '\0';
                 return;
             }
-            for (size_t i = 0; i < sizeof map_lacks / sizeof *map_lacks; i++) {
-                if (strcmp(map_lacks[i].event, event) == 0 && strcmp(map_lacks[i].field, fname) == 0 &&
-                    map_lacks[i].value == v && strcmp(map_lacks[i].name, listed) == 0)
-                    return;
-            }
-            snprintf(why, size, "%s: %s = %" PRIu64 " (%s), listed %s", event, fname, v, ours, listed);
-            return;
         }
-        snprintf(why, size, "%s: %s = %" PRIu64 ", listed %s (not a number)", event, fname, v, listed);
-        return;
     }
-    etl_field_format(f, ours, sizeof ours);
-    if (!te_text_equal(ours, listed)) snprintf(why, size, "%s: %s = \"%s\", listed \"%s\"", event, fname, ours, listed);
 }
 
 /* ../shared/baselines' listing of perfview_gcevents_PerfViewData.etl, against the sample decoded
