@@ -52,12 +52,17 @@ uint32_t etl_record_encode_event(uint8_t *dst, uint32_t cap, int64_t ts, uint32_
 {
     uint32_t ext = 0, size;
     int has_related = x && x->related_activity_id, has_stack = x && x->stack && x->stack_frames;
+    int has_items = x && x->ext_items && x->ext_items_size;
     uint8_t *p;
 
     if (has_related) ext += ext_item_size(16);
     if (has_stack) {
         if (x->stack_frames > (ETL_MAX_RECORD_SIZE - 8) / 8) return 0;
         ext += ext_item_size(8 + 8 * x->stack_frames);
+    }
+    if (has_items) {
+        if (x->ext_items_size > ETL_MAX_RECORD_SIZE || x->ext_items_size % 8) return 0;
+        ext += x->ext_items_size;
     }
     size = ETL_EVENT_HEADER_SIZE + ext + data_size(data, ndata);
     if (size > ETL_MAX_RECORD_SIZE) return 0;
@@ -82,15 +87,19 @@ uint32_t etl_record_encode_event(uint8_t *dst, uint32_t cap, int64_t ts, uint32_
     }
     p = dst + ETL_EVENT_HEADER_SIZE;
     if (has_related) {
-        etl_guid_write(put_ext_item(p, ETL_EXT_RELATED_ACTIVITYID, 16, has_stack), x->related_activity_id);
+        etl_guid_write(put_ext_item(p, ETL_EXT_RELATED_ACTIVITYID, 16, has_stack || has_items), x->related_activity_id);
         p += ext_item_size(16);
     }
     if (has_stack) {
         uint16_t n = (uint16_t)(8 + 8 * x->stack_frames);
-        uint8_t *q = put_ext_item(p, ETL_EXT_STACK_TRACE64, n, 0);
+        uint8_t *q = put_ext_item(p, ETL_EXT_STACK_TRACE64, n, has_items);
         etl_put64(q, x->stack_match_id);
         for (unsigned i = 0; i < x->stack_frames; i++) etl_put64(q + 8 + 8 * i, x->stack[i]);
         p += ext_item_size(n);
+    }
+    if (has_items) { /* whole words: see etl_put64 */
+        for (uint32_t i = 0; i + 8 <= x->ext_items_size; i += 8) etl_put64(p + i, etl_le64(x->ext_items + i));
+        p += x->ext_items_size;
     }
     put_data(p, data, ndata, ETL_EVENT_HEADER_SIZE + ext);
     return size;
