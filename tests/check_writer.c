@@ -678,7 +678,7 @@ END_TEST
    every item but the last says another follows; their size must be a multiple of 8. */
 START_TEST(encoder_ready_made_items)
 {
-    uint8_t rec[1024], items[128], traits[64], meta[64];
+    uint8_t rec[1024], rec2[1024], items[128], traits[64], meta[64];
     uint64_t stack[2] = { 0x1000, 0x2000 };
     etl_guid rel = { 5, 6, 7, { 8 } };
     const etl_tlg_field f[2] = { { "A", ETL_TLG_UINT16, 0, 0, 0 }, { "B", ETL_TLG_UTF8, ETL_TLG_FIXED, 0, 2 } };
@@ -730,15 +730,21 @@ START_TEST(encoder_ready_made_items)
     ck_assert_uint_eq(item.size, ms);
     ck_assert_mem_eq(item.data, want_meta, ms);
     ck_assert_uint_eq(ev.payload_len, 6);
-    /* Alone, too. */
+    /* Alone, too; and the TraceLogging write path's encoder writes the same bytes. */
     x.related_activity_id = NULL;
     x.stack = NULL;
+    memset(rec, 0xAB, sizeof rec);
+    memset(rec2, 0xCD, sizeof rec2);
     ck_assert_uint_eq(etl_record_encode_event(rec, sizeof rec, 1, 2, 3, &prov, &d, &x, &data, 1), 0x50 + n + 6);
+    ck_assert_uint_eq(etl_record_encode_event_items(rec2, sizeof rec2, 1, 2, 3, &prov, &d, items, n, &data, 1),
+                      0x50 + n + 6);
+    ck_assert_mem_eq(rec, rec2, ETL_RECORD_SPACE(0x50 + n + 6));
     ck_assert_int_eq(etl_record_decode(NULL, rec, sizeof rec, &ev, &step, &why), ETL_RECORD_OK);
     ck_assert_uint_eq(ev.ext_count, 2);
     /* Not whole words: no record. */
     x.ext_items_size = n - 4;
     ck_assert_uint_eq(etl_record_encode_event(rec, sizeof rec, 1, 2, 3, &prov, &d, &x, &data, 1), 0);
+    ck_assert_uint_eq(etl_record_encode_event_items(rec2, sizeof rec2, 1, 2, 3, &prov, &d, items, n - 4, &data, 1), 0);
 }
 END_TEST
 

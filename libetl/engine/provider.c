@@ -446,6 +446,11 @@ static inline __attribute__((always_inline)) int write_sessions(etl_provider *p,
         const struct enable *e = &set->e[i];
         int want_stack = (flags & ETL_WRITE_STACK) || (e->properties & ETL_ENABLE_STACK_TRACE);
         if (!etl_enable_passes(e->level, e->any, e->all, d->level, d->keywords)) continue;
+        if (tlg && !want_stack && !lbr) { /* a TraceLogging event and nothing more */
+            if (etl_session_write_event_items(e->s, &p->guid, d, tlg->ext, tlg->ext_size, data, ndata) != ETL_OK)
+                rc = ETL_FAILED;
+            continue;
+        }
         if (want_stack || lbr || tlg) {
             if (!extras) { /* the same for every session but the stack and timestamp below */
                 memset(&x, 0, sizeof x);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "format/format.h"
+#include "writer/writer.h"
 
 static uint32_t data_size(const etl_data *data, unsigned ndata)
 {
@@ -46,6 +47,43 @@ static uint8_t *put_ext_item(uint8_t *p, uint16_t type, uint16_t size, int more)
     return p + 8;
 }
 
+/* The EVENT_HEADER as ten whole words (a staged record is copied right after: see etl_put64). */
+static inline void put_event_header(uint8_t *dst, uint32_t size, int ext, int64_t ts, uint32_t pid, uint32_t tid,
+                                    const etl_guid *provider, const etl_event_descriptor *d, const etl_guid *activity)
+{
+    etl_put64(dst, (uint64_t)(uint16_t)size | (uint64_t)ETL_HT_EVENT64 << 16 | (uint64_t)0xC0 << 24 |
+                       (uint64_t)(ext ? ETL_EVENT_HEADER_FLAG_EXTENDED_INFO : 0) << 32);
+    etl_put64(dst + 8, (uint64_t)tid | (uint64_t)pid << 32);
+    etl_put64(dst + 16, (uint64_t)ts);
+    put_guid(dst + 0x18, provider);
+    etl_put64(dst + 0x28, (uint64_t)d->id | (uint64_t)d->version << 16 | (uint64_t)d->channel << 24 |
+                              (uint64_t)d->level << 32 | (uint64_t)d->opcode << 40 | (uint64_t)d->task << 48);
+    etl_put64(dst + 0x30, d->keywords);
+    etl_put64(dst + 0x38, 0); /* ProcessorTime */
+    if (activity) {
+        put_guid(dst + 0x40, activity);
+    } else {
+        etl_put64(dst + 0x40, 0);
+        etl_put64(dst + 0x48, 0);
+    }
+}
+
+uint32_t etl_record_encode_event_items(uint8_t *dst, uint32_t cap, int64_t ts, uint32_t pid, uint32_t tid,
+                                       const etl_guid *provider, const etl_event_descriptor *d, const uint8_t *items,
+                                       uint32_t items_size, const etl_data *data, unsigned ndata)
+{
+    uint32_t size;
+
+    if (items_size > ETL_MAX_RECORD_SIZE || items_size % 8) return 0;
+    size = ETL_EVENT_HEADER_SIZE + items_size + data_size(data, ndata);
+    if (size > ETL_MAX_RECORD_SIZE) return 0;
+    if (!dst || cap < ETL_RECORD_SPACE(size)) return size;
+    put_event_header(dst, size, items_size != 0, ts, pid, tid, provider, d, NULL);
+    memcpy(dst + ETL_EVENT_HEADER_SIZE, items, items_size);
+    put_data(dst + ETL_EVENT_HEADER_SIZE + items_size, data, ndata, ETL_EVENT_HEADER_SIZE + items_size);
+    return size;
+}
+
 uint32_t etl_record_encode_event(uint8_t *dst, uint32_t cap, int64_t ts, uint32_t pid, uint32_t tid,
                                  const etl_guid *provider, const etl_event_descriptor *d,
                                  const etl_event_extras *x, const etl_data *data, unsigned ndata)
@@ -69,22 +107,7 @@ uint32_t etl_record_encode_event(uint8_t *dst, uint32_t cap, int64_t ts, uint32_
     if (!dst || cap < ETL_RECORD_SPACE(size)) return size;
     if (x && x->timestamp) ts = x->timestamp;
 
-    /* The header as ten whole words (a staged record is copied right after: see etl_put64). */
-    etl_put64(dst, (uint64_t)(uint16_t)size | (uint64_t)ETL_HT_EVENT64 << 16 | (uint64_t)0xC0 << 24 |
-                       (uint64_t)(ext ? ETL_EVENT_HEADER_FLAG_EXTENDED_INFO : 0) << 32);
-    etl_put64(dst + 8, (uint64_t)tid | (uint64_t)pid << 32);
-    etl_put64(dst + 16, (uint64_t)ts);
-    put_guid(dst + 0x18, provider);
-    etl_put64(dst + 0x28, (uint64_t)d->id | (uint64_t)d->version << 16 | (uint64_t)d->channel << 24 |
-                              (uint64_t)d->level << 32 | (uint64_t)d->opcode << 40 | (uint64_t)d->task << 48);
-    etl_put64(dst + 0x30, d->keywords);
-    etl_put64(dst + 0x38, 0); /* ProcessorTime */
-    if (x && x->activity_id) {
-        put_guid(dst + 0x40, x->activity_id);
-    } else {
-        etl_put64(dst + 0x40, 0);
-        etl_put64(dst + 0x48, 0);
-    }
+    put_event_header(dst, size, ext != 0, ts, pid, tid, provider, d, x ? x->activity_id : NULL);
     p = dst + ETL_EVENT_HEADER_SIZE;
     if (has_related) {
         etl_guid_write(put_ext_item(p, ETL_EXT_RELATED_ACTIVITYID, 16, has_stack || has_items), x->related_activity_id);
@@ -97,8 +120,8 @@ uint32_t etl_record_encode_event(uint8_t *dst, uint32_t cap, int64_t ts, uint32_
         for (unsigned i = 0; i < x->stack_frames; i++) etl_put64(q + 8 + 8 * i, x->stack[i]);
         p += ext_item_size(n);
     }
-    if (has_items) { /* whole words: see etl_put64 */
-        for (uint32_t i = 0; i + 8 <= x->ext_items_size; i += 8) etl_put64(p + i, etl_le64(x->ext_items + i));
+    if (has_items) {
+        memcpy(p, x->ext_items, x->ext_items_size);
         p += x->ext_items_size;
     }
     put_data(p, data, ndata, ETL_EVENT_HEADER_SIZE + ext);

@@ -39,6 +39,13 @@ uint32_t etl_header_buffer_build(const etl_writer_options *o, const char *file_n
 void etl_buffer_header_fill(uint8_t *b, uint32_t buffer_size, uint32_t used, uint16_t cpu, int64_t ts,
                             int64_t sequence, uint16_t logger_id, int marker);
 
+/* etl_record_encode_event for an event whose only extended items are ready-made (items_size
+   bytes, a multiple of 8; a TraceLogging event's): the same record as with etl_event_extras
+   holding just those, with fewer tests on the way (the TraceLogging write path's). */
+uint32_t etl_record_encode_event_items(uint8_t *dst, uint32_t cap, int64_t ts, uint32_t pid, uint32_t tid,
+                                       const etl_guid *provider, const etl_event_descriptor *d, const uint8_t *items,
+                                       uint32_t items_size, const etl_data *data, unsigned ndata);
+
 /* ---- TraceLogging's metadata (tracelogging.c; doc/format.md section 4.11) ---- */
 
 #define ETL_TLG_MAX_PROVIDER_NAME 255  /* bytes of a provider's name (what readers take) */
