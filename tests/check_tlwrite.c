@@ -3,12 +3,16 @@
 #define _GNU_SOURCE /* syscall */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "check_run.h"
 #include "etl.h"
@@ -1077,6 +1081,121 @@ START_TEST(threads_write_one_event)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ etldemo */
+
+struct demo_seen {
+    unsigned size;           /* etldemo's --size */
+    unsigned events, bad;
+    char why[256];
+};
+
+/* etldemo's events: Info, Verbose, Warning, Error by sequence number modulo 4, with their ids,
+   levels and keywords, and the fields Sequence, Thread and (from 9 bytes on) Text. */
+static void check_demo(unsigned k, const etl_event *ev, const etl_decoded_event *de, void *arg)
+{
+    static const char *const names[4] = { "etldemo/Info", "etldemo/Verbose", "etldemo/Warning", "etldemo/Error" };
+    static const uint8_t levels[4] = { 4, 5, 3, 2 };
+    struct demo_seen *s = arg;
+    uint64_t seq, thread;
+    etl_string text;
+
+    (void)k;
+    s->events++;
+    if (de->field_count != (s->size > 8 ? 3u : 2u) || strcmp(de->fields[0].name, "Sequence") != 0 ||
+        strcmp(de->fields[1].name, "Thread") != 0 || etl_field_uint(&de->fields[0], &seq) != ETL_OK ||
+        etl_field_uint(&de->fields[1], &thread) != ETL_OK) {
+        s->bad++;
+        snprintf(s->why, sizeof s->why, "event %u: %s", k, json_of(de));
+        return;
+    }
+    if (strcmp(de->event_name, names[seq % 4]) != 0 || ev->id != seq % 4 + 1 || ev->level != levels[seq % 4] ||
+        ev->keywords != 1ull << (seq % 4) || thread > 1) {
+        s->bad++;
+        snprintf(s->why, sizeof s->why, "event %u: %s id %u level %u", k, de->event_name, ev->id, ev->level);
+        return;
+    }
+    if (s->size > 8) {
+        char want[128];
+        for (unsigned i = 0; i < s->size - 9; i++) want[i] = "etldemo "[i % 8];
+        want[s->size - 9] = '\0';
+        if (strcmp(de->fields[2].name, "Text") != 0 || de->fields[2].out_type != ETL_OUT_UTF8 ||
+            etl_field_string(&de->fields[2], &text) != ETL_OK || text.size != s->size - 9 ||
+            memcmp(text.data, want, text.size) != 0) {
+            s->bad++;
+            snprintf(s->why, sizeof s->why, "event %u: %s", k, json_of(de));
+        }
+    }
+}
+
+/* etldemo, run as a provider process beside a shared session of this test, writes TraceLogging
+   events that the decoder reads with no manifest. */
+static void demo_run(unsigned size)
+{
+    static const etl_guid demo = { 0x458d4a63, 0x7cc9, 0x5239, { 0x62, 0xc4, 0xf8, 0xae, 0xbb, 0xe5, 0x97, 0xac } };
+    const char *etldemo = getenv("ETLDEMO");
+    etl_session_properties prop = { .logger_name = "TlDemo", .buffer_size_kb = 64, .engine_flags = ETL_ENGINE_SHARED };
+    etl_session_name *name = NULL;
+    etl_session *s = NULL;
+    etl_decoder_options o = { .flags = ETL_DECODER_NO_DEFAULTS };
+    etl_decoder *dec = NULL;
+    etl_reader *r = NULL;
+    etl_event ev;
+    struct demo_seen seen = { size, 0, 0, "" };
+    char err[512], sz[16];
+    int status;
+    pid_t child;
+
+    ck_assert_msg(etldemo != NULL, "ETLDEMO must name the etldemo binary");
+    prop.log_file_name = test_dir_path("demo.etl");
+    ck_assert_msg(etl_session_name_claim(&name, "TlDemo", NULL, err, sizeof err) == ETL_OK, "claim: %s", err);
+    ck_assert_msg(etl_session_start(&s, &prop) == ETL_OK, "start: %s", etl_session_error(s));
+    ck_assert_int_eq(etl_session_enable_provider(s, &demo, 0, 0, 0), ETL_OK);
+    snprintf(sz, sizeof sz, "%u", size);
+    child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0) dup2(null, 1);
+        execl(etldemo, "etldemo", "--threads", "2", "--events", "40", "--size", sz, (char *)NULL);
+        _exit(127);
+    }
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "etldemo: status %d", status);
+    ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    etl_session_close(s);
+    etl_session_name_release(name);
+
+    ck_assert_int_eq(etl_reader_open_path(&r, test_dir_path("demo.etl"), NULL), ETL_OK);
+    ck_assert_int_eq(etl_decoder_open(&dec, &o), ETL_OK);
+    while (etl_reader_next(r, &ev) == ETL_OK) {
+        etl_decoded_event de;
+        if (ev.kind != ETL_KIND_EVENT || !etl_guid_equal(&ev.provider, &demo)) continue;
+        ck_assert_msg(etl_decoder_decode(dec, &ev, &de) == 1, "%s", etl_decoder_error(dec));
+        ck_assert_int_eq(de.source, ETL_SCHEMA_TRACELOGGING);
+        ck_assert_str_eq(de.provider_name, "etldemo");
+        ck_assert_uint_eq(ev.payload_len, size);
+        check_demo(seen.events, &ev, &de, &seen);
+    }
+    etl_decoder_close(dec);
+    etl_reader_close(r);
+    ck_assert_uint_eq(seen.events, 80);
+    ck_assert_msg(seen.bad == 0, "%u events not as etldemo writes them; %s", seen.bad, seen.why);
+}
+
+START_TEST(etldemo_writes_tracelogging)
+{
+    char run[512];
+
+    test_dir_create();
+    snprintf(run, sizeof run, "%s", test_dir_path("run"));
+    ck_assert_int_eq(mkdir(run, 0700), 0);
+    setenv("ETL_RUNTIME_DIR", run, 1);
+    demo_run(8);
+    demo_run(30);
+    test_dir_remove();
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("tlwrite");
@@ -1094,6 +1213,7 @@ int main(void)
     tcase_add_test(tc, provider_group_trait);
     tcase_add_test(tc, with_stack_and_lbr);
     tcase_add_test(tc, threads_write_one_event);
+    tcase_add_test(tc, etldemo_writes_tracelogging);
     suite_add_tcase(s, tc);
     return check_run(s);
 }
