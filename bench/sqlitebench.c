@@ -197,7 +197,7 @@ static int build_trace(const char *path, uint64_t target, int user_mix, uint64_t
         else {
             etl_event_descriptor desc = { (uint16_t)(1 + (r >> 56) % 20), 1, 0, 4, 0, 0, 0x10 };
             uint64_t stack[16];
-            etl_event_extras x = { NULL, NULL, stack, 4 + (unsigned)((r >> 48) % 13), 0, 0 };
+            etl_event_extras x = { NULL, NULL, stack, 4 + (unsigned)((r >> 48) % 13), 0, 0, NULL, 0 };
             uint32_t which = (uint32_t)((r >> 20) % 5000);
             for (unsigned k = 0; k < 16; k++)
                 stack[k] = image_base((which + k) % NIMAGE) + ((which * 2654435761u + k * 0x40) & 0xFFFF0);

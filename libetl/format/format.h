@@ -232,15 +232,7 @@ extern const etl_guid etl_guid_event_trace; /* 68fdd900-4a3e-11d1-84f4-0000f8046
 #define ETL_TLG_IN_POINTER_UNSUPPORTED 16 /* written by old compilers for pointers: the event's size */
 #define ETL_TLG_OUT_TYPE_MASK      0x7F /* out type byte: the type, or a struct's member count */
 #define ETL_TLG_OUT_CHAIN          0x80 /*   a field tag follows (up to 4 chained bytes) */
-enum etl_tlg_out {
-    ETL_TLG_OUT_NULL = 0, ETL_TLG_OUT_NOPRINT = 1, ETL_TLG_OUT_STRING = 2, ETL_TLG_OUT_BOOLEAN = 3,
-    ETL_TLG_OUT_HEX = 4, ETL_TLG_OUT_PID = 5, ETL_TLG_OUT_TID = 6, ETL_TLG_OUT_PORT = 7, ETL_TLG_OUT_IPV4 = 8,
-    ETL_TLG_OUT_IPV6 = 9, ETL_TLG_OUT_SOCKETADDRESS = 10, ETL_TLG_OUT_XML = 11, ETL_TLG_OUT_JSON = 12,
-    ETL_TLG_OUT_WIN32ERROR = 13, ETL_TLG_OUT_NTSTATUS = 14, ETL_TLG_OUT_HRESULT = 15, ETL_TLG_OUT_FILETIME = 16,
-    ETL_TLG_OUT_SIGNED = 17, ETL_TLG_OUT_UNSIGNED = 18, ETL_TLG_OUT_DATETIME_CULTURE_INSENSITIVE = 33,
-    ETL_TLG_OUT_UTF8 = 35, ETL_TLG_OUT_PKCS7_WITH_TYPE_INFO = 36, ETL_TLG_OUT_CODE_POINTER = 37,
-    ETL_TLG_OUT_DATETIME_UTC = 38
-};
+/* The out types (ETL_TLG_OUT_*) are public: enum etl_tlg_out, etl/provider.h. */
 #define ETL_TLG_TRAIT_PROVIDER_GROUP 1 /* a provider trait: the provider group's GUID */
 
 /* ---- Record decoding ---- */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* TraceLogging's self-describing events: the EVENT_SCHEMA_TL and PROV_TRAITS items read into a schema (doc/format.md section 18.3). */
+/* TraceLogging's self-describing events: the EVENT_SCHEMA_TL and PROV_TRAITS items read into a schema (doc/format.md sections 4.11 and 18.3). */
 #include <stdio.h>
 #include <string.h>
 
