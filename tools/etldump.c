@@ -229,7 +229,8 @@ static int dump_file(const char *path, int session, const struct options *o)
     return status;
 }
 
-int main(int argc, char **argv)
+/* main's work; manifests has room for every argument's --manifest. */
+static int etldump(int argc, char **argv, char **manifests)
 {
     static const struct option longopts[] = {
         { "format", required_argument, NULL, 'f' },  { "order", required_argument, NULL, 'o' },
@@ -242,14 +243,9 @@ int main(int argc, char **argv)
     };
     struct options o = { ETL_DUMP_TEXT, ETL_ORDER_TIME, 0, 0, 0, -1, NULL };
     const char *session = NULL;
-    char **manifests = calloc((size_t)argc, sizeof *manifests);
     unsigned nmanifests = 0;
     int c, status = 0;
 
-    if (!manifests) {
-        fputs("etldump: out of memory\n", stderr);
-        return EXIT_ERROR;
-    }
     while ((c = tool_getopt_long("etldump", argc, argv, "f:o:sNn:qhVS:m:", longopts, NULL)) != -1) {
         switch (c) {
         case 'f': {
@@ -302,7 +298,6 @@ int main(int argc, char **argv)
         return EXIT_ERROR;
     }
     if (!(o.dec = tool_decoder_open("etldump", manifests, nmanifests))) return EXIT_ERROR;
-    free(manifests);
     if (o.format == ETL_DUMP_CSV && !o.summary) etl_dump_csv_header(stdout);
     if (session) {
         /* Each event out as it comes; Ctrl-C ends the reading, not the session. */
@@ -319,5 +314,19 @@ int main(int argc, char **argv)
         fprintf(stderr, "etldump: write error: %s\n", strerror(errno));
         return EXIT_ERROR;
     }
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    char **manifests = calloc((size_t)argc, sizeof *manifests);
+    int status;
+
+    if (!manifests) {
+        fputs("etldump: out of memory\n", stderr);
+        return EXIT_ERROR;
+    }
+    status = etldump(argc, argv, manifests);
+    free(manifests);
     return status;
 }
