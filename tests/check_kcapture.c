@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Tests of kernel capture's pure parts: payloads round-tripping through etl_kernel_decode, the Linux-to-Windows mappings, flag names, refusals, the command line on an exec's stack. */
 #include <check.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -827,6 +828,134 @@ START_TEST(exec_command_line)
 }
 END_TEST
 
+/* ---- the readers' records handed over by hand, in an order the test chooses ---- */
+
+#if defined(__linux__) && defined(PERF_RECORD_MISC_COMM_EXEC)
+/* A kernel capture of two processors without perf events: what the readers would hand to its
+   record handlers is handed by the test (cpus[0] and [1] are the readers; their progress is
+   set by the test). */
+static struct etl_kcapture *fake_capture(etl_session *s, uint32_t flags)
+{
+    struct etl_kcapture *k = calloc(1, sizeof *k);
+
+    ck_assert_ptr_nonnull(k);
+    k->s = s;
+    k->flags = flags;
+    atomic_init(&k->stop, 0);
+    pthread_mutex_init(&k->plock, NULL);
+    pthread_mutex_init(&k->dlock, NULL);
+    ck_assert_int_eq(etl_kexec_init(k), 0);
+    k->ncpu = 2;
+    k->cpus = calloc(2, sizeof *k->cpus);
+    ck_assert_ptr_nonnull(k->cpus);
+    for (unsigned i = 0; i < 2; i++) {
+        struct kcpu *c = &k->cpus[i];
+        c->k = k;
+        c->cpu = (int)i;
+        c->page = 4096;
+        for (int e = 0; e < EV_COUNT; e++) c->fd[e] = -1;
+        atomic_store(&c->progress, INT64_MIN);
+        atomic_store(&c->stuck_at, INT64_MIN);
+        c->last_ts = INT64_MIN;
+    }
+    return k;
+}
+
+static void fake_capture_free(struct etl_kcapture *k)
+{
+    for (unsigned i = 0; i < k->ncpu; i++) {
+        free(k->cpus[i].exec_ring);
+        free(k->cpus[i].def);
+    }
+    free(k->cpus);
+    etl_kpcache_free(k);
+    etl_kexec_free(k);
+    etl_kdisk_free(k);
+    pthread_mutex_destroy(&k->plock);
+    pthread_mutex_destroy(&k->dlock);
+    free(k);
+}
+
+static void put32(uint8_t *p, uint32_t v) { for (unsigned i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+static void put64(uint8_t *p, uint64_t v) { for (unsigned i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+
+/* A perf record's header and its sample_id trailer (TID, TIME, CPU, IDENTIFIER). */
+static void perf_header(uint8_t *r, uint32_t type, uint16_t misc, uint16_t size)
+{
+    put32(r, type);
+    r[4] = (uint8_t)misc;
+    r[5] = (uint8_t)(misc >> 8);
+    r[6] = (uint8_t)size;
+    r[7] = (uint8_t)(size >> 8);
+}
+
+static void perf_trailer(uint8_t *r, uint16_t size, uint32_t pid, uint32_t tid, int64_t ts, uint32_t cpu)
+{
+    put32(r + size - 32, pid);
+    put32(r + size - 28, tid);
+    put64(r + size - 24, (uint64_t)ts);
+    put64(r + size - 16, cpu);
+    put64(r + size - 8, 0);
+}
+
+/* PERF_RECORD_COMM of an exec (pid's new comm); its size. */
+static uint16_t comm_exec_record(uint8_t *r, uint32_t pid, const char *comm, int64_t ts, uint32_t cpu)
+{
+    uint16_t size = 8 + 8 + 16 + 32;
+
+    memset(r, 0, size);
+    perf_header(r, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, size);
+    put32(r + 8, pid);
+    put32(r + 12, pid);
+    snprintf((char *)r + 16, 16, "%s", comm);
+    perf_trailer(r, size, pid, pid, ts, cpu);
+    return size;
+}
+
+/* An exec whose COMM record a reader finds while the reader of another processor, which holds
+   the process's fork, is behind. The COMM waits for it, however late its own reader got to it
+   (a loaded machine: the reader had no processor for 100 ms), while that reader gets on; it
+   goes once the other has handled what came before it, or when the other does not get on
+   (stuck: its processor held by something else), and then the next exec does not wait for it. */
+START_TEST(exec_waits_for_the_fork)
+{
+    struct etl_kcapture *k = fake_capture(NULL, ETL_KERNEL_PROCESS);
+    struct kcpu *fork_reader = &k->cpus[0], *reader = &k->cpus[1];
+    uint8_t r[128];
+    int64_t ts = etl_monoclock_exact() - 100000000, t0;
+    uint16_t n = comm_exec_record(r, 4242, "dd", ts, 1);
+    unsigned polls = 0;
+
+    k->exec_args = 0; /* no exec samples: the COMM waits for the others only */
+    atomic_store(&reader->progress, ts - 1);
+    atomic_store(&fork_reader->progress, ts - 5000000); /* the fork, 3 ms before, not handled yet */
+    ck_assert_msg(etl_kexec_wait(reader, r, n, 0) == 1, "the exec went before the fork another reader holds");
+    atomic_store(&fork_reader->progress, ts - 2000000); /* it gets on */
+    ck_assert_int_eq(etl_kexec_wait(reader, r, n, 0), 1);
+    atomic_store(&fork_reader->progress, ts);           /* past the exec: the fork is handled */
+    ck_assert_int_eq(etl_kexec_wait(reader, r, n, 0), 0);
+
+    /* A reader that does not get on: waited for while it might, then not. */
+    ts = etl_monoclock_exact() - 100000000;
+    n = comm_exec_record(r, 4243, "dd", ts, 1);
+    atomic_store(&fork_reader->progress, ts - 1000000);
+    t0 = etl_monoclock_exact();
+    while (etl_kexec_wait(reader, r, n, 0)) {
+        ck_assert_msg(etl_monoclock_exact() - t0 < 5000000000, "an exec waits forever for a reader that is stuck");
+        nanosleep(&(struct timespec){ 0, 20000000 }, NULL); /* a reader's poll */
+        polls++;
+    }
+    ck_assert_int_ge(etl_monoclock_exact() - t0, 400000000);
+    ck_assert_uint_gt(polls, 10);
+    ck_assert_int_eq(atomic_load(&fork_reader->stuck_at), ts - 1000000);
+    n = comm_exec_record(r, 4244, "dd", ts + 1000, 1);
+    ck_assert_int_eq(etl_kexec_wait(reader, r, n, 0), 0); /* the stuck one is not waited for again */
+    fake_capture_free(k);
+}
+END_TEST
+
+#endif
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("kcapture");
@@ -852,6 +981,9 @@ static Suite *suite(void)
     tcase_add_test(tc, disk_io_v3);
     tcase_add_test(tc, syscall_v2);
     tcase_add_test(tc, io_mappings);
+#if defined(__linux__) && defined(PERF_RECORD_MISC_COMM_EXEC)
+    tcase_add_test(tc, exec_waits_for_the_fork);
+#endif
     suite_add_tcase(s, tc);
     tc = tcase_create("files");
     tcase_add_checked_fixture(tc, make_dir, remove_dir);

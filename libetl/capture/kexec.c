@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Kernel capture's execs: each exec's command line, from the new program's stack as perf dumps it at sched:sched_process_exec, else from /proc read at once by a thread of its own, kept for the exec's COMM record, which waits for it. */
+/* Kernel capture's execs: each exec's command line, from the new program's stack as perf dumps it at sched:sched_process_exec, else from /proc read at once by a thread of its own, kept for the exec's COMM record, which waits for it and for the other processors' readers. */
 #define _GNU_SOURCE
 #include <poll.h>
 #include <pthread.h>
@@ -69,11 +69,60 @@ void etl_kproc_cmdline(uint32_t pid, char *out, size_t size)
     while (n > 0 && out[n - 1] == ' ') out[--n] = '\0';
 }
 
+/* ------------------------------------------------------------------ the other readers */
+
+/* How long a reader waits for another that does not get on, and at most. */
+#define KWAIT_STUCK_NS 500000000
+#define KWAIT_MAX_NS 2000000000
+
+static void kwait_begin(struct kwait *w, int64_t ts, int64_t now)
+{
+    if (w->start && w->ts == ts) return;
+    w->ts = ts;
+    w->start = now;
+    w->moved = now;
+    w->behind = INT64_MIN;
+}
+
+int etl_kothers_wait(struct kcpu *c, struct kwait *w, int64_t ts)
+{
+    struct etl_kcapture *k = c->k;
+    int64_t least = INT64_MAX, now;
+
+    for (unsigned i = 0; i < k->ncpu; i++) {
+        int64_t p = atomic_load(&k->cpus[i].progress);
+        if (&k->cpus[i] != c && p < ts - 1 && p != atomic_load(&k->cpus[i].stuck_at) && p < least) least = p;
+    }
+    if (least == INT64_MAX) return 0;
+    now = etl_monoclock_exact();
+    kwait_begin(w, ts, now);
+    if (least != w->behind) {
+        w->behind = least;
+        w->moved = now;
+    }
+    if (now - w->moved > KWAIT_STUCK_NS || now - w->start > KWAIT_MAX_NS) {
+        for (unsigned i = 0; i < k->ncpu; i++) {
+            int64_t p = atomic_load(&k->cpus[i].progress);
+            if (&k->cpus[i] != c && p < ts - 1) atomic_store(&k->cpus[i].stuck_at, p);
+        }
+        return 0;
+    }
+    return 1;
+}
+
+void etl_kwait_readers(struct kcpu *c, int64_t ts)
+{
+    struct kwait w = { 0, 0, 0, 0 };
+    struct timespec nap = { 0, 1000000 };
+
+    while (etl_kothers_wait(c, &w, ts)) nanosleep(&nap, NULL);
+}
+
 /* ------------------------------------------------------------------ the notes */
 
 /* How long a note waits for its COMM (which comes before it: one lost leaves its note), and
-   how long a COMM waits for its note (the exec's sample follows it within the exec) and for
-   the other readers. */
+   how long a COMM waits for its note (the exec's sample follows it within the exec): after
+   the exec, and after its reader found it. */
 #define EXEC_NOTE_KEEP_NS 2000000000
 #define EXEC_WAIT_NS 20000000
 
@@ -155,18 +204,6 @@ void etl_kexec_free(struct etl_kcapture *k)
 
 static void read_exec_rings(struct etl_kcapture *k);
 
-/* Whether the readers of the other processors have handled their records before ts (but
-   those not waited for: stuck, etl_kwait_readers). */
-static int others_past(const struct kcpu *c, int64_t ts)
-{
-    for (unsigned i = 0; i < c->k->ncpu; i++) {
-        const struct kcpu *o = &c->k->cpus[i];
-        int64_t p = atomic_load(&o->progress);
-        if (o != c && p < ts - 1 && p != atomic_load(&o->stuck_at)) return 0;
-    }
-    return 1;
-}
-
 int etl_kexec_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int final)
 {
     struct etl_kcapture *k = c->k;
@@ -179,6 +216,7 @@ int etl_kexec_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int final)
         return 0;
     pid = etl_le32(r + 8);
     ts = (int64_t)etl_le64(r + size - 24);
+    kwait_begin(&c->exec_wait, ts, etl_monoclock_exact());
     for (;;) {
         pthread_mutex_lock(&k->plock);
         noted = !k->exec_args || exec_note_of(k, pid, ts) >= 0;
@@ -189,11 +227,18 @@ int etl_kexec_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int final)
             noted = !k->exec_args || exec_note_of(k, pid, ts) >= 0;
             pthread_mutex_unlock(&k->plock);
         }
-        if (noted && others_past(c, ts)) return 0;
-        if (!final) return etl_monoclock_exact() - ts < EXEC_WAIT_NS;
-        if (c->exec_waited_ms >= 100) return 0;
+        if (!noted) { /* not for long: the sample was lost, or the exec's ring is full */
+            int64_t now = etl_monoclock_exact();
+            noted = final ? c->exec_waited_ms >= 100
+                          : now - ts >= EXEC_WAIT_NS && now - c->exec_wait.start >= EXEC_WAIT_NS;
+        }
+        /* The other readers, as long as they get on: however late this reader got to the
+           record (its processor held by others), the process's fork may be in another's
+           queue still. */
+        if (noted && !etl_kothers_wait(c, &c->exec_wait, ts)) return 0;
+        if (!final) return 1;
         usleep(1000);
-        c->exec_waited_ms++;
+        if (!noted) c->exec_waited_ms++;
     }
 }
 

@@ -631,49 +631,6 @@ static int trailer(const uint8_t *r, uint32_t size, uint32_t body, struct traile
     return 0;
 }
 
-/* How long a reader waits for another that does not get on (etl_kwait_readers), and at most. */
-#define EXIT_STUCK_NS 500000000
-#define EXIT_WAIT_NS 2000000000
-
-/*
- * Waits until the readers of the other processors have handled their records older than ts
- * (an exit's: what decides its status and the images it has may have happened on another
- * processor). A reader publishes how far it got before each record (drain), so two readers
- * waiting for each other do not deadlock: the one at the earlier record goes on. A loaded
- * machine keeps a reader behind by as much as hundreds of milliseconds: the wait lasts while
- * the readers waited for get on, and ends when none has for EXIT_STUCK_NS (a reader whose
- * processor something else holds: it is not waited for again until it gets on), or after
- * EXIT_WAIT_NS.
- */
-void etl_kwait_readers(struct kcpu *c, int64_t ts)
-{
-    struct etl_kcapture *k = c->k;
-    struct timespec nap = { 0, 1000000 };
-    int64_t start = etl_monoclock_exact(), moved = start, behind = INT64_MIN;
-
-    for (;;) {
-        int64_t least = INT64_MAX, now;
-        for (unsigned i = 0; i < k->ncpu; i++) {
-            int64_t p = atomic_load(&k->cpus[i].progress);
-            if (&k->cpus[i] != c && p < ts - 1 && p != atomic_load(&k->cpus[i].stuck_at) && p < least) least = p;
-        }
-        if (least == INT64_MAX) return;
-        now = etl_monoclock_exact();
-        if (least != behind) {
-            behind = least;
-            moved = now;
-        }
-        if (now - moved > EXIT_STUCK_NS || now - start > EXIT_WAIT_NS) {
-            for (unsigned i = 0; i < k->ncpu; i++) {
-                int64_t p = atomic_load(&k->cpus[i].progress);
-                if (&k->cpus[i] != c && p < ts - 1) atomic_store(&k->cpus[i].stuck_at, p);
-            }
-            return;
-        }
-        nanosleep(&nap, NULL);
-    }
-}
-
 /* The exit of pid at ts (its leader's, tid): Image Unload of the images it still has (as
    Windows writes them at a process's end, before its Process End); its ExitStatus. */
 static int32_t process_exit(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid)
