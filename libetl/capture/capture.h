@@ -315,6 +315,8 @@ struct pentry;
 struct kexec_pending {
     uint32_t pid;
     int64_t ts;
+    uint32_t ppid, uid;        /* /proc/PID/status's PPid and Uid when the sample was read (0 and
+                                  UINT32_MAX: the process was gone) */
     char comm[16];
 };
 #define KEXEC_PENDING_MAX 256u
@@ -323,6 +325,7 @@ struct kexec_pending {
 struct kexec_note {
     int64_t ts;
     uint32_t pid;
+    uint32_t ppid, uid;        /* as the exec's sample was read (struct kexec_pending) */
     char *command_line;
 };
 #define PTAB_SIZE 1024u
@@ -401,6 +404,9 @@ void etl_kpcache_free(struct etl_kcapture *k);
 /* /proc/PID/cmdline into out: its arguments, NUL-separated there, separated by spaces (the
    trailing ones left out); "" when the process is gone. */
 void etl_kproc_cmdline(uint32_t pid, char *out, size_t size);
+/* /proc/PID/status: its Name into name (when name_size > 0), PPid into *ppid, the real Uid
+   into *uid. 0, or -1 when the process is gone (*ppid 0, *uid UINT32_MAX). */
+int etl_kproc_status(uint32_t pid, char *name, size_t name_size, uint32_t *ppid, uint32_t *uid);
 /*
  * 1 while c is to wait for the readers of the other processors to have handled their records
  * before ts (what happened before an exit or exec may be on another processor); 0 once they
@@ -419,9 +425,11 @@ void etl_kwait_readers(struct kcpu *c, int64_t ts);
    time) from its stack dump, else from /proc read at once if the process still runs what it
    started, else "". It stops with the readers (k->stop), after a last read. */
 void *etl_kexec_watcher(void *arg);
-/* The command line noted for pid's exec whose COMM is at ts (perf's time) into out: 1, or 0
+/* The command line noted for pid's exec whose COMM is at ts (perf's time) into out, and the
+   parent and user /proc gave then into *ppid and *uid (0, UINT32_MAX: not known): 1, or 0
    when none was noted. The note is taken. */
-int etl_kexec_take(struct etl_kcapture *k, uint32_t pid, int64_t ts, char *out, size_t size);
+int etl_kexec_take(struct etl_kcapture *k, uint32_t pid, int64_t ts, char *out, size_t size, uint32_t *ppid,
+                   uint32_t *uid);
 /* 1 while the record r (an exec's COMM) is to wait: for its exec's note (20 ms at most, after
    the exec and after c found it; final: the readers are ending, 100 ms in all), and for the
    other readers to have handled what came before it (the process's fork, on another
