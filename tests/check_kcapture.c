@@ -963,7 +963,7 @@ START_TEST(exec_waits_for_the_fork)
         polls++;
     }
     ck_assert_int_ge(etl_monoclock_exact() - t0, 400000000);
-    ck_assert_uint_gt(polls, 10);
+    ck_assert_uint_gt(polls, 1); /* (however long a loaded machine makes each poll) */
     ck_assert_int_eq(atomic_load(&fork_reader->stuck_at), ts - 1000000);
     n = comm_exec_record(r, 4244, "dd", ts + 1000, 1);
     ck_assert_int_eq(etl_kexec_wait(reader, r, n, 0), 0); /* the stuck one is not waited for again */
