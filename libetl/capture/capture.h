@@ -259,7 +259,7 @@ enum { EV_SIDEBAND, EV_SWITCH, EV_WAKEUP, EV_WAKEUP_NEW, EV_PROFILE, EV_RQ_ISSUE
        EV_LBR_PROFILE, EV_LBR_PMC, EV_COUNT };
 
 #define RING_PAGES 256u /* data pages per processor: 1 MiB */
-#define EXEC_RING_PAGES 32u /* of the exec samples: 128 KiB, seven dumps of the stack */
+#define EXEC_RING_PAGES 256u /* of the exec samples: 1 MiB, 63 dumps of the stack */
 
 /* A reader's wait for the other readers to have handled their records before ts
    (etl_kothers_wait). */
