@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* Tests of kernel capture's pure parts: payloads round-tripping through etl_kernel_decode, the Linux-to-Windows mappings, flag names, refusals, the command line on an exec's stack. */
 #include <check.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check_run.h"
@@ -827,6 +829,277 @@ START_TEST(exec_command_line)
 }
 END_TEST
 
+/* ---- the readers' records handed over by hand, in an order the test chooses ---- */
+
+#if defined(__linux__) && defined(PERF_RECORD_MISC_COMM_EXEC)
+/* A kernel capture of two processors without perf events: what the readers would hand to its
+   record handlers is handed by the test (cpus[0] and [1] are the readers; their progress is
+   set by the test). */
+static struct etl_kcapture *fake_capture(etl_session *s, uint32_t flags)
+{
+    struct etl_kcapture *k = calloc(1, sizeof *k);
+
+    ck_assert_ptr_nonnull(k);
+    k->s = s;
+    k->flags = flags;
+    atomic_init(&k->stop, 0);
+    pthread_mutex_init(&k->plock, NULL);
+    pthread_mutex_init(&k->dlock, NULL);
+    ck_assert_int_eq(etl_kexec_init(k), 0);
+    k->ncpu = 2;
+    k->cpus = calloc(2, sizeof *k->cpus);
+    ck_assert_ptr_nonnull(k->cpus);
+    for (unsigned i = 0; i < 2; i++) {
+        struct kcpu *c = &k->cpus[i];
+        c->k = k;
+        c->cpu = (int)i;
+        c->page = 4096;
+        for (int e = 0; e < EV_COUNT; e++) c->fd[e] = -1;
+        atomic_store(&c->progress, INT64_MIN);
+        atomic_store(&c->stuck_at, INT64_MIN);
+        c->last_ts = INT64_MIN;
+    }
+    return k;
+}
+
+static void fake_capture_free(struct etl_kcapture *k)
+{
+    for (unsigned i = 0; i < k->ncpu; i++) {
+        free(k->cpus[i].exec_ring);
+        free(k->cpus[i].def);
+    }
+    free(k->cpus);
+    etl_kpcache_free(k);
+    etl_kexec_free(k);
+    etl_kdisk_free(k);
+    pthread_mutex_destroy(&k->plock);
+    pthread_mutex_destroy(&k->dlock);
+    free(k);
+}
+
+static void put32(uint8_t *p, uint32_t v) { for (unsigned i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+static void put64(uint8_t *p, uint64_t v) { for (unsigned i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+
+/* A perf record's header and its sample_id trailer (TID, TIME, CPU, IDENTIFIER). */
+static void perf_header(uint8_t *r, uint32_t type, uint16_t misc, uint16_t size)
+{
+    put32(r, type);
+    r[4] = (uint8_t)misc;
+    r[5] = (uint8_t)(misc >> 8);
+    r[6] = (uint8_t)size;
+    r[7] = (uint8_t)(size >> 8);
+}
+
+static void perf_trailer(uint8_t *r, uint16_t size, uint32_t pid, uint32_t tid, int64_t ts, uint32_t cpu)
+{
+    put32(r + size - 32, pid);
+    put32(r + size - 28, tid);
+    put64(r + size - 24, (uint64_t)ts);
+    put64(r + size - 16, cpu);
+    put64(r + size - 8, 0);
+}
+
+/* PERF_RECORD_COMM of an exec (pid's new comm); its size. */
+static uint16_t comm_exec_record(uint8_t *r, uint32_t pid, const char *comm, int64_t ts, uint32_t cpu)
+{
+    uint16_t size = 8 + 8 + 16 + 32;
+
+    memset(r, 0, size);
+    perf_header(r, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, size);
+    put32(r + 8, pid);
+    put32(r + 12, pid);
+    snprintf((char *)r + 16, 16, "%s", comm);
+    perf_trailer(r, size, pid, pid, ts, cpu);
+    return size;
+}
+
+/* PERF_RECORD_FORK (fork) or PERF_RECORD_EXIT of process pid; its size. */
+static uint16_t task_record(uint8_t *r, int fork, uint32_t pid, uint32_t ppid, int64_t ts, uint32_t cpu)
+{
+    uint16_t size = 8 + 24 + 32;
+
+    memset(r, 0, size);
+    perf_header(r, fork ? PERF_RECORD_FORK : PERF_RECORD_EXIT, 0, size);
+    put32(r + 8, pid);
+    put32(r + 12, ppid);
+    put32(r + 16, pid);
+    put32(r + 20, ppid);
+    put64(r + 24, (uint64_t)ts);
+    perf_trailer(r, size, fork ? ppid : pid, fork ? ppid : pid, ts, cpu);
+    return size;
+}
+
+/* An exec whose COMM record a reader finds while the reader of another processor, which holds
+   the process's fork, is behind. The COMM waits for it, however late its own reader got to it
+   (a loaded machine: the reader had no processor for 100 ms), while that reader gets on; it
+   goes once the other has handled what came before it, or when the other does not get on
+   (stuck: its processor held by something else), and then the next exec does not wait for it. */
+START_TEST(exec_waits_for_the_fork)
+{
+    struct etl_kcapture *k = fake_capture(NULL, ETL_KERNEL_PROCESS);
+    struct kcpu *fork_reader = &k->cpus[0], *reader = &k->cpus[1];
+    uint8_t r[128];
+    int64_t ts = etl_monoclock_exact() - 100000000, t0;
+    uint16_t n = comm_exec_record(r, 4242, "dd", ts, 1);
+    unsigned polls = 0;
+
+    k->exec_args = 0; /* no exec samples: the COMM waits for the others only */
+    atomic_store(&reader->progress, ts - 1);
+    atomic_store(&fork_reader->progress, ts - 5000000); /* the fork, 3 ms before, not handled yet */
+    ck_assert_msg(etl_kexec_wait(reader, r, n, 0) == 1, "the exec went before the fork another reader holds");
+    atomic_store(&fork_reader->progress, ts - 2000000); /* it gets on */
+    ck_assert_int_eq(etl_kexec_wait(reader, r, n, 0), 1);
+    atomic_store(&fork_reader->progress, ts);           /* past the exec: the fork is handled */
+    ck_assert_int_eq(etl_kexec_wait(reader, r, n, 0), 0);
+
+    /* A reader that does not get on: waited for while it might, then not. */
+    ts = etl_monoclock_exact() - 100000000;
+    n = comm_exec_record(r, 4243, "dd", ts, 1);
+    atomic_store(&fork_reader->progress, ts - 1000000);
+    t0 = etl_monoclock_exact();
+    while (etl_kexec_wait(reader, r, n, 0)) {
+        ck_assert_msg(etl_monoclock_exact() - t0 < 5000000000, "an exec waits forever for a reader that is stuck");
+        nanosleep(&(struct timespec){ 0, 20000000 }, NULL); /* a reader's poll */
+        polls++;
+    }
+    ck_assert_int_ge(etl_monoclock_exact() - t0, 400000000);
+    ck_assert_uint_gt(polls, 1); /* (however long a loaded machine makes each poll) */
+    ck_assert_int_eq(atomic_load(&fork_reader->stuck_at), ts - 1000000);
+    n = comm_exec_record(r, 4244, "dd", ts + 1000, 1);
+    ck_assert_int_eq(etl_kexec_wait(reader, r, n, 0), 0); /* the stuck one is not waited for again */
+    fake_capture_free(k);
+}
+END_TEST
+
+/* An exec handled before its fork (a reader that did not get on in time, or a fork record
+   lost): its Process Start has the process's parent, which /proc gave while it ran (it is gone
+   when the COMM is handled), and the fork's Process Start, handled late, is still written,
+   at its time, as its parent's copy. */
+struct pev { int64_t ts; char name[16]; uint32_t ppid; char image[16]; };
+
+START_TEST(exec_before_its_fork)
+{
+    etl_session_properties p;
+    etl_session *s;
+    etl_reader *rd;
+    etl_event ev;
+    struct etl_kcapture *k;
+    uint8_t r[256], *ring;
+    char comm[64] = "", path[64];
+    struct pev got[8];
+    unsigned ngot = 0;
+    int pipefd[2], rc;
+    pid_t child;
+    int64_t t0, t_fork, t_exec, t_exit;
+    uint16_t n;
+
+    memset(&p, 0, sizeof p);
+    p.log_file_name = test_dir_path("exec.etl");
+    ck_assert_int_eq(etl_session_start(&s, &p), ETL_OK);
+    k = fake_capture(s, ETL_KERNEL_PROCESS);
+    t0 = etl_monoclock_exact();
+    etl_krundown(k, t0, 0); /* this process among those known */
+    ck_assert_int_eq(pipe(pipefd), 0);
+    child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        char c;
+        close(pipefd[1]);
+        _exit(read(pipefd[0], &c, 1) < 0 ? 1 : 0);
+    }
+    close(pipefd[0]);
+    t_fork = etl_monoclock_exact();
+    t_exec = t_fork + 1000000;
+    t_exit = t_exec + 1000000;
+    snprintf(path, sizeof path, "/proc/%d/comm", (int)getpid());
+    ck_assert_int_gt(etl_kread_small(path, comm, sizeof comm), 0);
+    comm[strcspn(comm, "\n")] = '\0';
+
+    /* The exec's sample in processor 1's exec ring (its filename: "/usr/bin/kexecd"). */
+    k->exec_args = 1;
+    k->sample_type[EV_EXEC] = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+                              PERF_SAMPLE_RAW;
+    k->exec_filename = (struct tp_field){ 8, 4 };
+    ring = calloc(EXEC_RING_PAGES + 1, 4096);
+    ck_assert_ptr_nonnull(ring);
+    k->cpus[1].exec_ring = ring;
+    {
+        static const char file[] = "/usr/bin/kexecd";
+        uint8_t *rec = ring + 4096, raw[8 + 16 + 4];
+        uint16_t size = 40 + 4 + (uint16_t)sizeof raw;
+        memset(raw, 0, sizeof raw);
+        put32(raw + 8, (uint32_t)(sizeof file << 16 | 12)); /* __data_loc: at 12, its length */
+        memcpy(raw + 12, file, sizeof file);
+        perf_header(rec, PERF_RECORD_SAMPLE, 0, size);
+        put64(rec + 8, 0);
+        put32(rec + 16, (uint32_t)child);
+        put32(rec + 20, (uint32_t)child);
+        put64(rec + 24, (uint64_t)t_exec + 2000);
+        put64(rec + 32, 1);
+        put32(rec + 40, sizeof raw);
+        memcpy(rec + 44, raw, sizeof raw);
+        ((struct perf_event_mmap_page *)(void *)ring)->data_head = size;
+    }
+    /* Processor 1's reader finds the exec (its sample read while the child runs); the reader of
+       processor 0, which has the fork, is stuck. */
+    n = comm_exec_record(r, (uint32_t)child, "kexecd", t_exec, 1);
+    atomic_store(&k->cpus[0].progress, t_fork - 1);
+    atomic_store(&k->cpus[0].stuck_at, t_fork - 1);
+    atomic_store(&k->cpus[1].progress, t_exec - 1);
+    ck_assert_int_eq(etl_kexec_wait(&k->cpus[1], r, n, 0), 0);
+    close(pipefd[1]); /* the child ends, and is gone before its exec is handled */
+    ck_assert_int_eq(waitpid(child, &rc, 0), child);
+    etl_kcomm_record(&k->cpus[1], r, n, PERF_RECORD_MISC_COMM_EXEC);
+    n = task_record(r, 1, (uint32_t)child, (uint32_t)getpid(), t_fork, 0); /* the fork, late */
+    etl_ktask_record(&k->cpus[0], r, n, 1);
+    atomic_store(&k->cpus[0].progress, INT64_MAX);
+    n = task_record(r, 0, (uint32_t)child, (uint32_t)getpid(), t_exit, 1);
+    etl_ktask_record(&k->cpus[1], r, n, 0);
+    fake_capture_free(k);
+    ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    etl_session_close(s);
+
+    ck_assert_int_eq(etl_reader_open_path(&rd, test_dir_path("exec.etl"), NULL), ETL_OK);
+    while ((rc = etl_reader_next(rd, &ev)) == ETL_OK) {
+        etl_kernel_event ke;
+        if (etl_kernel_decode(&ev, &ke) != 1 || ke.kclass != ETL_KCLASS_PROCESS || ke.u.process.pid != (uint32_t)child)
+            continue;
+        ck_assert_uint_lt(ngot, 8);
+        got[ngot].ts = ev.timestamp;
+        snprintf(got[ngot].name, sizeof got[ngot].name, "%s", ke.name);
+        got[ngot].ppid = ke.u.process.parent_pid;
+        etl_string_to_utf8(&ke.u.process.image_file_name, got[ngot].image, sizeof got[ngot].image);
+        ngot++;
+    }
+    ck_assert_int_eq(rc, ETL_EOF);
+    etl_reader_close(rd);
+    /* In time order (the file's buffers are a processor's each; one writer here). */
+    for (unsigned i = 1; i < ngot; i++)
+        for (unsigned j = i; j > 0 && got[j - 1].ts > got[j].ts; j--) {
+            struct pev t = got[j];
+            got[j] = got[j - 1];
+            got[j - 1] = t;
+        }
+    ck_assert_uint_eq(ngot, 4);
+    ck_assert_str_eq(got[0].name, "Process/Start"); /* the fork: the parent's copy */
+    ck_assert_int_eq(got[0].ts, t_fork);
+    ck_assert_str_eq(got[0].image, comm);
+    ck_assert_uint_eq(got[0].ppid, (uint32_t)getpid());
+    ck_assert_str_eq(got[1].name, "Process/End");   /* the exec: what it ran until then */
+    ck_assert_int_eq(got[1].ts, t_exec);
+    ck_assert_str_eq(got[1].image, comm);
+    ck_assert_uint_eq(got[1].ppid, (uint32_t)getpid());
+    ck_assert_str_eq(got[2].name, "Process/Start"); /* and the new program */
+    ck_assert_int_eq(got[2].ts, t_exec);
+    ck_assert_str_eq(got[2].image, "kexecd");
+    ck_assert_uint_eq(got[2].ppid, (uint32_t)getpid());
+    ck_assert_str_eq(got[3].name, "Process/End");
+    ck_assert_str_eq(got[3].image, "kexecd");
+    ck_assert_uint_eq(got[3].ppid, (uint32_t)getpid());
+}
+END_TEST
+#endif
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("kcapture");
@@ -852,10 +1125,16 @@ static Suite *suite(void)
     tcase_add_test(tc, disk_io_v3);
     tcase_add_test(tc, syscall_v2);
     tcase_add_test(tc, io_mappings);
+#if defined(__linux__) && defined(PERF_RECORD_MISC_COMM_EXEC)
+    tcase_add_test(tc, exec_waits_for_the_fork);
+#endif
     suite_add_tcase(s, tc);
     tc = tcase_create("files");
     tcase_add_checked_fixture(tc, make_dir, remove_dir);
     tcase_add_test(tc, lbr_in_the_kernel_rings);
+#if defined(__linux__) && defined(PERF_RECORD_MISC_COMM_EXEC)
+    tcase_add_test(tc, exec_before_its_fork);
+#endif
     suite_add_tcase(s, tc);
     return s;
 }

@@ -259,7 +259,16 @@ enum { EV_SIDEBAND, EV_SWITCH, EV_WAKEUP, EV_WAKEUP_NEW, EV_PROFILE, EV_RQ_ISSUE
        EV_LBR_PROFILE, EV_LBR_PMC, EV_COUNT };
 
 #define RING_PAGES 256u /* data pages per processor: 1 MiB */
-#define EXEC_RING_PAGES 32u /* of the exec samples: 128 KiB, seven dumps of the stack */
+#define EXEC_RING_PAGES 256u /* of the exec samples: 1 MiB, 63 dumps of the stack */
+
+/* A reader's wait for the other readers to have handled their records before ts
+   (etl_kothers_wait). */
+struct kwait {
+    int64_t ts;                /* the time waited for */
+    int64_t start;             /* when the wait began (etl_monoclock_exact; 0: none yet) */
+    int64_t moved;             /* when the least progress of those waited for last changed */
+    int64_t behind;            /* that progress */
+};
 
 struct kcpu {
     struct etl_kcapture *k;
@@ -287,6 +296,7 @@ struct kcpu {
     size_t ndef, defcap;
     unsigned disk_waited_ms;   /* at the end, how long it waited for other readers' issues */
     unsigned exec_waited_ms;   /* at the end, how long it waited for execs' command lines */
+    struct kwait exec_wait;    /* of the exec's COMM its handling waits at (etl_kexec_wait) */
     uint8_t *exec_ring;        /* EV_EXEC's own ring (EXEC_RING_PAGES), read by the exec thread */
     size_t exec_ring_len;
     _Atomic int64_t progress;  /* every record of this processor up to this time is handled */
@@ -305,6 +315,8 @@ struct pentry;
 struct kexec_pending {
     uint32_t pid;
     int64_t ts;
+    uint32_t ppid, uid;        /* /proc/PID/status's PPid and Uid when the sample was read (0 and
+                                  UINT32_MAX: the process was gone) */
     char comm[16];
 };
 #define KEXEC_PENDING_MAX 256u
@@ -313,6 +325,7 @@ struct kexec_pending {
 struct kexec_note {
     int64_t ts;
     uint32_t pid;
+    uint32_t ppid, uid;        /* as the exec's sample was read (struct kexec_pending) */
     char *command_line;
 };
 #define PTAB_SIZE 1024u
@@ -383,7 +396,6 @@ extern _Thread_local struct kcpu *etl_kthis_reader;
 void etl_kdefer_unload(struct etl_kcapture *k, int64_t ts, uint32_t pid, uint32_t tid, uint64_t base,
                        uint64_t size, const char *file);
 void etl_kflush_deferred(struct kcpu *c, int64_t ts);
-void etl_kwait_readers(struct kcpu *c, int64_t ts);
 void etl_kemit_image(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32_t pid, uint32_t tid, uint64_t start,
                      uint64_t len, uint64_t pgoff, const char *file);
 void etl_krundown(struct etl_kcapture *k, int64_t ts, int end);
@@ -392,17 +404,37 @@ void etl_kpcache_free(struct etl_kcapture *k);
 /* /proc/PID/cmdline into out: its arguments, NUL-separated there, separated by spaces (the
    trailing ones left out); "" when the process is gone. */
 void etl_kproc_cmdline(uint32_t pid, char *out, size_t size);
+/* /proc/PID/status: its Name into name (when name_size > 0), PPid into *ppid, the real Uid
+   into *uid. 0, or -1 when the process is gone (*ppid 0, *uid UINT32_MAX). */
+int etl_kproc_status(uint32_t pid, char *name, size_t name_size, uint32_t *ppid, uint32_t *uid);
+/*
+ * 1 while c is to wait for the readers of the other processors to have handled their records
+ * before ts (what happened before an exit or exec may be on another processor); 0 once they
+ * have. A reader publishes how far it got before each record (drain), so two readers waiting
+ * for each other do not deadlock: the one at the earlier record goes on. A loaded machine
+ * keeps a reader behind by as much as hundreds of milliseconds: the wait lasts while the
+ * readers waited for get on, and ends when none has for 0.5 s (a reader whose processor
+ * something else holds: it is marked stuck, and not waited for again until it gets on), or
+ * 2 s after w began. w holds the wait between calls (a new ts begins a new one).
+ */
+int etl_kothers_wait(struct kcpu *c, struct kwait *w, int64_t ts);
+/* Waits as etl_kothers_wait says (an exit's: what decides its status and the images it has). */
+void etl_kwait_readers(struct kcpu *c, int64_t ts);
 /* The exec samples' thread (pthread_create's start routine; arg: the capture): reads the
    processors' exec rings as each exec wakes it, and notes each exec's command line (pid,
    time) from its stack dump, else from /proc read at once if the process still runs what it
    started, else "". It stops with the readers (k->stop), after a last read. */
 void *etl_kexec_watcher(void *arg);
-/* The command line noted for pid's exec whose COMM is at ts (perf's time) into out: 1, or 0
+/* The command line noted for pid's exec whose COMM is at ts (perf's time) into out, and the
+   parent and user /proc gave then into *ppid and *uid (0, UINT32_MAX: not known): 1, or 0
    when none was noted. The note is taken. */
-int etl_kexec_take(struct etl_kcapture *k, uint32_t pid, int64_t ts, char *out, size_t size);
-/* 1 while the record r (an exec's COMM) is to wait: for its exec's note, and for the other
-   readers to have handled what came before it (the process's fork, on another processor), up
-   to a bound (final: the readers are ending; it waits a little, then not). */
+int etl_kexec_take(struct etl_kcapture *k, uint32_t pid, int64_t ts, char *out, size_t size, uint32_t *ppid,
+                   uint32_t *uid);
+/* 1 while the record r (an exec's COMM) is to wait: for its exec's note (20 ms at most, after
+   the exec and after c found it; final: the readers are ending, 100 ms in all), and for the
+   other readers to have handled what came before it (the process's fork, on another
+   processor), as etl_kothers_wait says. Not final: returns at once (c comes back at its next
+   poll); final: waits. */
 int etl_kexec_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int final);
 /* What reading the exec rings needs (k->exec_rec, k->exec_pend): 0, or -1 (no memory: no
    exec events then). */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Kernel capture's execs: each exec's command line, from the new program's stack as perf dumps it at sched:sched_process_exec, else from /proc read at once by a thread of its own, kept for the exec's COMM record, which waits for it. */
+/* Kernel capture's execs: each exec's command line, from the new program's stack as perf dumps it at sched:sched_process_exec, else from /proc read at once by a thread of its own, and the process's parent, kept for the exec's COMM record, which waits for it and for the other processors' readers. */
 #define _GNU_SOURCE
 #include <poll.h>
 #include <pthread.h>
@@ -69,21 +69,93 @@ void etl_kproc_cmdline(uint32_t pid, char *out, size_t size)
     while (n > 0 && out[n - 1] == ' ') out[--n] = '\0';
 }
 
+int etl_kproc_status(uint32_t pid, char *name, size_t name_size, uint32_t *ppid, uint32_t *uid)
+{
+    char path[64], buf[4096];
+
+    *ppid = 0;
+    *uid = UINT32_MAX;
+    snprintf(path, sizeof path, "/proc/%u/status", pid);
+    if (etl_kread_small(path, buf, sizeof buf) <= 0) return -1;
+    for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        if (strncmp(line, "Name:\t", 6) == 0 && name && name_size) {
+            size_t len = strcspn(line + 6, "\n");
+            if (len >= name_size) len = name_size - 1;
+            memcpy(name, line + 6, len);
+            name[len] = '\0';
+        } else if (strncmp(line, "PPid:", 5) == 0) {
+            *ppid = (uint32_t)strtoul(line + 5, NULL, 10);
+        } else if (strncmp(line, "Uid:", 4) == 0) {
+            *uid = (uint32_t)strtoul(line + 4, NULL, 10);
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ the other readers */
+
+/* How long a reader waits for another that does not get on, and at most. */
+#define KWAIT_STUCK_NS 500000000
+#define KWAIT_MAX_NS 2000000000
+
+static void kwait_begin(struct kwait *w, int64_t ts, int64_t now)
+{
+    if (w->start && w->ts == ts) return;
+    w->ts = ts;
+    w->start = now;
+    w->moved = now;
+    w->behind = INT64_MIN;
+}
+
+int etl_kothers_wait(struct kcpu *c, struct kwait *w, int64_t ts)
+{
+    struct etl_kcapture *k = c->k;
+    int64_t least = INT64_MAX, now;
+
+    for (unsigned i = 0; i < k->ncpu; i++) {
+        int64_t p = atomic_load(&k->cpus[i].progress);
+        if (&k->cpus[i] != c && p < ts - 1 && p != atomic_load(&k->cpus[i].stuck_at) && p < least) least = p;
+    }
+    if (least == INT64_MAX) return 0;
+    now = etl_monoclock_exact();
+    kwait_begin(w, ts, now);
+    if (least != w->behind) {
+        w->behind = least;
+        w->moved = now;
+    }
+    if (now - w->moved > KWAIT_STUCK_NS || now - w->start > KWAIT_MAX_NS) {
+        for (unsigned i = 0; i < k->ncpu; i++) {
+            int64_t p = atomic_load(&k->cpus[i].progress);
+            if (&k->cpus[i] != c && p < ts - 1) atomic_store(&k->cpus[i].stuck_at, p);
+        }
+        return 0;
+    }
+    return 1;
+}
+
+void etl_kwait_readers(struct kcpu *c, int64_t ts)
+{
+    struct kwait w = { 0, 0, 0, 0 };
+    struct timespec nap = { 0, 1000000 };
+
+    while (etl_kothers_wait(c, &w, ts)) nanosleep(&nap, NULL);
+}
+
 /* ------------------------------------------------------------------ the notes */
 
 /* How long a note waits for its COMM (which comes before it: one lost leaves its note), and
-   how long a COMM waits for its note (the exec's sample follows it within the exec) and for
-   the other readers. */
+   how long a COMM waits for its note (the exec's sample follows it within the exec): after
+   the exec, and after its reader found it. */
 #define EXEC_NOTE_KEEP_NS 2000000000
 #define EXEC_WAIT_NS 20000000
 
-static void exec_noted(struct etl_kcapture *k, uint32_t pid, int64_t ts, const char *command_line)
+static void exec_noted(struct etl_kcapture *k, const struct kexec_pending *p, const char *command_line)
 {
     size_t o = 0;
 
     pthread_mutex_lock(&k->plock);
     for (size_t i = 0; i < k->nexecs; i++) { /* the notes no COMM took */
-        if (k->execs[i].ts < ts - EXEC_NOTE_KEEP_NS) free(k->execs[i].command_line);
+        if (k->execs[i].ts < p->ts - EXEC_NOTE_KEEP_NS) free(k->execs[i].command_line);
         else k->execs[o++] = k->execs[i];
     }
     k->nexecs = o;
@@ -96,8 +168,10 @@ static void exec_noted(struct etl_kcapture *k, uint32_t pid, int64_t ts, const c
         }
     }
     if (k->nexecs < k->execs_cap && (k->execs[k->nexecs].command_line = strdup(command_line))) {
-        k->execs[k->nexecs].pid = pid;
-        k->execs[k->nexecs].ts = ts;
+        k->execs[k->nexecs].pid = p->pid;
+        k->execs[k->nexecs].ts = p->ts;
+        k->execs[k->nexecs].ppid = p->ppid;
+        k->execs[k->nexecs].uid = p->uid;
         k->nexecs++;
     }
     pthread_mutex_unlock(&k->plock);
@@ -114,16 +188,21 @@ static ptrdiff_t exec_note_of(const struct etl_kcapture *k, uint32_t pid, int64_
     return best;
 }
 
-int etl_kexec_take(struct etl_kcapture *k, uint32_t pid, int64_t ts, char *out, size_t size)
+int etl_kexec_take(struct etl_kcapture *k, uint32_t pid, int64_t ts, char *out, size_t size, uint32_t *ppid,
+                   uint32_t *uid)
 {
     ptrdiff_t i;
     int got = 0;
 
+    *ppid = 0;
+    *uid = UINT32_MAX;
     pthread_mutex_lock(&k->plock);
     if ((i = exec_note_of(k, pid, ts)) >= 0) {
         struct kexec_note *n = &k->execs[i];
         got = 1;
         snprintf(out, size, "%s", n->command_line);
+        *ppid = n->ppid;
+        *uid = n->uid;
         free(n->command_line);
         memmove(n, n + 1, (k->nexecs - (size_t)i - 1) * sizeof *n);
         k->nexecs--;
@@ -155,18 +234,6 @@ void etl_kexec_free(struct etl_kcapture *k)
 
 static void read_exec_rings(struct etl_kcapture *k);
 
-/* Whether the readers of the other processors have handled their records before ts (but
-   those not waited for: stuck, etl_kwait_readers). */
-static int others_past(const struct kcpu *c, int64_t ts)
-{
-    for (unsigned i = 0; i < c->k->ncpu; i++) {
-        const struct kcpu *o = &c->k->cpus[i];
-        int64_t p = atomic_load(&o->progress);
-        if (o != c && p < ts - 1 && p != atomic_load(&o->stuck_at)) return 0;
-    }
-    return 1;
-}
-
 int etl_kexec_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int final)
 {
     struct etl_kcapture *k = c->k;
@@ -179,6 +246,7 @@ int etl_kexec_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int final)
         return 0;
     pid = etl_le32(r + 8);
     ts = (int64_t)etl_le64(r + size - 24);
+    kwait_begin(&c->exec_wait, ts, etl_monoclock_exact());
     for (;;) {
         pthread_mutex_lock(&k->plock);
         noted = !k->exec_args || exec_note_of(k, pid, ts) >= 0;
@@ -189,11 +257,18 @@ int etl_kexec_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int final)
             noted = !k->exec_args || exec_note_of(k, pid, ts) >= 0;
             pthread_mutex_unlock(&k->plock);
         }
-        if (noted && others_past(c, ts)) return 0;
-        if (!final) return etl_monoclock_exact() - ts < EXEC_WAIT_NS;
-        if (c->exec_waited_ms >= 100) return 0;
+        if (!noted) { /* not for long: the sample was lost, or the exec's ring is full */
+            int64_t now = etl_monoclock_exact();
+            noted = final ? c->exec_waited_ms >= 100
+                          : now - ts >= EXEC_WAIT_NS && now - c->exec_wait.start >= EXEC_WAIT_NS;
+        }
+        /* The other readers, as long as they get on: however late this reader got to the
+           record (its processor held by others), the process's fork may be in another's
+           queue still. */
+        if (noted && !etl_kothers_wait(c, &c->exec_wait, ts)) return 0;
+        if (!final) return 1;
         usleep(1000);
-        c->exec_waited_ms++;
+        if (!noted) c->exec_waited_ms++;
     }
 }
 
@@ -213,7 +288,7 @@ static void note_from_proc(struct etl_kcapture *k, const struct kexec_pending *p
         now[strcspn(now, "\n")] = '\0';
         if (strcmp(now, p->comm) == 0) etl_kproc_cmdline(p->pid, cmd, sizeof cmd);
     }
-    exec_noted(k, p->pid, p->ts, cmd);
+    exec_noted(k, p, cmd);
 }
 
 /*
@@ -231,6 +306,9 @@ static int exec_sample(struct etl_kcapture *k, const uint8_t *r, uint32_t size, 
     if (etl_le32(r) != PERF_RECORD_SAMPLE || size < o + 4) return 0;
     p->pid = etl_le32(r + 16);
     p->ts = (int64_t)etl_le64(r + 24);
+    /* Its parent, while it runs: the COMM may be handled before its fork (another processor's
+       reader that lags, or a fork record lost), and after the process is gone. */
+    etl_kproc_status(p->pid, NULL, 0, &p->ppid, &p->uid);
     raw_len = etl_le32(r + o);
     raw = r + o + 4;
     if (raw_len > size - o - 4) return 0;
@@ -250,7 +328,7 @@ static int exec_sample(struct etl_kcapture *k, const uint8_t *r, uint32_t size, 
             if (abi != PERF_SAMPLE_REGS_ABI_NONE &&
                 etl_kexec_command_line(r + o + 8, (size_t)(dyn < n ? dyn : n), sp,
                                        abi == PERF_SAMPLE_REGS_ABI_32 ? 4 : 8, cmd, sizeof cmd) == 0) {
-                exec_noted(k, p->pid, p->ts, cmd);
+                exec_noted(k, p, cmd);
                 return 0;
             }
         }
@@ -291,7 +369,7 @@ static unsigned read_exec_ring(struct etl_kcapture *k, struct kcpu *c, uint8_t *
             if (exec_sample(k, rec, len, &pend[npend])) npend++;
         } else {
             struct kexec_pending p;
-            if (exec_sample(k, rec, len, &p)) exec_noted(k, p.pid, p.ts, "");
+            if (exec_sample(k, rec, len, &p)) exec_noted(k, &p, "");
         }
     }
     __atomic_store_n(&m->data_tail, tail, __ATOMIC_RELEASE);

@@ -74,26 +74,10 @@ struct procinfo {
    name to keep when /proc cannot tell. */
 static int proc_info(uint32_t pid, struct procinfo *pi, const char *name_hint)
 {
-    char path[64], buf[4096];
-
     memset(pi, 0, sizeof *pi);
     pi->pid = pid;
-    pi->uid = UINT32_MAX;
     if (name_hint) snprintf(pi->name, sizeof pi->name, "%s", name_hint);
-    snprintf(path, sizeof path, "/proc/%u/status", pid);
-    if (etl_kread_small(path, buf, sizeof buf) <= 0) return -1;
-    for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-        if (strncmp(line, "Name:\t", 6) == 0) {
-            size_t len = strcspn(line + 6, "\n");
-            if (len >= sizeof pi->name) len = sizeof pi->name - 1;
-            memcpy(pi->name, line + 6, len);
-            pi->name[len] = '\0';
-        } else if (strncmp(line, "PPid:", 5) == 0) {
-            pi->ppid = (uint32_t)strtoul(line + 5, NULL, 10);
-        } else if (strncmp(line, "Uid:", 4) == 0) {
-            pi->uid = (uint32_t)strtoul(line + 4, NULL, 10);
-        }
-    }
+    if (etl_kproc_status(pid, pi->name, sizeof pi->name, &pi->ppid, &pi->uid) != 0) return -1;
     etl_kproc_cmdline(pid, pi->cmdline, sizeof pi->cmdline);
     return 0;
 }
@@ -631,49 +615,6 @@ static int trailer(const uint8_t *r, uint32_t size, uint32_t body, struct traile
     return 0;
 }
 
-/* How long a reader waits for another that does not get on (etl_kwait_readers), and at most. */
-#define EXIT_STUCK_NS 500000000
-#define EXIT_WAIT_NS 2000000000
-
-/*
- * Waits until the readers of the other processors have handled their records older than ts
- * (an exit's: what decides its status and the images it has may have happened on another
- * processor). A reader publishes how far it got before each record (drain), so two readers
- * waiting for each other do not deadlock: the one at the earlier record goes on. A loaded
- * machine keeps a reader behind by as much as hundreds of milliseconds: the wait lasts while
- * the readers waited for get on, and ends when none has for EXIT_STUCK_NS (a reader whose
- * processor something else holds: it is not waited for again until it gets on), or after
- * EXIT_WAIT_NS.
- */
-void etl_kwait_readers(struct kcpu *c, int64_t ts)
-{
-    struct etl_kcapture *k = c->k;
-    struct timespec nap = { 0, 1000000 };
-    int64_t start = etl_monoclock_exact(), moved = start, behind = INT64_MIN;
-
-    for (;;) {
-        int64_t least = INT64_MAX, now;
-        for (unsigned i = 0; i < k->ncpu; i++) {
-            int64_t p = atomic_load(&k->cpus[i].progress);
-            if (&k->cpus[i] != c && p < ts - 1 && p != atomic_load(&k->cpus[i].stuck_at) && p < least) least = p;
-        }
-        if (least == INT64_MAX) return;
-        now = etl_monoclock_exact();
-        if (least != behind) {
-            behind = least;
-            moved = now;
-        }
-        if (now - moved > EXIT_STUCK_NS || now - start > EXIT_WAIT_NS) {
-            for (unsigned i = 0; i < k->ncpu; i++) {
-                int64_t p = atomic_load(&k->cpus[i].progress);
-                if (&k->cpus[i] != c && p < ts - 1) atomic_store(&k->cpus[i].stuck_at, p);
-            }
-            return;
-        }
-        nanosleep(&nap, NULL);
-    }
-}
-
 /* The exit of pid at ts (its leader's, tid): Image Unload of the images it still has (as
    Windows writes them at a process's end, before its Process End); its ExitStatus. */
 static int32_t process_exit(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid)
@@ -784,36 +725,49 @@ static void process_fork(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t ppid
     }
 }
 
+/* What /proc said of a process when its exec's sample was read (etl_kexec_take): its parent
+   (0: not known) and user (UINT32_MAX). */
+struct at_exec {
+    uint32_t ppid, uid;
+};
+
 /* Process End of the program a process ran: at its exit (drop: it is forgotten; its images
-   unload first) or its exec. */
-static void process_end(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid, int drop)
+   unload first) or its exec (x: what /proc said then). */
+static void process_end(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid, int drop, const struct at_exec *x)
 {
     struct procinfo pi;
     int32_t status = drop ? process_exit(c, ts, pid, tid) : 0;
 
     /* (At an exec, what it was until then: a later exec another reader handled first is not.) */
-    if (pcache_get(c->k, pid, &pi, drop, drop ? INT64_MAX : ts - 1) != 0 && proc_info(pid, &pi, NULL) == 0 && !drop) {
-        /* An exec whose fork another processor's reader has not brought yet: until the exec
-           the process was its parent's copy. */
+    if (pcache_get(c->k, pid, &pi, drop, drop ? INT64_MAX : ts - 1) != 0) {
+        int running = proc_info(pid, &pi, NULL) == 0;
         struct procinfo parent;
-        if (pcache_get(c->k, pi.ppid, &parent, 0, ts - 1) == 0) {
-            snprintf(pi.name, sizeof pi.name, "%s", parent.name);
-            snprintf(pi.cmdline, sizeof pi.cmdline, "%s", parent.cmdline);
+        if (!drop) {
+            /* An exec whose fork another processor's reader has not brought yet (or that was
+               lost): until the exec the process was its parent's copy. Its parent: the one
+               /proc gave at the exec, else now (it may be gone by now). */
+            if (x->ppid) pi.ppid = x->ppid;
+            if (!running) pi.uid = x->uid;
+            if (pi.ppid && pcache_get(c->k, pi.ppid, &parent, 0, ts - 1) == 0) {
+                snprintf(pi.name, sizeof pi.name, "%s", parent.name);
+                snprintf(pi.cmdline, sizeof pi.cmdline, "%s", parent.cmdline);
+                if (pi.uid == UINT32_MAX) pi.uid = parent.uid;
+            }
         }
     }
     if (c->k->flags & ETL_KERNEL_PROCESS) emit_process(c->k, ts, ETL_HOOK_PROCESS_END, &pi, status, pid, tid);
 }
 
-/* Process Start at an exec (its COMM record at comm_time, perf's): the new program's name
-   (the exec's comm), its command line as noted when the exec's sample was read ("" when the
-   process was gone by then, or ran another program: /proc now may show a later exec's), else
-   (no sample) from /proc while the process is still there. */
-static void process_exec(struct kcpu *c, int64_t ts, int64_t comm_time, uint32_t pid, uint32_t tid, const char *name)
+/* Process Start at an exec (its COMM record): the new program's name (the exec's comm), its
+   command line as noted when the exec's sample was read (args: cmd; "" when the process was
+   gone by then, or ran another program: /proc now may show a later exec's), else (no sample)
+   from /proc while the process is still there. Its parent: the fork's (the parent that made
+   it), else the one /proc gave at the exec (x), else now. */
+static void process_exec(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid, const char *name, int args,
+                         const char *cmd, const struct at_exec *x)
 {
     struct procinfo known, pi;
     int had = pcache_get(c->k, pid, &known, 0, ts - 1) == 0;
-    char cmd[sizeof pi.cmdline];
-    int args = etl_kexec_take(c->k, pid, comm_time, cmd, sizeof cmd);
 
     if (proc_info(pid, &pi, name) != 0 && had) {
         pi = known;
@@ -822,8 +776,10 @@ static void process_exec(struct kcpu *c, int64_t ts, int64_t comm_time, uint32_t
     /* What /proc says now may be a later exec's (a script that execs its program). */
     if (args) snprintf(pi.cmdline, sizeof pi.cmdline, "%s", cmd);
     snprintf(pi.name, sizeof pi.name, "%s", name);
-    if (had && !pi.ppid) pi.ppid = known.ppid;
+    if (had && known.ppid) pi.ppid = known.ppid;
+    else if (x->ppid) pi.ppid = x->ppid;
     if (had && pi.uid == UINT32_MAX) pi.uid = known.uid;
+    if (pi.uid == UINT32_MAX) pi.uid = x->uid;
     pcache_put(c->k, ts, &pi);
     if (c->k->flags & ETL_KERNEL_PROCESS)
         emit_process(c->k, ts, ETL_HOOK_PROCESS_START, &pi, ETL_KSTILL_ACTIVE, pid, tid);
@@ -847,15 +803,17 @@ void etl_ktask_record(struct kcpu *c, const uint8_t *r, uint32_t size, int fork)
         return;
     }
     if (k->flags & ETL_KERNEL_THREAD) emit_thread(k, ts, ETL_HOOK_THREAD_END, pid, tid, pid, tid);
-    if (pid == tid && (k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_IMAGE_LOAD))) process_end(c, ts, pid, tid, 1);
+    if (pid == tid && (k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_IMAGE_LOAD))) process_end(c, ts, pid, tid, 1, NULL);
 }
 
 void etl_kcomm_record(struct kcpu *c, const uint8_t *r, uint32_t size, uint16_t misc)
 {
     struct trailer t;
-    char name[17];
+    struct at_exec x;
+    char name[17], cmd[4096];
     uint32_t pid, tid;
     int64_t ts;
+    int args;
 
     if (!(misc & PERF_RECORD_MISC_COMM_EXEC) || trailer(r, size, 8 + 8, &t) != 0) return;
     pid = etl_le32(r + 8);
@@ -866,9 +824,10 @@ void etl_kcomm_record(struct kcpu *c, const uint8_t *r, uint32_t size, uint16_t 
        went with the old program; the new one's come as Image Loads). The record waited in the
        queue for its exec's command line and for what the other readers have before it, the
        process's fork among them (etl_kexec_wait). */
+    args = etl_kexec_take(c->k, pid, t.time, cmd, sizeof cmd, &x.ppid, &x.uid);
     pcache_exec_images(c->k, pid, tid, ts);
-    process_end(c, ts, pid, tid, 0);
-    process_exec(c, ts, t.time, pid, tid, name);
+    process_end(c, ts, pid, tid, 0, &x);
+    process_exec(c, ts, pid, tid, name, args, cmd, &x);
 }
 
 void etl_kmmap2_record(struct kcpu *c, const uint8_t *r, uint32_t size)

@@ -217,10 +217,12 @@ static void drain(struct kcpu *c, int final)
         return;
     }
     qsort(c->q, c->qn, sizeof *c->q, by_time);
-    while (done < c->qn && c->q[done].ts <= horizon &&
-           !etl_kdisk_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, final) &&
-           !etl_kexec_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, final)) {
-        atomic_store(&c->progress, c->q[done].ts - 1); /* (for etl_kwait_readers) */
+    while (done < c->qn && c->q[done].ts <= horizon) {
+        /* How far it got, before it waits: the other readers' waits (etl_kothers_wait) see it. */
+        atomic_store(&c->progress, c->q[done].ts - 1);
+        if (etl_kdisk_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, final) ||
+            etl_kexec_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, final))
+            break;
         etl_kflush_deferred(c, c->q[done].ts);
         handle(c, c->q_bytes + c->q[done].off, c->q[done].len);
         done++;
