@@ -943,30 +943,34 @@ START_TEST(view_names)
     static const uint8_t u32[] = { ETL_IN_UINT32, ETL_IN_UINT32, ETL_IN_UINT32 };
     struct seen s;
     etl_sqlite_options o = options(&s);
-    uint8_t *rec[6], payload[12] = { 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0 };
-    uint32_t len[6];
+    uint8_t *rec[7], payload[12] = { 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0 };
+    uint32_t len[7];
     char path[sizeof dir + 16];
 
-    for (unsigned i = 0; i < 6; i++) ck_assert_ptr_nonnull(rec[i] = malloc(1024));
+    for (unsigned i = 0; i < 7; i++) ck_assert_ptr_nonnull(rec[i] = malloc(1024));
     len[0] = tl_record(rec[0], 1000010, &prov_a, "ProvA", "Ping", x, u32, 1, payload, 4);
     len[1] = tl_record(rec[1], 1000011, &prov_b, "ProvB", "Ping", y, u32, 1, payload, 4);
     len[2] = tl_record(rec[2], 1000012, &prov_a, "ProvA", "events", x, u32, 1, payload, 4);
     len[3] = tl_record(rec[3], 1000013, &prov_a, "ProvA", "Solo", pid, u32, 3, payload, 12);
     len[4] = tl_record(rec[4], 1000014, &prov_b, "ProvB", "solo", y, u32, 1, payload, 4);
     len[5] = tl_record(rec[5], 1000015, &prov_a, "ProvA", "Unique", y, u32, 1, payload, 4);
+    len[6] = tl_record(rec[6], 1000016, &prov_b, "ProvB", "Samples_View", y, u32, 1, payload, 4);
     snprintf(path, sizeof path, "%s/names.etl", dir);
-    write_trace(path, rec, len, 6);
-    for (unsigned i = 0; i < 6; i++) free(rec[i]);
+    write_trace(path, rec, len, 7);
+    for (unsigned i = 0; i < 7; i++) free(rec[i]);
     ck_assert_int_eq(load_path(&o, path), ETL_OK);
-    /* Ping: two providers have it; events: a table; Solo and solo: one name to SQL */
+    /* Ping: two providers have it; events: a table; Samples_View: a view of the schema's (which
+       a new database gets after its events); Solo and solo: one name to SQL */
     rows_are(db, "SELECT view, name FROM event_views WHERE view NOT LIKE 'EventTrace/%' ORDER BY view",
              "ProvA/Ping|ProvA/Ping\n"
              "ProvA/Solo|ProvA/Solo\n"
              "ProvA/Unique|ProvA/Unique\n"
              "ProvA/events|ProvA/events\n"
              "ProvB/Ping|ProvB/Ping\n"
+             "ProvB/Samples_View|ProvB/Samples_View\n"
              "ProvB/solo|ProvB/solo\n"
              "Unique|ProvA/Unique\n");
+    ck_assert_int_eq(query(db, "SELECT count(*) FROM samples_view"), 0);
     /* a field named as a column before it (as SQLite compares names) gets a suffix; a field
        without a name is "_" */
     rows_are(db, "SELECT group_concat(name, '|') FROM pragma_table_info('ProvA/Solo')",

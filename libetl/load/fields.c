@@ -428,32 +428,52 @@ static int taken_by(const char *name, char *const *taken, unsigned n)
     return 0;
 }
 
+/* Adds a copy of the n bytes of name to the list: 0, or -1 without memory. */
+static int names_push(char ***v, unsigned *n, unsigned *cap, const char *name, size_t len)
+{
+    if (*n == *cap) {
+        char **b = realloc(*v, (*cap = *cap ? 2 * *cap : 64) * sizeof *b);
+        if (!b) return -1;
+        *v = b;
+    }
+    if (!((*v)[*n] = malloc(len + 1))) return -1;
+    memcpy((*v)[*n], name, len);
+    (*v)[*n][len] = '\0';
+    (*n)++;
+    return 0;
+}
+
 /* The names of the database's tables, views, indexes and triggers (one namespace in SQLite),
-   once the event views are dropped. */
+   once the event views are dropped, and of the schema's views (a new database has them only
+   after its commit). */
 static char **schema_names(struct etl_sqlite_loader *l, unsigned *count)
 {
     sqlite3_stmt *s;
     char **v = NULL;
     unsigned n = 0, cap = 0;
-    int rc;
+    int rc = SQLITE_OK;
 
     *count = 0;
+    for (const char *p = etl_sqlite_schema_views; (p = strstr(p, "CREATE VIEW ")) != NULL;) {
+        p += strlen("CREATE VIEW ");
+        if (names_push(&v, &n, &cap, p, strcspn(p, " ")) != 0) {
+            rc = SQLITE_NOMEM;
+            goto failed;
+        }
+    }
     if (sqlite3_prepare_v2(l->sink.db, "SELECT name FROM main.sqlite_master", -1, &s, NULL) != SQLITE_OK) {
-        etl_sink_error(&l->sink, "reading the schema");
-        return NULL;
+        rc = SQLITE_ERROR;
+        goto failed;
     }
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         const char *name = (const char *)sqlite3_column_text(s, 0);
-        if (!name) continue;
-        if (n == cap) {
-            char **b = realloc(v, (cap = cap ? 2 * cap : 64) * sizeof *b);
-            if (!b) break;
-            v = b;
+        if (name && names_push(&v, &n, &cap, name, strlen(name)) != 0) {
+            rc = SQLITE_NOMEM;
+            break;
         }
-        if (!(v[n] = strdup(name))) break;
-        n++;
     }
     sqlite3_finalize(s);
+failed:
     if (rc != SQLITE_DONE) {
         for (unsigned i = 0; i < n; i++) free(v[i]);
         free(v);
