@@ -170,7 +170,8 @@ static int run(const char *output, etl_sqlite_options *o, char **inputs, unsigne
     return status ? status : rc == ETL_WARN ? EXIT_DAMAGED : 0;
 }
 
-int main(int argc, char **argv)
+/* The command line (manifests has room for every --manifest) and the load: the exit status. */
+static int etl2sqlite(int argc, char **argv, const char **manifests)
 {
     enum { OPT_NO_PAYLOAD = 256, OPT_KEEP_PARTIAL, OPT_SCHEMA, OPT_PROGRESS, OPT_NO_PROGRESS };
     static const struct option longopts[] = {
@@ -192,13 +193,7 @@ int main(int argc, char **argv)
     etl_sqlite_options o;
     const char *output = NULL;
     char *default_out = NULL;
-    const char **manifests = calloc((size_t)argc, sizeof *manifests);
     int c, status, progress = -1;
-
-    if (!manifests) {
-        fputs("etl2sqlite: out of memory\n", stderr);
-        return EXIT_ERROR;
-    }
 
     /* One connection, used by one thread at a time: no allocation statistics, no mutexes. */
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
@@ -243,6 +238,19 @@ int main(int argc, char **argv)
     o.manifests = manifests;
     status = run(output, &o, argv + optind, (unsigned)(argc - optind));
     free(default_out);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    const char **manifests = calloc((size_t)argc, sizeof *manifests);
+    int status;
+
+    if (!manifests) {
+        fputs("etl2sqlite: out of memory\n", stderr);
+        return EXIT_ERROR;
+    }
+    status = etl2sqlite(argc, argv, manifests);
     free(manifests);
     return status;
 }
