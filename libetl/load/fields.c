@@ -405,9 +405,8 @@ int etl_load_fields_lost(struct etl_sqlite_loader *l, struct input *in)
 
 /* ------------------------------------------------------------------ the views */
 
-/* A view to make: its name, and the event name (and names.v entries) whose events it shows. */
+/* The views of one event name (and of the names.v entries that have it). */
 struct view_plan {
-    char *view;
     const char *name;           /* event_names.name */
     char *short_name;           /* 'Task/Opcode', or NULL */
     unsigned first;             /* the first of its names in names.v order */
