@@ -980,6 +980,31 @@ START_TEST(view_names)
 }
 END_TEST
 
+/* Field names that JSON escapes: the fields column is still the decoder's text, and the view's
+   columns find the values (by json_each: SQLite 3.40's JSON paths match a key as escaped). */
+START_TEST(field_names_escaped)
+{
+    static const char *const odd[] = { "q\"uote", "back\\slash", "tab\tname", "plain" };
+    static const uint8_t u32[] = { ETL_IN_UINT32, ETL_IN_UINT32, ETL_IN_UINT32, ETL_IN_UINT32 };
+    struct seen s;
+    etl_sqlite_options o = options(&s);
+    uint8_t *rec[1], payload[16] = { 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0 };
+    uint32_t len[1];
+    char path[sizeof dir + 16];
+
+    ck_assert_ptr_nonnull(rec[0] = malloc(1024));
+    len[0] = tl_record(rec[0], 1000010, &prov_a, "ProvA", "Odd", odd, u32, 4, payload, 16);
+    snprintf(path, sizeof path, "%s/odd.etl", dir);
+    write_trace(path, rec, len, 1);
+    free(rec[0]);
+    ck_assert_int_eq(load_path(&o, path), ETL_OK);
+    fields_are_the_decoders(path, 1);
+    rows_are(db, "SELECT fields FROM events WHERE fields LIKE '%plain%'",
+             "{\"q\\\"uote\":1,\"back\\\\slash\":2,\"tab\\tname\":3,\"plain\":4}\n");
+    rows_are(db, "SELECT \"q\"\"uote\", \"back\\slash\", \"tab\tname\", plain FROM Odd", "1|2|3|4\n");
+}
+END_TEST
+
 /* --manifest: one that does not load stops the loader at its opening, saying where. */
 START_TEST(manifest_option)
 {
@@ -1035,6 +1060,7 @@ int main(void)
     tcase_add_test(tc, append_unions_view_columns);
     tcase_add_test(tc, payload_not_fitting_schema);
     tcase_add_test(tc, view_names);
+    tcase_add_test(tc, field_names_escaped);
     tcase_add_test(tc, manifest_option);
     suite_add_tcase(s, tc);
     return check_run(s);

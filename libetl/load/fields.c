@@ -154,6 +154,13 @@ static int field_hex(const etl_schema_field *f)
     }
 }
 
+static void schema_keys_free(struct schema_keys *k)
+{
+    if (!k) return;
+    for (unsigned j = 0; j < k->n; j++) free(k->key[j].text);
+    free(k);
+}
+
 void etl_load_names_free(struct event_names *t)
 {
     for (unsigned i = 0; i < t->n; i++) {
@@ -164,6 +171,7 @@ void etl_load_names_free(struct event_names *t)
     }
     free(t->v);
     free(t->by_text);
+    for (unsigned i = 0; i < t->schema_cap; i++) schema_keys_free(t->by_schema[i].keys);
     free(t->by_schema);
     memset(t, 0, sizeof *t);
 }
@@ -252,25 +260,78 @@ static uint32_t ptr_hash(const void *p, int64_t provider)
     return (uint32_t)(x >> 32);
 }
 
-/* The names.v index of the events of schema ev and provider: the schema's slot, made (and the
-   name found or made) on first sight. -1 on error. */
-static long name_index(struct etl_sqlite_loader *l, const etl_schema_event *ev, int64_t provider)
+/* The JSON key of each top-level field of ev, as etl_decoded_format_json writes it: taken from
+   its text for a one-field event, so that the escaping is the library's own. NULL without
+   memory. */
+static struct schema_keys *schema_keys_new(const etl_schema_event *ev)
+{
+    static const uint8_t zero = 0;
+    struct schema_keys *k;
+    unsigned n = 0;
+
+    for (uint32_t i = 0; i < ev->field_count; i += ev->fields[i].span ? ev->fields[i].span : 1) n++;
+    if (!(k = calloc(1, sizeof *k + n * sizeof k->key[0]))) return NULL;
+    for (uint32_t i = 0; i < ev->field_count; i += ev->fields[i].span ? ev->fields[i].span : 1) {
+        etl_field f;
+        etl_decoded_event one;
+        struct schema_key *key = &k->key[k->n];
+        size_t len;
+        memset(&f, 0, sizeof f);
+        f.name = ev->fields[i].name;
+        f.in_type = ETL_IN_UINT8;
+        f.kind = ETL_FIELD_VALUE;
+        f.count = 1;
+        f.end = 1;
+        f.data = &zero;
+        f.size = 1;
+        memset(&one, 0, sizeof one);
+        one.fields = &f;
+        one.field_count = 1;
+        len = etl_decoded_format_json(&one, NULL, 0);       /* {KEY0} */
+        key->name = ev->fields[i].name;
+        if (len < 3 || len > UINT32_MAX || !(key->text = malloc(len + 1))) break;
+        etl_decoded_format_json(&one, key->text, len + 1);
+        key->len = (uint32_t)(len - 3);
+        memmove(key->text, key->text + 1, key->len);
+        key->text[key->len] = '\0';
+        k->n++;
+    }
+    if (k->n < n) {
+        for (unsigned j = 0; j < k->n; j++) free(k->key[j].text);
+        free(k);
+        return NULL;
+    }
+    return k;
+}
+
+/* The names.v index of the events of schema ev and provider (and, in *keys, its fields' JSON
+   keys): the schema's slot, made (and the name found or made) on first sight. -1 on error. */
+static long name_index(struct etl_sqlite_loader *l, const etl_schema_event *ev, int64_t provider,
+                       struct schema_keys **keys)
 {
     struct event_names *t = &l->names;
+    struct schema_keys *made;
     unsigned mask, i;
     long n;
 
-    if (ev == t->last_schema && provider == t->last_provider) return (long)t->last_name;
+    if (ev == t->last_schema && provider == t->last_provider) {
+        *keys = t->last_keys;
+        return (long)t->last_name;
+    }
     if (t->schema_cap) {
         mask = t->schema_cap - 1;
         for (i = ptr_hash(ev, provider) & mask; t->by_schema[i].schema; i = (i + 1) & mask)
             if (t->by_schema[i].schema == ev && t->by_schema[i].provider == provider) goto found;
     }
     if ((n = name_of_schema(l, ev, provider)) < 0) return -1;
+    if (!(made = schema_keys_new(ev))) return etl_sink_error(&l->sink, "out of memory");
     if (2 * (t->schema_count + 1) > t->schema_cap) {
         unsigned cap = t->schema_cap ? 2 * t->schema_cap : 256;
         struct schema_slot *b = calloc(cap, sizeof *b);
-        if (!b) return etl_sink_error(&l->sink, "out of memory");
+        if (!b) {
+            schema_keys_free(made);
+            return etl_sink_error(&l->sink, "out of memory");
+        }
         for (unsigned k = 0; k < t->schema_cap; k++) {
             unsigned j;
             if (!t->by_schema[k].schema) continue;
@@ -287,11 +348,14 @@ static long name_index(struct etl_sqlite_loader *l, const etl_schema_event *ev, 
     t->by_schema[i].schema = ev;
     t->by_schema[i].provider = provider;
     t->by_schema[i].name = (unsigned)n;
+    t->by_schema[i].keys = made;
     t->schema_count++;
 found:
     t->last_schema = ev;
     t->last_provider = provider;
     t->last_name = t->by_schema[i].name;
+    t->last_keys = t->by_schema[i].keys;
+    *keys = t->last_keys;
     return (long)t->last_name;
 }
 
@@ -317,10 +381,43 @@ static int counts_room(struct input *in, int64_t provider)
     return 0;
 }
 
-/* The fields of a decoded event as JSON into the row's own buffer, which the batch binds as it is. */
-static int fields_json(struct etl_sqlite_loader *l, const etl_decoded_event *de, struct event_row *r)
+/* etl_decoded_format_json's text of de into out (size bytes) as snprintf does, each top-level
+   field's key copied from keys (made once per schema) rather than escaped again: the JSON
+   keys are a third of the formatting's work. A field that is not the schema's next (it cannot
+   be: the decoder's fields follow its schema's) has the whole text formatted as the library
+   does. */
+static size_t format_json(const etl_decoded_event *de, const struct schema_keys *keys, char *out, size_t size)
 {
-    size_t n = etl_decoded_format_json(de, r->fields, r->fields_cap);
+    size_t n = 0;
+    unsigned i = 0;
+
+    if (size) out[0] = '\0';
+    n = 1;
+    for (uint32_t k = 0; k < de->field_count; i++) {
+        const etl_field *f = &de->fields[k];
+        if (i >= keys->n || keys->key[i].name != f->name) return etl_decoded_format_json(de, out, size);
+        if (k && n < size) out[n] = ',';
+        n += k != 0;
+        if (n + keys->key[i].len < size) memcpy(out + n, keys->key[i].text, keys->key[i].len);
+        n += keys->key[i].len;
+        n += etl_decoded_field_format(de, k, 1, n < size ? out + n : NULL, n < size ? size - n : 0);
+        k = f->end > k ? f->end : k + 1;
+    }
+    if (n + 1 < size) {
+        out[0] = '{';
+        out[n] = '}';
+        out[n + 1] = '\0';
+    } else if (size) {
+        out[0] = '\0';
+    }
+    return n + 1;
+}
+
+/* The fields of a decoded event as JSON into the row's own buffer, which the batch binds as it is. */
+static int fields_json(struct etl_sqlite_loader *l, const etl_decoded_event *de, const struct schema_keys *keys,
+                       struct event_row *r)
+{
+    size_t n = format_json(de, keys, r->fields, r->fields_cap);
 
     if (n >= r->fields_cap) {
         size_t cap = n + 1 < 512 ? 512 : n + 1 + n / 2;
@@ -328,7 +425,7 @@ static int fields_json(struct etl_sqlite_loader *l, const etl_decoded_event *de,
         if (cap > 0x7FFFFFFF || !(p = realloc(r->fields, cap))) return etl_sink_error(&l->sink, "out of memory");
         r->fields = p;
         r->fields_cap = (uint32_t)cap;
-        n = etl_decoded_format_json(de, r->fields, r->fields_cap);
+        n = format_json(de, keys, r->fields, r->fields_cap);
     }
     r->fields_len = (uint32_t)n;
     r->has_fields = 1;
@@ -358,6 +455,7 @@ int etl_load_fields(struct etl_sqlite_loader *l, struct input *in, const etl_eve
 {
     etl_decoded_event de;
     const etl_schema_event *schema;
+    struct schema_keys *keys = NULL;
     int rc = etl_decoder_decode(l->decoder, ev, &de);
     long name;
 
@@ -372,9 +470,9 @@ int etl_load_fields(struct etl_sqlite_loader *l, struct input *in, const etl_eve
         return 0;
     }
     if ((schema = etl_decoder_last_schema(l->decoder)) != NULL) {
-        if ((name = name_index(l, schema, *provider)) < 0) return -1;
+        if ((name = name_index(l, schema, *provider, &keys)) < 0) return -1;
         r->v[20] = l->names.v[name].id;
-        if (fields_json(l, &de, r) != 0) return -1;
+        if (fields_json(l, &de, keys, r) != 0) return -1;
     }
     return rc == 1 ? 0 : decode_failed(l, in, ev, *provider);
 }
@@ -546,13 +644,22 @@ static void text_addf(struct text *t, char *formatted)
     sqlite3_free(formatted);
 }
 
+/* Whether the JSON text of name has escapes: SQLite's JSON paths (3.40) match a key's text as
+   the JSON has it, escapes and all, so such a key is looked up with json_each, whose keys are
+   the names themselves. */
+static int json_escaped(const char *name)
+{
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        if (*p < 0x20 || *p == 0x7f || *p == '"' || *p == '\\') return 1;
+    return 0;
+}
+
 /* The view's expression of a field: its JSON value (json_extract: numbers, text, 1 and 0 for
    booleans, JSON text for arrays and structs); an integer shown as "0x..." as its number, the
-   hex digits put together four bits each (SQLite's CAST reads no hex). A key with a double
-   quote cannot be written in a JSON path: it is looked up with json_each. */
+   hex digits put together four bits each (SQLite's CAST reads no hex). */
 static void column_expr(struct text *sql, const char *field, int hex)
 {
-    char *value = strchr(field, '"')
+    char *value = json_escaped(field)
                       ? sqlite3_mprintf("(SELECT j.value FROM json_each(e.fields) j WHERE j.key = %Q)", field)
                       : sqlite3_mprintf("json_extract(e.fields, '$.\"%q\"')", field);
 

@@ -160,11 +160,25 @@ struct event_name {
     unsigned nfields, cap_fields;
 };
 
+/* The JSON keys of a schema's top-level fields, '"Name":' as etl_decoded_format_json writes
+   them, made once (fields.c). */
+struct schema_key {
+    const char *name;           /* the schema field's name (the decoded field's points to it) */
+    char *text;
+    uint32_t len;
+};
+
+struct schema_keys {
+    unsigned n;
+    struct schema_key key[];
+};
+
 /* A schema of the decoder, and the name its events have (fields.c). */
 struct schema_slot {
     const void *schema;         /* the decoder's etl_schema_event; NULL: an empty slot */
     int64_t provider;
     unsigned name;              /* index in the names */
+    struct schema_keys *keys;
 };
 
 /* Every name of the database, found by provider and text, and by the schema that gave it. */
@@ -175,9 +189,10 @@ struct event_names {
     unsigned text_cap;
     struct schema_slot *by_schema;
     unsigned schema_cap, schema_count;
-    const void *last_schema;    /* the last schema looked up, and its slot's name */
+    const void *last_schema;    /* the last schema looked up, and its slot's name and keys */
     int64_t last_provider;
     unsigned last_name;
+    struct schema_keys *last_keys;
     int64_t next_id;
 };
 
