@@ -452,6 +452,11 @@ void etl_decoder_warn(etl_decoder *d, const char *message);
 /* The decoder takes set (on ETL_OK it owns it and set is emptied; on ETL_FAILED, without
    memory, set is left to the caller). A provider of set replaces what the decoder had of it. */
 int etl_decoder_adopt(etl_decoder *d, etl_schema_set *set);
+/* The schema of the event the last etl_decoder_decode call found one for (its names and every
+   field, whether or not the payload fit), or NULL when that event had none. Valid until
+   etl_decoder_close: a schema is never freed before (the SQLite loader keys what it learns of an
+   event's names and fields by it). */
+const etl_schema_event *etl_decoder_last_schema(const etl_decoder *d);
 /* Sets the decoder's message. */
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))

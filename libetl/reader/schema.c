@@ -265,6 +265,7 @@ struct etl_decoder {
     etl_guid last_provider;         /* and its entry's index + 1 (0: none yet) */
     uint32_t last_provider_index;
     void *learn;                    /* what etl_decoder_learn keeps (eventsource.c) */
+    const etl_schema_event *decoded; /* the schema of the last event decoded, or NULL */
     char err[512];
 };
 
@@ -278,6 +279,8 @@ void etl_decoder_set_error(etl_decoder *d, const char *fmt, ...)
 }
 
 const char *etl_decoder_error(const etl_decoder *d) { return d ? d->err : "out of memory"; }
+
+const etl_schema_event *etl_decoder_last_schema(const etl_decoder *d) { return d->decoded; }
 
 void **etl_decoder_learn_state(etl_decoder *d) { return &d->learn; }
 
@@ -678,6 +681,7 @@ int etl_decoder_decode(etl_decoder *d, const etl_event *ev, etl_decoded_event *o
 
     memset(out, 0, sizeof *out);
     d->err[0] = '\0';
+    d->decoded = NULL;
     if (ev->kind == ETL_KIND_EVENT && ev->id == 65534 && ev->opcode == 254) etl_decoder_learn(d, ev);
     if (d->last_provider_index && etl_guid_equal(&d->last_provider, &ev->provider)) {
         p = &d->providers[d->last_provider_index - 1];
@@ -722,6 +726,7 @@ int etl_decoder_decode(etl_decoder *d, const etl_event *ev, etl_decoded_event *o
         p->stats.undecoded++;
         return 0;
     }
+    d->decoded = s;
     out->source = s->source;
     out->provider_name = s->provider_name ? s->provider_name : p->stats.name;
     out->task_name = s->task_name;
