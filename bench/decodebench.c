@@ -105,7 +105,7 @@ static long build(const char *dir, const char *path)
 int main(int argc, char **argv)
 {
     char path[] = "/tmp/decodebench.XXXXXX";
-    double secs[PASSES][MAX_RUNS];
+    double secs[PASSES][MAX_RUNS], cpu[PASSES][MAX_RUNS];
     struct tally first[PASSES];
     unsigned runs = 5;
     double min_run_s = 0.5;
@@ -149,11 +149,12 @@ int main(int argc, char **argv)
     for (unsigned i = 0; i < runs; i++) {
         for (int p = 0; p < PASSES; p++) {
             struct tally t;
-            double t0 = bench_now_s();
+            double t0 = bench_now_s(), c0 = bench_cpu_s();
             memset(&t, 0, sizeof t);
             for (unsigned k = 0; k < reps[p]; k++)
                 if (one_pass(path, p, &t) != 0) goto fail;
             secs[p][i] = (bench_now_s() - t0) / reps[p];
+            cpu[p][i] = (bench_cpu_s() - c0) / reps[p];
             if (t.events != first[p].events * reps[p] || t.decoded != first[p].decoded * reps[p]) {
                 fprintf(stderr, "decodebench: the passes delivered different results\n");
                 status = 1;
@@ -171,12 +172,16 @@ int main(int argc, char **argv)
                (unsigned long long)f->failed, f->events ? (double)f->fields / (double)f->events : 0.0);
         if (f->failed) status = 1;
     }
-    printf("%-7s %5s  %-28s  %s\n", "pass", "reps", "M events/s med [min-max]", "ns/event med");
-    {
+    /* Wall time, then processor time: the machine is shared, and the processor time of this
+       one-threaded work is what other tenants disturb least. */
+    for (int clock = 0; clock < 2; clock++) {
         struct stats s[PASSES];
+        printf("%s\n%-7s %5s  %-28s  %s\n", clock ? "processor time:" : "wall time:", "pass", "reps",
+               "M events/s med [min-max]", "ns/event med");
         for (int p = 0; p < PASSES; p++) {
             double v[MAX_RUNS];
-            for (unsigned i = 0; i < runs; i++) v[i] = (double)first[p].events / secs[p][i] / 1e6;
+            for (unsigned i = 0; i < runs; i++)
+                v[i] = (double)first[p].events / (clock ? cpu[p][i] : secs[p][i]) / 1e6;
             s[p] = stats_of(v, runs);
             printf("%-7s %5u  %7.2f [%.2f-%.2f]%*s  %.1f\n", pass_name[p], reps[p], s[p].med, s[p].min, s[p].max, 8, "",
                    1e3 / s[p].med);
@@ -184,9 +189,10 @@ int main(int argc, char **argv)
         {
             double ratio = s[PASS_READ].med / s[PASS_FIELDS].med;
             int met = s[PASS_FIELDS].med * 1e6 >= GOAL_EVPS && ratio <= GOAL_RATIO;
-            printf("goal: decoding every field at %.2f M events/s (goal >= %.0f M) and %.2fx the plain reader "
+            printf("goal (%s): decoding every field at %.2f M events/s (goal >= %.0f M) and %.2fx the plain reader "
                    "pass's time (goal <= %.1fx): %s\n",
-                   s[PASS_FIELDS].med, GOAL_EVPS / 1e6, ratio, GOAL_RATIO, met ? "met" : "NOT met");
+                   clock ? "processor time" : "wall time", s[PASS_FIELDS].med, GOAL_EVPS / 1e6, ratio, GOAL_RATIO,
+                   met ? "met" : "NOT met");
             printf("with JSON text of every decoded event: %.2f M events/s, %.2fx the plain pass\n", s[PASS_JSON].med,
                    s[PASS_READ].med / s[PASS_JSON].med);
         }
