@@ -32,6 +32,14 @@ static inline double bench_now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* The process's processor seconds (CLOCK_PROCESS_CPUTIME_ID). */
+static inline double bench_cpu_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
 struct stats {
     double med, min, max;
 };

@@ -84,6 +84,7 @@ static int reset_peak_rss(void)
 /* What a consumer sees of a trace: the builder predicts it, the reader must deliver it. */
 struct tally {
     uint64_t events, payload_bytes, disorder, warnings;
+    uint64_t kdecoded, kfailed; /* the kernel pass: events etl_kernel_decode decoded, failed */
     unsigned x;   /* XOR of the first payload byte of every event */
     int64_t last_ts;
 };
@@ -328,8 +329,10 @@ static int file_facts(const char *path, struct file_facts *ff)
     return 0;
 }
 
-/* Open, iterate every event as a consumer would (payload touched), close. */
-static int read_trace(const char *path, int order, struct tally *t)
+/* Open, iterate every event as a consumer would (payload touched), close. With kernel set,
+   every event also goes through etl_kernel_decode (the typed decoding the image map, kstate and
+   etl2sqlite use), in file order. */
+static int read_trace(const char *path, int order, int kernel, struct tally *t)
 {
     etl_reader_options o;
     etl_reader *r;
@@ -346,6 +349,12 @@ static int read_trace(const char *path, int order, struct tally *t)
     }
     t->last_ts = INT64_MIN;
     while ((rc = etl_reader_next(r, &ev)) == ETL_OK || rc == ETL_WARN) {
+        if (kernel) {
+            etl_kernel_event k;
+            int kr = etl_kernel_decode(&ev, &k);
+            t->kdecoded += kr == 1;
+            t->kfailed += kr == ETL_FAILED;
+        }
         t->events++;
         t->payload_bytes += ev.payload_len;
         if (ev.payload_len) t->x ^= ev.payload[0];
@@ -358,10 +367,11 @@ static int read_trace(const char *path, int order, struct tally *t)
     return rc == ETL_EOF ? 0 : -1;
 }
 
-/* What one pass over a file does: iterate in one of the reader's orders, or only read the
-   bytes (the same-run reference point the reader's speed is stated against). */
-enum pass_kind { PASS_TIME = ETL_ORDER_TIME, PASS_FILE = ETL_ORDER_FILE, PASS_PREAD, PASS_KINDS };
-static const char *const pass_name[PASS_KINDS] = { "time", "file", "pread" };
+/* What one pass over a file does: iterate in one of the reader's orders, only read the bytes
+   (the same-run reference point the reader's speed is stated against), or iterate in file
+   order decoding every event with etl_kernel_decode (its cost is this pass's over "file"). */
+enum pass_kind { PASS_TIME = ETL_ORDER_TIME, PASS_FILE = ETL_ORDER_FILE, PASS_PREAD, PASS_KERNEL, PASS_KINDS };
+static const char *const pass_name[PASS_KINDS] = { "time", "file", "pread", "kernel" };
 
 /* Sequential pread of the whole file, 1 MiB at a time; counts the bytes as payload. */
 static int pread_file(const char *path, struct tally *t)
@@ -394,7 +404,10 @@ static int timed_run(const char *path, int kind, unsigned reps, double *wall, do
     double w0 = now_s(CLOCK_MONOTONIC), c0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
 
     for (unsigned i = 0; i < reps; i++)
-        if ((kind == PASS_PREAD ? pread_file(path, sum) : read_trace(path, kind, sum)) != 0) return -1;
+        if ((kind == PASS_PREAD    ? pread_file(path, sum)
+             : kind == PASS_KERNEL ? read_trace(path, ETL_ORDER_FILE, 1, sum)
+                                   : read_trace(path, kind, 0, sum)) != 0)
+            return -1;
     *wall = now_s(CLOCK_MONOTONIC) - w0;
     *cpu = now_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
     return 0;
@@ -420,7 +433,8 @@ static int measure_run(const char *path, int kind, struct measurement *m)
 
     memset(&t, 0, sizeof t);
     if (timed_run(path, kind, m->reps, &m->wall[i], &m->cpu[i], &t) != 0) return -1;
-    if (t.events != m->one.events * m->reps || t.payload_bytes != m->one.payload_bytes * m->reps)
+    if (t.events != m->one.events * m->reps || t.payload_bytes != m->one.payload_bytes * m->reps ||
+        t.kdecoded != m->one.kdecoded * m->reps)
         m->consistent = 0;
     return 0;
 }
@@ -572,12 +586,13 @@ static int run_case(const struct config *cfg, struct bench_case *bc)
     bc->peak_rss_kib = peak_rss_kib();
     if (rss_reset != 0) bc->peak_rss_kib = -bc->peak_rss_kib; /* process-wide peak, not this case's */
     if (warm_up(cfg, bc->path, PASS_PREAD, &bc->m[PASS_PREAD]) != 0) return -1;
+    if (warm_up(cfg, bc->path, PASS_KERNEL, &bc->m[PASS_KERNEL]) != 0) return -1;
     /* The passes take turns, so that a burst of load from other tenants of the machine falls
        on all of them alike and their ratios stay meaningful. */
     for (unsigned i = 0; i < cfg->runs; i++)
         for (int kind = 0; kind < PASS_KINDS; kind++)
             if (measure_run(bc->path, kind, &bc->m[kind]) != 0) return -1;
-    bc->valid = check_case(bc, ETL_ORDER_TIME) & check_case(bc, ETL_ORDER_FILE);
+    bc->valid = check_case(bc, ETL_ORDER_TIME) & check_case(bc, ETL_ORDER_FILE) & check_case(bc, PASS_KERNEL);
     return 0;
 }
 
@@ -614,6 +629,15 @@ static void report_case(const struct bench_case *bc)
         if (ff->compressed_buffers) print_stats(rate(m, (double)ff->decompressed), 1e-6, 0);
         else printf("  %-24s", "");
         printf("  %.0f\n", cpu_share(m));
+    }
+    /* The kernel pass against the file pass of the same runs: what the typed decoding adds. */
+    {
+        const struct measurement *k = &bc->m[PASS_KERNEL], *f = &bc->m[PASS_FILE];
+        double ke = rate(k, (double)k->one.events).med, fe = rate(f, (double)f->one.events).med;
+        printf("  kernel: %llu of %llu events decoded by etl_kernel_decode (%llu failed); "
+               "%.1f ns/event over the file pass\n",
+               (unsigned long long)k->one.kdecoded, (unsigned long long)k->one.events,
+               (unsigned long long)k->one.kfailed, ke > 0 && fe > 0 ? (1e9 / ke - 1e9 / fe) : 0.0);
     }
 }
 

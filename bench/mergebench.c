@@ -106,7 +106,7 @@ static int build_input(struct input *in, unsigned index, const struct config *cf
         } else {
             etl_event_descriptor desc = { (uint16_t)(1 + (r >> 56) % 20), 1, 0, 4, 0, 0, 0x10 };
             uint64_t stack[16];
-            etl_event_extras x = { NULL, NULL, stack, 4 + (unsigned)((r >> 48) % 13), 0, 0 };
+            etl_event_extras x = { NULL, NULL, stack, 4 + (unsigned)((r >> 48) % 13), 0, 0, NULL, 0 };
             for (unsigned k = 0; k < 16; k++) stack[k] = 0x7FF000000000ull + k * 0x40;
             n = etl_record_encode_event(rec, sizeof rec, ts, 4, 1000 + c, &providers[(r >> 60) & 1], &desc,
                                         kind == 7 ? &x : NULL, &d, 1);

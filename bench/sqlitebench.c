@@ -3,18 +3,27 @@
  * sqlitebench: how fast etl2sqlite loads a large trace, against loading the same rows with the
  * sqlite3 shell's .import of a CSV of them (etldump -f csv), in the same run.
  *
- *   sqlitebench [-n EVENTS] [-r ROUNDS] [-d DIR] [--tools BUILDDIR] [--user] [--write-trace FILE]
+ *   sqlitebench [-n EVENTS] [-r ROUNDS] [-d DIR] [--tools BUILDDIR] [--before BUILDDIR]
+ *               [--user | --tracelogging] [--write-trace FILE]
  *
  * The trace is written once through libetl's writer: a kernel trace's mix, with rundown
  * events (processes, threads, images) at the start, then SampledProfile events (40%, their
  * addresses inside the images), CSwitch (20%) and EVENT_HEADER events of two providers (40%,
  * a quarter with a stack, drawn from 5000 different stacks); or, with --user, a user
- * session's: EVENT_HEADER events only, one in twenty with a stack. Each round runs, as fresh
+ * session's: EVENT_HEADER events only, one in twenty with a stack; or, with --tracelogging, a
+ * user session's of TraceLogging events (four kinds of two providers, each with its metadata,
+ * 4 to 6 fields), one in twenty with a stack. The two providers of the plain EVENT_HEADER
+ * events are GUIDs no manifest describes: their events have no schema whatever manifests are
+ * installed; the kernel classes and the TraceLogging events decode. Each round runs, as fresh
  * processes, in turn:
- *   etl2sqlite --no-payload   the events table and every decoded table, indexes and views
+ *   etl2sqlite --no-payload   the events table (with every event's fields) and every decoded
+ *                             table, indexes and views
  *   etl2sqlite                the same with the payloads
- *   sqlite3 .import           the CSV of the same events into a table of the same columns
- *                             (no payload, no other table, no index): less work than either
+ *   BEFORE/etl2sqlite         (--before) another build's etl2sqlite on the same trace, with the
+ *                             payloads: an older libetl, to compare a change in the same run
+ *   sqlite3 .import           the CSV of the same events (with their event names and fields)
+ *                             into a table of the same columns (no payload, no other table, no
+ *                             index): less work than either
  * and reports the median wall time and events per second of each, and their ratios.
  * --write-trace writes the trace to FILE and stops (to profile etl2sqlite on it).
  */
@@ -23,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -30,6 +40,7 @@
 
 #include "benchstat.h"
 #include "etl.h"
+#include "synth.h"
 
 #define BUFFER_SIZE (64u * 1024u)
 #define CPUS 4u
@@ -42,12 +53,20 @@ struct config {
     const char *dir;
     const char *tools;
     const char *write_only; /* --write-trace PATH: write the trace there and stop */
+    const char *before;     /* --before BUILDDIR: its tools/etl2sqlite timed too */
     int user_mix;           /* --user: only EVENT_HEADER events (a user session's trace) */
+    int tl_mix;             /* --tracelogging: only TraceLogging events */
 };
 
+/* GUIDs no manifest describes (the events of the plain mixes have no schema), and those of the
+   TraceLogging providers. */
 static const etl_guid providers[2] = {
-    { 0x22fb2cd6, 0x0e7b, 0x422b, { 0xa0, 0xc7, 0x2f, 0xad, 0x1f, 0xd0, 0xe7, 0x16 } },
-    { 0xe13c0d23, 0xccbc, 0x4e12, { 0x93, 0x1b, 0xd9, 0xcc, 0x2e, 0xee, 0x27, 0xe4 } },
+    { 0x5a1e5bec, 0x0001, 0x4c6f, { 0xad, 0x00, 0x51, 0x7e, 0xbe, 0x4c, 0x00, 0x01 } },
+    { 0x5a1e5bec, 0x0002, 0x4c6f, { 0xad, 0x00, 0x51, 0x7e, 0xbe, 0x4c, 0x00, 0x02 } },
+};
+static const etl_guid tl_providers[2] = {
+    { 0x5a1e5bec, 0x0003, 0x4c6f, { 0xad, 0x00, 0x51, 0x7e, 0xbe, 0x4c, 0x00, 0x03 } },
+    { 0x5a1e5bec, 0x0004, 0x4c6f, { 0xad, 0x00, 0x51, 0x7e, 0xbe, 0x4c, 0x00, 0x04 } },
 };
 
 /* Little-endian stores into a payload. */
@@ -95,7 +114,113 @@ static int add(struct writer *wr, unsigned cpu, const uint8_t *rec, uint32_t n)
 /* Image i of process p: bases 0x7ff800000000 + i MiB, 1 MiB each (kernel images in pid 0). */
 static uint64_t image_base(unsigned i) { return 0x7FF800000000ull + (uint64_t)i * 0x100000; }
 
-static int build_trace(const char *path, uint64_t target, int user_mix, uint64_t *events)
+/* The TraceLogging events of --tracelogging: a provider's name and an event's name and fields
+   (name, TlgIn type), as an application's would be. */
+struct tl_kind {
+    unsigned provider;
+    const char *provider_name, *event;
+    unsigned nfields;
+    const char *field[6];
+    uint8_t type[6];
+};
+
+static const struct tl_kind tl_kinds[4] = {
+    { 0, "Contoso.Web", "RequestStart", 4, { "Method", "Url", "ClientPort", "RequestId" },
+      { ETL_IN_ANSI_STRING, ETL_IN_UNICODE_STRING, ETL_IN_UINT16, ETL_IN_GUID } },
+    { 0, "Contoso.Web", "RequestStop", 5, { "RequestId", "Status", "Bytes", "DurationUs", "Cached" },
+      { ETL_IN_GUID, ETL_IN_UINT32, ETL_IN_UINT64, ETL_IN_UINT32, ETL_IN_BOOLEAN } },
+    { 1, "Contoso.Cache", "Lookup", 4, { "Key", "Hit", "Entries", "Address" },
+      { ETL_IN_ANSI_STRING, ETL_IN_BOOLEAN, ETL_IN_INT32, ETL_IN_POINTER } },
+    { 1, "Contoso.Cache", "Evict", 6, { "Key", "Reason", "AgeMs", "Size", "Generation", "Score" },
+      { ETL_IN_ANSI_STRING, ETL_IN_INT32, ETL_IN_UINT64, ETL_IN_UINT32, ETL_IN_UINT8, ETL_IN_DOUBLE } },
+};
+
+/* The extended items of kind k (PROV_TRAITS, EVENT_SCHEMA_TL, and a STACK_TRACE64 item when
+   stack), into ext: their size. */
+static uint32_t tl_ext(uint8_t *ext, const struct tl_kind *k, const uint64_t *stack, unsigned frames)
+{
+    uint8_t traits[64], meta[256], st[8 + 16 * 8];
+    uint32_t t = 2, m = 2, n = 0, len;
+
+    len = (uint32_t)strlen(k->provider_name) + 1;
+    memcpy(traits + t, k->provider_name, len);
+    t += len;
+    traits[0] = (uint8_t)t, traits[1] = 0;
+    meta[m++] = 0; /* no tags */
+    len = (uint32_t)strlen(k->event) + 1;
+    memcpy(meta + m, k->event, len);
+    m += len;
+    for (unsigned i = 0; i < k->nfields; i++) {
+        len = (uint32_t)strlen(k->field[i]) + 1;
+        memcpy(meta + m, k->field[i], len);
+        m += len;
+        meta[m++] = k->type[i];
+    }
+    meta[0] = (uint8_t)m, meta[1] = 0;
+    n += synth_ext_item(ext + n, ETL_EXT_PROV_TRAITS, traits, (uint16_t)t, 1);
+    n += synth_ext_item(ext + n, ETL_EXT_EVENT_SCHEMA_TL, meta, (uint16_t)m, stack != NULL);
+    if (stack) {
+        memset(st, 0, 8);
+        for (unsigned i = 0; i < frames; i++)
+            for (int b = 0; b < 8; b++) st[8 + 8 * i + (unsigned)b] = (uint8_t)(stack[i] >> (8 * b));
+        n += synth_ext_item(ext + n, ETL_EXT_STACK_TRACE64, st, (uint16_t)(8 + 8 * frames), 0);
+    }
+    return n;
+}
+
+/* A payload of kind k from the random number r: its size. */
+static uint32_t tl_payload(uint8_t *p, const struct tl_kind *k, uint64_t r)
+{
+    static const char *const urls[] = { "/", "/api/orders", "/api/orders/42/items", "/static/app.js" };
+    static const char *const keys[] = { "user:1001", "session:9f2c", "catalog:page:3", "price:eur" };
+    uint32_t n = 0;
+    char text[64];
+
+    for (unsigned i = 0; i < k->nfields; i++) {
+        uint64_t v = r >> (i * 7);
+        switch (k->type[i]) {
+        case ETL_IN_ANSI_STRING: {
+            const char *t = k->event[0] == 'R' ? (v & 1 ? "GET" : "POST") : keys[v & 3];
+            memcpy(p + n, t, strlen(t) + 1);
+            n += (uint32_t)strlen(t) + 1;
+            break;
+        }
+        case ETL_IN_UNICODE_STRING:
+            snprintf(text, sizeof text, "%s?page=%u", urls[v & 3], (unsigned)(v >> 2) % 100);
+            for (const char *c = text;; c++) {
+                p[n++] = (uint8_t)*c;
+                p[n++] = 0;
+                if (!*c) break;
+            }
+            break;
+        case ETL_IN_UINT8: p[n++] = (uint8_t)(v & 3); break;
+        case ETL_IN_UINT16: p[n++] = (uint8_t)v; p[n++] = (uint8_t)(v >> 8); break;
+        case ETL_IN_GUID:
+            for (int b = 0; b < 16; b++) p[n++] = (uint8_t)(r >> ((b * 5) % 56));
+            break;
+        case ETL_IN_INT32: case ETL_IN_UINT32: case ETL_IN_BOOLEAN:
+            put32(p + n, k->type[i] == ETL_IN_BOOLEAN ? (uint32_t)(v & 1) : (uint32_t)(v % 100000));
+            n += 4;
+            break;
+        case ETL_IN_UINT64: case ETL_IN_POINTER:
+            put64(p + n, k->type[i] == ETL_IN_POINTER ? 0x7FF800000000ull + (v & 0xFFFFF0) : v % 10000000);
+            n += 8;
+            break;
+        case ETL_IN_DOUBLE: {
+            double d = (double)(v % 100000) / 7.0;
+            uint64_t u;
+            memcpy(&u, &d, 8);
+            put64(p + n, u);
+            n += 8;
+            break;
+        }
+        default: break;
+        }
+    }
+    return n;
+}
+
+static int build_trace(const char *path, uint64_t target, int user_mix, int tl_mix, uint64_t *events)
 {
     etl_writer_options o;
     struct writer wr;
@@ -175,10 +300,22 @@ static int build_trace(const char *path, uint64_t target, int user_mix, uint64_t
     while (wr.events < target && rc == 0) {
         uint64_t r = rng_next(&rng);
         unsigned c = (unsigned)(r % CPUS), kind = (unsigned)((r >> 8) % 10), t = (unsigned)((r >> 12) % NTHREAD);
-        if (user_mix) kind = (r >> 32) % 20 ? 7 : 6; /* EVENT_HEADER events, one in twenty with a stack */
+        if (user_mix || tl_mix) kind = (r >> 32) % 20 ? 7 : 6; /* EVENT_HEADER events, one in twenty with a stack */
         uint32_t n;
         wr.ts += 1 + (int64_t)((r >> 40) % 3);
-        if (kind < 4) {
+        if (tl_mix) {
+            const struct tl_kind *k = &tl_kinds[(r >> 20) & 3];
+            uint64_t stack[16];
+            unsigned frames = 4 + (unsigned)((r >> 48) % 13);
+            uint8_t ext[512];
+            uint32_t which = (uint32_t)((r >> 22) % 5000), e;
+            for (unsigned f = 0; f < frames; f++)
+                stack[f] = image_base((which + f) % NIMAGE) + ((which * 2654435761u + f * 0x40) & 0xFFFF0);
+            e = tl_ext(ext, k, kind == 6 ? stack : NULL, frames);
+            n = synth_event_header(rec, 1, wr.ts, &tl_providers[k->provider], 1, 0, 4, 0, 0, 0, 1000 + t % NPROC,
+                                   5000 + t, ext, e, pl, tl_payload(pl, k, rng_next(&rng)));
+        }
+        else if (kind < 4) {
             memset(pl, 0, 16);
             put64(pl, image_base((unsigned)((r >> 20) % NIMAGE)) + ((r >> 24) & 0xFFFFF));
             put32(pl + 8, 5000 + t);
@@ -197,7 +334,7 @@ static int build_trace(const char *path, uint64_t target, int user_mix, uint64_t
         else {
             etl_event_descriptor desc = { (uint16_t)(1 + (r >> 56) % 20), 1, 0, 4, 0, 0, 0x10 };
             uint64_t stack[16];
-            etl_event_extras x = { NULL, NULL, stack, 4 + (unsigned)((r >> 48) % 13), 0, 0 };
+            etl_event_extras x = { NULL, NULL, stack, 4 + (unsigned)((r >> 48) % 13), 0, 0, NULL, 0 };
             uint32_t which = (uint32_t)((r >> 20) % 5000);
             for (unsigned k = 0; k < 16; k++)
                 stack[k] = image_base((which + k) % NIMAGE) + ((which * 2654435761u + k * 0x40) & 0xFFFF0);
@@ -222,9 +359,22 @@ static int build_trace(const char *path, uint64_t target, int user_mix, uint64_t
 
 /* Runs argv[0] with argv (stdin from in_path when not NULL, stdout to out_path when not NULL);
    returns the wall time, or -1 when it could not run or did not exit 0. */
+/* The processor time (user and system) of the last run, in seconds. */
+static double last_cpu;
+
+/* The processor time of the children that ended so far. */
+static double children_cpu(void)
+{
+    struct rusage ru;
+
+    if (getrusage(RUSAGE_CHILDREN, &ru) != 0) return 0;
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+           (double)ru.ru_stime.tv_usec / 1e6;
+}
+
 static double run(char *const argv[], const char *in_path, const char *out_path)
 {
-    double t0;
+    double t0, c0 = children_cpu();
     int status;
     pid_t pid;
 
@@ -243,6 +393,7 @@ static double run(char *const argv[], const char *in_path, const char *out_path)
         fprintf(stderr, "sqlitebench: %s failed\n", argv[0]);
         return -1;
     }
+    last_cpu = children_cpu() - c0;
     return bench_now_s() - t0;
 }
 
@@ -269,11 +420,11 @@ static long long count_rows(const char *shell, const char *db, const char *table
     return n;
 }
 
-static void print_row(const char *name, const double *wall, unsigned n, uint64_t events)
+static void print_row(const char *name, const double *wall, const double *cpu, unsigned n, uint64_t events)
 {
-    struct stats s = stats_of(wall, n);
-    printf("  %-34s %7.2f s  (min %.2f, max %.2f)  %6.3f M events/s\n", name, s.med, s.min, s.max,
-           (double)events / s.med / 1e6);
+    struct stats s = stats_of(wall, n), c = stats_of(cpu, n);
+    printf("  %-34s %7.2f s  (min %.2f, max %.2f)  %6.3f M events/s; processor time %.2f s (min %.2f, max %.2f)\n",
+           name, s.med, s.min, s.max, (double)events / s.med / 1e6, c.med, c.min, c.max);
 }
 
 static int parse_args(int argc, char **argv, struct config *cfg)
@@ -289,11 +440,18 @@ static int parse_args(int argc, char **argv, struct config *cfg)
         else if (strcmp(argv[i], "-d") == 0 && i + 1 < argc) cfg->dir = argv[++i];
         else if (strcmp(argv[i], "--tools") == 0 && i + 1 < argc) cfg->tools = argv[++i];
         else if (strcmp(argv[i], "--write-trace") == 0 && i + 1 < argc) cfg->write_only = argv[++i];
+        else if (strcmp(argv[i], "--before") == 0 && i + 1 < argc) cfg->before = argv[++i];
         else if (strcmp(argv[i], "--user") == 0) cfg->user_mix = 1;
+        else if (strcmp(argv[i], "--tracelogging") == 0) cfg->tl_mix = 1;
         else {
-            fprintf(stderr, "Usage: sqlitebench [-n EVENTS] [-r ROUNDS] [-d DIR] [--tools DIR] [--user] [--write-trace FILE]\n");
+            fprintf(stderr, "Usage: sqlitebench [-n EVENTS] [-r ROUNDS] [-d DIR] [--tools DIR] [--before DIR]\n"
+                            "                   [--user | --tracelogging] [--write-trace FILE]\n");
             return -1;
         }
+    }
+    if (cfg->user_mix && cfg->tl_mix) {
+        fprintf(stderr, "sqlitebench: --user or --tracelogging, not both\n");
+        return -1;
     }
     if (cfg->events < 1000 || cfg->rounds < 1 || cfg->rounds > MAX_ROUNDS) {
         fprintf(stderr, "sqlitebench: -n needs at least 1000 events, -r 1 to %d rounds\n", MAX_ROUNDS);
@@ -305,8 +463,9 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 int main(int argc, char **argv)
 {
     struct config cfg;
-    char trace[512], csv[512], db[512], tmp[512], e2s[512], dump[512], import_sql[1024];
-    double w_nopay[MAX_ROUNDS], w_pay[MAX_ROUNDS], w_imp[MAX_ROUNDS];
+    char trace[512], csv[512], db[512], tmp[512], e2s[512], e2s_before[512], dump[512], import_sql[1024];
+    double w_nopay[MAX_ROUNDS], w_pay[MAX_ROUNDS], w_before[MAX_ROUNDS], w_imp[MAX_ROUNDS];
+    double c_nopay[MAX_ROUNDS], c_pay[MAX_ROUNDS], c_before[MAX_ROUNDS], c_imp[MAX_ROUNDS];
     const char *shell = sqlite3_shell();
     uint64_t events = 0;
     struct stat st;
@@ -318,6 +477,7 @@ int main(int argc, char **argv)
         return 2;
     }
     snprintf(e2s, sizeof e2s, "%s/etl2sqlite", cfg.tools);
+    snprintf(e2s_before, sizeof e2s_before, "%s/tools/etl2sqlite", cfg.before ? cfg.before : "");
     snprintf(dump, sizeof dump, "%s/etldump", cfg.tools);
     snprintf(trace, sizeof trace, "%s/sqlitebench-%d.etl", cfg.dir, (int)getpid());
     snprintf(csv, sizeof csv, "%s/sqlitebench-%d.csv", cfg.dir, (int)getpid());
@@ -327,12 +487,12 @@ int main(int argc, char **argv)
              "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA page_size = 65536;\n"
              "CREATE TABLE events (ts INTEGER, time TEXT, cpu INTEGER, pid INTEGER, tid INTEGER, provider TEXT,\n"
              "  kind TEXT, id INTEGER, version INTEGER, opcode INTEGER, level INTEGER, task INTEGER,\n"
-             "  keywords INTEGER, payload_len INTEGER, ext INTEGER);\n"
+             "  keywords INTEGER, payload_len INTEGER, ext INTEGER, event_name TEXT, fields TEXT);\n"
              ".mode csv\n.import --skip 1 %s events\n",
              csv);
 
-    if (cfg.write_only) return build_trace(cfg.write_only, cfg.events, cfg.user_mix, &events) == 0 ? 0 : 1;
-    if (build_trace(trace, cfg.events, cfg.user_mix, &events) != 0) return 1;
+    if (cfg.write_only) return build_trace(cfg.write_only, cfg.events, cfg.user_mix, cfg.tl_mix, &events) == 0 ? 0 : 1;
+    if (build_trace(trace, cfg.events, cfg.user_mix, cfg.tl_mix, &events) != 0) return 1;
     if (stat(trace, &st) != 0) return 1;
     {
         char *argv_dump[] = { dump, "-f", "csv", "-o", "time", trace, NULL };
@@ -345,8 +505,9 @@ int main(int argc, char **argv)
     }
     printf("sqlitebench: %s trace, %llu events, %.1f MiB; etl2sqlite against the sqlite3 shell's .import\n"
            "of the same rows as CSV (etldump -f csv), %u rounds, medians\n",
-           cfg.user_mix ? "user-session" : "kernel", (unsigned long long)events, (double)st.st_size / 1048576.0,
-           cfg.rounds);
+           cfg.user_mix ? "user-session" : cfg.tl_mix ? "TraceLogging user-session" : "kernel",
+           (unsigned long long)events, (double)st.st_size / 1048576.0, cfg.rounds);
+    if (cfg.before) printf("before: %s\n", e2s_before);
     for (unsigned r = 0; r < cfg.rounds; r++) {
         char *argv_np[] = { e2s, "-q", "--no-payload", "-f", "-o", db, trace, NULL };
         char *argv_p[] = { e2s, "-q", "-f", "-o", db, trace, NULL };
@@ -357,27 +518,45 @@ int main(int argc, char **argv)
         snprintf(out, sizeof out, "%s/sqlitebench-%d.count", cfg.dir, (int)getpid());
         unlink(db);
         if ((w_nopay[r] = run(argv_np, NULL, NULL)) < 0) goto out;
+        c_nopay[r] = last_cpu;
         if ((n = count_rows(shell, db, "events", out)) != (long long)events) {
             fprintf(stderr, "sqlitebench: etl2sqlite loaded %lld events, not %llu\n", n, (unsigned long long)events);
             goto out;
         }
         unlink(db);
         if ((w_pay[r] = run(argv_p, NULL, NULL)) < 0) goto out;
+        c_pay[r] = last_cpu;
         unlink(db);
+        if (cfg.before) {
+            char *argv_b[] = { e2s_before, "-q", "-f", "-o", db, trace, NULL };
+            if ((w_before[r] = run(argv_b, NULL, NULL)) < 0) goto out;
+            c_before[r] = last_cpu;
+            unlink(db);
+        }
         if ((w_imp[r] = run(argv_imp, tmp, NULL)) < 0) goto out;
+        c_imp[r] = last_cpu;
         if ((n = count_rows(shell, db, "events", out)) != (long long)events) {
             fprintf(stderr, "sqlitebench: .import loaded %lld rows, not %llu\n", n, (unsigned long long)events);
             goto out;
         }
         unlink(db);
         unlink(out);
-        printf("  round %u: etl2sqlite --no-payload %.2f s, etl2sqlite %.2f s, .import %.2f s\n", r + 1, w_nopay[r],
-               w_pay[r], w_imp[r]);
+        if (cfg.before)
+            printf("  round %u: etl2sqlite --no-payload %.2f s, etl2sqlite %.2f s, before %.2f s, .import %.2f s\n", r + 1,
+                   w_nopay[r], w_pay[r], w_before[r], w_imp[r]);
+        else
+            printf("  round %u: etl2sqlite --no-payload %.2f s, etl2sqlite %.2f s, .import %.2f s\n", r + 1, w_nopay[r],
+                   w_pay[r], w_imp[r]);
         fflush(stdout);
     }
-    print_row("etl2sqlite --no-payload", w_nopay, cfg.rounds, events);
-    print_row("etl2sqlite (with payloads)", w_pay, cfg.rounds, events);
-    print_row("sqlite3 .import of the CSV", w_imp, cfg.rounds, events);
+    print_row("etl2sqlite --no-payload", w_nopay, c_nopay, cfg.rounds, events);
+    print_row("etl2sqlite (with payloads)", w_pay, c_pay, cfg.rounds, events);
+    if (cfg.before) print_row("before: etl2sqlite (with payloads)", w_before, c_before, cfg.rounds, events);
+    print_row("sqlite3 .import of the CSV", w_imp, c_imp, cfg.rounds, events);
+    if (cfg.before)
+        printf("  etl2sqlite / before's (with payloads): %.2fx the time, %.2fx the processor time\n",
+               stats_of(w_pay, cfg.rounds).med / stats_of(w_before, cfg.rounds).med,
+               stats_of(c_pay, cfg.rounds).med / stats_of(c_before, cfg.rounds).med);
     printf("  .import time / etl2sqlite time: %.2fx (--no-payload), %.2fx (with payloads)\n",
            stats_of(w_imp, cfg.rounds).med / stats_of(w_nopay, cfg.rounds).med,
            stats_of(w_imp, cfg.rounds).med / stats_of(w_pay, cfg.rounds).med);

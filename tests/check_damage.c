@@ -131,6 +131,28 @@ static void check_event(struct outcome *o, const etl_trace_info *in, const etl_e
 }
 
 /* Reads every event of r (opened with result open_rc) into o, checking the reader's contract. */
+/* Every field of every event decoded, as text and as JSON: no read outside the payload (ASan),
+   and a payload that does not fit its schema said with the event's offset. */
+static etl_decoder *decoder;
+
+static void decode_fields(struct outcome *o, const etl_event *ev)
+{
+    static char text[1 << 16];
+    etl_decoded_event e;
+    int rc;
+
+    if (!decoder) REQUIRE(etl_decoder_open(&decoder, NULL) >= ETL_WARN && decoder, "no decoder");
+    rc = etl_decoder_decode(decoder, ev, &e);
+    REQUIRE(rc == 1 || rc == 0 || rc == ETL_FAILED, "%s: decode gave %d", o->ctx, rc);
+    if (rc == ETL_FAILED)
+        REQUIRE(strstr(etl_decoder_error(decoder), "offset") != NULL, "%s: a decoding failure names no offset: %s",
+                o->ctx, etl_decoder_error(decoder));
+    REQUIRE(e.field_count == 0 || e.fields[e.field_count - 1].end <= e.field_count, "%s: a field's end is past the last",
+            o->ctx);
+    etl_decoded_format_text(&e, text, sizeof text);
+    etl_decoded_format_json(&e, text, sizeof text);
+}
+
 static void consume(etl_reader *r, struct outcome *o)
 {
     const etl_trace_info *in;
@@ -162,6 +184,7 @@ static void consume(etl_reader *r, struct outcome *o)
         if (rc == ETL_WARN) o->warn_returns++;
         o->pending = 0;
         check_event(o, in, &ev);
+        decode_fields(o, &ev);
         REQUIRE((uint64_t)o->n <= bound, "%s: more than %llu events: the reader does not stop", o->ctx,
                 (unsigned long long)bound);
     }

@@ -25,11 +25,50 @@ static char *format_event(const char *sample, int kind, etl_dump_format format)
     while (etl_reader_next(r, &ev) == ETL_OK)
         if (ev.kind == kind) break;
     ck_assert_int_eq(ev.kind, kind);
-    etl_dump_event(f, format, r, &ev, NULL);
+    etl_dump_event(f, format, r, &ev, NULL, NULL);
     fclose(f);
     etl_reader_close(r);
     return text;
 }
+
+/* The first TraceLogging event of perfview_primitive-types.etl in each format, decoded. */
+static char *format_decoded(etl_dump_format format)
+{
+    etl_reader *r = NULL;
+    etl_decoder *dec = NULL;
+    etl_event ev;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+
+    ck_assert_int_eq(etl_reader_open_path(&r, testdata_path("samples/perfview_primitive-types.etl"), NULL), ETL_OK);
+    ck_assert_int_eq(etl_decoder_open(&dec, &(etl_decoder_options){ .flags = ETL_DECODER_NO_DEFAULTS }), ETL_OK);
+    while (etl_reader_next(r, &ev) == ETL_OK)
+        if (ev.kind == ETL_KIND_EVENT) break;
+    ck_assert_int_eq(etl_dump_event(f, format, r, &ev, NULL, dec), ETL_OK);
+    fclose(f);
+    etl_decoder_close(dec);
+    etl_reader_close(r);
+    return text;
+}
+
+START_TEST(decoded_fields_in_each_format)
+{
+    char *s = format_decoded(ETL_DUMP_TEXT);
+    ck_assert_ptr_nonnull(strstr(s, " len=78 ext=2 solar_system/PrimitiveTypesTest string_type=\"Mercury\" boolean_type=false "
+                                    "char_type=\"M\" int16_type=-51 "));
+    ck_assert_ptr_nonnull(strstr(s, " system_time_type=\"2021-09-09T14:59:35.799Z\"\n"));
+    ck_assert_ptr_null(strstr(s, "[")); /* no payload preview when decoded */
+    free(s);
+    s = format_decoded(ETL_DUMP_JSONL);
+    ck_assert_ptr_nonnull(strstr(s, "\"ext\":2,\"provider_name\":\"solar_system\",\"event_name\":\"solar_system/PrimitiveTypesTest\","
+                                    "\"fields\":{\"string_type\":\"Mercury\",\"boolean_type\":false,"));
+    free(s);
+    s = format_decoded(ETL_DUMP_CSV);
+    ck_assert_ptr_nonnull(strstr(s, ",78,2,\"solar_system/PrimitiveTypesTest\",\"{\"\"string_type\"\":\"\"Mercury\"\","));
+    free(s);
+}
+END_TEST
 
 START_TEST(json_event_header)
 {
@@ -65,7 +104,7 @@ START_TEST(json_extended_items_counted)
     while (etl_reader_next(r, &ev) == ETL_OK)
         if (ev.ext_count) break;
     ck_assert_uint_gt(ev.ext_count, 0);
-    etl_dump_event(f, ETL_DUMP_JSONL, r, &ev, NULL);
+    etl_dump_event(f, ETL_DUMP_JSONL, r, &ev, NULL, NULL);
     fclose(f);
     {
         char want[32];
@@ -85,10 +124,11 @@ START_TEST(csv_columns)
 
     etl_dump_csv_header(f);
     fclose(f);
-    ck_assert_str_eq(head, "ts,time,cpu,pid,tid,provider,kind,id,version,opcode,level,task,keywords,payload_len,ext\n");
+    ck_assert_str_eq(head, "ts,time,cpu,pid,tid,provider,kind,id,version,opcode,level,task,keywords,payload_len,ext,"
+                           "event_name,fields\n");
     s = format_event("samples/syzygy_viewer_test_data_32_v1.etl", ETL_KIND_CLASSIC, ETL_DUMP_CSV);
     ck_assert_str_eq(s, "3686541252260,2010-03-21T13:27:41.555825378Z,0,4192,4632,2cb15d1d-5fc1-11d2-abe1-00a0c911f518,"
-                        "classic,,1,3,4,,,114,0\n");
+                        "classic,,1,3,4,,,114,0,,\n");
     free(s);
     free(head);
 }
@@ -131,7 +171,7 @@ START_TEST(summary_counts)
     ck_assert_int_eq(etl_reader_open_path(&r, testdata_path("samples/perfview_diaghub.kernel.1.etl"), NULL), ETL_OK);
     ck_assert_ptr_nonnull(c);
     while (etl_reader_next(r, &ev) == ETL_OK) ck_assert_int_eq(etl_summary_add(c, &ev), ETL_OK);
-    ck_assert_int_eq(etl_summary_write(c, f, "diaghub.etl", r), ETL_OK);
+    ck_assert_int_eq(etl_summary_write(c, f, "diaghub.etl", r, NULL), ETL_OK);
     etl_summary_free(c);
     fclose(f);
     ck_assert_ptr_nonnull(strstr(text, "\"events\":16335,\"by_kind\":{\"system\":1035,\"perfinfo\":15299,\"event\":1}"));
@@ -169,8 +209,8 @@ START_TEST(lbr_events_show_branches)
         if (ev.hook_id == ETL_HOOK_LBR_SAMPLE && ev.kind == ETL_KIND_PERFINFO) break;
     ck_assert_uint_eq(ev.hook_id, ETL_HOOK_LBR_SAMPLE);
     f = open_memstream(&text, &len);
-    etl_dump_event(f, ETL_DUMP_JSONL, r, &ev, NULL);
-    etl_dump_event(f, ETL_DUMP_TEXT, r, &ev, NULL);
+    etl_dump_event(f, ETL_DUMP_JSONL, r, &ev, NULL, NULL);
+    etl_dump_event(f, ETL_DUMP_TEXT, r, &ev, NULL, NULL);
     fclose(f);
     ck_assert_ptr_nonnull(strstr(text, "\"provider\":\"99134383-5248-43fc-834b-529454e75df3\""));
     ck_assert_ptr_nonnull(strstr(text, ",\"lbr\":{\"pid\":7,\"tid\":8,\"filters\":2,\"entries\":[[4198400,4202496],[4206592,4210688]]},"
@@ -248,8 +288,8 @@ START_TEST(kernel_events_resolve_images)
     ck_assert_int_eq(etl_reader_rewind(r), ETL_OK);
     f = open_memstream(&text, &tlen);
     while (etl_reader_next(r, &ev) == ETL_OK) {
-        etl_dump_event(f, ETL_DUMP_TEXT, r, &ev, map);
-        etl_dump_event(f, ETL_DUMP_JSONL, r, &ev, map);
+        etl_dump_event(f, ETL_DUMP_TEXT, r, &ev, map, NULL);
+        etl_dump_event(f, ETL_DUMP_JSONL, r, &ev, map, NULL);
     }
     fclose(f);
     ck_assert_ptr_nonnull(strstr(text, " Image/Load pid=100 base=0x7ff600000000 size=0x10000 "
@@ -277,6 +317,7 @@ int main(void)
     Suite *s = suite_create("dump");
     TCase *tc = tcase_create("formats");
 
+    tcase_add_test(tc, decoded_fields_in_each_format);
     tcase_add_test(tc, json_event_header);
     tcase_add_test(tc, json_perfinfo_has_nulls);
     tcase_add_test(tc, json_extended_items_counted);

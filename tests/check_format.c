@@ -359,6 +359,27 @@ START_TEST(guids_and_names)
     ck_assert_int_eq(etl_guid_parse("{e13c0d23-ccbc-4e12-931b-d9cc2eee27e4", &g), ETL_FAILED);
     ck_assert_int_eq(etl_guid_parse("e13c0d23ccbc-4e12-931b-d9cc2eee27e4", &g), ETL_FAILED);
     ck_assert_str_eq(etl_guid_format(lbr, s), "99134383-5248-43fc-834b-529454e75df3");
+    /* the text of any GUID is printf's, and parses back */
+    {
+        uint64_t x = 0x9E3779B97F4A7C15ull;
+        for (int i = 0; i < 2000; i++) {
+            char want[ETL_GUID_STRING_SIZE];
+            etl_guid back;
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            g.data1 = (uint32_t)x;
+            g.data2 = (uint16_t)(x >> 32);
+            g.data3 = (uint16_t)(x >> 48);
+            for (int k = 0; k < 8; k++) g.data4[k] = (uint8_t)(x >> (8 * ((k * 3) % 8)) ^ (unsigned)i);
+            if (i == 0) memset(&g, 0, sizeof g);
+            if (i == 1) memset(&g, 0xFF, sizeof g);
+            snprintf(want, sizeof want, "%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x", (unsigned)g.data1,
+                     (unsigned)g.data2, (unsigned)g.data3, g.data4[0], g.data4[1], g.data4[2], g.data4[3], g.data4[4],
+                     g.data4[5], g.data4[6], g.data4[7]);
+            ck_assert_str_eq(etl_guid_format(&g, s), want);
+            ck_assert_int_eq(etl_guid_parse(s, &back), ETL_OK);
+            ck_assert(etl_guid_equal(&back, &g));
+        }
+    }
     ck_assert_ptr_null(etl_group_guid(ETL_GROUP_COUNT));
     ck_assert_str_eq(etl_guid_name(etl_group_guid(ETL_GROUP_STACKWALK)), "StackWalk");
     memset(&g, 0, sizeof g);

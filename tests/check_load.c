@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of the SQLite loader (load/): a synthetic kernel trace loaded, its rows checked;
-   refusals and failed appends leave nothing. */
+   every event's fields and the views of event names against the decoder; what has no schema or
+   does not fit it in lost; refusals and failed appends leave nothing. */
 #include <check.h>
 #include <dirent.h>
 #include <stdio.h>
@@ -13,6 +14,8 @@
 #include "check_run.h"
 #include "etl.h"
 #include "kstory.h"
+#include "synth.h"
+#include "testutil.h"
 
 static char dir[64], story[128], db[128];
 
@@ -195,11 +198,14 @@ START_TEST(schema_text)
     const char *s = etl_sqlite_schema();
     sqlite3 *h;
 
-    ck_assert_ptr_eq(strstr(s, "-- etl2sqlite schema, version 2 "), s);
+    ck_assert_ptr_eq(strstr(s, "-- etl2sqlite schema, version 3 "), s);
     ck_assert_ptr_nonnull(strstr(s, "CREATE TABLE disk_io ("));
+    ck_assert_ptr_nonnull(strstr(s, "CREATE TABLE event_names ("));
+    ck_assert_ptr_nonnull(strstr(s, "CREATE TABLE event_name_fields ("));
+    ck_assert_ptr_nonnull(strstr(s, "CREATE TABLE event_views ("));
     ck_assert_ptr_nonnull(strstr(s, "CREATE INDEX IF NOT EXISTS threads_by_tid"));
     ck_assert_ptr_nonnull(strstr(s, "CREATE VIEW threads_view AS"));
-    ck_assert_int_eq(ETL_SQLITE_SCHEMA_VERSION, 2);
+    ck_assert_int_eq(ETL_SQLITE_SCHEMA_VERSION, 3);
     /* Runs as it is. */
     ck_assert_int_eq(sqlite3_open(":memory:", &h), SQLITE_OK);
     ck_assert_int_eq(sqlite3_exec(h, s, NULL, NULL, NULL), SQLITE_OK);
@@ -218,8 +224,8 @@ START_TEST(load_story)
     ck_assert_int_eq(s.final, 1);
     ck_assert_uint_eq(s.events, KS_ALL_EVENTS);
     ck_assert_uint_eq(s.done, s.total);
-    ck_assert_int_eq(query(db, "SELECT value FROM meta WHERE key = 'schema_version'"), 2);
-    ck_assert_int_eq(query(db, "PRAGMA user_version"), 2);
+    ck_assert_int_eq(query(db, "SELECT value FROM meta WHERE key = 'schema_version'"), 3);
+    ck_assert_int_eq(query(db, "PRAGMA user_version"), 3);
     ck_assert_int_eq(query(db, "SELECT count(*) FROM traces WHERE trace = 1 AND events = 22 AND logger_name = 'NT Kernel Logger'"), 1);
     ck_assert_int_eq(query(db, "SELECT count(*) FROM events"), KS_ALL_EVENTS);
     /* events are numbered in time order: the story's event +n is event n + 3 */
@@ -505,12 +511,19 @@ START_TEST(refusals)
     o.replace = 0;
     o.append = 1;
     ck_assert_int_eq(load(&o), ETL_FATAL);
-    ck_assert_msg(strstr(s.last, "written in schema version 1, and this etl2sqlite writes version 2") != NULL, "%s", s.last);
+    ck_assert_msg(strstr(s.last, "written in schema version 1, and this etl2sqlite writes version 3") != NULL, "%s", s.last);
     after = slurp(db, &n1);
     ck_assert_uint_eq(n0, n1);
     ck_assert(memcmp(before, after, n0) == 0);
     free(before);
     free(after);
+    /* nor one of version 2 (issue 17's), which has no fields */
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(h, "UPDATE meta SET value = '2' WHERE key = 'schema_version'", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(h);
+    ck_assert_int_eq(load(&o), ETL_FATAL);
+    ck_assert_msg(strstr(s.last, "written in schema version 2, and this etl2sqlite writes version 3; nothing was added") != NULL,
+                  "%s", s.last);
 }
 END_TEST
 
@@ -544,7 +557,481 @@ START_TEST(no_payload_and_verbose)
     o.verbose = 1;
     ck_assert_int_eq(load(&o), ETL_OK);
     ck_assert_int_eq(query(db, "SELECT count(*) FROM events WHERE payload IS NULL"), KS_ALL_EVENTS);
-    ck_assert_int_eq(s.messages[0], 4); /* the phases and the processor times */
+    ck_assert_int_eq(s.messages[0], 5); /* the phases and the processor times */
+}
+END_TEST
+
+/* ------------------------------------------------------------------ fields, names, views */
+
+/* A sample's path (testdata/samples). */
+static const char *sample(const char *name)
+{
+    static char path[512];
+    const char *data = getenv("ETL_TESTDATA");
+
+    snprintf(path, sizeof path, "%s/samples/%s", data ? data : "testdata", name);
+    return path;
+}
+
+/* A decoder of the shipped manifests alone (ETL_MANIFESTS: libetl/manifests). */
+static etl_decoder *shipped_decoder(void)
+{
+    etl_decoder_options o = { ETL_DECODER_NO_DEFAULTS, NULL, NULL };
+    const char *shipped = getenv("ETL_MANIFESTS");
+    etl_decoder *d;
+
+    ck_assert_ptr_nonnull(shipped);
+    ck_assert_int_eq(etl_decoder_open(&d, &o), ETL_OK);
+    ck_assert_int_eq(etl_decoder_add_manifest(d, shipped), ETL_OK);
+    return d;
+}
+
+/* Loads path with the shipped manifests given as options->manifests: the commit's status. */
+static int load_with_manifests(etl_sqlite_options *o, const char *path)
+{
+    static const char *manifests[1];
+
+    manifests[0] = getenv("ETL_MANIFESTS");
+    ck_assert_ptr_nonnull(manifests[0]);
+    o->manifests = manifests;
+    o->nmanifests = 1;
+    return load_path(o, path);
+}
+
+/* Every event's fields column and name are those the decoder gives it, event by event (the one
+   input's events in the reader's time order are the database's). */
+static void fields_are_the_decoders(const char *path, int min_decoded)
+{
+    etl_decoder *d = shipped_decoder();
+    etl_reader *r = NULL;
+    sqlite3 *h;
+    sqlite3_stmt *st;
+    etl_event ev;
+    etl_decoded_event de;
+    char json[65536];
+    int rc, n = 0, decoded = 0;
+
+    ck_assert_int_eq(etl_reader_open_path(&r, path, NULL), ETL_OK);
+    /* as the loader does: the trace's EventSource manifests first */
+    while ((rc = etl_reader_next(r, &ev)) == ETL_OK) ck_assert_int_ne(etl_decoder_learn(d, &ev), ETL_FATAL);
+    ck_assert_int_eq(etl_reader_rewind(r), ETL_OK);
+    ck_assert_int_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT e.ts, n.name, e.fields FROM events e LEFT JOIN event_names n"
+                                           " ON n.name_id = e.name ORDER BY e.event", -1, &st, NULL), SQLITE_OK);
+    while ((rc = etl_reader_next(r, &ev)) == ETL_OK) {
+        int k = etl_decoder_decode(d, &ev, &de);
+        const char *name = NULL, *fields = NULL;
+        ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+        ck_assert_int_eq(sqlite3_column_int64(st, 0), ev.timestamp);
+        name = (const char *)sqlite3_column_text(st, 1);
+        fields = (const char *)sqlite3_column_text(st, 2);
+        if (k == 0) {
+            ck_assert_ptr_null(name);
+            ck_assert_ptr_null(fields);
+        } else {
+            ck_assert_uint_lt(etl_decoded_format_json(&de, json, sizeof json), sizeof json);
+            ck_assert_ptr_nonnull(name);
+            ck_assert_ptr_nonnull(fields);
+            ck_assert_str_eq(name, de.event_name);
+            ck_assert_str_eq(fields, json);
+            decoded++;
+        }
+        n++;
+    }
+    ck_assert_int_eq(rc, ETL_EOF);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_DONE);
+    ck_assert_int_ge(decoded, min_decoded);
+    ck_assert_int_eq(query(db, "SELECT count(*) FROM events"), n);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    etl_reader_close(r);
+    etl_decoder_close(d);
+}
+
+START_TEST(fields_tracelogging_sample)
+{
+    struct seen s;
+    etl_sqlite_options o = options(&s);
+
+    ck_assert_int_eq(load_with_manifests(&o, sample("perfview_primitive-types.etl")), ETL_OK);
+    fields_are_the_decoders(sample("perfview_primitive-types.etl"), 7);
+    /* the TraceLogging provider is named from its events */
+    rows_are(db, "SELECT DISTINCT p.name FROM events e JOIN event_names n ON n.name_id = e.name"
+                 " JOIN providers p ON p.provider = n.provider WHERE n.source = 'tracelogging'", "solar_system\n");
+    rows_are(db, "SELECT view FROM event_views WHERE name = 'solar_system/PrimitiveTypesTest' ORDER BY view",
+             "PrimitiveTypesTest\nsolar_system/PrimitiveTypesTest\n");
+    rows_are(db, "SELECT string_type, int16_type, boolean_type FROM PrimitiveTypesTest ORDER BY event LIMIT 2",
+             "Mercury|-51|0\nVenus|-95|1\n");
+}
+END_TEST
+
+START_TEST(fields_dotnet_sample)
+{
+    struct seen s;
+    etl_sqlite_options o = options(&s);
+
+    ck_assert_int_eq(load_with_manifests(&o, sample("perfview_gcevents_PerfViewData.etl")), ETL_OK);
+    fields_are_the_decoders(sample("perfview_gcevents_PerfViewData.etl"), 50);
+    rows_are(db, "SELECT name FROM providers WHERE guid = 'e13c0d23-ccbc-4e12-931b-d9cc2eee27e4'",
+             "Microsoft-Windows-DotNETRuntime\n");
+}
+END_TEST
+
+/* SELECT Reason, count(*) FROM "GC/Start": what the events' Reason fields hold, by the decoder. */
+START_TEST(gc_start_view)
+{
+    struct seen s;
+    etl_sqlite_options o = options(&s);
+    etl_decoder *d = shipped_decoder();
+    etl_reader *r = NULL;
+    etl_event ev;
+    etl_decoded_event de;
+    char reasons[8][64], value[64], want[1024] = "", columns[1024] = "event|trace|time_ns|cpu|pid|tid|";
+    int counts[8] = { 0 }, nreasons = 0, rc, starts = 0;
+    char *got;
+
+    ck_assert_int_eq(load_with_manifests(&o, sample("perfview_gcevents_PerfViewData.etl")), ETL_OK);
+    ck_assert_int_eq(etl_reader_open_path(&r, sample("perfview_gcevents_PerfViewData.etl"), NULL), ETL_OK);
+    while ((rc = etl_reader_next(r, &ev)) == ETL_OK) {
+        if (etl_decoder_decode(d, &ev, &de) != 1 || strcmp(de.event_name, "Microsoft-Windows-DotNETRuntime/GC/Start") != 0)
+            continue;
+        if (!starts++) {
+            for (uint32_t k = 0; k < de.field_count; k = de.fields[k].end) {
+                strcat(columns, de.fields[k].name);
+                strcat(columns, "|");
+            }
+        }
+        for (uint32_t k = 0; k < de.field_count; k = de.fields[k].end) {
+            int i;
+            if (strcmp(de.fields[k].name, "Reason") != 0) continue;
+            etl_field_format(&de.fields[k], value, sizeof value); /* as the view shows a string: unquoted */
+            for (i = 0; i < nreasons && strcmp(reasons[i], value) != 0; i++) {}
+            if (i == nreasons) strcpy(reasons[nreasons++], value);
+            counts[i]++;
+        }
+    }
+    ck_assert_int_eq(rc, ETL_EOF);
+    ck_assert_int_ge(starts, 2);
+    etl_reader_close(r);
+    etl_decoder_close(d);
+    for (int i = 0; i < nreasons; i++) snprintf(want + strlen(want), sizeof want - strlen(want), "%s|%d\n", reasons[i], counts[i]);
+    rows_are(db, "SELECT Reason, count(*) FROM \"GC/Start\" GROUP BY 1 ORDER BY 2 DESC, 1", want);
+    rows_are(db, "SELECT Reason, count(*) FROM \"Microsoft-Windows-DotNETRuntime/GC/Start\" GROUP BY 1 ORDER BY 2 DESC, 1",
+             want);
+    /* the columns: the head, then each field */
+    columns[strlen(columns) - 1] = '\n';
+    got = rows(db, "SELECT group_concat(name, '|') FROM pragma_table_info('GC/Start')");
+    ck_assert_str_eq(got, columns);
+    free(got);
+    /* a HexInt field is a number in the view, "0x..." text in the JSON */
+    ck_assert_int_eq(query(db, "SELECT count(*) FROM \"GC/AllocationTick\" a JOIN events e USING (event)"
+                               " WHERE printf('0x%x', a.AllocationAmount) = json_extract(e.fields, '$.AllocationAmount')"),
+                     query(db, "SELECT count(*) FROM \"GC/AllocationTick\""));
+    ck_assert_int_gt(query(db, "SELECT count(*) FROM \"GC/AllocationTick\""), 0);
+    ck_assert_int_eq(query(db, "SELECT typeof(Address) = 'integer' AND Address < 0 FROM \"GC/AllocationTick\" LIMIT 1"), 0);
+}
+END_TEST
+
+static int line_cmp(const void *a, const void *b)
+{
+    return strcmp(a, b);
+}
+
+/* What has no schema is counted per provider in lost, as the decoder counts it. */
+START_TEST(undecoded_per_provider)
+{
+    static const char *const names[] = { "perfview_gcevents_PerfViewData.etl", "krabsetw_powershell.etl",
+                                         "perfview_diaghub.kernel.1.etl" };
+
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        struct seen s;
+        etl_sqlite_options o = options(&s);
+        etl_decoder *d = shipped_decoder();
+        etl_reader *r = NULL;
+        etl_event ev;
+        etl_decoded_event de;
+        etl_decoder_provider_stats st;
+        char want[4096] = "", guid[ETL_GUID_STRING_SIZE], *got;
+        int rc;
+
+        o.replace = 1;
+        ck_assert_int_eq(load_with_manifests(&o, sample(names[i])), ETL_OK);
+        ck_assert_int_eq(etl_reader_open_path(&r, sample(names[i]), NULL), ETL_OK);
+        while ((rc = etl_reader_next(r, &ev)) == ETL_OK) etl_decoder_decode(d, &ev, &de);
+        ck_assert_int_eq(rc, ETL_EOF);
+        etl_reader_close(r);
+        {
+            char lines[64][64];
+            unsigned nl = 0;
+            for (unsigned k = 0; k < etl_decoder_provider_count(d); k++) {
+                ck_assert_int_eq(etl_decoder_provider_stats_get(d, k, &st), ETL_OK);
+                if (st.undecoded && nl < 64)
+                    snprintf(lines[nl++], sizeof lines[0], "%s|%llu\n", etl_guid_format(&st.provider, guid),
+                             (unsigned long long)st.undecoded);
+            }
+            qsort(lines, nl, sizeof lines[0], line_cmp);
+            for (unsigned k = 0; k < nl; k++) strcat(want, lines[k]);
+        }
+        ck_assert_msg(want[0], "%s has events without a schema", names[i]);
+        got = rows(db, "SELECT p.guid, l.count FROM lost l JOIN providers p USING (provider) WHERE l.kind = 'undecoded'"
+                       " ORDER BY p.guid");
+        ck_assert_msg(strcmp(got, want) == 0, "%s:\ngot:\n%swant:\n%s", names[i], got, want);
+        free(got);
+        ck_assert_int_eq(query(db, "SELECT count(*) FROM lost WHERE kind <> 'undecoded'"), 0);
+        ck_assert_int_eq(query(db, "SELECT sum(count) FROM lost"), query(db, "SELECT count(*) FROM events WHERE fields IS NULL"));
+        etl_decoder_close(d);
+    }
+}
+END_TEST
+
+/* An append makes the views again with every field the names have had: Image/Load of a version 0
+   trace has 3 fields, of a version 3 one 14. */
+START_TEST(append_unions_view_columns)
+{
+    struct seen s;
+    etl_sqlite_options o = options(&s);
+    char *before, *after;
+
+    ck_assert_int_eq(load_with_manifests(&o, sample("syzygy_log_lib_image_data_32_v0.etl")), ETL_OK);
+    before = rows(db, "SELECT group_concat(name, '|') FROM pragma_table_info('Image/Load')");
+    ck_assert_str_eq(before, "event|trace|time_ns|cpu|pid|tid|BaseAddress|ModuleSize|ImageFileName\n");
+    o = options(&s);
+    o.append = 1;
+    ck_assert_int_eq(load_with_manifests(&o, sample("perfview_diaghub.kernel.1.etl")), ETL_OK);
+    after = rows(db, "SELECT group_concat(name, '|') FROM pragma_table_info('Image/Load')");
+    ck_assert_msg(strncmp(after, before, strlen(before) - 1) == 0 && after[strlen(before) - 1] == '|', "%s", after);
+    ck_assert_int_eq(query(db, "SELECT count(*) FROM pragma_table_info('Image/Load')"),
+                     6 + 3 + query(db, "SELECT count(*) FROM event_name_fields f JOIN event_names n USING (name_id)"
+                                       " WHERE n.name = 'Image/Load' AND f.idx >= 3"));
+    ck_assert_int_ge(query(db, "SELECT count(*) FROM pragma_table_info('Image/Load')"), 6 + 14);
+    /* every Image/Load of both traces, the first trace's without the later fields */
+    ck_assert_int_eq(query(db, "SELECT count(*) FROM \"Image/Load\""),
+                     query(db, "SELECT count(*) FROM events e JOIN event_names n ON n.name_id = e.name WHERE n.name = 'Image/Load'"));
+    ck_assert_int_eq(query(db, "SELECT count(DISTINCT trace) FROM \"Image/Load\""), 2);
+    ck_assert_int_eq(query(db, "SELECT count(*) FROM \"Image/Load\" WHERE trace = 1 AND ImageBase IS NOT NULL"), 0);
+    ck_assert_int_gt(query(db, "SELECT count(*) FROM \"Image/Load\" WHERE trace = 2 AND ImageBase IS NOT NULL"), 0);
+    /* the views of the first load are made again, not twice */
+    ck_assert_int_eq(query(db, "SELECT count(*) FROM event_views"),
+                     query(db, "SELECT count(*) FROM sqlite_master WHERE type = 'view'") - 8);
+    ck_assert_int_eq(query(db, "SELECT count(*) FROM event_views v LEFT JOIN sqlite_master m ON m.name = v.view"
+                               " WHERE m.name IS NULL"), 0);
+    free(before);
+    free(after);
+}
+END_TEST
+
+/* A TraceLogging event (64-bit EVENT_HEADER with PROV_TRAITS and EVENT_SCHEMA_TL items) of
+   provider g named prov: event, then its fields as (name, in type) pairs, n of them. */
+static uint32_t tl_record(uint8_t *out, int64_t ts, const etl_guid *g, const char *prov, const char *event,
+                          const char *const *names, const uint8_t *types, unsigned n, const void *payload, uint32_t len)
+{
+    uint8_t traits[64], meta[256], ext[512];
+    uint32_t t = 2, m = 2, e = 0;
+
+    memcpy(traits + t, prov, strlen(prov) + 1);
+    t += (uint32_t)strlen(prov) + 1;
+    traits[0] = (uint8_t)t, traits[1] = 0;
+    meta[m++] = 0; /* no tags */
+    memcpy(meta + m, event, strlen(event) + 1);
+    m += (uint32_t)strlen(event) + 1;
+    for (unsigned i = 0; i < n; i++) {
+        memcpy(meta + m, names[i], strlen(names[i]) + 1);
+        m += (uint32_t)strlen(names[i]) + 1;
+        meta[m++] = types[i];
+    }
+    meta[0] = (uint8_t)m, meta[1] = 0;
+    e += synth_ext_item(ext + e, ETL_EXT_PROV_TRAITS, traits, (uint16_t)t, 1);
+    e += synth_ext_item(ext + e, ETL_EXT_EVENT_SCHEMA_TL, meta, (uint16_t)m, 0);
+    return synth_event_header(out, 1, ts, g, 1, 0, 4, 0, 0, 0, 1000, 2000, ext, e, payload, len);
+}
+
+/* Writes the records (each rec[i] of size len[i], on processor 0) as a trace at path. */
+static void write_trace(const char *path, uint8_t *const *rec, const uint32_t *len, unsigned n)
+{
+    struct synth_options so;
+    struct synth *sy;
+    uint8_t *file;
+    size_t size;
+    FILE *f;
+
+    memset(&so, 0, sizeof so);
+    sy = synth_new(&so);
+    ck_assert_ptr_nonnull(sy);
+    for (unsigned i = 0; i < n; i++) ck_assert_int_eq(synth_add(sy, 0, rec[i], len[i]), 0);
+    file = synth_finish(sy, &size);
+    ck_assert_ptr_nonnull(file);
+    f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(file, 1, size, f), size);
+    fclose(f);
+    free(file);
+}
+
+static const etl_guid prov_a = { 0xa1a1a1a1, 0x1111, 0x2222, { 1, 2, 3, 4, 5, 6, 7, 8 } };
+static const etl_guid prov_b = { 0xb2b2b2b2, 0x1111, 0x2222, { 1, 2, 3, 4, 5, 6, 7, 8 } };
+
+/* A payload that does not fit its schema: the event is loaded with the fields that fit, and lost
+   names it by its offset with the decoder's message; past DECODE_FAILED_LISTED (100) of a trace,
+   the rest are counted. Never a crash, and the events after it decode. */
+START_TEST(payload_not_fitting_schema)
+{
+    enum { SHORT = 105, N = SHORT + 2 };
+    static const char *const names[] = { "Count", "Total" };
+    static const uint8_t types[] = { ETL_IN_UINT32, ETL_IN_UINT64 };
+    struct seen s;
+    etl_sqlite_options o = options(&s);
+    uint8_t *rec[N], good[12] = { 7, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0 };
+    uint32_t len[N];
+    char path[sizeof dir + 16], want[64];
+    etl_reader *r = NULL;
+    etl_event ev;
+    int64_t offsets[N];
+    int rc, nshort = 0;
+
+    for (unsigned i = 0; i < N; i++) {
+        rec[i] = malloc(1024);
+        ck_assert_ptr_nonnull(rec[i]);
+        /* the first and the last whole (12 bytes); between them 105 of 6 bytes: Total does not fit */
+        len[i] = tl_record(rec[i], 1000010 + i, &prov_a, "ProvA", "Tally", names, types, 2, good,
+                           i == 0 || i == N - 1 ? 12 : 6);
+    }
+    snprintf(path, sizeof path, "%s/short.etl", dir);
+    write_trace(path, rec, len, N);
+    for (unsigned i = 0; i < N; i++) free(rec[i]);
+    ck_assert_int_eq(etl_reader_open_path(&r, path, NULL), ETL_OK);
+    while ((rc = etl_reader_next(r, &ev)) == ETL_OK)
+        if (ev.kind == ETL_KIND_EVENT && ev.payload_len == 6) offsets[nshort++] = (int64_t)(ev.buffer_offset + ev.record_offset);
+    ck_assert_int_eq(rc, ETL_EOF);
+    etl_reader_close(r);
+    ck_assert_int_eq(nshort, SHORT);
+
+    ck_assert_int_eq(load_path(&o, path), ETL_WARN);
+    /* each short event: its fields as far as they fit, its name */
+    ck_assert_int_eq(query(db, "SELECT count(*) FROM events WHERE fields = '{\"Count\":7}'"), SHORT);
+    ck_assert_int_eq(query(db, "SELECT count(*) FROM events WHERE fields = '{\"Count\":7,\"Total\":9}'"), 2);
+    ck_assert_int_eq(query(db, "SELECT count(*) FROM \"ProvA/Tally\""), N);
+    rows_are(db, "SELECT Count, Total FROM Tally ORDER BY event LIMIT 2", "7|9\n7|\n");
+    /* the first 100 listed with their offsets and the decoder's message, the rest counted */
+    ck_assert_int_eq(query(db, "SELECT count(*) FROM lost WHERE kind = 'decode_failed' AND count = 1"), 100);
+    for (int i = 0; i < 100; i++) {
+        char sql[256];
+        snprintf(sql, sizeof sql, "SELECT offset FROM lost WHERE kind = 'decode_failed' AND count = 1 ORDER BY rowid"
+                                  " LIMIT 1 OFFSET %d", i);
+        ck_assert_int_eq(query(db, sql), offsets[i]);
+    }
+    snprintf(want, sizeof want, "%% offset %lld %%Total%%", (long long)offsets[0]);
+    {
+        char sql[256];
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM lost WHERE kind = 'decode_failed' AND message LIKE '%s'", want);
+        ck_assert_int_eq(query(db, sql), 1);
+    }
+    rows_are(db, "SELECT p.guid, l.count, l.offset FROM lost l JOIN providers p USING (provider)"
+                 " WHERE l.kind = 'decode_failed' AND l.count > 1",
+             "a1a1a1a1-1111-2222-0102-030405060708|5|\n");
+    ck_assert_int_eq(query(db, "SELECT warnings FROM traces"), SHORT);
+    /* said: each listed one, then the rest at once */
+    ck_assert_int_eq(s.messages[1], 101);
+    ck_assert_msg(strstr(s.last, "5 more events whose payload does not fit their schema") != NULL, "%s", s.last);
+}
+END_TEST
+
+/* Views by name: the full name always; 'Task/Opcode' (TraceLogging: the event's name) only when
+   no other event has it and no table or view does. */
+START_TEST(view_names)
+{
+    static const char *const x[] = { "x" }, *const y[] = { "y" }, *const pid[] = { "pid", "PID", "" };
+    static const uint8_t u32[] = { ETL_IN_UINT32, ETL_IN_UINT32, ETL_IN_UINT32 };
+    struct seen s;
+    etl_sqlite_options o = options(&s);
+    uint8_t *rec[7], payload[12] = { 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0 };
+    uint32_t len[7];
+    char path[sizeof dir + 16];
+
+    for (unsigned i = 0; i < 7; i++) ck_assert_ptr_nonnull(rec[i] = malloc(1024));
+    len[0] = tl_record(rec[0], 1000010, &prov_a, "ProvA", "Ping", x, u32, 1, payload, 4);
+    len[1] = tl_record(rec[1], 1000011, &prov_b, "ProvB", "Ping", y, u32, 1, payload, 4);
+    len[2] = tl_record(rec[2], 1000012, &prov_a, "ProvA", "events", x, u32, 1, payload, 4);
+    len[3] = tl_record(rec[3], 1000013, &prov_a, "ProvA", "Solo", pid, u32, 3, payload, 12);
+    len[4] = tl_record(rec[4], 1000014, &prov_b, "ProvB", "solo", y, u32, 1, payload, 4);
+    len[5] = tl_record(rec[5], 1000015, &prov_a, "ProvA", "Unique", y, u32, 1, payload, 4);
+    len[6] = tl_record(rec[6], 1000016, &prov_b, "ProvB", "Samples_View", y, u32, 1, payload, 4);
+    snprintf(path, sizeof path, "%s/names.etl", dir);
+    write_trace(path, rec, len, 7);
+    for (unsigned i = 0; i < 7; i++) free(rec[i]);
+    ck_assert_int_eq(load_path(&o, path), ETL_OK);
+    /* Ping: two providers have it; events: a table; Samples_View: a view of the schema's (which
+       a new database gets after its events); Solo and solo: one name to SQL */
+    rows_are(db, "SELECT view, name FROM event_views WHERE view NOT LIKE 'EventTrace/%' ORDER BY view",
+             "ProvA/Ping|ProvA/Ping\n"
+             "ProvA/Solo|ProvA/Solo\n"
+             "ProvA/Unique|ProvA/Unique\n"
+             "ProvA/events|ProvA/events\n"
+             "ProvB/Ping|ProvB/Ping\n"
+             "ProvB/Samples_View|ProvB/Samples_View\n"
+             "ProvB/solo|ProvB/solo\n"
+             "Unique|ProvA/Unique\n");
+    ck_assert_int_eq(query(db, "SELECT count(*) FROM samples_view"), 0);
+    /* a field named as a column before it (as SQLite compares names) gets a suffix; a field
+       without a name is "_" */
+    rows_are(db, "SELECT group_concat(name, '|') FROM pragma_table_info('ProvA/Solo')",
+             "event|trace|time_ns|cpu|pid|tid|pid_2|PID_3|_\n");
+    rows_are(db, "SELECT pid, pid_2, PID_3, _ FROM \"ProvA/Solo\"", "1000|1|2|3\n");
+    rows_are(db, "SELECT x FROM \"ProvA/Ping\" UNION ALL SELECT y FROM \"ProvB/Ping\"", "1\n1\n");
+}
+END_TEST
+
+/* Field names that JSON escapes: the fields column is still the decoder's text, and the view's
+   columns find the values (by json_each: SQLite 3.40's JSON paths match a key as escaped). */
+START_TEST(field_names_escaped)
+{
+    static const char *const odd[] = { "q\"uote", "back\\slash", "tab\tname", "plain" };
+    static const uint8_t u32[] = { ETL_IN_UINT32, ETL_IN_UINT32, ETL_IN_UINT32, ETL_IN_UINT32 };
+    struct seen s;
+    etl_sqlite_options o = options(&s);
+    uint8_t *rec[1], payload[16] = { 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0 };
+    uint32_t len[1];
+    char path[sizeof dir + 16];
+
+    ck_assert_ptr_nonnull(rec[0] = malloc(1024));
+    len[0] = tl_record(rec[0], 1000010, &prov_a, "ProvA", "Odd", odd, u32, 4, payload, 16);
+    snprintf(path, sizeof path, "%s/odd.etl", dir);
+    write_trace(path, rec, len, 1);
+    free(rec[0]);
+    ck_assert_int_eq(load_path(&o, path), ETL_OK);
+    fields_are_the_decoders(path, 1);
+    rows_are(db, "SELECT fields FROM events WHERE fields LIKE '%plain%'",
+             "{\"q\\\"uote\":1,\"back\\\\slash\":2,\"tab\\tname\":3,\"plain\":4}\n");
+    rows_are(db, "SELECT \"q\"\"uote\", \"back\\slash\", \"tab\tname\", plain FROM Odd", "1|2|3|4\n");
+}
+END_TEST
+
+/* --manifest: one that does not load stops the loader at its opening, saying where. */
+START_TEST(manifest_option)
+{
+    struct seen s;
+    etl_sqlite_options o = options(&s);
+    const char *bad[] = { NULL };
+    char path[sizeof dir + 16];
+    etl_sqlite_loader *l;
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/bad.man", dir);
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("<instrumentationManifest>\n  <instrumentation>\n    <events>\n  </instrumentation>\n", f);
+    fclose(f);
+    bad[0] = path;
+    o.manifests = bad;
+    o.nmanifests = 1;
+    ck_assert_int_eq(etl_sqlite_loader_open(&l, db, &o), ETL_FATAL);
+    ck_assert_msg(strstr(etl_sqlite_loader_error(l), "bad.man:") != NULL, "%s", etl_sqlite_loader_error(l));
+    etl_sqlite_loader_close(l);
+    ck_assert_int_eq(s.messages[3], 1);
+    ck_assert_int_eq(files_in_dir(), 2); /* the story and the manifest */
+    bad[0] = "/nonexistent/x.man";
+    ck_assert_int_eq(etl_sqlite_loader_open(&l, db, &o), ETL_FATAL);
+    ck_assert_msg(strstr(etl_sqlite_loader_error(l), "/nonexistent/x.man") != NULL, "%s", etl_sqlite_loader_error(l));
+    etl_sqlite_loader_close(l);
 }
 END_TEST
 
@@ -566,6 +1053,15 @@ int main(void)
     tcase_add_test(tc, refusals);
     tcase_add_test(tc, damaged_input_warns);
     tcase_add_test(tc, no_payload_and_verbose);
+    tcase_add_test(tc, fields_tracelogging_sample);
+    tcase_add_test(tc, fields_dotnet_sample);
+    tcase_add_test(tc, gc_start_view);
+    tcase_add_test(tc, undecoded_per_provider);
+    tcase_add_test(tc, append_unions_view_columns);
+    tcase_add_test(tc, payload_not_fitting_schema);
+    tcase_add_test(tc, view_names);
+    tcase_add_test(tc, field_names_escaped);
+    tcase_add_test(tc, manifest_option);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

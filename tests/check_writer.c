@@ -13,6 +13,7 @@
 
 #include "check_run.h"
 #include "format/format.h"
+#include "writer/writer.h"
 #include "testutil.h"
 
 static const etl_guid prov = { 0x0a0b0c0d, 0x1111, 0x2222, { 1, 2, 3, 4, 5, 6, 7, 8 } };
@@ -614,7 +615,7 @@ START_TEST(encoders_round_trip)
     uint8_t rec[0x10000];
     uint64_t stack[3] = { 0x1000, 0x2000, 0x3000 };
     etl_guid act = { 1, 2, 3, { 4 } }, rel = { 5, 6, 7, { 8 } };
-    etl_event_extras x = { &act, &rel, stack, 3, 99, 0 };
+    etl_event_extras x = { &act, &rel, stack, 3, 99, 0, NULL, 0 };
     etl_event_descriptor d = { 300, 2, 16, 5, 11, 9, 0xF0 };
     etl_data data[2] = { { "hello", 5 }, { "world!", 6 } };
     etl_event ev;
@@ -670,6 +671,80 @@ START_TEST(encoders_round_trip)
     memset(rec, 0xAB, 16);
     ck_assert_uint_eq(etl_record_encode_event(rec, 16, 0, 0, 0, &prov, &d, NULL, data, 2), 0x50 + 11);
     ck_assert_uint_eq(rec[0], 0xAB);
+}
+END_TEST
+
+/* Extended items given ready-made (a TraceLogging event's) follow the encoder's own, and
+   every item but the last says another follows; their size must be a multiple of 8. */
+START_TEST(encoder_ready_made_items)
+{
+    uint8_t rec[1024], rec2[1024], items[128], traits[64], meta[64];
+    uint64_t stack[2] = { 0x1000, 0x2000 };
+    etl_guid rel = { 5, 6, 7, { 8 } };
+    const etl_tlg_field f[2] = { { "A", ETL_TLG_UINT16, 0, 0, 0 }, { "B", ETL_TLG_UTF8, ETL_TLG_FIXED, 0, 2 } };
+    etl_event_extras x = { NULL, &rel, stack, 2, 0, 0, NULL, 0 };
+    etl_event_descriptor d = { 1, 0, 11, 5, 0, 0, 0 };
+    etl_data data = { "\x01\x02x\0y\0", 6 };
+    uint32_t ts, ms, n, step;
+    etl_event ev;
+    etl_ext_item item;
+    const char *why;
+    static const uint8_t want_meta[] = { 14, 0, 0, 'E', 0, 'A', 0, ETL_IN_UINT16, 'B', 0,
+                                         ETL_IN_ANSI_STRING | 0x20 | 0x80, ETL_TLG_OUT_UTF8, 2, 0 };
+
+    ts = etl_tlg_traits_encode(traits, sizeof traits, "Prov", NULL);
+    ck_assert_uint_eq(ts, 7);
+    ck_assert_mem_eq(traits, "\x07\x00Prov", 7);
+    ck_assert_uint_eq(etl_tlg_traits_encode(NULL, 0, "", NULL), 0);
+    ms = etl_tlg_metadata_encode(meta, sizeof meta, "E", f, 2, NULL, 0);
+    ck_assert_uint_eq(ms, sizeof want_meta);
+    ck_assert_mem_eq(meta, want_meta, ms);
+    /* Measured with no buffer first, the same size. */
+    ck_assert_uint_eq(etl_tlg_metadata_encode(NULL, 0, "E", f, 2, NULL, 0), ms);
+    n = etl_tlg_ext_items_encode(items, sizeof items, traits, ts, meta, ms);
+    ck_assert_uint_eq(n, (8 + 8) + (8 + 16));
+    ck_assert_uint_eq(etl_le16(items), 16);             /* the item's whole size */
+    ck_assert_uint_eq(etl_le16(items + 2), ETL_EXT_PROV_TRAITS);
+    ck_assert_uint_eq(etl_le16(items + 4), 1);          /* another follows */
+    ck_assert_uint_eq(etl_le16(items + 6), 7);
+    ck_assert_uint_eq(items[15], 0);                    /* padding */
+    ck_assert_uint_eq(etl_le16(items + 16), 24);
+    ck_assert_uint_eq(etl_le16(items + 18), ETL_EXT_EVENT_SCHEMA_TL);
+    ck_assert_uint_eq(etl_le16(items + 20), 0);         /* the last */
+    ck_assert_uint_eq(etl_le16(items + 22), ms);
+
+    x.ext_items = items;
+    x.ext_items_size = n;
+    ck_assert_uint_eq(etl_record_encode_event(rec, sizeof rec, 1, 2, 3, &prov, &d, &x, &data, 1),
+                      0x50 + 24 + 32 + n + 6);
+    ck_assert_int_eq(etl_record_decode(NULL, rec, sizeof rec, &ev, &step, &why), ETL_RECORD_OK);
+    ck_assert_uint_eq(ev.ext_count, 4);
+    ck_assert_int_eq(etl_event_ext_item_get(&ev, 0, &item), ETL_OK);
+    ck_assert_uint_eq(item.type, ETL_EXT_RELATED_ACTIVITYID);
+    ck_assert_int_eq(etl_event_ext_item_get(&ev, 1, &item), ETL_OK);
+    ck_assert_uint_eq(item.type, ETL_EXT_STACK_TRACE64);
+    ck_assert_int_eq(etl_event_ext_item_get(&ev, 2, &item), ETL_OK);
+    ck_assert_uint_eq(item.type, ETL_EXT_PROV_TRAITS);
+    ck_assert_int_eq(etl_event_ext_item_get(&ev, 3, &item), ETL_OK);
+    ck_assert_uint_eq(item.type, ETL_EXT_EVENT_SCHEMA_TL);
+    ck_assert_uint_eq(item.size, ms);
+    ck_assert_mem_eq(item.data, want_meta, ms);
+    ck_assert_uint_eq(ev.payload_len, 6);
+    /* Alone, too; and the TraceLogging write path's encoder writes the same bytes. */
+    x.related_activity_id = NULL;
+    x.stack = NULL;
+    memset(rec, 0xAB, sizeof rec);
+    memset(rec2, 0xCD, sizeof rec2);
+    ck_assert_uint_eq(etl_record_encode_event(rec, sizeof rec, 1, 2, 3, &prov, &d, &x, &data, 1), 0x50 + n + 6);
+    ck_assert_uint_eq(etl_record_encode_event_items(rec2, sizeof rec2, 1, 2, 3, &prov, &d, items, n, &data, 1),
+                      0x50 + n + 6);
+    ck_assert_mem_eq(rec, rec2, ETL_RECORD_SPACE(0x50 + n + 6));
+    ck_assert_int_eq(etl_record_decode(NULL, rec, sizeof rec, &ev, &step, &why), ETL_RECORD_OK);
+    ck_assert_uint_eq(ev.ext_count, 2);
+    /* Not whole words: no record. */
+    x.ext_items_size = n - 4;
+    ck_assert_uint_eq(etl_record_encode_event(rec, sizeof rec, 1, 2, 3, &prov, &d, &x, &data, 1), 0);
+    ck_assert_uint_eq(etl_record_encode_event_items(rec2, sizeof rec2, 1, 2, 3, &prov, &d, items, n - 4, &data, 1), 0);
 }
 END_TEST
 
@@ -737,6 +812,7 @@ int main(void)
     tcase_add_test(tc, bad_options);
     tcase_add_test(tc, relogger_header);
     tcase_add_test(tc, encoders_round_trip);
+    tcase_add_test(tc, encoder_ready_made_items);
     tcase_add_test(tc, lbr_round_trip);
     tcase_add_test(tc, direct_batches_match_buffered);
     tcase_add_test(tc, batch_write_error);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* libFuzzer harness: any bytes, opened from memory in both orders, every event read and every byte of it touched;
-   bytes that begin as a real-time stream does ("ok\n") are read as one too. */
+/* libFuzzer harness: any bytes, opened from memory in both orders, every event read, every byte of it touched and
+   every field decoded; bytes that begin as a real-time stream does ("ok\n") are read as one too. */
 #define _GNU_SOURCE /* memfd_create */
 #include <stdint.h>
 #include <stdlib.h>
@@ -44,6 +44,24 @@ static int event_ok(const etl_event *ev, const etl_trace_info *in)
     return 1;
 }
 
+/* Every field of an event decoded and shown as text and JSON (the decoder reads the manifests
+   of ETL_MANIFEST_PATH and the installed ones): a failure must name an offset. */
+static etl_decoder *decoder;
+
+static void decode_fields(const etl_event *ev)
+{
+    static char out[1 << 16];
+    etl_decoded_event e;
+    int rc;
+
+    if (!decoder && etl_decoder_open(&decoder, NULL) == ETL_FATAL) abort();
+    rc = etl_decoder_decode(decoder, ev, &e);
+    if (rc != 1 && rc != 0 && rc != ETL_FAILED) abort();
+    if (rc == ETL_FAILED && !strstr(etl_decoder_error(decoder), "offset")) abort();
+    sink += (uint32_t)etl_decoded_format_text(&e, out, sizeof out);
+    sink += (uint32_t)etl_decoded_format_json(&e, out, sizeof out);
+}
+
 /* Reads every event of r; returns how many, or aborts when the reader misbehaves. */
 static long read_all(etl_reader *r)
 {
@@ -63,6 +81,7 @@ static long read_all(etl_reader *r)
             sum += it.type + touch(it.data, it.size);
         }
         sum += (uint32_t)etl_reader_time_ns(r, ev.timestamp);
+        decode_fields(&ev);
         sink += sum;
         if ((uint64_t)++n > bound) abort();
     }
@@ -95,6 +114,7 @@ static void read_stream(const uint8_t *data, size_t size)
         while ((rc = etl_reader_next(r, &ev)) == ETL_OK || rc == ETL_WARN) {
             if (!event_ok(&ev, in)) abort();
             sink += touch(ev.record, ev.record_size) + touch(ev.payload, ev.payload_len);
+            decode_fields(&ev);
             /* Each record takes 8 bytes of the stream at least (the header buffer's again per batch). */
             if (++n > size / 8 + 100) abort();
         }

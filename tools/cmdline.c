@@ -88,3 +88,29 @@ int tool_output_check(const char *prog, const char *path, int force)
     fprintf(stderr, "%s: %s exists (--force replaces it); nothing was written\n", prog, path);
     return -1;
 }
+
+static void decoder_warning(void *arg, const char *message)
+{
+    fprintf(stderr, "%s: warning: %s\n", (const char *)arg, message);
+}
+
+etl_decoder *tool_decoder_open(const char *prog, char *const *manifests, unsigned n)
+{
+    etl_decoder_options o = { 0, decoder_warning, (void *)prog };
+    etl_decoder *d;
+    int rc = etl_decoder_open(&d, &o);
+
+    if (rc == ETL_FATAL) {
+        fprintf(stderr, "%s: out of memory\n", prog);
+        return NULL;
+    }
+    if (rc == ETL_WARN) fprintf(stderr, "%s: warning: %s\n", prog, etl_decoder_error(d));
+    for (unsigned i = 0; i < n; i++) {
+        if (etl_decoder_add_manifest(d, manifests[i]) != ETL_OK) {
+            fprintf(stderr, "%s: %s\n", prog, etl_decoder_error(d));
+            etl_decoder_close(d);
+            return NULL;
+        }
+    }
+    return d;
+}

@@ -6,6 +6,8 @@
 #include <getopt.h>
 #include <stdint.h>
 
+#include "etl.h"
+
 /* getopt_long with the tools' one rule for long options: a long option is given in full
    (--profile-interval, never --profile or --prof). An abbreviation is refused like an unknown
    option: said on stderr as "PROG: option '--profile' must be given in full (--profile-interval)"
@@ -25,5 +27,11 @@ int tool_parse_u32(const char *s, uint32_t max, uint32_t *out);
 /* Keywords and other masks: decimal, or hexadecimal after 0x ("0x10"): 0, or -1 when s is not
    such a number (a sign, trailing characters, beyond 64 bits). */
 int tool_parse_u64(const char *s, uint64_t *out);
+
+/* The field decoder of a tool that reads traces: the default manifests (ETL_MANIFEST_PATH and
+   those installed with libetl; a default that does not load is a warning), then each of the n
+   --manifest FILE|DIR. Warnings go to stderr as "PROG: warning: ...". NULL after saying why on
+   stderr ("PROG: ...") when a --manifest does not load or memory ran out. */
+etl_decoder *tool_decoder_open(const char *prog, char *const *manifests, unsigned n);
 
 #endif

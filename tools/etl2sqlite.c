@@ -21,7 +21,8 @@
 static const char usage_text[] =
     "Usage: etl2sqlite [-o OUT.db] [OPTION]... IN.etl...\n"
     "Load Event Trace Log files (.etl, .etl.gz) into an SQLite database: one row per\n"
-    "event, the kernel event classes decoded into their own tables, every input on\n"
+    "event with its fields decoded (JSON), a view per event name with a column per\n"
+    "field, the kernel event classes decoded into their own tables, every input on\n"
     "one timeline (as etlmerge places them).\n"
     "\n"
     "  -o, --output=FILE    the database (default: the first input's name with .db\n"
@@ -29,6 +30,9 @@ static const char usage_text[] =
     "  -a, --append         add the inputs to an existing database\n"
     "  -f, --force          replace an existing database\n"
     "      --no-payload     leave events.payload NULL (a smaller database)\n"
+    "  -m, --manifest=PATH  decode events with the instrumentation manifest PATH, or\n"
+    "                       those of directory PATH (repeatable; ETL_MANIFEST_PATH and\n"
+    "                       the manifests installed with libetl are always read)\n"
     "      --keep-partial   when an input cannot be read, keep what was loaded (from\n"
     "                       the inputs that could be) instead of writing nothing\n"
     "      --schema         print the schema (tables, indexes, views) and exit\n"
@@ -44,11 +48,12 @@ static const char usage_text[] =
     "database is written under a temporary name beside it and renamed when complete;\n"
     "--append adds in one transaction, undone on failure.\n"
     "\n"
-    "Exit status: 0 loaded; 1 loaded, but an input had damaged parts (stderr names\n"
-    "the file and offset; the damage is recorded in the lost table and what was\n"
-    "readable is loaded); 2 nothing loaded: bad usage, an input could not be read,\n"
-    "the database exists, or it could not be written (with --keep-partial, what\n"
-    "could be loaded is kept and the status is still 2).\n";
+    "Exit status: 0 loaded; 1 loaded, but an input had damaged parts or an event's\n"
+    "payload did not fit its schema (stderr names the file and offset; the lost\n"
+    "table records it and what was readable is loaded); 2 nothing loaded: bad\n"
+    "usage, an input or a --manifest could not be read, the database exists, or it\n"
+    "could not be written (with --keep-partial, what could be loaded is kept and\n"
+    "the status is still 2).\n";
 
 /* What the messages and the progress bar share. */
 static struct {
@@ -165,7 +170,8 @@ static int run(const char *output, etl_sqlite_options *o, char **inputs, unsigne
     return status ? status : rc == ETL_WARN ? EXIT_DAMAGED : 0;
 }
 
-int main(int argc, char **argv)
+/* The command line (manifests has room for every --manifest) and the load: the exit status. */
+static int etl2sqlite(int argc, char **argv, const char **manifests)
 {
     enum { OPT_NO_PAYLOAD = 256, OPT_KEEP_PARTIAL, OPT_SCHEMA, OPT_PROGRESS, OPT_NO_PROGRESS };
     static const struct option longopts[] = {
@@ -173,6 +179,7 @@ int main(int argc, char **argv)
         { "append", no_argument, NULL, 'a' },
         { "force", no_argument, NULL, 'f' },
         { "no-payload", no_argument, NULL, OPT_NO_PAYLOAD },
+        { "manifest", required_argument, NULL, 'm' },
         { "keep-partial", no_argument, NULL, OPT_KEEP_PARTIAL },
         { "schema", no_argument, NULL, OPT_SCHEMA },
         { "progress", no_argument, NULL, OPT_PROGRESS },
@@ -192,7 +199,7 @@ int main(int argc, char **argv)
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
     sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
     memset(&o, 0, sizeof o);
-    while ((c = tool_getopt_long("etl2sqlite", argc, argv, "o:afqvhV", longopts, NULL)) != -1) {
+    while ((c = tool_getopt_long("etl2sqlite", argc, argv, "o:afqvhVm:", longopts, NULL)) != -1) {
         switch (c) {
         case 'o': output = optarg; break;
         case 'a': o.append = 1; break;
@@ -200,6 +207,7 @@ int main(int argc, char **argv)
         case 'q': ui.quiet = 1; break;
         case 'v': ui.verbose = o.verbose = 1; break;
         case OPT_NO_PAYLOAD: o.no_payload = 1; break;
+        case 'm': manifests[o.nmanifests++] = optarg; break;
         case OPT_KEEP_PARTIAL: o.keep_partial = 1; break;
         case OPT_PROGRESS: progress = 1; break;
         case OPT_NO_PROGRESS: progress = 0; break;
@@ -227,7 +235,22 @@ int main(int argc, char **argv)
     o.on_message = on_message;
     o.on_progress = ui.show_progress ? on_progress : NULL;
     o.interrupted = interrupted;
+    o.manifests = manifests;
     status = run(output, &o, argv + optind, (unsigned)(argc - optind));
     free(default_out);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    const char **manifests = calloc((size_t)argc, sizeof *manifests);
+    int status;
+
+    if (!manifests) {
+        fputs("etl2sqlite: out of memory\n", stderr);
+        return EXIT_ERROR;
+    }
+    status = etl2sqlite(argc, argv, manifests);
+    free(manifests);
     return status;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* etldemo: the provider "etldemo", writing events (and LBR records) from several threads through
-   libetl's provider API, for sessions to record (doc/etldemo.1). */
+/* etldemo: the provider "etldemo", writing TraceLogging events (and LBR records) from several
+   threads through libetl's provider API, for sessions to record (doc/etldemo.1). */
 #define _GNU_SOURCE /* clock_nanosleep with TIMER_ABSTIME */
 #include <errno.h>
 #include <getopt.h>
@@ -18,46 +18,65 @@
 #define EXIT_ERROR   2 /* bad usage, or the provider or a thread could not be started */
 
 #define MAX_THREADS 1024
-#define PAYLOAD_MIN 8                                /* the sequence number and the thread's index */
-#define PAYLOAD_MAX (ETL_MAX_RECORD_SIZE - 0x50)     /* what an EVENT_HEADER record leaves */
+#define PAYLOAD_MIN 8  /* the sequence number and the thread's index */
 #define LBR_MAX_ENTRIES 8
+
+/* --size's largest value: what a record of the events with a Text field can carry
+   (etl_tlg_event_max_payload; main checks that it is so). */
+#define PAYLOAD_MAX 65376u
 
 static const char usage_text[] =
     "Usage: etldemo [OPTION]...\n"
     "Register the provider etldemo (458d4a63-7cc9-5239-62c4-f8aebbe597ac) and write\n"
-    "events from several threads through libetl's provider API, into every session\n"
-    "that enables it (etlrecord run --provider etldemo -o FILE -- etldemo).\n"
+    "TraceLogging events from several threads through libetl's provider API, into\n"
+    "every session that enables it (etlrecord run --provider etldemo -o FILE --\n"
+    "etldemo).\n"
     "\n"
     "  -t, --threads=N       threads that write (default 4, at most 1024)\n"
     "  -n, --events=N        events each thread writes (default 1000)\n"
     "  -r, --rate=N          at most N events per second in all (default 0: no limit)\n"
-    "  -s, --size=BYTES      payload bytes of each event, 8 to 65448 (default 8): the\n"
-    "                        sequence number and the thread's index (32 bits each),\n"
-    "                        then the text 'etldemo ' repeated\n"
+    "  -s, --size=BYTES      payload bytes of each event, 8 to 65376 (default 8): the\n"
+    "                        fields Sequence and Thread (the sequence number and the\n"
+    "                        thread's index, UInt32 each), then from 9 bytes on the\n"
+    "                        field Text, 'etldemo ' repeated and a NUL (UTF-8)\n"
     "      --lbr             write an LBR record (made-up branches) after each event\n"
     "      --level=L         give every event level L (0 to 255) instead of its own\n"
     "      --keywords=K      give every event keywords K (0x8) instead of its own\n"
     "  -h, --help            show this help and exit\n"
     "  -V, --version         show the versions of etldemo, libetl and zlib and exit\n"
     "\n"
-    "Events, by sequence number modulo 4: id 1 (level 4, keywords 0x1), id 2 (level 5,\n"
-    "0x2), id 3 (level 3, 0x4), id 4 (level 2, 0x8). An event no session enables is\n"
-    "not written (etl_provider_enabled). At the end etldemo prints on stdout\n"
-    "'etldemo: W events written by T threads (R refused, S not enabled)'.\n"
+    "Events, by sequence number modulo 4: Info (id 1, level 4, keywords 0x1),\n"
+    "Verbose (id 2, level 5, 0x2), Warning (id 3, level 3, 0x4), Error (id 4, level\n"
+    "2, 0x8). Each carries its names and field types (TraceLogging), so that\n"
+    "decoders (libetl's, Windows' tools) show its fields with no manifest. An event\n"
+    "no session enables is not written (etl_tlg_event_enabled). At the end etldemo\n"
+    "prints on stdout 'etldemo: W events written by T threads (R refused, S not\n"
+    "enabled)'.\n"
     "\n"
     "Exit status: 0 done; 1 a session refused (lost) some events; 2 bad usage, or\n"
     "the provider or a thread could not be started.\n";
 
 /* The events etldemo writes, by sequence number modulo 4 (doc/etldemo.1). */
-static const etl_event_descriptor kinds[4] = {
-    { .id = 1, .level = 4, .keywords = 0x1 },
-    { .id = 2, .level = 5, .keywords = 0x2 },
-    { .id = 3, .level = 3, .keywords = 0x4 },
-    { .id = 4, .level = 2, .keywords = 0x8 },
+static const struct {
+    const char *name;
+    etl_event_descriptor d;
+} kinds[4] = {
+    { "Info", { .id = 1, .level = 4, .keywords = 0x1 } },
+    { "Verbose", { .id = 2, .level = 5, .keywords = 0x2 } },
+    { "Warning", { .id = 3, .level = 3, .keywords = 0x4 } },
+    { "Error", { .id = 4, .level = 2, .keywords = 0x8 } },
+};
+
+/* Their fields: the payload's first 8 bytes, and the text after them when --size gives room. */
+static const etl_tlg_field fields[3] = {
+    { "Sequence", ETL_TLG_UINT32, ETL_TLG_SCALAR, 0, 0 },
+    { "Thread", ETL_TLG_UINT32, ETL_TLG_SCALAR, 0, 0 },
+    { "Text", ETL_TLG_UTF8, ETL_TLG_SCALAR, 0, 0 },
 };
 
 struct demo {
     etl_provider *provider;
+    etl_tlg_event *kind[4];       /* the four events, by sequence number modulo 4 */
     uint32_t threads, events, rate, size;
     int lbr;
     int has_level, has_keywords;
@@ -117,23 +136,21 @@ static void *work(void *arg)
 
     if (!payload) return "out of memory";
     for (uint32_t i = PAYLOAD_MIN; i < d->size; i++) payload[i] = (uint8_t)"etldemo "[(i - PAYLOAD_MIN) % 8];
+    if (d->size > PAYLOAD_MIN) payload[d->size - 1] = '\0'; /* the end of Text */
     memcpy(payload + 4, &w->index, 4); /* both little-endian on the hosts libetl runs on */
     for (uint32_t seq = 0; seq < d->events; seq++) {
-        etl_event_descriptor desc = kinds[seq % 4];
+        const etl_tlg_event *ev = d->kind[seq % 4];
         int rc;
         if (d->rate) pace(d, w->index, seq);
-        if (d->has_level) desc.level = d->level;
-        if (d->has_keywords) desc.keywords = d->keywords;
-        if (!etl_provider_enabled(d->provider, desc.level, desc.keywords)) {
+        if (!etl_tlg_event_enabled(ev)) {
             w->not_enabled++;
             continue;
         }
         memcpy(payload, &seq, 4);
         if (d->lbr)
-            rc = etl_provider_write_lbr(d->provider, &desc, &data, 1, 0, ETL_LBR_FILTER_USER, lbr,
-                                        branches(w->index, seq, lbr));
+            rc = etl_tlg_event_write_lbr(ev, &data, 1, 0, ETL_LBR_FILTER_USER, lbr, branches(w->index, seq, lbr));
         else
-            rc = etl_provider_write(d->provider, &desc, &data, 1, 0);
+            rc = etl_tlg_event_write(ev, &data, 1, 0);
         if (rc != ETL_OK && errno == ESHUTDOWN) { /* the session was stopping: not lost, not taken */
             w->not_enabled++;
             continue;
@@ -155,10 +172,31 @@ static int run(struct demo *d)
     uint32_t started;
     int rc;
 
-    if (!w || etl_guid_from_name("etldemo", &guid) != ETL_OK || etl_provider_register(&d->provider, &guid) != ETL_OK) {
+    if (!w || etl_guid_from_name("etldemo", &guid) != ETL_OK ||
+        etl_provider_register_named(&d->provider, "etldemo", &guid, NULL) != ETL_OK) {
         fputs("etldemo: the provider etldemo could not be registered: out of memory\n", stderr);
         free(w);
         return EXIT_ERROR;
+    }
+    for (unsigned k = 0; k < 4; k++) {
+        etl_event_descriptor desc = kinds[k].d;
+        char err[256];
+        if (d->has_level) desc.level = d->level;
+        if (d->has_keywords) desc.keywords = d->keywords;
+        if (etl_tlg_event_define(&d->kind[k], d->provider, kinds[k].name, &desc, fields,
+                                 d->size > PAYLOAD_MIN ? 3 : 2, err, sizeof err) != ETL_OK) {
+            fprintf(stderr, "etldemo: the event %s could not be defined: %s\n", kinds[k].name, err);
+            etl_provider_unregister(d->provider);
+            free(w);
+            return EXIT_ERROR;
+        }
+        if (d->size > etl_tlg_event_max_payload(d->kind[k])) { /* PAYLOAD_MAX out of step with the library */
+            fprintf(stderr, "etldemo: the event %s carries at most %u bytes of payload\n", kinds[k].name,
+                    etl_tlg_event_max_payload(d->kind[k]));
+            etl_provider_unregister(d->provider);
+            free(w);
+            return EXIT_ERROR;
+        }
     }
     clock_gettime(CLOCK_MONOTONIC, &d->start);
     for (started = 0; started < d->threads; started++) {
@@ -177,7 +215,7 @@ static int run(struct demo *d)
         refused += w[i].refused;
         not_enabled += w[i].not_enabled;
     }
-    etl_provider_unregister(d->provider);
+    etl_provider_unregister(d->provider); /* and its events */
     free(w);
     printf("etldemo: %llu events written by %u threads (%llu refused, %llu not enabled)\n",
            (unsigned long long)written, started, (unsigned long long)refused, (unsigned long long)not_enabled);

@@ -20,7 +20,7 @@ static const char usage_text[] =
     "Usage: etldiff [OPTION]... A.etl B.etl\n"
     "Compare two Event Trace Log files (.etl, .etl.gz) event by event after\n"
     "normalization (timestamps and processors ignored, the sessions' header events left\n"
-    "out), thread by thread: each thread's events in time order against those of the\n"
+    "out; decoded events compared by their fields), thread by thread: each thread's events in time order against those of the\n"
     "thread of the other trace that does the same, whatever their ids and however the\n"
     "threads interleave.\n"
     "\n"
@@ -28,11 +28,16 @@ static const char usage_text[] =
     "                           (comma-separated)\n"
     "  -c, --compare=FIELDS     compare these after all: ts (time since the first\n"
     "                           compared event), cpu; pid, tid as raw values\n"
-    "      --ignore-provider=P  leave out provider P's events (a GUID or a name such as\n"
-    "                           Process); repeatable\n"
+    "      --ignore-provider=P  leave out provider P's events (a GUID or a name: Process,\n"
+    "                           a manifest's, a TraceLogging provider's); repeatable\n"
     "      --ignore-event=P:ID  leave out event ID of provider P (the event id of\n"
     "                           manifest events, the opcode of others); repeatable\n"
     "  -p, --provider=P         compare only provider P's events; repeatable\n"
+    "      --ignore-field=NAME  leave field NAME of decoded events out (a field that\n"
+    "                           differs run to run); repeatable\n"
+    "  -m, --manifest=PATH      decode events with the instrumentation manifest PATH, or\n"
+    "                           those of directory PATH (repeatable; ETL_MANIFEST_PATH and\n"
+    "                           the manifests installed with libetl are always read)\n"
     "  -t, --time-range=A,B     only the events from A to B seconds after each trace's\n"
     "                           first compared event (either end may be left out)\n"
     "  -u, --unordered          compare as multisets: order does not matter\n"
@@ -66,6 +71,10 @@ struct options {
     etl_guid *only, *skip;
     etl_normalize_event_key *skip_events;
     etl_diff_process *processes;
+    /* argv's strings: --provider and --ignore-provider as given, --ignore-field, --manifest;
+       and the provider names the decoder resolves at the end */
+    char **only_text, **skip_text, **fields, **manifests, **only_names, **skip_names;
+    unsigned nonly_text, nskip_text, nfields, nmanifests;
 };
 
 static void options_free(struct options *o)
@@ -74,22 +83,54 @@ static void options_free(struct options *o)
     free(o->skip);
     free(o->skip_events);
     free(o->processes);
+    free(o->only_text);
+    free(o->skip_text);
+    free(o->fields);
+    free(o->manifests);
+    free(o->only_names);
+    free(o->skip_names);
+    etl_decoder_close(o->diff.normalize.decoder);
 }
 
 /* ------------------------------------------------------------------ options */
 
-static int add_guid(etl_guid **list, unsigned *n, const char *text, const char *option)
+/* A provider as --provider and --ignore-provider give it: a GUID or a name libetl or the
+   decoder's manifests know go to the GUID list; another name (a TraceLogging or EventSource
+   provider's, known only from its events) to the names. -1 without memory. */
+static int add_provider(etl_guid **list, unsigned *n, char **names, unsigned *nnames, const char *text,
+                        const etl_decoder *dec)
 {
     etl_guid g, *p;
 
-    if (etl_guid_parse_provider(text, &g) != ETL_OK) {
-        fprintf(stderr, "etldiff: %s: '%s' is not a GUID or a provider name libetl knows\n", option, text);
-        return -1;
+    if (etl_guid_parse_provider(text, &g) != ETL_OK && etl_decoder_provider_guid(dec, text, &g) != ETL_OK) {
+        names[(*nnames)++] = (char *)text;
+        return 0;
     }
     p = realloc(*list, (*n + 1) * sizeof *p);
     if (!p) return -1;
     p[(*n)++] = g;
     *list = p;
+    return 0;
+}
+
+/* The provider lists, once the decoder has its manifests. 0, or -1 without memory. */
+static int resolve_providers(struct options *o)
+{
+    etl_normalize_options *norm = &o->diff.normalize;
+
+    o->only_names = calloc(o->nonly_text + 1, sizeof *o->only_names);
+    o->skip_names = calloc(o->nskip_text + 1, sizeof *o->skip_names);
+    if (!o->only_names || !o->skip_names) return -1;
+    for (unsigned i = 0; i < o->nonly_text; i++)
+        if (add_provider(&o->only, &norm->nonly, o->only_names, &norm->nonly_names, o->only_text[i], norm->decoder) != 0)
+            return -1;
+    for (unsigned i = 0; i < o->nskip_text; i++)
+        if (add_provider(&o->skip, &norm->nskip, o->skip_names, &norm->nskip_names, o->skip_text[i], norm->decoder) != 0)
+            return -1;
+    norm->only = o->only;
+    norm->skip = o->skip;
+    norm->only_names = (const char *const *)o->only_names;
+    norm->skip_names = (const char *const *)o->skip_names;
     return 0;
 }
 
@@ -243,7 +284,7 @@ out:
 int main(int argc, char **argv)
 {
     enum { OPT_IGNORE_PROVIDER = 256, OPT_IGNORE_EVENT, OPT_COUNTS, OPT_TOLERANCE, OPT_ALL_EVENTS, OPT_GLOBAL_ORDER,
-           OPT_PROCESS, OPT_PROCESS_TREE };
+           OPT_PROCESS, OPT_PROCESS_TREE, OPT_IGNORE_FIELD };
     static const struct option longopts[] = {
         { "ignore", required_argument, NULL, 'i' },
         { "compare", required_argument, NULL, 'c' },
@@ -264,6 +305,8 @@ int main(int argc, char **argv)
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
+        { "ignore-field", required_argument, NULL, OPT_IGNORE_FIELD },
+        { "manifest", required_argument, NULL, 'm' },
         { NULL, 0, NULL, 0 },
     };
     struct options o;
@@ -274,7 +317,16 @@ int main(int argc, char **argv)
 
     memset(&o, 0, sizeof o);
     etl_diff_options_init(&o.diff);
-    while ((c = tool_getopt_long("etldiff", argc, argv, "i:c:p:t:un:U:f:qhV", longopts, NULL)) != -1) {
+    o.only_text = calloc((size_t)argc, sizeof *o.only_text);
+    o.skip_text = calloc((size_t)argc, sizeof *o.skip_text);
+    o.fields = calloc((size_t)argc, sizeof *o.fields);
+    o.manifests = calloc((size_t)argc, sizeof *o.manifests);
+    if (!o.only_text || !o.skip_text || !o.fields || !o.manifests) {
+        fputs("etldiff: out of memory\n", stderr);
+        options_free(&o);
+        return EXIT_TROUBLE;
+    }
+    while ((c = tool_getopt_long("etldiff", argc, argv, "i:c:p:t:un:U:f:qhVm:", longopts, NULL)) != -1) {
         switch (c) {
         case 'i':
         case 'c':
@@ -292,14 +344,10 @@ int main(int argc, char **argv)
                 norm->raw |= bits & (ETL_NORMALIZE_PID | ETL_NORMALIZE_TID);
             }
             break;
-        case OPT_IGNORE_PROVIDER:
-            if (add_guid(&o.skip, &norm->nskip, optarg, "--ignore-provider") != 0) goto usage;
-            norm->skip = o.skip;
-            break;
-        case 'p':
-            if (add_guid(&o.only, &norm->nonly, optarg, "--provider") != 0) goto usage;
-            norm->only = o.only;
-            break;
+        case OPT_IGNORE_PROVIDER: o.skip_text[o.nskip_text++] = optarg; break;
+        case 'p': o.only_text[o.nonly_text++] = optarg; break;
+        case OPT_IGNORE_FIELD: o.fields[o.nfields++] = optarg; break;
+        case 'm': o.manifests[o.nmanifests++] = optarg; break;
         case OPT_IGNORE_EVENT:
             if (add_event(&o, optarg) != 0) goto usage;
             break;
@@ -351,6 +399,17 @@ int main(int argc, char **argv)
         fputs("etldiff: --tolerance goes with --counts\n", stderr);
         goto usage;
     }
+    if (!(norm->decoder = tool_decoder_open("etldiff", o.manifests, o.nmanifests))) {
+        options_free(&o);
+        return EXIT_TROUBLE;
+    }
+    if (resolve_providers(&o) != 0) {
+        fputs("etldiff: out of memory\n", stderr);
+        options_free(&o);
+        return EXIT_TROUBLE;
+    }
+    norm->ignore_fields = (const char *const *)o.fields;
+    norm->nignore_fields = o.nfields;
     status = compare(&o, argv[optind], argv[optind + 1]);
     options_free(&o);
     return status;

@@ -31,6 +31,9 @@ static const char usage_text[] =
     "                       processor, pids and tids renumbered (P1, T1, ...), the\n"
     "                       session's header events left out (doc/etldiff.1)\n"
     "  -n, --max-events=N   stop each file after N events\n"
+    "  -m, --manifest=PATH  decode events with the instrumentation manifest PATH, or\n"
+    "                       those of directory PATH (repeatable; ETL_MANIFEST_PATH and\n"
+    "                       the manifests installed with libetl are always read)\n"
     "  -q, --quiet          do not report damage on stderr (the exit code still tells)\n"
     "  -h, --help           show this help and exit\n"
     "  -V, --version        show the versions of etldump, libetl and zlib and exit\n"
@@ -48,9 +51,11 @@ struct options {
     int normalize;
     int quiet;
     long long max_events;
+    etl_decoder *dec;       /* every event's fields, by name */
 };
 
-/* Damage is reported by the pass that prints (the first pass of text and JSON only maps images). */
+/* Damage is reported by the pass that prints (the first pass only maps images and learns the
+   trace's EventSource manifests). */
 struct damage_report {
     int quiet;
     int mute;
@@ -65,16 +70,16 @@ static void report_damage(void *arg, int64_t offset, const char *message)
 }
 
 /*
- * The first pass of text and JSON output, so that sample and stack addresses resolve to images
- * (doc/etldump.1); its damage is reported by the pass that prints. ETL_OK, or ETL_FATAL
- * (message printed).
+ * The first pass, so that sample and stack addresses resolve to images and events before their
+ * EventSource manifest decode (doc/etldump.1); its damage is reported by the pass that prints.
+ * ETL_OK, or ETL_FATAL (message printed).
  */
-static int map_images(etl_reader *r, etl_image_map *map, struct damage_report *d)
+static int first_pass(etl_reader *r, etl_image_map *map, etl_decoder *dec, struct damage_report *d)
 {
     int rc;
 
     d->mute = 1;
-    rc = etl_dump_map_images(r, map);
+    rc = etl_dump_first_pass(r, map, dec);
     if (rc == ETL_FAILED) {
         fprintf(stderr, "etldump: out of memory\n");
         return ETL_FATAL;
@@ -114,7 +119,7 @@ static int dump_file(const char *path, int session, const struct options *o)
     etl_reader *r = NULL;
     etl_event ev;
     etl_summary *counts = NULL;
-    long long n = 0;
+    long long n = 0, undecodable = 0;
     int rc, status = 0;
 
     memset(&oo, 0, sizeof oo);
@@ -131,6 +136,7 @@ static int dump_file(const char *path, int session, const struct options *o)
         etl_normalize_options no;
         etl_normalizer *nz;
         etl_normalize_options_init(&no);
+        no.decoder = o->dec;
         nz = etl_normalizer_new(&no);
         if (!nz) {
             fprintf(stderr, "etldump: out of memory\n");
@@ -172,15 +178,18 @@ static int dump_file(const char *path, int session, const struct options *o)
             etl_reader_close(r);
             return EXIT_ERROR;
         }
-    } else if (o->format != ETL_DUMP_CSV) {
-        map = etl_image_map_new();
-        /* A session cannot be read twice: its images are mapped as their events come. */
-        if (!map || (!session && map_images(r, map, &damage) != ETL_OK)) {
-            if (!map) fprintf(stderr, "etldump: out of memory\n");
-            etl_image_map_free(map);
-            etl_reader_close(r);
-            return EXIT_ERROR;
-        }
+        etl_decoder_provider_stats_reset(o->dec);
+    } else if (o->format != ETL_DUMP_CSV && !(map = etl_image_map_new())) {
+        fprintf(stderr, "etldump: out of memory\n");
+        etl_reader_close(r);
+        return EXIT_ERROR;
+    }
+    /* A session cannot be read twice: its images are mapped as their events come. */
+    if (!session && first_pass(r, map, o->dec, &damage) != ETL_OK) {
+        etl_image_map_free(map);
+        etl_summary_free(counts);
+        etl_reader_close(r);
+        return EXIT_ERROR;
     }
     while ((o->max_events < 0 || n < o->max_events) && !tool_interrupted &&
            ((rc = etl_reader_next(r, &ev)) == ETL_OK || rc == ETL_WARN)) {
@@ -190,13 +199,19 @@ static int dump_file(const char *path, int session, const struct options *o)
             status = EXIT_ERROR;
             break;
         }
-        if (counts && etl_summary_add(counts, &ev) != ETL_OK) {
-            fprintf(stderr, "etldump: out of memory\n");
-            status = EXIT_ERROR;
-            break;
+        if (counts) {
+            etl_decoded_event de;
+            if (etl_summary_add(counts, &ev) != ETL_OK) {
+                fprintf(stderr, "etldump: out of memory\n");
+                status = EXIT_ERROR;
+                break;
+            }
+            etl_decoder_decode(o->dec, &ev, &de);
+        } else if (etl_dump_event(stdout, o->format, r, &ev, map, o->dec) == ETL_WARN) {
+            /* a payload that does not fit its schema: shown as far as it goes, and said */
+            if (!o->quiet) fprintf(stderr, "etldump: warning: %s: %s\n", path, etl_decoder_error(o->dec));
+            undecodable++;
         }
-        if (!counts)
-            etl_dump_event(stdout, o->format, r, &ev, map);
     }
     if (session && !status && (rc == ETL_EOF || tool_interrupted || n == o->max_events)) {
         status = session_end(path, r, n, rc);
@@ -206,15 +221,16 @@ static int dump_file(const char *path, int session, const struct options *o)
         fprintf(stderr, "etldump: %s\n", etl_reader_error(r));
         status = EXIT_ERROR;
     }
-    if (counts && !status) etl_summary_write(counts, stdout, path, r);
+    if (counts && !status) etl_summary_write(counts, stdout, path, r, o->dec);
     etl_summary_free(counts);
-    if (!status && etl_reader_warnings(r)) status = EXIT_DAMAGED;
+    if (!status && (etl_reader_warnings(r) || undecodable)) status = EXIT_DAMAGED;
     etl_image_map_free(map);
     etl_reader_close(r);
     return status;
 }
 
-int main(int argc, char **argv)
+/* main's work; manifests has room for every argument's --manifest. */
+static int etldump(int argc, char **argv, char **manifests)
 {
     static const struct option longopts[] = {
         { "format", required_argument, NULL, 'f' },  { "order", required_argument, NULL, 'o' },
@@ -222,13 +238,15 @@ int main(int argc, char **argv)
         { "normalize", no_argument, NULL, 'N' },
         { "quiet", no_argument, NULL, 'q' },         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },       { "session", required_argument, NULL, 'S' },
+        { "manifest", required_argument, NULL, 'm' },
         { NULL, 0, NULL, 0 },
     };
-    struct options o = { ETL_DUMP_TEXT, ETL_ORDER_TIME, 0, 0, 0, -1 };
+    struct options o = { ETL_DUMP_TEXT, ETL_ORDER_TIME, 0, 0, 0, -1, NULL };
     const char *session = NULL;
+    unsigned nmanifests = 0;
     int c, status = 0;
 
-    while ((c = tool_getopt_long("etldump", argc, argv, "f:o:sNn:qhVS:", longopts, NULL)) != -1) {
+    while ((c = tool_getopt_long("etldump", argc, argv, "f:o:sNn:qhVS:m:", longopts, NULL)) != -1) {
         switch (c) {
         case 'f': {
             int format = etl_dump_format_parse(optarg);
@@ -261,6 +279,7 @@ int main(int argc, char **argv)
         }
         case 'q': o.quiet = 1; break;
         case 'S': session = optarg; break;
+        case 'm': manifests[nmanifests++] = optarg; break;
         case 'h': fputs(usage_text, stdout); return 0;
         case 'V': printf("etldump %s (%s)\n", etl_version(), etl_version_details()); return 0;
         default: fputs("Try 'etldump --help'.\n", stderr); return EXIT_ERROR;
@@ -278,6 +297,7 @@ int main(int argc, char **argv)
         fputs("etldump: --normalize prints text lines: not with --summary or --format\nTry 'etldump --help'.\n", stderr);
         return EXIT_ERROR;
     }
+    if (!(o.dec = tool_decoder_open("etldump", manifests, nmanifests))) return EXIT_ERROR;
     if (o.format == ETL_DUMP_CSV && !o.summary) etl_dump_csv_header(stdout);
     if (session) {
         /* Each event out as it comes; Ctrl-C ends the reading, not the session. */
@@ -289,9 +309,24 @@ int main(int argc, char **argv)
         int s = dump_file(argv[i], 0, &o);
         if (s > status) status = s;
     }
+    etl_decoder_close(o.dec);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "etldump: write error: %s\n", strerror(errno));
         return EXIT_ERROR;
     }
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    char **manifests = calloc((size_t)argc, sizeof *manifests);
+    int status;
+
+    if (!manifests) {
+        fputs("etldump: out of memory\n", stderr);
+        return EXIT_ERROR;
+    }
+    status = etldump(argc, argv, manifests);
+    free(manifests);
     return status;
 }

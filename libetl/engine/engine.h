@@ -697,6 +697,10 @@ void etl_pool_seal(etl_session *s, uint32_t top, uint32_t end);
 uint64_t etl_pool_events_lost(const etl_session *s);
 /* Adds n to it (the kernel capture: events the kernel wrote no sample of). */
 void etl_session_add_events_lost(etl_session *s, uint64_t n);
+/* etl_session_write_event of an event whose only extended items are ready-made (a TraceLogging
+   event's: etl_record_encode_event_items), for the provider API's write path. */
+int etl_session_write_event_items(etl_session *s, const etl_guid *provider, const etl_event_descriptor *d,
+                                  const uint8_t *items, uint32_t items_size, const etl_data *data, unsigned ndata);
 /* Takes every sealed buffer into s->batch, oldest first; returns how many. */
 uint32_t etl_pool_collect_sealed(etl_session *s);
 /* For tests, a write that stalls: while held, the flush thread takes no sealed buffer (a

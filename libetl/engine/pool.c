@@ -457,6 +457,23 @@ int etl_session_write_event(etl_session *s, const etl_guid *provider, const etl_
     return emit_end(s, &e);
 }
 
+int etl_session_write_event_items(etl_session *s, const etl_guid *provider, const etl_event_descriptor *d,
+                                  const uint8_t *items, uint32_t items_size, const etl_data *data, unsigned ndata)
+{
+    uint64_t n = ETL_EVENT_HEADER_SIZE + (uint64_t)items_size;
+    uint32_t pid, tid;
+    struct emit e;
+    uint8_t *p;
+
+    for (unsigned i = 0; i < ndata; i++) n += data[i].size;
+    p = emit_begin(s, n > ETL_MAX_RECORD_SIZE || items_size % 8 ? 0 : (uint32_t)n, &e);
+    if (!p) return ETL_FAILED;
+    caller_ids(&pid, &tid);
+    etl_record_encode_event_items(p, e.space, etl_session_now(s), pid, tid, provider, d, items, items_size, data,
+                                  ndata);
+    return emit_end(s, &e);
+}
+
 int etl_session_write_system(etl_session *s, int64_t ts, uint16_t hook, uint16_t version, uint32_t pid,
                              uint32_t tid, const etl_data *data, unsigned ndata)
 {

@@ -6,6 +6,10 @@
  * shared sessions of other processes that are mapped here (the end of this file); a shared
  * session's controller publishes what it enables in the session's memory, for them.
  *
+ * A provider registered with a name writes TraceLogging events too: their definitions
+ * (etl_tlg_event_define) hold the PROV_TRAITS and EVENT_SCHEMA_TL extended items, built once
+ * by the writer's encoders, and a write passes them to the sessions with the payload.
+ *
  * The write path takes no lock. Each provider publishes the set of sessions enabled for it
  * as an immutable array; a change publishes a new one and frees the old one only after
  * every writer that could be reading it is done (each thread marks the writes it has in
@@ -20,6 +24,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +36,8 @@
 
 #include "etl.h"
 #include "engine/engine.h"
+#include "reader/reader.h"
+#include "writer/writer.h"
 
 static void shared_sessions_watch(void);
 static void providers_forget_session(etl_session *s);
@@ -60,6 +67,21 @@ struct etl_provider {
     etl_guid guid;
     _Atomic(struct enable_set *) set;   /* NULL: no session enables it */
     struct etl_provider *next;          /* the registry's list */
+    char *name;                         /* etl_provider_register_named's, or NULL */
+    uint8_t *traits;                    /* its PROV_TRAITS data (in the same block as name) */
+    uint32_t traits_size;
+    struct etl_tlg_event *events;       /* the TraceLogging events defined on it */
+};
+
+/* A TraceLogging event: its descriptor and its two extended items, ready to copy. */
+struct etl_tlg_event {
+    etl_provider *p;
+    etl_event_descriptor d;
+    struct etl_tlg_event *next;         /* the provider's list (registry lock) */
+    const uint8_t *meta;                /* its EVENT_SCHEMA_TL data, inside ext */
+    uint32_t meta_size;
+    uint32_t ext_size;                  /* a multiple of 8 */
+    uint8_t ext[];                      /* PROV_TRAITS and EVENT_SCHEMA_TL items */
 };
 
 /* What sessions asked for, whether or not the provider is registered yet. */
@@ -261,15 +283,10 @@ static int rebuild_guid(const etl_guid *g)
 
 /* ---- providers ---- */
 
-int etl_provider_register(etl_provider **out, const etl_guid *guid)
+/* Registers p, whose GUID and name are set (its name block is freed with it on failure). */
+static int register_provider(etl_provider *p, etl_provider **out)
 {
-    etl_provider *p = aligned_alloc(_Alignof(etl_provider), sizeof *p); /* its counters' cache lines */
-
-    *out = NULL;
-    if (!p) return ETL_FAILED;
-    memset(p, 0, sizeof *p);
     pthread_once(&atfork_once, install_atfork);
-    p->guid = *guid;
     atomic_init(&p->set, NULL);
     pthread_mutex_lock(&registry_lock);
     p->next = registry;
@@ -277,6 +294,7 @@ int etl_provider_register(etl_provider **out, const etl_guid *guid)
     if (rebuild(p) != ETL_OK) {
         registry = p->next;
         pthread_mutex_unlock(&registry_lock);
+        free(p->name);
         free(p);
         return ETL_FAILED;
     }
@@ -284,6 +302,49 @@ int etl_provider_register(etl_provider **out, const etl_guid *guid)
     *out = p;
     /* Shared sessions of other processes that enable it: mapped now, and watched for. */
     shared_sessions_watch();
+    return ETL_OK;
+}
+
+int etl_provider_register(etl_provider **out, const etl_guid *guid)
+{
+    etl_provider *p = aligned_alloc(_Alignof(etl_provider), sizeof *p); /* its counters' cache lines */
+
+    *out = NULL;
+    if (!p) return ETL_FAILED;
+    memset(p, 0, sizeof *p);
+    p->guid = *guid;
+    return register_provider(p, out);
+}
+
+int etl_provider_register_named(etl_provider **out, const char *name, const etl_guid *guid, const etl_guid *group)
+{
+    uint32_t traits = etl_tlg_traits_encode(NULL, 0, name, group);
+    size_t len = traits ? strlen(name) + 1 : 0;
+    etl_provider *p;
+
+    *out = NULL;
+    if (!traits) {
+        errno = EINVAL;
+        return ETL_FAILED;
+    }
+    if (!(p = aligned_alloc(_Alignof(etl_provider), sizeof *p))) {
+        errno = ENOMEM;
+        return ETL_FAILED;
+    }
+    memset(p, 0, sizeof *p);
+    if (!(p->name = malloc(len + traits))) {
+        free(p);
+        errno = ENOMEM;
+        return ETL_FAILED;
+    }
+    memcpy(p->name, name, len);
+    p->traits = (uint8_t *)p->name + len;
+    p->traits_size = etl_tlg_traits_encode(p->traits, traits, name, group);
+    p->guid = *guid;
+    if (register_provider(p, out) != ETL_OK) {
+        errno = ENOMEM;
+        return ETL_FAILED;
+    }
     return ETL_OK;
 }
 
@@ -298,13 +359,24 @@ void etl_provider_unregister(etl_provider *p)
         }
     free(atomic_exchange(&p->set, NULL));
     wait_for_readers();
+    while (p->events) {
+        struct etl_tlg_event *ev = p->events;
+        p->events = ev->next;
+        free(ev);
+    }
     pthread_mutex_unlock(&registry_lock);
+    free(p->name);
     free(p);
 }
 
 const etl_guid *etl_provider_guid(const etl_provider *p)
 {
     return &p->guid;
+}
+
+const char *etl_provider_name(const etl_provider *p)
+{
+    return p->name;
 }
 
 int etl_provider_enabled(etl_provider *p, uint8_t level, uint64_t keywords)
@@ -356,7 +428,7 @@ struct lbr_request {
 static inline __attribute__((always_inline)) int write_sessions(etl_provider *p, const etl_event_descriptor *d,
                                                                 const etl_data *data, unsigned ndata,
                                                                 unsigned flags, const struct lbr_request *lbr,
-                                                                const void *caller)
+                                                                const void *caller, const etl_tlg_event *tlg)
 {
     struct reader *c;
     const struct enable_set *set;
@@ -364,7 +436,7 @@ static inline __attribute__((always_inline)) int write_sessions(etl_provider *p,
     etl_event_extras x;
     uint32_t pid = 0, tid = 0;
     unsigned frames = 0;
-    int rc = ETL_OK, stacked = 0, ids = 0;
+    int rc = ETL_OK, stacked = 0, ids = 0, extras = 0;
 
     after_fork_look();
     if (!atomic_load_explicit(&p->set, memory_order_relaxed)) return ETL_OK;
@@ -374,7 +446,20 @@ static inline __attribute__((always_inline)) int write_sessions(etl_provider *p,
         const struct enable *e = &set->e[i];
         int want_stack = (flags & ETL_WRITE_STACK) || (e->properties & ETL_ENABLE_STACK_TRACE);
         if (!etl_enable_passes(e->level, e->any, e->all, d->level, d->keywords)) continue;
-        if (want_stack || lbr) {
+        if (tlg && !want_stack && !lbr) { /* a TraceLogging event and nothing more */
+            if (etl_session_write_event_items(e->s, &p->guid, d, tlg->ext, tlg->ext_size, data, ndata) != ETL_OK)
+                rc = ETL_FAILED;
+            continue;
+        }
+        if (want_stack || lbr || tlg) {
+            if (!extras) { /* the same for every session but the stack and timestamp below */
+                memset(&x, 0, sizeof x);
+                if (tlg) {
+                    x.ext_items = tlg->ext;
+                    x.ext_items_size = tlg->ext_size;
+                }
+                extras = 1;
+            }
             /* The stack once for every session that wants it (the caller's, or the session's
                enable property), the ids once for the LBR records. */
             if (want_stack && !stacked) {
@@ -386,16 +471,13 @@ static inline __attribute__((always_inline)) int write_sessions(etl_provider *p,
                 tid = (uint32_t)syscall(SYS_gettid);
                 ids = 1;
             }
-            memset(&x, 0, sizeof x);
-            if (want_stack) {
-                x.stack = stack;
-                x.stack_frames = frames;
-            }
+            x.stack = want_stack ? stack : NULL;
+            x.stack_frames = want_stack ? frames : 0;
             /* Each session has its own clock: the event is given the timestamp its LBR record
                names, in that session's clock. */
-            if (lbr) x.timestamp = etl_session_timestamp(e->s);
+            x.timestamp = lbr ? etl_session_timestamp(e->s) : 0;
         }
-        if (etl_session_write_event(e->s, &p->guid, d, want_stack || lbr ? &x : NULL, data, ndata) != ETL_OK)
+        if (etl_session_write_event(e->s, &p->guid, d, want_stack || lbr || tlg ? &x : NULL, data, ndata) != ETL_OK)
             rc = ETL_FAILED;
         else if (lbr && etl_session_write_lbr(e->s, x.timestamp, pid, tid, lbr->filters, lbr->entries, lbr->count) !=
                             ETL_OK)
@@ -408,7 +490,7 @@ static inline __attribute__((always_inline)) int write_sessions(etl_provider *p,
 int etl_provider_write(etl_provider *p, const etl_event_descriptor *d, const etl_data *data, unsigned ndata,
                        unsigned flags)
 {
-    return write_sessions(p, d, data, ndata, flags, NULL, __builtin_return_address(0));
+    return write_sessions(p, d, data, ndata, flags, NULL, __builtin_return_address(0), NULL);
 }
 
 int etl_provider_write_lbr(etl_provider *p, const etl_event_descriptor *d, const etl_data *data, unsigned ndata,
@@ -416,7 +498,145 @@ int etl_provider_write_lbr(etl_provider *p, const etl_event_descriptor *d, const
 {
     const struct lbr_request lbr = { filters, entries, count };
 
-    return write_sessions(p, d, data, ndata, flags, &lbr, __builtin_return_address(0));
+    return write_sessions(p, d, data, ndata, flags, &lbr, __builtin_return_address(0), NULL);
+}
+
+/* ---- TraceLogging events ---- */
+
+static int tlg_fail(char *err, size_t errsize, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int tlg_fail(char *err, size_t errsize, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (err && errsize) {
+        va_start(ap, fmt);
+        vsnprintf(err, errsize, fmt, ap);
+        va_end(ap);
+    }
+    return ETL_FAILED;
+}
+
+int etl_tlg_event_define(etl_tlg_event **out, etl_provider *p, const char *name, const etl_event_descriptor *d,
+                         const etl_tlg_field *fields, unsigned count, char *err, size_t errsize)
+{
+    uint32_t meta_size, items, traits_item;
+    etl_tlg_event *ev;
+    uint8_t *meta;
+
+    *out = NULL;
+    if (!p) return tlg_fail(err, errsize, "no provider");
+    if (!p->traits) {
+        char g[ETL_GUID_STRING_SIZE];
+        return tlg_fail(err, errsize, "provider %s has no name, which a TraceLogging event needs "
+                        "(etl_provider_register_named)", etl_guid_format(&p->guid, g));
+    }
+    if (!(meta_size = etl_tlg_metadata_encode(NULL, 0, name, fields, count, err, errsize))) return ETL_FAILED;
+    items = etl_tlg_ext_items_encode(NULL, 0, p->traits, p->traits_size, NULL, meta_size);
+    if (!items || ETL_EVENT_HEADER_SIZE + items > ETL_MAX_RECORD_SIZE)
+        return tlg_fail(err, errsize, "event %s: its metadata (%u bytes) and its provider's traits (%u) leave no "
+                        "room in a record of at most %u bytes", name, meta_size, p->traits_size, ETL_MAX_RECORD_SIZE);
+    meta = malloc(meta_size);
+    ev = malloc(sizeof *ev + items);
+    if (!meta || !ev) {
+        free(meta);
+        free(ev);
+        return tlg_fail(err, errsize, "out of memory");
+    }
+    etl_tlg_metadata_encode(meta, meta_size, name, fields, count, err, errsize);
+    ev->ext_size = etl_tlg_ext_items_encode(ev->ext, items, p->traits, p->traits_size, meta, meta_size);
+    free(meta);
+    traits_item = 8 + ETL_RECORD_SPACE(p->traits_size);
+    ev->meta = ev->ext + traits_item + 8;
+    ev->meta_size = meta_size;
+    ev->p = p;
+    if (d) {
+        ev->d = *d;
+    } else {
+        memset(&ev->d, 0, sizeof ev->d);
+        ev->d.level = 5; /* TraceLoggingWrite's default: verbose */
+    }
+    if (!ev->d.channel) ev->d.channel = ETL_TLG_CHANNEL;
+    pthread_mutex_lock(&registry_lock);
+    ev->next = p->events;
+    p->events = ev;
+    pthread_mutex_unlock(&registry_lock);
+    *out = ev;
+    return ETL_OK;
+}
+
+void etl_tlg_event_free(etl_tlg_event *ev)
+{
+    if (!ev) return;
+    pthread_mutex_lock(&registry_lock);
+    for (etl_tlg_event **q = &ev->p->events; *q; q = &(*q)->next)
+        if (*q == ev) {
+            *q = ev->next;
+            break;
+        }
+    pthread_mutex_unlock(&registry_lock);
+    free(ev);
+}
+
+int etl_tlg_event_enabled(const etl_tlg_event *ev)
+{
+    return etl_provider_enabled(ev->p, ev->d.level, ev->d.keywords);
+}
+
+int etl_tlg_event_write(const etl_tlg_event *ev, const etl_data *data, unsigned ndata, unsigned flags)
+{
+    return write_sessions(ev->p, &ev->d, data, ndata, flags, NULL, __builtin_return_address(0), ev);
+}
+
+int etl_tlg_event_write_lbr(const etl_tlg_event *ev, const etl_data *data, unsigned ndata, unsigned flags,
+                            uint32_t filters, const etl_lbr_entry *entries, unsigned count)
+{
+    const struct lbr_request lbr = { filters, entries, count };
+
+    return write_sessions(ev->p, &ev->d, data, ndata, flags, &lbr, __builtin_return_address(0), ev);
+}
+
+uint32_t etl_tlg_event_max_payload(const etl_tlg_event *ev)
+{
+    return ETL_MAX_RECORD_SIZE - ETL_EVENT_HEADER_SIZE - ev->ext_size;
+}
+
+int etl_tlg_event_check(const etl_tlg_event *ev, const etl_data *data, unsigned ndata, char *err, size_t errsize)
+{
+    etl_arena arena = { 0 };
+    etl_fields_buf buf;
+    etl_fields_fault fault;
+    const etl_schema_event *s;
+    uint64_t total = 0;
+    uint8_t *payload;
+    uint32_t pos = 0;
+    int rc;
+
+    for (unsigned i = 0; i < ndata; i++) total += data[i].size;
+    if (total > etl_tlg_event_max_payload(ev))
+        return tlg_fail(err, errsize, "a payload of %llu bytes: more than a record of the event can carry (%u)",
+                        (unsigned long long)total, etl_tlg_event_max_payload(ev));
+    if (!(payload = malloc(total ? total : 1))) return tlg_fail(err, errsize, "out of memory");
+    for (unsigned i = 0; i < ndata; i++) {
+        if (data[i].size) memcpy(payload + pos, data[i].ptr, data[i].size);
+        pos += data[i].size;
+    }
+    memset(&buf, 0, sizeof buf);
+    s = etl_tracelogging_schema(&arena, &ev->p->guid, ev->p->name, ev->meta, ev->meta_size, err, errsize);
+    if (!s) {
+        rc = ETL_FAILED; /* the message is in err: the writer made metadata its reader refuses */
+    } else if ((rc = etl_fields_decode(s, payload, pos, sizeof(void *), &buf, &fault)) == ETL_FATAL) {
+        rc = tlg_fail(err, errsize, "out of memory");
+    } else if (rc != ETL_OK) {
+        rc = tlg_fail(err, errsize, "field %s at payload byte %u: %s", fault.field ? fault.field : "?", fault.offset,
+                      fault.why ? fault.why : "does not fit");
+    } else if (buf.used != pos) {
+        rc = tlg_fail(err, errsize, "%u bytes after the last field, at payload byte %u of %u", pos - buf.used, buf.used,
+                      pos);
+    }
+    etl_fields_buf_free(&buf);
+    etl_arena_free(&arena);
+    free(payload);
+    return rc;
 }
 
 /* ---- sessions ---- */

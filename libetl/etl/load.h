@@ -14,7 +14,8 @@ extern "C" {
 
 /*
  * The SQLite loader: ETL files into one database in the schema of doc/etl2sqlite-schema.md
- * (what etl2sqlite writes): one row per event, the kernel classes decoded into their own
+ * (what etl2sqlite writes): one row per event with its fields decoded (etl/decode.h) as JSON,
+ * a view per event name with a column per field, the kernel classes decoded into their own
  * tables, every input on one timeline (as etl_merge places them). Use:
  *
  *   etl_sqlite_loader_open(&l, "out.db", &options);
@@ -29,7 +30,7 @@ extern "C" {
 typedef struct etl_sqlite_loader etl_sqlite_loader;
 
 /* The version of the schema (meta.schema_version, PRAGMA user_version). */
-#define ETL_SQLITE_SCHEMA_VERSION 2
+#define ETL_SQLITE_SCHEMA_VERSION 3
 
 /* The schema: its tables, indexes and views as SQL text, exactly as `etl2sqlite --schema`
    prints it. Static storage. */
@@ -62,6 +63,11 @@ typedef struct etl_sqlite_options {
     int no_payload;        /* leave events.payload NULL */
     int keep_partial;      /* an input that fails mid-way: keep what was loaded, commit returns ETL_FAILED */
     int verbose;           /* ETL_OK messages: what each phase of the load took */
+    /* The events' fields are decoded with the manifests installed with libetl and those of
+       ETL_MANIFEST_PATH (etl_decoder_open), then these: instrumentation manifests or directories
+       of them (etl_decoder_add_manifest), nmanifests of them, read by etl_sqlite_loader_open. */
+    const char *const *manifests;
+    unsigned nmanifests;
     /* Every message, in the order they arise, from either of the load's threads (never two
        at once); NULL: none (the fatal one is still etl_sqlite_loader_error). */
     void (*on_message)(void *arg, const etl_sqlite_message *msg);
@@ -74,10 +80,12 @@ typedef struct etl_sqlite_options {
 } etl_sqlite_options;
 
 /*
- * A loader for the database at path. Nothing is written yet. Returns ETL_OK, or ETL_FATAL: the
- * database exists and neither append nor replace was asked, append was asked and there is no
- * database, or memory ran out (etl_sqlite_loader_error says which; *out is NULL only without
- * memory). options may be NULL (all zero).
+ * A loader for the database at path. Nothing is written yet; the field decoder's manifests are
+ * read. Returns ETL_OK, or ETL_FATAL: the database exists and neither append nor replace was
+ * asked, append was asked and there is no database, one of options->manifests cannot be read
+ * ("FILE:LINE: what is wrong"), or memory ran out (etl_sqlite_loader_error says which; *out is
+ * NULL only without memory). A default manifest that does not load is a warning (on_message,
+ * ETL_WARN). options may be NULL (all zero).
  */
 ETL_API int etl_sqlite_loader_open(etl_sqlite_loader **out, const char *path, const etl_sqlite_options *options);
 /*

@@ -11,6 +11,7 @@
 #include "types.h"
 #include "reader.h"
 #include "kernel.h"
+#include "decode.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,24 +39,32 @@ ETL_API int etl_dump_csv_header(FILE *f);
 
 /*
  * One event as one line (text, JSON object or CSV row) with its newline. r is the reader
- * that delivered ev (for its clock). Decoded kernel events show their fields (text, JSON) and
- * LBR events their branches; map (NULL: none) resolves sample and stack addresses to the image
- * loaded there at that time. Nothing of ev, r or map is kept.
+ * that delivered ev (for its clock). With a decoder (dec not NULL) the event's fields are
+ * shown: text ends with the event name and Name=value pairs in schema order, JSON adds
+ * "provider_name", "event_name" and "fields" (an object; null when the event has no schema),
+ * CSV the columns event_name and fields (that JSON). Decoded kernel events keep their typed
+ * "kernel" object in JSON; LBR events show their branches; map (NULL: none) resolves sample
+ * and stack addresses to the image loaded there at that time (text: image=, images=; JSON:
+ * in the "kernel" object). Returns ETL_OK; ETL_WARN when the event's payload did not fit its
+ * schema (it is shown with the fields that did, and etl_decoder_error(dec) says where);
+ * ETL_FATAL on a write error. Nothing of ev, r or map is kept.
  */
 ETL_API int etl_dump_event(FILE *f, etl_dump_format format, const etl_reader *r, const etl_event *ev,
-                           etl_image_map *map);
+                           etl_image_map *map, etl_decoder *dec);
 
 /* s as a JSON string literal: quotes and backslashes escaped, control characters as \u00XX,
    other bytes (UTF-8) as they are. */
 ETL_API int etl_dump_json_string(FILE *f, const char *s);
 
 /*
- * The first pass that text and JSON output make over a file: every event of r into map (see
- * etl_image_map_add), then r rewound to its first event. Damage is reported to r's on_damage
- * as the events are read. Returns ETL_OK; ETL_FAILED when memory ran out (r is left part-way:
- * rewind it to read on); ETL_FATAL when r could not be read to its end or rewound (etl_reader_error(r) says why).
+ * The first pass that output makes over a file: every event of r into map (see
+ * etl_image_map_add; map may be NULL) and into dec (etl_decoder_learn: the EventSource
+ * manifests a trace carries, so that events before them decode; dec may be NULL), then r
+ * rewound to its first event. Damage is reported to r's on_damage as the events are read.
+ * Returns ETL_OK; ETL_FAILED when memory ran out (r is left part-way: rewind it to read on);
+ * ETL_FATAL when r could not be read to its end or rewound (etl_reader_error(r) says why).
  */
-ETL_API int etl_dump_map_images(etl_reader *r, etl_image_map *map);
+ETL_API int etl_dump_first_pass(etl_reader *r, etl_image_map *map, etl_decoder *dec);
 
 /* ---- A file's summary: trace info and counts, one JSON object (etldump --summary) ---- */
 
@@ -67,8 +76,11 @@ ETL_API etl_summary *etl_summary_new(void);
    memory ran out (ev is then counted except by provider). */
 ETL_API int etl_summary_add(etl_summary *s, const etl_event *ev);
 /* The summary of the file at path (as given: only printed) that r read: r's trace info, its
-   warnings and what s counted, as one JSON object on one line. */
-ETL_API int etl_summary_write(const etl_summary *s, FILE *f, const char *path, const etl_reader *r);
+   warnings and what s counted, as one JSON object on one line. With the decoder that decoded
+   the file's events (dec not NULL): "provider_names" (each provider's name where known) and
+   "decoded", "undecoded" and "decode_failed" counts, the last two per provider as well. */
+ETL_API int etl_summary_write(const etl_summary *s, FILE *f, const char *path, const etl_reader *r,
+                              const etl_decoder *dec);
 /* NULL is allowed. */
 ETL_API void etl_summary_free(etl_summary *s);
 
@@ -76,8 +88,9 @@ ETL_API void etl_summary_free(etl_summary *s);
  *
  * A normalized line says what a build decides about an event, without what differs on every
  * run: "PROVIDER KIND [id=N] v=N op=N [level=N] [task=N kw=0xN] [pid=P1 tid=T1] [ts=+NS]
- * [cpu=N] [ext=TYPE,...] len=N [payload=HEX]". The provider is its name where libetl knows
- * one; process and thread ids are renumbered P1, P2, ... and T1, T2, ... in first-seen order.
+ * [cpu=N] [ext=TYPE,...] len=N [payload=HEX]", or for an event its decoder decoded "... len=N
+ * event=NAME [fields: Name=value ...]". The provider is its name where libetl knows one;
+ * process and thread ids are renumbered P1, P2, ... and T1, T2, ... in first-seen order.
  */
 
 /* Fields, as bits of etl_normalize_options.ignore and .raw. */
@@ -104,10 +117,20 @@ typedef struct etl_normalize_options {
     const etl_normalize_event_key *skip_events; /* leave these events out */
     unsigned nskip_events;
     int64_t from_ns, to_ns;     /* window: ns after the first compared event, both included */
+    /* With a decoder, a decoded event's line shows its event name and fields instead of its
+       payload's bytes (ETL_NORMALIZE_PAYLOAD leaves both out), and providers are named as the
+       decoder names them. The normalizer uses it, never closes it; NULL: payload bytes. */
+    etl_decoder *decoder;
+    const char *const *ignore_fields; /* top-level fields left out of the line, by name */
+    unsigned nignore_fields;
+    const char *const *only_names;  /* compare only providers the decoder names so (any case) */
+    unsigned nonly_names;
+    const char *const *skip_names;  /* leave out providers the decoder names so */
+    unsigned nskip_names;
 } etl_normalize_options;
 
 /* The defaults: timestamps and processors ignored, pids and tids renumbered, the header events
-   left out, no provider lists, an open window (INT64_MIN, INT64_MAX). */
+   left out, no provider lists, an open window (INT64_MIN, INT64_MAX), no decoder. */
 ETL_API void etl_normalize_options_init(etl_normalize_options *o);
 
 /*

@@ -47,6 +47,12 @@ typedef struct etl_event_extras {
     int64_t timestamp;                    /* the event's timestamp (the raw clock of the session
                                              it goes to), or 0: the one the caller passes, or
                                              for a session, taken when it is written */
+    const uint8_t *ext_items;             /* extended items already encoded, as a record holds
+                                             them (each an 8-byte item header and its data padded
+                                             to 8 bytes, the last one's linkage bit 0), placed
+                                             after the items above; or NULL. A TraceLogging
+                                             event's PROV_TRAITS and EVENT_SCHEMA_TL */
+    uint32_t ext_items_size;              /* their bytes: a multiple of 8 */
 } etl_event_extras;
 
 /*
@@ -56,7 +62,7 @@ typedef struct etl_event_extras {
  * ETL_RECORD_SPACE(size) bytes; the padding is zeroed by the encoder.
  */
 /* EVENT_HEADER (64-bit) with extended data items; its timestamp is ts, or x->timestamp when
-   that is not 0. */
+   that is not 0. 0 also when x->ext_items_size is not a multiple of 8. */
 ETL_API uint32_t etl_record_encode_event(uint8_t *dst, uint32_t cap, int64_t ts, uint32_t pid, uint32_t tid,
                                          const etl_guid *provider, const etl_event_descriptor *d,
                                          const etl_event_extras *x, const etl_data *data, unsigned ndata);

@@ -94,11 +94,32 @@ void etl_guid_write(uint8_t *p, const etl_guid *g)
     memcpy(p + 8, g->data4, 8);
 }
 
+/* digits hex digits of v at p, most significant first; returns p past them. */
+static char *put_hex_digits(char *p, uint32_t v, int digits)
+{
+    static const char hex[] = "0123456789abcdef";
+
+    for (int i = digits - 1; i >= 0; i--) *p++ = hex[(v >> (4 * i)) & 15];
+    return p;
+}
+
+/* "%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x", without printf: every field a decoded
+   event holds a GUID in and every provider of etldump's lines goes through here. */
 char *etl_guid_format(const etl_guid *g, char out[ETL_GUID_STRING_SIZE])
 {
-    snprintf(out, ETL_GUID_STRING_SIZE, "%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-             (unsigned)g->data1, (unsigned)g->data2, (unsigned)g->data3, g->data4[0], g->data4[1],
-             g->data4[2], g->data4[3], g->data4[4], g->data4[5], g->data4[6], g->data4[7]);
+    char *p = out;
+
+    p = put_hex_digits(p, g->data1, 8);
+    *p++ = '-';
+    p = put_hex_digits(p, g->data2, 4);
+    *p++ = '-';
+    p = put_hex_digits(p, g->data3, 4);
+    *p++ = '-';
+    for (int i = 0; i < 8; i++) {
+        if (i == 2) *p++ = '-';
+        p = put_hex_digits(p, g->data4[i], 2);
+    }
+    *p = '\0';
     return out;
 }
 

@@ -221,6 +221,20 @@ extern const etl_guid etl_guid_event_trace; /* 68fdd900-4a3e-11d1-84f4-0000f8046
 #define ETL_TLH_SIZE(p)            ((p) == 8 ? 0x118u : 0x110u)
 #define ETL_TIME_ZONE_INFORMATION_SIZE 0xAC
 
+/* ---- TraceLogging's metadata (EVENT_SCHEMA_TL and PROV_TRAITS items), doc/format.md section 18.3 ---- */
+#define ETL_TLG_CHANNEL            11   /* the channel TraceLogging events are written on */
+#define ETL_TLG_IN_TYPE_MASK       0x1F /* in type byte: the type (enum etl_in_type 1..25) */
+#define ETL_TLG_IN_CCOUNT          0x20 /*   a constant count: u16 in the metadata */
+#define ETL_TLG_IN_VCOUNT          0x40 /*   a variable count: u16 in the data before the elements */
+#define ETL_TLG_IN_CUSTOM          0x60 /*   a custom serializer: u16 size and schema bytes in the metadata */
+#define ETL_TLG_IN_COUNT_MASK      0x60
+#define ETL_TLG_IN_CHAIN           0x80 /*   an out type byte follows */
+#define ETL_TLG_IN_POINTER_UNSUPPORTED 16 /* written by old compilers for pointers: the event's size */
+#define ETL_TLG_OUT_TYPE_MASK      0x7F /* out type byte: the type, or a struct's member count */
+#define ETL_TLG_OUT_CHAIN          0x80 /*   a field tag follows (up to 4 chained bytes) */
+/* The out types (ETL_TLG_OUT_*) are public: enum etl_tlg_out, etl/provider.h. */
+#define ETL_TLG_TRAIT_PROVIDER_GROUP 1 /* a provider trait: the provider group's GUID */
+
 /* ---- Record decoding ---- */
 
 /* What decoding one record found. */

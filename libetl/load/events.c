@@ -45,7 +45,7 @@ static int provider_room(struct etl_sqlite_loader *l)
 }
 
 /* The providers.provider of g, inserting the row on first sight; -1 on error. */
-static int64_t provider_id(struct etl_sqlite_loader *l, const etl_guid *g)
+int64_t etl_load_provider_id(struct etl_sqlite_loader *l, const etl_guid *g)
 {
     uint32_t mask = l->provider_cap - 1, i = guid_hash(g) & mask;
     char text[ETL_GUID_STRING_SIZE];
@@ -59,7 +59,8 @@ static int64_t provider_id(struct etl_sqlite_loader *l, const etl_guid *g)
     id = l->next_provider++;
     provider_put(l->providers, l->provider_cap, g, id);
     l->provider_count++;
-    name = etl_guid_name(g);
+    name = etl_decoder_provider_name(l->decoder, g);
+    if (!name) name = etl_guid_name(g);
     bind_i64(s, 1, id);
     sqlite3_bind_text(s, 2, etl_guid_format(g, text), -1, SQLITE_TRANSIENT);
     if (name) sqlite3_bind_text(s, 3, name, -1, SQLITE_STATIC);
@@ -93,16 +94,40 @@ int etl_load_providers(struct etl_sqlite_loader *l)
 
 /* ------------------------------------------------------------------ lost and traces */
 
-int etl_load_lost(struct etl_sqlite_loader *l, int64_t trace, const char *kind, int64_t count, int64_t offset,
-                  const char *message)
+/* The providers' names as the decoder knows them now: those a TraceLogging event taught it after
+   the provider's row was written, and those of an appended database's providers that a manifest
+   now names. */
+int etl_load_provider_names(struct etl_sqlite_loader *l)
+{
+    sqlite3_stmt *s;
+    int rc = SQLITE_DONE;
+
+    if (sqlite3_prepare_v2(l->sink.db, "UPDATE providers SET name = ?2 WHERE provider = ?1 AND name IS NOT ?2", -1, &s,
+                           NULL) != SQLITE_OK)
+        return etl_sink_error(&l->sink, "providers");
+    for (unsigned i = 0; i < l->provider_cap && rc == SQLITE_DONE; i++) {
+        const char *name;
+        if (!l->providers[i].id || !(name = etl_decoder_provider_name(l->decoder, &l->providers[i].guid))) continue;
+        bind_i64(s, 1, l->providers[i].id);
+        sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
+        rc = sqlite3_step(s);
+        sqlite3_reset(s);
+    }
+    sqlite3_finalize(s);
+    return rc == SQLITE_DONE ? 0 : etl_sink_error(&l->sink, "providers");
+}
+
+int etl_load_lost(struct etl_sqlite_loader *l, int64_t trace, const char *kind, int64_t provider, int64_t count,
+                  int64_t offset, const char *message)
 {
     sqlite3_stmt *s = l->sink.stmt[S_LOST];
 
     bind_i64(s, 1, trace);
     sqlite3_bind_text(s, 2, kind, -1, SQLITE_STATIC);
-    if (count >= 0) bind_i64(s, 3, count); else sqlite3_bind_null(s, 3);
-    if (offset >= 0) bind_i64(s, 4, offset); else sqlite3_bind_null(s, 4);
-    if (message) sqlite3_bind_text(s, 5, message, -1, SQLITE_TRANSIENT); else sqlite3_bind_null(s, 5);
+    if (provider > 0) bind_i64(s, 3, provider); else sqlite3_bind_null(s, 3);
+    if (count >= 0) bind_i64(s, 4, count); else sqlite3_bind_null(s, 4);
+    if (offset >= 0) bind_i64(s, 5, offset); else sqlite3_bind_null(s, 5);
+    if (message) sqlite3_bind_text(s, 6, message, -1, SQLITE_TRANSIENT); else sqlite3_bind_null(s, 6);
     return etl_sink_step(&l->sink, S_LOST);
 }
 
@@ -154,27 +179,22 @@ int etl_load_trace(struct etl_sqlite_loader *l, struct input *in, const etl_trac
     rc = sqlite3_step(s);
     sqlite3_finalize(s);
     if (rc != SQLITE_DONE) return etl_sink_error(&l->sink, "traces");
-    if (ti->events_lost && etl_load_lost(l, in->trace, "events_lost", ti->events_lost, -1,
+    if (ti->events_lost && etl_load_lost(l, in->trace, "events_lost", 0, ti->events_lost, -1,
                                          "EventsLost of the logfile header") != 0)
         return -1;
-    if (ti->buffers_lost && etl_load_lost(l, in->trace, "buffers_lost", ti->buffers_lost, -1,
+    if (ti->buffers_lost && etl_load_lost(l, in->trace, "buffers_lost", 0, ti->buffers_lost, -1,
                                           "BuffersLost of the logfile header") != 0)
         return -1;
     return 0;
 }
 
-int etl_load_trace_finish(struct etl_sqlite_loader *l, struct input *in, uint64_t undecoded)
+int etl_load_trace_finish(struct etl_sqlite_loader *l, struct input *in)
 {
     sqlite3_stmt *s;
     etl_merge_input_info mi;
     int rc;
 
-    if (undecoded) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "%llu kernel events whose payload did not decode (their events rows are loaded)",
-                 (unsigned long long)undecoded);
-        if (etl_load_lost(l, in->trace, "undecoded", (int64_t)undecoded, -1, msg) != 0) return -1;
-    }
+    if (etl_load_fields_lost(l, in) != 0) return -1;
     if (sqlite3_prepare_v2(l->sink.db,
                            "UPDATE traces SET clock_source = ?2, events = ?3, first_time_ns = ?4, last_time_ns = ?5, "
                            "warnings = ?6 WHERE trace = ?1",
@@ -217,10 +237,12 @@ char *etl_load_event_batch_sql(void)
 /* Binds row r at parameters base+1 .. base+EVENT_COLUMNS of s. */
 static void bind_event_row(sqlite3_stmt *s, int base, const struct event_row *r, int no_payload)
 {
-    for (int c = 0; c < EVENT_COLUMNS - 1; c++) {
+    for (int c = 0; c < EVENT_INT_COLUMNS; c++) {
         if (r->nulls & (1u << c)) sqlite3_bind_null(s, base + c + 1);
         else sqlite3_bind_int64(s, base + c + 1, r->v[c]);
     }
+    if (r->has_fields) sqlite3_bind_text(s, base + EVENT_COLUMNS - 1, r->fields, (int)r->fields_len, SQLITE_STATIC);
+    else sqlite3_bind_null(s, base + EVENT_COLUMNS - 1);
     if (no_payload) sqlite3_bind_null(s, base + EVENT_COLUMNS);
     else sqlite3_bind_blob(s, base + EVENT_COLUMNS, r->payload_len ? (const void *)r->payload : "",
                            (int)r->payload_len, SQLITE_STATIC);
@@ -308,6 +330,11 @@ int etl_load_event(struct etl_sqlite_loader *l, struct input *in, const etl_merg
     int has_id = (ev->has & ETL_HAS_ID) != 0, pt = (ev->has & ETL_HAS_PID_TID) != 0;
     uint32_t nulls = 1u << 0;
 
+    int64_t provider = 0;
+
+    if (etl_load_fields(l, in, ev, r, &provider) != 0) return -1;
+    if (!(ev->has & ETL_HAS_PROVIDER)) nulls |= 1u << 7;
+    if (!r->v[20]) nulls |= 1u << 20;
     r->v[0] = l->next_event++;  /* bound as NULL: SQLite numbers it so, max + 1, without a seek */
     r->v[1] = in->trace;
     r->v[2] = ev->timestamp;
@@ -315,13 +342,8 @@ int etl_load_event(struct etl_sqlite_loader *l, struct input *in, const etl_merg
     r->v[4] = ev->cpu;
     r->v[5] = ev->pid;
     r->v[6] = ev->tid;
+    r->v[7] = provider;
     if (!pt) nulls |= 1u << 5 | 1u << 6;
-    if (ev->has & ETL_HAS_PROVIDER) {
-        int64_t p = provider_id(l, &ev->provider);
-        if (p < 0) return etl_sink_error(&l->sink, "providers");
-        r->v[7] = p;
-    }
-    else nulls |= 1u << 7;
     r->v[8] = ev->kind;
     r->v[9] = ev->hook_id;
     if (ev->kind != ETL_KIND_SYSTEM && ev->kind != ETL_KIND_COMPACT && ev->kind != ETL_KIND_PERFINFO &&

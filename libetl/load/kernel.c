@@ -9,8 +9,6 @@
 
 #include "load/load.h"
 
-static int build_image_maps(struct etl_sqlite_loader *l);
-
 /*
  * Frame lists are stored once: stacks that have the same frames, resolved to the same images,
  * share one set of stack_frames rows (stacks.frames). A frame list is known by a 128-bit hash of
@@ -369,12 +367,11 @@ static int kernel_event(struct kernel_side *ks, const struct input *in, struct k
     etl_kernel_event ke;
     int krc = etl_kernel_decode(ev, &ke);
 
-    if (krc == 1) {
-        if (!etl_load_main_thread_class(ke.kclass) && etl_load_kernel_row(&ks->sink, ks, in, ki, ev, &ke, event, time_ns) != 0)
-            return -1;
-    }
-    else if (krc == ETL_FAILED)
-        ki->undecoded++;
+    /* A payload that does not fit the class's layout does not fit its schema either: the main
+       thread's decoding of the fields lists it in lost (decode_failed). */
+    if (krc == 1 && !etl_load_main_thread_class(ke.kclass) &&
+        etl_load_kernel_row(&ks->sink, ks, in, ki, ev, &ke, event, time_ns) != 0)
+        return -1;
     if (ev->ext_count) {
         if (insert_ext(&ks->sink, ev, event) != 0) return -1;
         if (ev->kind == ETL_KIND_EVENT && insert_ext_stacks(ks, in, ev, event, time_ns) != 0) return -1;
@@ -409,11 +406,6 @@ void *etl_load_kernel_thread(void *arg)
     ks->rc = -1;
     memset(&mo, 0, sizeof mo);
     mo.on_message = quiet_message;
-    if (build_image_maps(l) != 0) {
-        if (!atomic_load(&l->stop)) etl_load_message(l, ETL_FATAL, 0, NULL, -1, "out of memory");
-        goto out;
-    }
-    ks->map_s = etl_load_thread_cpu_s();
     if (etl_sink_exec(&ks->sink, "BEGIN") != 0 || etl_sink_prepare(&ks->sink) != 0) goto out;
     if (etl_merge_open(&ks->merge, l->paths, l->ninputs, &mo) == ETL_FATAL) {
         etl_load_message(l, ETL_FATAL, 0, NULL, -1, "%s",
@@ -436,32 +428,6 @@ out:
     etl_sink_close(&ks->sink);
     ks->cpu_s = etl_load_thread_cpu_s();
     return NULL;
-}
-
-/*
- * The first pass, in the kernel thread while the main thread loads the events: each input's
- * image map, from all its Image, Process and Thread events, so that addresses resolve even
- * against rundowns at the end of the trace. Damage is reported by the main thread's reading.
- */
-static int build_image_maps(struct etl_sqlite_loader *l)
-{
-    for (unsigned i = 0; i < l->ninputs; i++) {
-        struct input *in = &l->in[i];
-        etl_event ev;
-        uint64_t n = 0;
-        int rc;
-
-        if (!in->probe) continue;
-        in->map = etl_image_map_new();
-        if (!in->map) return -1;
-        while ((rc = etl_reader_next(in->probe, &ev)) == ETL_OK || rc == ETL_WARN) {
-            if (etl_image_map_add(in->map, &ev) != ETL_OK) return -1;
-            if ((++n & 65535) == 0 && atomic_load(&l->stop)) return -1;
-        }
-        etl_reader_close(in->probe);
-        in->probe = NULL;
-    }
-    return 0;
 }
 
 /* The kernel thread's database: a file beside the output with the same tables, attached to

@@ -23,7 +23,7 @@ extern const char etl_sqlite_schema_views[];   /* CREATE VIEW statements */
 /* ---- the prepared inserts of a connection */
 enum stmt_id {
     S_EVENT, S_EXT, S_PROVIDER, S_PROCESS, S_THREAD, S_IMAGE, S_CSWITCH, S_READY, S_SAMPLE, S_STACK,
-    S_FRAME, S_LBR, S_LBR_ENTRY, S_LOST, S_DISK_IO, S_SYSCALL, S_COUNT
+    S_FRAME, S_LBR, S_LBR_ENTRY, S_LOST, S_DISK_IO, S_SYSCALL, S_NAME, S_NAME_FIELD, S_COUNT
 };
 
 /* Rows of one table inserted ROW_BATCH at a time by one multi-row INSERT (the tables with about
@@ -76,7 +76,17 @@ struct input {
     etl_cpu_threads *running;   /* the thread each processor runs: SysClEnter/SysClExit's */
     etl_disk_io_pairing *issues; /* DiskIo issues waiting for their completions */
     etl_process_runs *runs;     /* the run of each pid: processes.run (main thread) */
+    /* the lost rows of fields (fields.c), by providers.provider (0: events without one) */
+    uint64_t *undecoded;        /* events with no schema */
+    uint64_t *failed_rest;      /* events whose payload did not fit their schema, past the
+                                   DECODE_FAILED_LISTED listed one by one */
+    unsigned counts_cap;
+    unsigned failed_listed;
 };
+
+/* Events of a trace whose payload did not fit their schema that get a lost row (and a message)
+   each; the rest are counted per provider. */
+#define DECODE_FAILED_LISTED 100
 
 #define FRAME_SETS_MAX (1u << 22)
 
@@ -107,7 +117,6 @@ struct kinput {
     struct owner { int64_t ts; int64_t event; } *owners; /* per processor: the last event other
                                                             than a stack, which a stack follows */
     unsigned nowners;
-    uint64_t undecoded;         /* kernel events whose payload did not decode */
 };
 
 struct kernel_side {
@@ -119,20 +128,72 @@ struct kernel_side {
     struct frame_sets frame_sets;
     int64_t next_event, next_stack, next_lbr;
     int rc;
-    double cpu_s, map_s, rows_s; /* the thread's processor time at its end, after its first pass,
-                                    after its rows (verbose) */
+    double cpu_s, rows_s;       /* the thread's processor time at its end, after its rows (verbose) */
 };
 
-/* One events row waiting to be inserted: columns 1..20 as integers (bit c of nulls: column
-   c+1 is NULL), then a copy of the payload. */
-#define EVENT_COLUMNS 21
+/* One events row waiting to be inserted: columns 1..21 as integers (bit c of nulls: column
+   c+1 is NULL), then the fields as JSON (written there by the decoder's formatting, no copy),
+   then a copy of the payload. */
+#define EVENT_COLUMNS 23
+#define EVENT_INT_COLUMNS 21
 #define EVENT_BATCH 64
 
 struct event_row {
-    int64_t v[EVENT_COLUMNS - 1];
+    int64_t v[EVENT_INT_COLUMNS];
     uint32_t nulls;
+    int has_fields;
+    uint32_t fields_len, fields_cap;
+    char *fields;
     uint32_t payload_len, payload_cap;
     uint8_t *payload;
+};
+
+/* An event name of the database (event_names) and the top-level fields its events have had
+   (event_name_fields): the columns of its view. */
+struct event_name {
+    int64_t id;                 /* event_names.name_id */
+    int64_t provider;           /* providers.provider; 0: none */
+    char *name;
+    uint64_t hash;
+    char **fields;
+    uint8_t *hex;               /* event_name_fields.hex of each */
+    unsigned nfields, cap_fields;
+};
+
+/* The JSON keys of a schema's top-level fields, '"Name":' as etl_decoded_format_json writes
+   them, made once (fields.c). */
+struct schema_key {
+    const char *name;           /* the schema field's name (the decoded field's points to it) */
+    char *text;
+    uint32_t len;
+};
+
+struct schema_keys {
+    unsigned n;
+    struct schema_key key[];
+};
+
+/* A schema of the decoder, and the name its events have (fields.c). */
+struct schema_slot {
+    const void *schema;         /* the decoder's etl_schema_event; NULL: an empty slot */
+    int64_t provider;
+    unsigned name;              /* index in the names */
+    struct schema_keys *keys;
+};
+
+/* Every name of the database, found by provider and text, and by the schema that gave it. */
+struct event_names {
+    struct event_name *v;
+    unsigned n, cap;
+    unsigned *by_text;          /* open addressing: index + 1; 0 empty */
+    unsigned text_cap;
+    struct schema_slot *by_schema;
+    unsigned schema_cap, schema_count;
+    const void *last_schema;    /* the last schema looked up, and its slot's name and keys */
+    int64_t last_provider;
+    unsigned last_name;
+    struct schema_keys *last_keys;
+    int64_t next_id;
 };
 
 struct etl_sqlite_loader {
@@ -153,6 +214,9 @@ struct etl_sqlite_loader {
     int64_t first_trace;        /* traces.trace of the first input */
     struct event_row batch[EVENT_BATCH];
     unsigned nbatch;
+    etl_decoder *decoder;       /* every event's fields (main thread) */
+    int decoder_quiet;          /* its warnings are the first pass's again: not repeated */
+    struct event_names names;
     sqlite3_stmt *event_batch;  /* the multi-row INSERT */
     struct kernel_side kernel;
     atomic_int stop;            /* either thread failed, or the load was interrupted */
@@ -209,13 +273,37 @@ int etl_load_check_schema(struct sink *k);
 
 /* ---- the main thread's rows (events.c) */
 int etl_load_providers(struct etl_sqlite_loader *l);
+/* The providers.provider of g, its row inserted on first sight (named by the decoder, else by
+   etl_guid_name): -1 on error. */
+int64_t etl_load_provider_id(struct etl_sqlite_loader *l, const etl_guid *g);
 char *etl_load_event_batch_sql(void);
 int etl_load_flush_events(struct etl_sqlite_loader *l);
 int etl_load_event(struct etl_sqlite_loader *l, struct input *in, const etl_merge_event *me);
-int etl_load_lost(struct etl_sqlite_loader *l, int64_t trace, const char *kind, int64_t count, int64_t offset,
-                  const char *message);
+/* A lost row; provider 0 and count, offset -1 for NULL. */
+int etl_load_lost(struct etl_sqlite_loader *l, int64_t trace, const char *kind, int64_t provider, int64_t count,
+                  int64_t offset, const char *message);
 int etl_load_trace(struct etl_sqlite_loader *l, struct input *in, const etl_trace_info *ti);
-int etl_load_trace_finish(struct etl_sqlite_loader *l, struct input *in, uint64_t undecoded);
+int etl_load_trace_finish(struct etl_sqlite_loader *l, struct input *in);
+/* The providers' names as the decoder knows them at the end (TraceLogging names learnt from
+   events too). */
+int etl_load_provider_names(struct etl_sqlite_loader *l);
+
+/* ---- every event's fields, names and views (fields.c) */
+/* The decoder, with the defaults and the options' manifests: ETL_OK, or ETL_FATAL (said). */
+int etl_load_decoder_open(struct etl_sqlite_loader *l);
+/* The names an appended database has. */
+int etl_load_names_read(struct etl_sqlite_loader *l);
+/* Decodes ev into row r (its name, column 21, 0 when none; its fields), counting what has no
+   schema or does not fit it, and sets *provider to the event's providers.provider (0: none;
+   after the decoding: a TraceLogging event names its provider). 0, or -1 when the load must
+   stop. */
+int etl_load_fields(struct etl_sqlite_loader *l, struct input *in, const etl_event *ev, struct event_row *r,
+                    int64_t *provider);
+/* The lost rows of an input's fields: no schema, and the failures past those listed. */
+int etl_load_fields_lost(struct etl_sqlite_loader *l, struct input *in);
+/* (Re)creates the view of every event name (event_views). */
+int etl_load_event_views(struct etl_sqlite_loader *l);
+void etl_load_names_free(struct event_names *names);
 
 /* ---- the decoded kernel tables and the kernel thread (kernel.c) */
 /* Which thread writes a class's rows: 1 the main thread, 0 the kernel thread. */

@@ -8,7 +8,7 @@
 #include "load/load.h"
 
 #define SCHEMA_TABLES \
-    "-- etl2sqlite schema, version 2 (PRAGMA user_version = 2).\n" \
+    "-- etl2sqlite schema, version 3 (PRAGMA user_version = 3).\n" \
     "-- Times: *_ns columns are nanoseconds since 1970-01-01 UTC on the common timeline of the\n" \
     "-- database (every trace placed on one PerfCounter clock, as etlmerge places them).\n" \
     "-- 64-bit unsigned values (keywords, addresses) are stored as signed 64-bit integers with the\n" \
@@ -94,7 +94,45 @@
     "  pointer_size INTEGER NOT NULL,   -- 4 or 8: bitness of the code that logged it\n" \
     "  payload_len INTEGER NOT NULL,    -- user data bytes\n" \
     "  ext_count INTEGER NOT NULL,      -- extended data items (rows in event_ext)\n" \
+    "  name INTEGER,                    -- event_names.name_id; NULL when the event has no schema\n" \
+    "  fields TEXT,                     -- its fields as one JSON object, in schema order:\n" \
+    "                                   -- json_extract(fields, '$.Reason'); NULL when no schema\n" \
     "  payload BLOB                     -- the user data; NULL when loaded with --no-payload\n" \
+    ");\n" \
+    "\n" \
+    "-- The events' names (events.name): one row per provider and name.\n" \
+    "CREATE TABLE event_names (\n" \
+    "  name_id INTEGER PRIMARY KEY,\n" \
+    "  name TEXT NOT NULL,              -- 'Microsoft-Windows-DotNETRuntime/GC/Start' (Provider/Task/Opcode),\n" \
+    "                                   -- kernel classes 'Process/DCStart', TraceLogging 'Provider/Event'\n" \
+    "  provider INTEGER,                -- providers.provider\n" \
+    "  task TEXT,                       -- 'GC'; TraceLogging: the event's name\n" \
+    "  opcode TEXT,                     -- 'Start'; NULL when none\n" \
+    "  source TEXT NOT NULL,            -- of the schema: manifest, eventsource, tracelogging, kernel\n" \
+    "  UNIQUE (provider, name)\n" \
+    ");\n" \
+    "\n" \
+    "-- The top-level fields events of each name have had (every version's, each once): the\n" \
+    "-- columns of its view, in this order.\n" \
+    "CREATE TABLE event_name_fields (\n" \
+    "  name_id INTEGER NOT NULL,        -- event_names.name_id\n" \
+    "  idx INTEGER NOT NULL,            -- 0, 1, ...\n" \
+    "  field TEXT NOT NULL,\n" \
+    "  type TEXT NOT NULL,              -- its in type: 'UInt32', 'Pointer', 'UnicodeString', 'Struct';\n" \
+    "                                   -- an array's with '[]' ('UInt16[]')\n" \
+    "  hex INTEGER NOT NULL,            -- 1: an integer the JSON shows as '0x...' text (a pointer, a\n" \
+    "                                   -- HexInt), which the view shows as its number\n" \
+    "  PRIMARY KEY (name_id, idx)\n" \
+    ") WITHOUT ROWID;\n" \
+    "\n" \
+    "-- A view per event name, made again at the end of every load: event, trace, time_ns, cpu,\n" \
+    "-- pid, tid, then a column per field (json_extract; a hex one, event_name_fields.hex, as\n" \
+    "-- its number). Named by the event's name, and also\n" \
+    "-- 'Task/Opcode' ('GC/Start') when no other event has that short name and no table or view\n" \
+    "-- has it.\n" \
+    "CREATE TABLE event_views (\n" \
+    "  view TEXT PRIMARY KEY,           -- SELECT Reason, count(*) FROM \"GC/Start\" GROUP BY 1\n" \
+    "  name TEXT NOT NULL               -- event_names.name of the events it shows\n" \
     ");\n" \
     "\n" \
     "-- Extended data items of EVENT_HEADER events, and the PEBS/PMC items of perfinfo events.\n" \
@@ -299,13 +337,16 @@
     "\n" \
     "-- What was lost, and where: the header's EventsLost and BuffersLost ('events_lost',\n" \
     "-- 'buffers_lost', count), each piece of damage the reader skipped ('damage': offset and\n" \
-    "-- message), and the kernel events whose payload did not decode ('undecoded', count; their\n" \
-    "-- events rows are loaded).\n" \
+    "-- message), the events that have no schema ('undecoded': count per provider; their rows\n" \
+    "-- are loaded, fields NULL), and the events whose payload does not fit their schema\n" \
+    "-- ('decode_failed': the first 100 of a trace one by one with offset and message, then the\n" \
+    "-- count of the rest per provider; their rows are loaded with the fields that fit).\n" \
     "CREATE TABLE lost (\n" \
     "  trace INTEGER NOT NULL,\n" \
     "  kind TEXT NOT NULL,\n" \
+    "  provider INTEGER,                -- providers.provider: undecoded, decode_failed\n" \
     "  count INTEGER,\n" \
-    "  offset INTEGER,                  -- file offset of the damage\n" \
+    "  offset INTEGER,                  -- file offset of the damage, or of the event\n" \
     "  message TEXT\n" \
     ");\n"
 
@@ -347,8 +388,9 @@
     "       p.guid AS provider, p.name AS provider_name, k.name AS kind, e.id AS id,\n" \
     "       e.version AS version, e.opcode AS opcode, e.level AS level, e.task AS task,\n" \
     "       e.keywords AS keywords, e.payload_len AS payload_len, e.ext_count AS ext,\n" \
-    "       e.trace AS trace\n" \
-    "FROM events e JOIN kinds k ON k.kind = e.kind LEFT JOIN providers p ON p.provider = e.provider;\n" \
+    "       n.name AS event_name, e.fields AS fields, e.trace AS trace\n" \
+    "FROM events e JOIN kinds k ON k.kind = e.kind LEFT JOIN providers p ON p.provider = e.provider\n" \
+    "     LEFT JOIN event_names n ON n.name_id = e.name;\n" \
     "\n" \
     "-- Each program each process ran once (a process that execs has a row for each program:\n" \
     "-- processes.run), with when it started and ended where the trace tells (NULL: before the\n" \

@@ -7,7 +7,7 @@
 #include "load/load.h"
 
 static const char *const stmt_sql[S_COUNT] = {
-    [S_EVENT] = "INSERT INTO events VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21)",
+    [S_EVENT] = "INSERT INTO events VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23)",
     [S_EXT] = "INSERT INTO event_ext VALUES (?1,?2,?3,?4,?5)",
     [S_PROVIDER] = "INSERT INTO providers VALUES (?1,?2,?3)",
     [S_PROCESS] = "INSERT INTO processes VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)",
@@ -20,9 +20,11 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_FRAME] = "INSERT INTO stack_frames VALUES (?1,?2,?3,?4,?5)",
     [S_LBR] = "INSERT INTO lbr VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)",
     [S_LBR_ENTRY] = "INSERT INTO lbr_entries VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
-    [S_LOST] = "INSERT INTO lost VALUES (?1,?2,?3,?4,?5)",
+    [S_LOST] = "INSERT INTO lost VALUES (?1,?2,?3,?4,?5,?6)",
     [S_DISK_IO] = "INSERT INTO disk_io VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)",
     [S_SYSCALL] = "INSERT INTO syscalls VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
+    [S_NAME] = "INSERT INTO event_names VALUES (?1,?2,?3,?4,?5,?6)",
+    [S_NAME_FIELD] = "INSERT INTO event_name_fields VALUES (?1,?2,?3,?4,?5)",
 };
 
 int etl_sink_error(struct sink *k, const char *what)

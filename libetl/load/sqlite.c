@@ -103,7 +103,7 @@ static void on_merge_message(void *arg, const etl_merge_message *msg)
         l->damaged = 1;
         if (in) {
             in->warnings++;
-            if (l->sink.stmt[S_LOST]) etl_load_lost(l, in->trace, "damage", -1, msg->offset, msg->text);
+            if (l->sink.stmt[S_LOST]) etl_load_lost(l, in->trace, "damage", 0, -1, msg->offset, msg->text);
         }
     }
     if (!msg->path) etl_load_message(l, ETL_WARN, msg->damage, NULL, msg->offset, "%s", msg->text);
@@ -138,6 +138,37 @@ static int restore_pragmas(struct sink *k)
                             "PRAGMA cache_size = -2000; PRAGMA locking_mode = NORMAL");
 }
 
+/*
+ * The first pass, before the events: each input's image map, from all its Image, Process and
+ * Thread events (for the kernel thread: addresses resolve even against rundowns at the end of the
+ * trace), and every EventSource manifest the inputs carry (so that events before their manifest
+ * decode). Damage is reported by the events' reading. 0, or -1 (out of memory, interrupted).
+ */
+static int first_pass(struct etl_sqlite_loader *l)
+{
+    for (unsigned i = 0; i < l->ninputs; i++) {
+        struct input *in = &l->in[i];
+        etl_event ev;
+        uint64_t n = 0;
+        int rc;
+
+        if (!in->probe) continue;
+        if (!(in->map = etl_image_map_new())) goto nomem;
+        while ((rc = etl_reader_next(in->probe, &ev)) == ETL_OK || rc == ETL_WARN) {
+            if (etl_image_map_add(in->map, &ev) != ETL_OK || etl_decoder_learn(l->decoder, &ev) == ETL_FATAL) goto nomem;
+            if ((++n & 65535) == 0 && poll_interrupted(l)) return -1;
+        }
+        etl_reader_close(in->probe);
+        in->probe = NULL;
+    }
+    /* The decoding learns the manifests again as it meets them: what it would say is said. */
+    l->decoder_quiet = 1;
+    return 0;
+nomem:
+    etl_load_message(l, ETL_FATAL, 0, NULL, -1, "out of memory");
+    return -1;
+}
+
 /* The main thread's setup: schema, the kernel thread's database, statements, numbering, traces. */
 static int load_begin(struct etl_sqlite_loader *l, int fresh)
 {
@@ -155,7 +186,7 @@ static int load_begin(struct etl_sqlite_loader *l, int fresh)
     l->next_event = fresh ? 1 : etl_sink_max(&l->sink, "SELECT max(event) FROM events") + 1;
     l->next_provider = fresh ? 1 : etl_sink_max(&l->sink, "SELECT max(provider) FROM providers") + 1;
     l->first_trace = fresh ? 1 : etl_sink_max(&l->sink, "SELECT max(trace) FROM traces") + 1;
-    if (!fresh && etl_load_providers(l) != 0) return -1;
+    if (!fresh && (etl_load_providers(l) != 0 || etl_load_names_read(l) != 0)) return -1;
     if (l->sink.failed) return -1;
     for (unsigned i = 0; i < l->ninputs; i++) {
         struct input *in = &l->in[i];
@@ -176,6 +207,11 @@ static int load(struct etl_sqlite_loader *l, int fresh)
     int rc;
 
     if (load_begin(l, fresh) != 0) return -1;
+    if (first_pass(l) != 0) {
+        if (l->interrupted) etl_load_message(l, ETL_FATAL, 0, NULL, -1, "interrupted; nothing was written");
+        return -1;
+    }
+    phase_done(l, "first pass (image maps, EventSource manifests)", 0);
     memset(&mo, 0, sizeof mo);
     mo.on_message = on_merge_message;
     mo.on_message_arg = l;
@@ -223,15 +259,14 @@ static int load(struct etl_sqlite_loader *l, int fresh)
     }
     if (l->o.verbose)
         etl_load_message(l, ETL_OK, 0, NULL, -1,
-                         "processor time: main thread %.3f s; kernel thread %.3f s: first pass (image maps) %.3f s, "
-                         "rows %.3f s, indexes %.3f s",
-                         etl_load_thread_cpu_s(), ks->cpu_s, ks->map_s, ks->rows_s - ks->map_s,
-                         ks->cpu_s - ks->rows_s);
+                         "processor time: main thread %.3f s; kernel thread %.3f s: rows %.3f s, indexes %.3f s",
+                         etl_load_thread_cpu_s(), ks->cpu_s, ks->rows_s, ks->cpu_s - ks->rows_s);
     for (unsigned i = 0; i < l->ninputs; i++)
-        if (etl_load_trace_finish(l, &l->in[i], ks->kin[i].undecoded) != 0) return -1;
+        if (etl_load_trace_finish(l, &l->in[i]) != 0) return -1;
     /* Indexes first: into empty tables SQLite copies a table's rows and its index entries as
        they are (the kernel thread built its indexes); into an appended one it inserts. */
     if (etl_load_create_indexes(&l->sink) != 0 || etl_load_kernel_copy(l) != 0) return -1;
+    if (etl_load_provider_names(l) != 0 || etl_load_event_views(l) != 0) return -1;
     etl_sink_finalize(&l->sink);
     sqlite3_finalize(l->event_batch);
     l->event_batch = NULL;
@@ -385,6 +420,9 @@ int etl_sqlite_loader_open(etl_sqlite_loader **out, const char *path, const etl_
         etl_load_message(l, ETL_FATAL, 0, NULL, -1, "%s: no such database", path);
         return ETL_FATAL;
     }
+    if (etl_load_decoder_open(l) != ETL_OK) return ETL_FATAL;
+    l->o.manifests = NULL; /* read: the caller's strings are not kept */
+    l->o.nmanifests = 0;
     return ETL_OK;
 }
 
@@ -474,6 +512,8 @@ void etl_sqlite_loader_close(etl_sqlite_loader *l)
         etl_cpu_threads_free(l->in[i].running);
         etl_disk_io_pairing_free(l->in[i].issues);
         etl_process_runs_free(l->in[i].runs);
+        free(l->in[i].undecoded);
+        free(l->in[i].failed_rest);
         free(l->in[i].path);
         if (ks->kin) free(ks->kin[i].owners);
     }
@@ -481,7 +521,12 @@ void etl_sqlite_loader_close(etl_sqlite_loader *l)
     etl_merge_close(ks->merge);
     etl_merge_close(l->merge);
     free(l->paths);
-    for (unsigned i = 0; i < EVENT_BATCH; i++) free(l->batch[i].payload);
+    for (unsigned i = 0; i < EVENT_BATCH; i++) {
+        free(l->batch[i].payload);
+        free(l->batch[i].fields);
+    }
+    etl_load_names_free(&l->names);
+    etl_decoder_close(l->decoder);
     free(l->in);
     free(l->providers);
     free(ks->frame_sets.slot);

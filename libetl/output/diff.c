@@ -215,6 +215,8 @@ int etl_diff_open(etl_diff **out, const char *path_a, const char *path_b, const 
     d->o.normalize.skip = NULL;
     d->o.normalize.skip_events = NULL;
     d->o.normalize.nonly = d->o.normalize.nskip = d->o.normalize.nskip_events = 0;
+    d->o.normalize.ignore_fields = d->o.normalize.only_names = d->o.normalize.skip_names = NULL;
+    d->o.normalize.nignore_fields = d->o.normalize.nonly_names = d->o.normalize.nskip_names = 0;
     return ETL_OK;
 }
 

@@ -34,8 +34,46 @@ int etl_dump_csv_header(FILE *f)
 {
     for (size_t i = 0; i < sizeof columns / sizeof columns[0]; i++)
         fprintf(f, "%s%s", i ? "," : "", columns[i]);
-    fputc('\n', f);
+    fputs(",event_name,fields\n", f);
     return output_status(f);
+}
+
+/* ---- decoded fields ---- */
+
+/* What the decoder made of an event: rc 1 decoded, 0 no schema, ETL_FAILED partly. */
+struct decoded {
+    int rc;
+    etl_decoded_event e;
+};
+
+static void decode(etl_decoder *dec, const etl_event *ev, struct decoded *d)
+{
+    memset(d, 0, sizeof *d);
+    if (dec) d->rc = etl_decoder_decode(dec, ev, &d->e);
+}
+
+/* The fields as text or JSON in buf (size bytes), or in memory the caller frees (*heap). */
+static const char *fields_text(const etl_decoded_event *e, int json, char *buf, size_t size, char **heap)
+{
+    size_t n = json ? etl_decoded_format_json(e, buf, size) : etl_decoded_format_text(e, buf, size);
+
+    *heap = NULL;
+    if (n < size) return buf;
+    if (!(*heap = malloc(n + 1))) return "";
+    if (json) etl_decoded_format_json(e, *heap, n + 1);
+    else etl_decoded_format_text(e, *heap, n + 1);
+    return *heap;
+}
+
+/* s as a CSV field: quoted, quotes doubled. */
+static void csv_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
 }
 
 static void provider_text(const etl_event *ev, char *out)
@@ -427,7 +465,8 @@ static void dump_kernel_json(FILE *f, const etl_event *ev, etl_image_map *map)
 }
 
 /* The row of an event, in the order of columns[]: the same for JSON and CSV. */
-static void dump_row(FILE *f, etl_dump_format format, const etl_reader *r, const etl_event *ev, etl_image_map *map)
+static void dump_row(FILE *f, etl_dump_format format, const etl_reader *r, const etl_event *ev, etl_image_map *map,
+                     const struct decoded *d)
 {
     char t[40], g[ETL_GUID_STRING_SIZE];
     int has_id = (ev->has & ETL_HAS_ID) != 0, pt = (ev->has & ETL_HAS_PID_TID) != 0;
@@ -460,6 +499,27 @@ static void dump_row(FILE *f, etl_dump_format format, const etl_reader *r, const
         case F_STR: fprintf(f, format == ETL_DUMP_JSONL ? "\"%s\"" : "%s", v[i].s); break;
         }
     }
+    if (d->rc != 0 || d->e.provider_name) {
+        char buf[2048], *heap;
+        const char *json = d->e.source ? fields_text(&d->e, 1, buf, sizeof buf, &heap) : NULL;
+        if (format == ETL_DUMP_JSONL) {
+            fputs(",\"provider_name\":", f);
+            if (d->e.provider_name) etl_dump_json_string(f, d->e.provider_name);
+            else fputs("null", f);
+            fputs(",\"event_name\":", f);
+            if (d->e.event_name) etl_dump_json_string(f, d->e.event_name);
+            else fputs("null", f);
+            fprintf(f, ",\"fields\":%s", json ? json : "null");
+        } else {
+            fputc(',', f);
+            if (d->e.event_name) csv_string(f, d->e.event_name);
+            fputc(',', f);
+            if (json) csv_string(f, json);
+        }
+        if (json) free(heap);
+    } else if (format == ETL_DUMP_CSV) {
+        fputs(",,", f);
+    }
     if (format == ETL_DUMP_JSONL) {
         dump_lbr_json(f, ev);
         dump_kernel_json(f, ev, map);
@@ -467,10 +527,33 @@ static void dump_row(FILE *f, etl_dump_format format, const etl_reader *r, const
     fputs(format == ETL_DUMP_JSONL ? "}\n" : "\n", f);
 }
 
-static void dump_text(FILE *f, const etl_reader *r, const etl_event *ev, etl_image_map *map)
+/* What libetl adds to a decoded sample's or stack's fields: where the addresses are. */
+static void text_resolved(FILE *f, const etl_event *ev, etl_image_map *map)
+{
+    etl_kernel_event k;
+
+    if (!map || etl_kernel_decode(ev, &k) != 1) return;
+    if (k.kclass == ETL_KCLASS_SAMPLED_PROFILE) {
+        fputs(" image=", f);
+        text_addr(f, map, thread_pid(map, k.u.sample.tid, ev->timestamp), k.u.sample.instruction_pointer,
+                  ev->timestamp);
+    } else if (k.kclass == ETL_KCLASS_STACK || k.kclass == ETL_KCLASS_STACK_KEY_DEF) {
+        uint32_t pid = k.kclass == ETL_KCLASS_STACK ? k.u.stack.pid : UINT32_MAX;
+        int64_t ts = k.kclass == ETL_KCLASS_STACK ? k.u.stack.event_timestamp : ev->timestamp;
+        fputs(" images=[", f);
+        for (unsigned i = 0; i < k.u.stack.frame_count; i++) {
+            if (i) fputc(',', f);
+            text_addr(f, map, pid, etl_kstack_frame_at(&k.u.stack, i), ts);
+        }
+        fputc(']', f);
+    }
+}
+
+static void dump_text(FILE *f, const etl_reader *r, const etl_event *ev, etl_image_map *map, const struct decoded *d)
 {
     char t[40], g[ETL_GUID_STRING_SIZE];
-    const char *name = (ev->has & ETL_HAS_PROVIDER) ? etl_guid_name(&ev->provider) : NULL;
+    const char *name = d->e.provider_name ? d->e.provider_name
+                     : (ev->has & ETL_HAS_PROVIDER) ? etl_guid_name(&ev->provider) : NULL;
     uint32_t preview = ev->payload_len < 16 ? ev->payload_len : 16;
     etl_lbr lbr;
 
@@ -495,7 +578,20 @@ static void dump_text(FILE *f, const etl_reader *r, const etl_event *ev, etl_ima
         fputc('\n', f);
         return;
     }
-    if (dump_kernel_text(f, ev, map)) {
+    if (d->rc != 0 && d->e.source) {
+        char buf[2048], *heap;
+        fprintf(f, " %s", d->e.event_name ? d->e.event_name : "?");
+        if (d->e.field_count) {
+            fputc(' ', f);
+            fputs(fields_text(&d->e, 0, buf, sizeof buf, &heap), f);
+            free(heap);
+        }
+        text_resolved(f, ev, map);
+        if (d->rc == 1) {
+            fputc('\n', f);
+            return;
+        }
+    } else if (dump_kernel_text(f, ev, map)) {
         fputc('\n', f);
         return;
     }
@@ -508,20 +604,27 @@ static void dump_text(FILE *f, const etl_reader *r, const etl_event *ev, etl_ima
 }
 
 int etl_dump_event(FILE *f, etl_dump_format format, const etl_reader *r, const etl_event *ev,
-                   etl_image_map *map)
+                   etl_image_map *map, etl_decoder *dec)
 {
-    if (format == ETL_DUMP_JSONL || format == ETL_DUMP_CSV) dump_row(f, format, r, ev, map);
-    else dump_text(f, r, ev, map);
-    return output_status(f);
+    struct decoded d;
+    int rc;
+
+    decode(dec, ev, &d);
+    if (format == ETL_DUMP_JSONL || format == ETL_DUMP_CSV) dump_row(f, format, r, ev, map, &d);
+    else dump_text(f, r, ev, map, &d);
+    rc = output_status(f);
+    return rc == ETL_OK && d.rc == ETL_FAILED ? ETL_WARN : rc;
 }
 
-int etl_dump_map_images(etl_reader *r, etl_image_map *map)
+int etl_dump_first_pass(etl_reader *r, etl_image_map *map, etl_decoder *dec)
 {
     etl_event ev;
     int rc;
 
-    while ((rc = etl_reader_next(r, &ev)) == ETL_OK || rc == ETL_WARN)
-        if (etl_image_map_add(map, &ev) != ETL_OK) return ETL_FAILED;
+    while ((rc = etl_reader_next(r, &ev)) == ETL_OK || rc == ETL_WARN) {
+        if (map && etl_image_map_add(map, &ev) != ETL_OK) return ETL_FAILED;
+        if (dec && etl_decoder_learn(dec, &ev) == ETL_FATAL) return ETL_FAILED;
+    }
     if (rc == ETL_FATAL || etl_reader_rewind(r) != ETL_OK) return ETL_FATAL;
     return ETL_OK;
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "format/format.h"
 #include "output/output.h"
@@ -14,6 +15,7 @@ struct etl_normalizer {
     etl_normalize_options o;    /* its lists point into the copies below */
     etl_guid *only, *skip;
     etl_normalize_event_key *skip_events;
+    char **names[3];            /* copies of ignore_fields, only_names, skip_names */
     int started;
     int64_t first_ns;
     struct norm_id { uint32_t raw, seq; } *ids[2]; /* pid and tid numbering, open addressing */
@@ -67,6 +69,17 @@ static int copy_list(void **out, const void *p, unsigned n, size_t size)
     return 0;
 }
 
+/* A copy of n strings (NULL when n is 0); -1 without memory. */
+static int copy_names(char ***out, const char *const *p, unsigned n)
+{
+    *out = NULL;
+    if (!n) return 0;
+    if (!(*out = calloc(n, sizeof **out))) return -1;
+    for (unsigned i = 0; i < n; i++)
+        if (!((*out)[i] = strdup(p[i]))) return -1;
+    return 0;
+}
+
 etl_normalizer *etl_normalizer_new(const etl_normalize_options *o)
 {
     etl_normalizer *n = calloc(1, sizeof *n);
@@ -75,13 +88,19 @@ etl_normalizer *etl_normalizer_new(const etl_normalize_options *o)
     n->o = *o;
     if (copy_list((void **)&n->only, o->only, o->nonly, sizeof *o->only) != 0 ||
         copy_list((void **)&n->skip, o->skip, o->nskip, sizeof *o->skip) != 0 ||
-        copy_list((void **)&n->skip_events, o->skip_events, o->nskip_events, sizeof *o->skip_events) != 0) {
+        copy_list((void **)&n->skip_events, o->skip_events, o->nskip_events, sizeof *o->skip_events) != 0 ||
+        copy_names(&n->names[0], o->ignore_fields, o->nignore_fields) != 0 ||
+        copy_names(&n->names[1], o->only_names, o->nonly_names) != 0 ||
+        copy_names(&n->names[2], o->skip_names, o->nskip_names) != 0) {
         etl_normalizer_free(n);
         return NULL;
     }
     n->o.only = n->only;
     n->o.skip = n->skip;
     n->o.skip_events = n->skip_events;
+    n->o.ignore_fields = (const char *const *)n->names[0];
+    n->o.only_names = (const char *const *)n->names[1];
+    n->o.skip_names = (const char *const *)n->names[2];
     return n;
 }
 
@@ -103,6 +122,11 @@ void etl_normalizer_free(etl_normalizer *n)
     free(n->only);
     free(n->skip);
     free(n->skip_events);
+    for (int k = 0; k < 3; k++) {
+        unsigned count = k == 0 ? n->o.nignore_fields : k == 1 ? n->o.nonly_names : n->o.nskip_names;
+        for (unsigned i = 0; n->names[k] && i < count; i++) free(n->names[k][i]);
+        free(n->names[k]);
+    }
     free(n);
 }
 
@@ -184,18 +208,70 @@ static int in_list(const etl_guid *list, unsigned n, const etl_guid *g)
     return 0;
 }
 
-/* Whether ev is compared at all, whatever its time. */
-static int selected(const etl_normalize_options *o, const etl_event *ev)
+static int in_names(const char *const *list, unsigned n, const char *name)
+{
+    for (unsigned i = 0; name && i < n; i++)
+        if (strcasecmp(list[i], name) == 0) return 1;
+    return 0;
+}
+
+/* Whether ev is compared at all, whatever its time; name is its provider's name, from the decoder. */
+static int selected(const etl_normalize_options *o, const etl_event *ev, const char *name)
 {
     int has_provider = (ev->has & ETL_HAS_PROVIDER) != 0;
     uint16_t id = (ev->has & ETL_HAS_ID) ? ev->id : ev->opcode;
 
     if (!o->all_events && has_provider && etl_guid_equal(&ev->provider, &etl_guid_event_trace)) return 0;
-    if (o->nonly && (!has_provider || !in_list(o->only, o->nonly, &ev->provider))) return 0;
+    if ((o->nonly || o->nonly_names) &&
+        !(has_provider && in_list(o->only, o->nonly, &ev->provider)) && !in_names(o->only_names, o->nonly_names, name))
+        return 0;
     if (has_provider && in_list(o->skip, o->nskip, &ev->provider)) return 0;
+    if (in_names(o->skip_names, o->nskip_names, name)) return 0;
     for (unsigned i = 0; has_provider && i < o->nskip_events; i++)
         if (o->skip_events[i].id == id && etl_guid_equal(&o->skip_events[i].provider, &ev->provider)) return 0;
     return 1;
+}
+
+/* A decoded event's fields after " event=NAME": " fields: Name=value ..." without the ignored
+   ones; a stack's or LBR's timestamp of its event (its first field) as dashes when times are
+   ignored. 0, or -1 without memory. */
+static int put_fields(etl_normalizer *n, const etl_event *ev, const etl_decoded_event *e)
+{
+    const etl_normalize_options *o = &n->o;
+    int dashes = 0, first = 1;
+    char small[512];
+
+    if (put(n, " event=%s", e->event_name ? e->event_name : "?") != 0) return -1;
+    if (o->ignore & ETL_NORMALIZE_PAYLOAD) return 0;
+    if (o->ignore & ETL_NORMALIZE_TS) {
+        etl_kernel_event k;
+        dashes = etl_kernel_decode(ev, &k) == 1 &&
+                 (k.kclass == ETL_KCLASS_STACK || k.kclass == ETL_KCLASS_STACK_KEY || k.kclass == ETL_KCLASS_LBR);
+    }
+    for (uint32_t i = 0; i < e->field_count; i = e->fields[i].end > i ? e->fields[i].end : i + 1) {
+        const char *name = e->fields[i].name ? e->fields[i].name : "";
+        size_t len;
+        if (in_names(o->ignore_fields, o->nignore_fields, name)) continue;
+        if (put(n, "%s%s=", first ? " fields: " : " ", name) != 0) return -1;
+        first = 0;
+        if (i == 0 && dashes) {
+            if (put(n, "----------------") != 0) return -1;
+            continue;
+        }
+        len = etl_decoded_field_format(e, i, 0, small, sizeof small);
+        if (len < sizeof small) {
+            if (put(n, "%s", small) != 0) return -1;
+        } else {
+            char *big = malloc(len + 1);
+            if (!big) return -1;
+            int rc;
+            etl_decoded_field_format(e, i, 0, big, len + 1);
+            rc = put(n, "%s", big);
+            free(big);
+            if (rc != 0) return -1;
+        }
+    }
+    return 0;
 }
 
 /* 1: ev is compared and n->line holds its line; 0: left out; -1: out of memory. */
@@ -204,9 +280,13 @@ static int norm_line(etl_normalizer *n, const etl_event *ev, int64_t time_ns)
     const etl_normalize_options *o = &n->o;
     char g[ETL_GUID_STRING_SIZE];
     const char *name = NULL;
+    etl_decoded_event e;
+    int decoded = 0;
     int64_t rel;
 
-    if (!selected(o, ev)) return 0;
+    memset(&e, 0, sizeof e);
+    if (o->decoder) decoded = etl_decoder_decode(o->decoder, ev, &e);
+    if (!selected(o, ev, e.provider_name)) return 0;
     if (!n->started) {
         n->started = 1;
         n->first_ns = time_ns;
@@ -222,7 +302,7 @@ static int norm_line(etl_normalizer *n, const etl_event *ev, int64_t time_ns)
     }
     n->line[0] = '\0';
     if (ev->has & ETL_HAS_PROVIDER) {
-        name = etl_guid_name(&ev->provider);
+        name = e.provider_name ? e.provider_name : etl_guid_name(&ev->provider);
         if (!name) name = etl_guid_format(&ev->provider, g);
     }
     if (put(n, "%s %s", name ? name : "-", etl_event_kind_name(ev->kind)) != 0) return -1;
@@ -254,6 +334,10 @@ static int norm_line(etl_normalizer *n, const etl_event *ev, int64_t time_ns)
         if (put(n, "%s%s", i ? "," : " ext=", etl_ext_type_name(it.type)) != 0) return -1;
     }
     if (put(n, " len=%" PRIu32, ev->payload_len) != 0) return -1;
+    if (decoded != 0 && e.source) {
+        if (put_fields(n, ev, &e) != 0) return -1;
+        if (decoded == 1) return 1; /* else the bytes too: what did not fit is seen */
+    }
     if (!(o->ignore & ETL_NORMALIZE_PAYLOAD) && ev->payload_len) {
         /* Stacks, stack keys and LBR records begin with the timestamp of the event they belong
            to: a timestamp, shown as dashes when timestamps are ignored. */

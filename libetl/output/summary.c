@@ -71,7 +71,46 @@ static void time_field(FILE *f, const char *key, int64_t filetime)
     fprintf(f, ",\"%s\":\"%s\"", key, t);
 }
 
-int etl_summary_write(const etl_summary *c, FILE *f, const char *path, const etl_reader *r)
+/* What the decoder did with the file's events: names, and counts per provider. */
+static void decoder_counts(FILE *f, const etl_decoder *dec)
+{
+    uint64_t decoded = 0, undecoded = 0, failed = 0;
+    unsigned n = etl_decoder_provider_count(dec);
+    etl_decoder_provider_stats st;
+    char g[ETL_GUID_STRING_SIZE];
+    int first = 1;
+
+    fputs(",\"provider_names\":{", f);
+    for (unsigned i = 0; i < n; i++) {
+        if (etl_decoder_provider_stats_get(dec, i, &st) != ETL_OK || !st.name) continue;
+        fprintf(f, "%s\"%s\":", first ? "" : ",", etl_guid_format(&st.provider, g));
+        etl_dump_json_string(f, st.name);
+        first = 0;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        if (etl_decoder_provider_stats_get(dec, i, &st) != ETL_OK) continue;
+        decoded += st.decoded;
+        undecoded += st.undecoded;
+        failed += st.failed;
+    }
+    fprintf(f, "},\"decoded\":%" PRIu64 ",\"undecoded\":%" PRIu64 ",\"decode_failed\":%" PRIu64, decoded, undecoded,
+            failed);
+    for (int k = 0; k < 2; k++) {
+        first = 1;
+        fputs(k ? ",\"decode_failed_by_provider\":{" : ",\"undecoded_by_provider\":{", f);
+        for (unsigned i = 0; i < n; i++) {
+            uint64_t v;
+            if (etl_decoder_provider_stats_get(dec, i, &st) != ETL_OK) continue;
+            v = k ? st.failed : st.undecoded;
+            if (!v) continue;
+            fprintf(f, "%s\"%s\":%" PRIu64, first ? "" : ",", etl_guid_format(&st.provider, g), v);
+            first = 0;
+        }
+        fputc('}', f);
+    }
+}
+
+int etl_summary_write(const etl_summary *c, FILE *f, const char *path, const etl_reader *r, const etl_decoder *dec)
 {
     const etl_trace_info *in = etl_reader_info(r);
     char mode[512];
@@ -116,6 +155,7 @@ int etl_summary_write(const etl_summary *c, FILE *f, const char *path, const etl
         fprintf(f, ",\"min_ts\":%" PRId64 ",\"max_ts\":%" PRId64, c->min_ts, c->max_ts);
     else
         fputs(",\"min_ts\":null,\"max_ts\":null", f);
+    if (dec) decoder_counts(f, dec);
     fprintf(f, ",\"payload_bytes\":%" PRIu64 ",\"warnings\":%u}\n", c->payload_bytes, etl_reader_warnings(r));
     return output_status(f);
 }

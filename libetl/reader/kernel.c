@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Typed decoding of the NT Kernel Logger's event classes (doc/kernel-events.md, doc/format.md section 8). */
+/* Typed decoding of the NT Kernel Logger's event classes, by the layouts of the class tables (kclasses.c; doc/kernel-events.md, doc/format.md section 8). */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "format/format.h"
+#include "reader/reader.h"
 
 const char *etl_kclass_name(int kclass)
 {
@@ -125,366 +126,502 @@ too_small:
     return out;
 }
 
-/* ---- a bounds-checked cursor over a payload ---- */
+/* ---- the typed decoding: a walk over the kernel's class tables (kclasses.c) ---- */
 
-struct cur {
-    const uint8_t *p;
-    uint32_t len, off;
-    unsigned ptr;   /* pointer size, 4 or 8 */
+/* How a slot's value is stored: integers by their member's size (1, 2, 4, 8); the rest by kind. */
+enum { KS_STRING = 16, KS_SID, KS_RAW4, KS_STACK_KEY, KS_FRAMES, KS_LBR_ENTRIES };
+
+struct slot {
+    uint16_t offset;    /* in etl_kernel_event */
+    uint8_t how;        /* an integer's size, or KS_* */
 };
 
-static int has(const struct cur *c, uint32_t n) { return c->off <= c->len && c->len - c->off >= n; }
-/* The readers below are only called after has() vouched for the bytes. */
-static uint8_t u8(struct cur *c) { return c->p[c->off++]; }
-static uint16_t u16(struct cur *c) { uint16_t v = etl_le16(c->p + c->off); c->off += 2; return v; }
-static uint32_t u32(struct cur *c) { uint32_t v = etl_le32(c->p + c->off); c->off += 4; return v; }
-static uint64_t u64(struct cur *c) { uint64_t v = etl_le64(c->p + c->off); c->off += 8; return v; }
-static uint64_t ptr(struct cur *c) { return c->ptr == 8 ? u64(c) : u32(c); }
+#define MEMBER(m) (((etl_kernel_event *)0)->u.m)
+#define INT(id, m) [ETL_KSLOT_##id] = { (uint16_t)offsetof(etl_kernel_event, u.m), (uint8_t)sizeof(MEMBER(m)) }
+#define KIND(id, m, k) [ETL_KSLOT_##id] = { (uint16_t)offsetof(etl_kernel_event, u.m), (k) }
 
-/* A NUL-terminated string at the cursor: up to its terminator or the payload's end (an absent
-   terminator is fine); NULL data when the payload ends before it. */
-static etl_string str(struct cur *c, int utf16)
+static const struct slot slots[ETL_KSLOT_COUNT] = {
+    INT(PROCESS_KEY, process.unique_process_key), INT(PROCESS_PID, process.pid), INT(PROCESS_PPID, process.parent_pid),
+    INT(PROCESS_SESSION, process.session_id), INT(PROCESS_EXIT, process.exit_status),
+    INT(PROCESS_DTB, process.directory_table_base), INT(PROCESS_FLAGS, process.flags),
+    KIND(PROCESS_SID, process.sid, KS_SID), KIND(PROCESS_IMAGE, process.image_file_name, KS_STRING),
+    KIND(PROCESS_CMDLINE, process.command_line, KS_STRING), KIND(PROCESS_PACKAGE, process.package_full_name, KS_STRING),
+    KIND(PROCESS_APPID, process.application_id, KS_STRING),
+    INT(THREAD_PID, thread.pid), INT(THREAD_TID, thread.tid), INT(THREAD_STACK_BASE, thread.stack_base),
+    INT(THREAD_STACK_LIMIT, thread.stack_limit), INT(THREAD_USTACK_BASE, thread.user_stack_base),
+    INT(THREAD_USTACK_LIMIT, thread.user_stack_limit), INT(THREAD_START, thread.start_address),
+    INT(THREAD_WIN32_START, thread.win32_start_address), INT(THREAD_TEB, thread.teb_base),
+    INT(THREAD_TAG, thread.sub_process_tag), INT(THREAD_BASE_PRIO, thread.base_priority),
+    INT(THREAD_PAGE_PRIO, thread.page_priority), INT(THREAD_IO_PRIO, thread.io_priority),
+    INT(THREAD_FLAGS, thread.thread_flags), KIND(THREAD_NAME, thread.name, KS_STRING),
+    INT(IMAGE_BASE, image.image_base), INT(IMAGE_SIZE, image.image_size), INT(IMAGE_PID, image.pid),
+    INT(IMAGE_CHECKSUM, image.checksum), INT(IMAGE_TIMESTAMP, image.time_date_stamp),
+    INT(IMAGE_SIG_LEVEL, image.signature_level), INT(IMAGE_SIG_TYPE, image.signature_type),
+    INT(IMAGE_DEFAULT_BASE, image.default_base), KIND(IMAGE_FILE, image.file_name, KS_STRING),
+    INT(CSWITCH_NEW_TID, cswitch.new_tid), INT(CSWITCH_OLD_TID, cswitch.old_tid),
+    INT(CSWITCH_NEW_PRIO, cswitch.new_thread_priority), INT(CSWITCH_OLD_PRIO, cswitch.old_thread_priority),
+    INT(CSWITCH_CSTATE, cswitch.previous_cstate), INT(CSWITCH_SPARE, cswitch.spare_byte),
+    INT(CSWITCH_WAIT_REASON, cswitch.old_thread_wait_reason), INT(CSWITCH_WAIT_MODE, cswitch.old_thread_wait_mode),
+    INT(CSWITCH_STATE, cswitch.old_thread_state), INT(CSWITCH_IDEAL, cswitch.old_thread_wait_ideal_processor),
+    INT(CSWITCH_WAIT_TIME, cswitch.new_thread_wait_time), INT(CSWITCH_QUANTUM, cswitch.old_thread_remaining_quantum),
+    INT(READY_TID, ready_thread.tid), INT(READY_REASON, ready_thread.adjust_reason),
+    INT(READY_INCREMENT, ready_thread.adjust_increment), INT(READY_FLAGS, ready_thread.flags),
+    INT(SAMPLE_IP, sample.instruction_pointer), INT(SAMPLE_TID, sample.tid), INT(SAMPLE_COUNT, sample.count),
+    INT(SAMPLE_FLAGS, sample.flags), INT(SAMPLE_RANK, sample.rank), INT(SAMPLE_SOURCE, sample.profile_source),
+    INT(STACK_TIMESTAMP, stack.event_timestamp), INT(STACK_PID, stack.pid), INT(STACK_TID, stack.tid),
+    KIND(STACK_KEY, stack, KS_STACK_KEY), KIND(STACK_FRAMES, stack, KS_FRAMES),
+    INT(HEADER_BUFFER_SIZE, header.buffer_size), KIND(HEADER_VERSION, header.version, KS_RAW4),
+    INT(HEADER_PROVIDER_VERSION, header.provider_version), INT(HEADER_CPUS, header.number_of_processors),
+    INT(HEADER_END_TIME, header.end_time), INT(HEADER_TIMER_RESOLUTION, header.timer_resolution),
+    INT(HEADER_MAX_FILE_SIZE, header.maximum_file_size), INT(HEADER_MODE, header.log_file_mode),
+    INT(HEADER_BUFFERS_WRITTEN, header.buffers_written), INT(HEADER_POINTER_SIZE, header.pointer_size),
+    INT(HEADER_EVENTS_LOST, header.events_lost), INT(HEADER_CPU_SPEED, header.cpu_speed_mhz),
+    INT(HEADER_TIMEZONE, header.timezone_bias), INT(HEADER_BOOT_TIME, header.boot_time),
+    INT(HEADER_PERF_FREQ, header.perf_freq), INT(HEADER_START_TIME, header.start_time),
+    INT(HEADER_CLOCK, header.clock_type), INT(HEADER_BUFFERS_LOST, header.buffers_lost),
+    KIND(HEADER_LOGGER, header.logger_name, KS_STRING), KIND(HEADER_FILE, header.log_file_name, KS_STRING),
+    INT(MASK1, group_masks.masks[0]), INT(MASK2, group_masks.masks[1]), INT(MASK3, group_masks.masks[2]),
+    INT(MASK4, group_masks.masks[3]), INT(MASK5, group_masks.masks[4]), INT(MASK6, group_masks.masks[5]),
+    INT(MASK7, group_masks.masks[6]), INT(MASK8, group_masks.masks[7]), INT(KERNEL_VERSION, group_masks.kernel_version),
+    INT(LBR_TIMESTAMP, lbr.timestamp), INT(LBR_PID, lbr.pid), INT(LBR_TID, lbr.tid), INT(LBR_FILTERS, lbr.filters),
+    KIND(LBR_ENTRIES, lbr, KS_LBR_ENTRIES),
+    INT(DISK_NUMBER, disk_io.disk_number), INT(DISK_IRP_FLAGS, disk_io.irp_flags),
+    INT(DISK_TRANSFER_SIZE, disk_io.transfer_size), INT(DISK_OFFSET, disk_io.byte_offset),
+    INT(DISK_FILE_OBJECT, disk_io.file_object), INT(DISK_IRP, disk_io.irp),
+    INT(DISK_RESPONSE_TIME, disk_io.high_res_response_time), INT(DISK_TID, disk_io.issuing_tid),
+    INT(SYSCALL_ADDRESS, syscall.address), INT(SYSCALL_STATUS, syscall.nt_status),
+};
+
+/* The fixed size of an in type (TDH numbering) with pointers of ptr bytes, or 0 when it varies. */
+static unsigned fixed_size(unsigned t, unsigned ptr)
 {
-    etl_string s = { NULL, 0, (uint8_t)(utf16 ? 1 : 0) };
-    uint32_t unit = utf16 ? 2 : 1, n = 0;
+    static const uint8_t size[ETL_IN_COUNTED_BINARY + 1] = {
+        [ETL_IN_INT8] = 1, [ETL_IN_UINT8] = 1, [ETL_IN_INT16] = 2, [ETL_IN_UINT16] = 2, [ETL_IN_INT32] = 4,
+        [ETL_IN_UINT32] = 4, [ETL_IN_INT64] = 8, [ETL_IN_UINT64] = 8, [ETL_IN_FLOAT] = 4, [ETL_IN_DOUBLE] = 8,
+        [ETL_IN_BOOLEAN] = 4, [ETL_IN_GUID] = 16, [ETL_IN_POINTER] = 0xFF, [ETL_IN_FILETIME] = 8,
+        [ETL_IN_SYSTEMTIME] = 16, [ETL_IN_HEXINT32] = 4, [ETL_IN_HEXINT64] = 8,
+    };
 
-    if (!has(c, unit)) {
-        c->off = c->len;
-        return s;
+    if (t <= ETL_IN_COUNTED_BINARY) return size[t] == 0xFF ? ptr : size[t];
+    return t == ETL_IN_SIZET ? ptr : etl_in_type_fixed_size(t, ptr);
+}
+
+static uint64_t read_le(const uint8_t *p, unsigned size)
+{
+    switch (size) {
+    case 1: return p[0];
+    case 2: return etl_le16(p);
+    case 4: return etl_le32(p);
+    default: return etl_le64(p);
     }
-    s.data = c->p + c->off;
-    while (has(c, n + unit) && (utf16 ? etl_le16(s.data + n) != 0 : s.data[n] != 0)) n += unit;
-    s.size = n;
-    c->off += has(c, n + unit) ? n + unit : c->len - c->off;
-    return s;
 }
 
-/* The UserSID field: a u32 0 (no SID), or TOKEN_USER (two pointer-sized words) and a SID. */
-static int sid(struct cur *c, etl_kprocess *k)
+/* Stores the value at p (size bytes) at dst, as `how` says (slots[].how). */
+static inline void store_at(etl_kernel_event *out, uint8_t *dst, unsigned how, const uint8_t *p, unsigned size,
+                            unsigned ptr)
 {
-    uint32_t n;
+    uint64_t v = how == KS_RAW4 ? 0 : read_le(p, size);
 
-    if (!has(c, 4)) return ETL_FAILED;
-    if (etl_le32(c->p + c->off) == 0) {
-        c->off += 4;
-        return ETL_OK;
+    switch (how) {
+    case 1: { uint8_t x = (uint8_t)v; memcpy(dst, &x, 1); return; }
+    case 2: { uint16_t x = (uint16_t)v; memcpy(dst, &x, 2); return; }
+    case 4: { uint32_t x = (uint32_t)v; memcpy(dst, &x, 4); return; }
+    case 8: memcpy(dst, &v, 8); return;
+    case KS_RAW4: memcpy(dst, p, 4); return;
+    case KS_STACK_KEY:
+        out->u.stack.stack_key = v;
+        out->u.stack.frame_size = ptr;
+        return;
+    default: return;
     }
-    if (!has(c, 2 * c->ptr + 8)) return ETL_FAILED;
-    n = 8u + 4u * c->p[c->off + 2 * c->ptr + 1];
-    if (!has(c, 2 * c->ptr + n)) return ETL_FAILED;
-    k->sid = c->p + c->off + 2 * c->ptr;
-    k->sid_size = n;
-    c->off += 2 * c->ptr + n;
-    return ETL_OK;
 }
 
-/* ---- the classes ---- */
-
-static int decode_process(struct cur *c, unsigned v, etl_kprocess *k)
+/* Stores the value at p (size bytes) where slot s says. */
+static void store(etl_kernel_event *out, unsigned s, const uint8_t *p, unsigned size, unsigned ptr)
 {
-    unsigned p = c->ptr;
-    /* The fixed part before UserSID, per version (doc/kernel-events.md). */
-    uint32_t fixed = v == 0 ? 2 * p : v <= 2 ? p + 16 : v == 3 ? 2 * p + 16 : 2 * p + 20;
+    store_at(out, (uint8_t *)out + slots[s].offset, slots[s].how, p, size, ptr);
+}
 
-    if (!has(c, fixed)) return ETL_FAILED;
-    if (v == 0) {
-        k->pid = (uint32_t)ptr(c);
-        k->parent_pid = (uint32_t)ptr(c);
-    } else {
-        k->unique_process_key = ptr(c);
-        k->pid = u32(c);
-        k->parent_pid = u32(c);
-        k->session_id = u32(c);
-        k->exit_status = (int32_t)u32(c);
-        if (v >= 3) k->directory_table_base = ptr(c);
-        if (v >= 4) k->flags = u32(c);
+static void store_string(etl_kernel_event *out, unsigned s, const uint8_t *p, uint32_t n, int utf16)
+{
+    etl_string *str = (etl_string *)(void *)((uint8_t *)out + slots[s].offset);
+
+    str->data = p;
+    str->size = n;
+    str->utf16 = (uint8_t)(utf16 ? 1 : 0);
+}
+
+/* The array at the end of the record: count elements at p. */
+static void store_rest(etl_kernel_event *out, unsigned s, const uint8_t *p, uint32_t count, unsigned ptr)
+{
+    if (slots[s].how == KS_FRAMES) {
+        out->u.stack.frame_size = ptr;
+        out->u.stack.frame_count = count;
+        out->u.stack.frames = count ? p : NULL;
+    } else if (slots[s].how == KS_LBR_ENTRIES) {
+        out->u.lbr.pointer_size = ptr;
+        out->u.lbr.count = count;
+        out->u.lbr.entries = p;
     }
-    if (sid(c, k) != ETL_OK) return ETL_FAILED;
-    k->image_file_name = str(c, 0);
-    if (v >= 2) k->command_line = str(c, 1);
-    if (v >= 4) {
-        k->package_full_name = str(c, 1);
-        k->application_id = str(c, 1);
+}
+
+/* A NUL-terminated string at p (n bytes left, at least one unit): its length in bytes without
+   the terminator; *used is what it takes (its terminator, or everything left when it has none).
+   UTF-16 is searched eight code units at a time (a 64-bit word has a zero unit when
+   (x - 0x0001...) & ~x & 0x8000... is not 0), then unit by unit from the words that have one. */
+static uint32_t zstring(const uint8_t *p, uint32_t n, unsigned unit, uint32_t *used)
+{
+    uint32_t i = 0;
+
+    if (unit == 1) {
+        const uint8_t *z = memchr(p, 0, n);
+        i = z ? (uint32_t)(z - p) : n;
+        *used = z ? i + 1 : n;
+        return i;
+    }
+    for (; i + 16 <= n; i += 16) {
+        uint64_t x, y;
+        memcpy(&x, p + i, 8);
+        memcpy(&y, p + i + 8, 8);
+        if ((((x - 0x0001000100010001ull) & ~x) | ((y - 0x0001000100010001ull) & ~y)) & 0x8000800080008000ull) break;
+    }
+    for (; i + 1 < n; i += 2) {
+        if (p[i] == 0 && p[i + 1] == 0) {
+            *used = i + 2;
+            return i;
+        }
+    }
+    *used = n;
+    return n & ~1u;
+}
+
+/*
+ * Walks payload p (len bytes) by layout v into *out, from field `first` at byte off (0, 0 for
+ * all of it): 1, or ETL_FAILED when the record ends
+ * inside the fields it must hold (v->required) or its array at the end is not of whole elements.
+ * Fields after the required ones may be cut off (they stay 0, strings absent: data NULL);
+ * strings end at their terminator or at the payload's end; bytes after the fields are ignored.
+ */
+#if defined(__GNUC__)
+__attribute__((noinline)) /* apart from the planned path, which stays small */
+#endif
+static int walk(const etl_kclass_version *v, unsigned first, uint32_t off, const uint8_t *p, uint32_t len, unsigned ptr,
+                etl_kernel_event *out)
+{
+    const etl_schema_field *fields = v->fields;
+
+    for (unsigned i = first; i < v->field_count; i += fields[i].span) {
+        const etl_schema_field *f = &fields[i];
+        uint32_t left = len - off, used, skip, size;
+        int required = i < v->required;
+        unsigned fixed;
+
+        if (f->count_kind == ETL_COUNT_REST) { /* frames, branches: whole ones to the end */
+            uint32_t elem = 0;
+            if (f->in_type == ETL_IN_STRUCT)
+                for (unsigned m = 1; m <= f->members; m++) elem += fixed_size(fields[i + m].in_type, ptr);
+            else
+                elem = fixed_size(f->in_type, ptr);
+            if (!elem || left % elem) return ETL_FAILED;
+            if (f->slot) store_rest(out, f->slot, p + off, left / elem, ptr);
+            off = len;
+            continue;
+        }
+        if (f->count_kind != ETL_COUNT_ONE) return 1; /* no typed field comes after another array */
+        fixed = fixed_size(f->in_type, ptr);
+        if (fixed) {
+            if (left < fixed) return required ? ETL_FAILED : 1;
+            if (f->slot) store(out, f->slot, p + off, fixed, ptr);
+            off += fixed;
+            continue;
+        }
+        switch (f->in_type) {
+        case ETL_IN_UNICODE_STRING: case ETL_IN_ANSI_STRING: {
+            unsigned unit = f->in_type == ETL_IN_UNICODE_STRING ? 2 : 1;
+            if (f->length_kind == ETL_LEN_CONST) { /* characters of a given number */
+                if (left < f->length * unit) return required ? ETL_FAILED : 1;
+                off += f->length * unit;
+                break;
+            }
+            if (left < unit) { /* absent: the record ends before it */
+                if (required) return ETL_FAILED;
+                off = len;
+                break;
+            }
+            size = zstring(p + off, left, unit, &used);
+            if (f->slot) store_string(out, f->slot, p + off, size, unit == 2);
+            off += used;
+            break;
+        }
+        case ETL_IN_WBEM_SID:
+            if (etl_wbem_sid_extent(p + off, left, ptr, &skip, &size) != ETL_OK) return required ? ETL_FAILED : 1;
+            if (f->slot && size) {
+                out->u.process.sid = p + off + skip;
+                out->u.process.sid_size = size;
+            }
+            off += skip + size;
+            break;
+        case ETL_IN_BINARY: /* of a given size: TIME_ZONE_INFORMATION, whose Bias comes first */
+            if (f->length_kind != ETL_LEN_CONST || left < f->length) return required ? ETL_FAILED : 1;
+            if (f->slot && f->length >= 4) store(out, f->slot, p + off, 4, ptr);
+            off += f->length;
+            break;
+        default:
+            return required ? ETL_FAILED : 1;
+        }
     }
     return 1;
 }
 
-static int decode_thread(struct cur *c, unsigned v, etl_kthread *t)
+/* ---- the typed families and their plans ---- */
+
+/* The families the typed decoding knows, by the hooks it recognises. */
+enum {
+    T_PROCESS, T_DEFUNCT, T_THREAD_START, T_THREAD_END, T_IMAGE, T_CSWITCH, T_READY, T_SAMPLE, T_PMC, T_STACK,
+    T_STACK_KEY, T_STACK_KEY_DEF, T_HEADER, T_MASKS, T_RUNDOWN, T_LBR, T_DISK_IO, T_DISK_FLUSH, T_DISK_INIT,
+    T_SYSCALL_ENTER, T_SYSCALL_EXIT, T_COUNT, T_NONE = T_COUNT
+};
+static const etl_kclass_family *const typed[T_COUNT] = {
+    [T_PROCESS] = &etl_kfam_process, [T_DEFUNCT] = &etl_kfam_process_defunct,
+    [T_THREAD_START] = &etl_kfam_thread_start, [T_THREAD_END] = &etl_kfam_thread_end, [T_IMAGE] = &etl_kfam_image,
+    [T_CSWITCH] = &etl_kfam_cswitch, [T_READY] = &etl_kfam_ready_thread, [T_SAMPLE] = &etl_kfam_sampled_profile,
+    [T_PMC] = &etl_kfam_pmc_sample, [T_STACK] = &etl_kfam_stack, [T_STACK_KEY] = &etl_kfam_stack_key,
+    [T_STACK_KEY_DEF] = &etl_kfam_stack_key_def, [T_HEADER] = &etl_kfam_trace_header, [T_MASKS] = &etl_kfam_group_masks,
+    [T_RUNDOWN] = &etl_kfam_rundown_complete, [T_LBR] = &etl_kfam_lbr, [T_DISK_IO] = &etl_kfam_disk_io,
+    [T_DISK_FLUSH] = &etl_kfam_disk_flush, [T_DISK_INIT] = &etl_kfam_disk_init,
+    [T_SYSCALL_ENTER] = &etl_kfam_syscall_enter, [T_SYSCALL_EXIT] = &etl_kfam_syscall_exit,
+};
+
+/* The typed family of a hook (Group << 8 | Type), or T_NONE. */
+static unsigned classify(uint16_t hook)
 {
-    unsigned p = c->ptr;
-
-    if (!has(c, v >= 3 ? 16 + 7 * p : v == 2 ? 12 + 7 * p : 8)) return ETL_FAILED;
-    t->pid = u32(c);
-    t->tid = u32(c);
-    if (v < 2 && !has(c, 6 * p)) return 1; /* version 0/1 End events: the ids only */
-    t->stack_base = ptr(c);
-    t->stack_limit = ptr(c);
-    t->user_stack_base = ptr(c);
-    t->user_stack_limit = ptr(c);
-    t->start_address = ptr(c);
-    t->win32_start_address = ptr(c);
-    if (v < 2) return 1;
-    t->teb_base = ptr(c);
-    t->sub_process_tag = u32(c);
-    if (v < 3) return 1;
-    t->base_priority = u8(c);
-    t->page_priority = u8(c);
-    t->io_priority = u8(c);
-    t->thread_flags = u8(c);
-    if (v >= 4) t->name = str(c, 1);
-    return 1;
-}
-
-static int decode_image(struct cur *c, unsigned v, etl_kimage *k)
-{
-    unsigned p = c->ptr;
-
-    if (!has(c, v >= 2 ? 3 * p + 32 : v == 1 ? 2 * p + 4 : 2 * p)) return ETL_FAILED;
-    k->image_base = ptr(c);
-    k->image_size = ptr(c);
-    if (v >= 1) k->pid = u32(c);
-    if (v >= 2) {
-        k->checksum = u32(c);
-        k->time_date_stamp = u32(c);
-        k->signature_level = u8(c);
-        k->signature_type = u8(c);
-        c->off += 2; /* Reserved0 */
-        k->default_base = ptr(c);
-        c->off += 16; /* Reserved1..4 */
-        if (v < 3) k->signature_level = k->signature_type = 0;
-    }
-    k->file_name = str(c, 1);
-    return 1;
-}
-
-static int decode_cswitch(struct cur *c, etl_kcswitch *k)
-{
-    if (!has(c, 24)) return ETL_FAILED;
-    k->new_tid = u32(c);
-    k->old_tid = u32(c);
-    k->new_thread_priority = (int8_t)u8(c);
-    k->old_thread_priority = (int8_t)u8(c);
-    k->previous_cstate = u8(c);
-    k->spare_byte = (int8_t)u8(c);
-    k->old_thread_wait_reason = u8(c);
-    k->old_thread_wait_mode = u8(c);
-    k->old_thread_state = u8(c);
-    k->old_thread_wait_ideal_processor = u8(c);
-    k->new_thread_wait_time = u32(c);
-    k->old_thread_remaining_quantum = (int32_t)u32(c);
-    return 1;
-}
-
-static int decode_ready_thread(struct cur *c, etl_kready_thread *k)
-{
-    if (!has(c, 8)) return ETL_FAILED;
-    k->tid = u32(c);
-    k->adjust_reason = (int8_t)u8(c);
-    k->adjust_increment = (int8_t)u8(c);
-    k->flags = u8(c);
-    return 1;
-}
-
-static int decode_sample(struct cur *c, uint16_t hook, unsigned v, etl_ksample *k)
-{
-    if (hook == ETL_HOOK_PMC_SAMPLE) { /* IP, ThreadId, ProfileSource u16, reserved u16 */
-        if (!has(c, c->ptr + 6)) return ETL_FAILED;
-        k->instruction_pointer = ptr(c);
-        k->tid = u32(c);
-        k->profile_source = u16(c);
-        return 1;
-    }
-    if (!has(c, c->ptr + (v >= 2 ? 8 : 4))) return ETL_FAILED;
-    k->instruction_pointer = ptr(c);
-    k->tid = u32(c);
-    if (!has(c, 4)) return 1;
-    k->count = u16(c);
-    k->flags = u8(c);
-    k->rank = u8(c);
-    return 1;
-}
-
-/* Frames fill the rest of the record: a partial frame is malformed. */
-static int frames(struct cur *c, etl_kstack *k)
-{
-    uint32_t rest = c->len - c->off;
-
-    if (rest % c->ptr) return ETL_FAILED;
-    k->frame_size = c->ptr;
-    k->frame_count = rest / c->ptr;
-    k->frames = rest ? c->p + c->off : NULL;
-    return 1;
-}
-
-static int decode_stack(struct cur *c, uint16_t hook, int *kclass, etl_kstack *k)
-{
-    if (hook == ETL_HOOK_STACKWALK_KEY_DELETE || hook == ETL_HOOK_STACKWALK_KEY_RUNDOWN) {
-        *kclass = ETL_KCLASS_STACK_KEY_DEF;
-        if (!has(c, c->ptr)) return ETL_FAILED;
-        k->stack_key = ptr(c);
-        return frames(c, k);
-    }
-    *kclass = hook == ETL_HOOK_STACKWALK_STACK ? ETL_KCLASS_STACK : ETL_KCLASS_STACK_KEY;
-    if (!has(c, *kclass == ETL_KCLASS_STACK ? 16 : 16 + c->ptr)) return ETL_FAILED;
-    k->event_timestamp = (int64_t)u64(c);
-    k->pid = u32(c);
-    k->tid = u32(c);
-    if (*kclass == ETL_KCLASS_STACK) return frames(c, k);
-    k->stack_key = ptr(c);
-    k->frame_size = c->ptr;
-    return 1;
-}
-
-static int decode_header(struct cur *c, etl_ktrace_header *h)
-{
-    const uint8_t *p = c->p;
-    unsigned w = c->ptr;
-
-    if (!has(c, ETL_TLH_SIZE(w))) return ETL_FAILED;
-    h->buffer_size = etl_le32(p + ETL_TLH_BUFFER_SIZE);
-    memcpy(h->version, p + ETL_TLH_VERSION, 4);
-    h->provider_version = etl_le32(p + ETL_TLH_PROVIDER_VERSION);
-    h->number_of_processors = etl_le32(p + ETL_TLH_NUMBER_OF_PROCESSORS);
-    h->end_time = etl_le64s(p + ETL_TLH_END_TIME);
-    h->timer_resolution = etl_le32(p + ETL_TLH_TIMER_RESOLUTION);
-    h->maximum_file_size = etl_le32(p + ETL_TLH_MAXIMUM_FILE_SIZE);
-    h->log_file_mode = etl_le32(p + ETL_TLH_LOG_FILE_MODE);
-    h->buffers_written = etl_le32(p + ETL_TLH_BUFFERS_WRITTEN);
-    h->pointer_size = etl_le32(p + ETL_TLH_POINTER_SIZE);
-    h->events_lost = etl_le32(p + ETL_TLH_EVENTS_LOST);
-    h->cpu_speed_mhz = etl_le32(p + ETL_TLH_CPU_SPEED);
-    h->timezone_bias = (int32_t)etl_le32(p + ETL_TLH_TIME_ZONE(w));
-    h->boot_time = etl_le64s(p + ETL_TLH_BOOT_TIME(w));
-    h->perf_freq = etl_le64s(p + ETL_TLH_PERF_FREQ(w));
-    h->start_time = etl_le64s(p + ETL_TLH_START_TIME(w));
-    h->clock_type = etl_le32(p + ETL_TLH_RESERVED_FLAGS(w));
-    h->buffers_lost = etl_le32(p + ETL_TLH_BUFFERS_LOST(w));
-    c->off = ETL_TLH_SIZE(w);
-    h->logger_name = str(c, 1);
-    h->log_file_name = str(c, 1);
-    return 1;
-}
-
-static int decode_group_masks(struct cur *c, etl_kgroup_masks *g)
-{
-    if (!has(c, 32)) return ETL_FAILED;
-    for (int i = 0; i < 8; i++) g->masks[i] = u32(c);
-    if (has(c, 4)) g->kernel_version = u32(c);
-    return 1;
-}
-
-/* DiskIo (DiskIo_TypeGroup1..3): a completion of a read or write (type 10, 11: DiskNumber,
-   IrpFlags, TransferSize, Reserved, ByteOffset, FileObject, Irp, HighResResponseTime), a flush
-   (14: DiskNumber, IrpFlags, HighResResponseTime, Irp) or an issue (12, 13, 15: Irp), each
-   with IssuingThreadId after them from version 3 (doc/kernel-events.md). */
-static int decode_disk_io(struct cur *c, unsigned type, unsigned v, etl_kdisk_io *d)
-{
-    unsigned p = c->ptr;
-    uint32_t fixed = type == 10 || type == 11 ? 2 * p + 32 : type == 14 ? p + 16 : p;
-
-    if (!has(c, fixed + (v >= 3 ? 4 : 0))) return ETL_FAILED;
-    if (type == 10 || type == 11 || type == 14) {
-        d->disk_number = u32(c);
-        d->irp_flags = u32(c);
-    }
-    if (type == 10 || type == 11) {
-        d->transfer_size = u32(c);
-        c->off += 4; /* Reserved */
-        d->byte_offset = (int64_t)u64(c);
-        d->file_object = ptr(c);
-        d->irp = ptr(c);
-        d->high_res_response_time = u64(c);
-    } else if (type == 14) {
-        d->high_res_response_time = u64(c);
-        d->irp = ptr(c);
-    } else {
-        d->irp = ptr(c);
-    }
-    if (v >= 3) d->issuing_tid = u32(c);
-    return 1;
-}
-
-/* The class and name of a hook; ETL_KCLASS_NONE for hooks not decoded here. */
-static int classify(uint16_t hook, const char **name)
-{
-    static const char *const process[] = { NULL, "Process/Start", "Process/End", "Process/DCStart", "Process/DCEnd" };
-    static const char *const thread[] = { NULL, "Thread/Start", "Thread/End", "Thread/DCStart", "Thread/DCEnd" };
-    static const char *const image[] = { NULL, NULL, "Image/Unload", "Image/DCStart", "Image/DCEnd" };
-    unsigned group = hook >> 8, type = hook & 0xFF;
-
     switch (hook) {
-    case ETL_HOOK_PROCESS_LOAD_IMAGE: case ETL_HOOK_IMAGE_LOAD: *name = "Image/Load"; return ETL_KCLASS_IMAGE;
-    case ETL_HOOK_PROCESS_DEFUNCT: *name = "Process/Defunct"; return ETL_KCLASS_PROCESS;
-    case ETL_HOOK_CSWITCH: *name = "Thread/CSwitch"; return ETL_KCLASS_CSWITCH;
-    case ETL_HOOK_READY_THREAD: *name = "Thread/ReadyThread"; return ETL_KCLASS_READY_THREAD;
-    case ETL_HOOK_SAMPLED_PROFILE: *name = "PerfInfo/SampleProf"; return ETL_KCLASS_SAMPLED_PROFILE;
-    case ETL_HOOK_PMC_SAMPLE: *name = "PerfInfo/PMCSample"; return ETL_KCLASS_SAMPLED_PROFILE;
-    case ETL_HOOK_STACKWALK_STACK: *name = "StackWalk/Stack"; return ETL_KCLASS_STACK;
-    case ETL_HOOK_STACKWALK_KEY_KERNEL: *name = "StackWalk/StackKeyKernel"; return ETL_KCLASS_STACK_KEY;
-    case ETL_HOOK_STACKWALK_KEY_USER: *name = "StackWalk/StackKeyUser"; return ETL_KCLASS_STACK_KEY;
-    case ETL_HOOK_STACKWALK_KEY_DELETE: *name = "StackWalk/KeyDelete"; return ETL_KCLASS_STACK_KEY_DEF;
-    case ETL_HOOK_STACKWALK_KEY_RUNDOWN: *name = "StackWalk/KeyRundown"; return ETL_KCLASS_STACK_KEY_DEF;
-    case ETL_HOOK_HEADER: *name = "EventTrace/Header"; return ETL_KCLASS_TRACE_HEADER;
-    case ETL_HOOK_HEADER_EXTENSION: *name = "EventTrace/Extension"; return ETL_KCLASS_GROUP_MASKS;
-    case ETL_HOOK_GROUP_MASKS_END: *name = "EventTrace/EndExtension"; return ETL_KCLASS_GROUP_MASKS;
-    case ETL_HOOK_RUNDOWN_COMPLETE: *name = "EventTrace/RDComplete"; return ETL_KCLASS_RUNDOWN_COMPLETE;
-    case ETL_HOOK_LBR_SAMPLE: *name = "LBR/Sample"; return ETL_KCLASS_LBR;
-    case ETL_HOOK_SYSCALL_ENTER: *name = "PerfInfo/SysClEnter"; return ETL_KCLASS_SYSCALL_ENTER;
-    case ETL_HOOK_SYSCALL_EXIT: *name = "PerfInfo/SysClExit"; return ETL_KCLASS_SYSCALL_EXIT;
-    default: break;
+    case ETL_HOOK_PROCESS_START: case ETL_HOOK_PROCESS_END: case ETL_HOOK_PROCESS_DCSTART: case ETL_HOOK_PROCESS_DCEND:
+        return T_PROCESS;
+    case ETL_HOOK_PROCESS_DEFUNCT: return T_DEFUNCT;
+    case ETL_HOOK_THREAD_START: case ETL_HOOK_THREAD_DCSTART: return T_THREAD_START;
+    case ETL_HOOK_THREAD_END: case ETL_HOOK_THREAD_DCEND: return T_THREAD_END;
+    case ETL_HOOK_PROCESS_LOAD_IMAGE: case ETL_HOOK_IMAGE_LOAD: case ETL_HOOK_IMAGE_UNLOAD: case ETL_HOOK_IMAGE_DCSTART:
+    case ETL_HOOK_IMAGE_DCEND:
+        return T_IMAGE;
+    case ETL_HOOK_CSWITCH: return T_CSWITCH;
+    case ETL_HOOK_READY_THREAD: return T_READY;
+    case ETL_HOOK_SAMPLED_PROFILE: return T_SAMPLE;
+    case ETL_HOOK_PMC_SAMPLE: return T_PMC;
+    case ETL_HOOK_STACKWALK_STACK: return T_STACK;
+    case ETL_HOOK_STACKWALK_KEY_KERNEL: case ETL_HOOK_STACKWALK_KEY_USER: return T_STACK_KEY;
+    case ETL_HOOK_STACKWALK_KEY_DELETE: case ETL_HOOK_STACKWALK_KEY_RUNDOWN: return T_STACK_KEY_DEF;
+    case ETL_HOOK_HEADER: return T_HEADER;
+    case ETL_HOOK_HEADER_EXTENSION: case ETL_HOOK_GROUP_MASKS_END: return T_MASKS;
+    case ETL_HOOK_RUNDOWN_COMPLETE: return T_RUNDOWN;
+    case ETL_HOOK_LBR_SAMPLE: return T_LBR;
+    case ETL_HOOK_DISK_READ: case ETL_HOOK_DISK_WRITE: return T_DISK_IO;
+    case ETL_HOOK_DISK_FLUSH: return T_DISK_FLUSH;
+    case ETL_HOOK_DISK_READ_INIT: case ETL_HOOK_DISK_WRITE_INIT: case ETL_HOOK_DISK_FLUSH_INIT: return T_DISK_INIT;
+    case ETL_HOOK_SYSCALL_ENTER: return T_SYSCALL_ENTER;
+    case ETL_HOOK_SYSCALL_EXIT: return T_SYSCALL_EXIT;
+    default: return T_NONE;
     }
-    if (group == ETL_GROUP_DISK_IO && type >= 10 && type <= 15) {
-        static const char *const disk[] = { "DiskIO/Read", "DiskIO/Write", "DiskIO/ReadInit", "DiskIO/WriteInit",
-                                            "DiskIO/FlushBuffers", "DiskIO/FlushInit" };
-        *name = disk[type - 10];
-        return type == 10 || type == 11 || type == 14 ? ETL_KCLASS_DISK_IO : ETL_KCLASS_DISK_IO_INIT;
+}
+
+/*
+ * A plan of a layout for one pointer size: its leading fixed-size fields (up to the first
+ * string, SID or array) with the offsets the table gives them, the slotted ones listed, so that a
+ * record that holds them all is read without walking field by field. Where the payload and the
+ * typed record lay consecutive fields out alike (CSwitch's 24 bytes, a Thread's ids and pointers
+ * with 64-bit pointers), one copy takes them all. Computed once from the tables (the first
+ * decoding builds every plan).
+ */
+#define PLAN_STORES 24
+#define PLAN_VERSIONS 6
+#define PLAN_VERSION_INDEX 16       /* versions below this have their layout's index looked up */
+struct plan {
+    uint32_t fixed_len;             /* bytes of the leading fixed-size fields */
+    uint32_t required_len;          /* of those, the bytes of the required ones: a shorter record fails */
+    uint16_t next;                  /* index of the first field after them */
+    uint8_t stores;
+    uint8_t rest;                   /* fields follow the fixed ones: walk them */
+    const etl_kclass_version *v;    /* the layout planned */
+    /* from the payload to etl_kernel_event: copy is the size of a plain copy (on a
+       little-endian host, values whose size is their member's, consecutive ones merged), else
+       0: store_at */
+    struct { uint16_t at, dst; uint8_t size, how, copy; } st[PLAN_STORES];
+};
+static struct plan plans[T_COUNT][PLAN_VERSIONS][2];
+static uint8_t version_index[T_COUNT][PLAN_VERSION_INDEX]; /* a version's layout in its family */
+/* What a hook (group, type) decodes as: its typed family, class, event name and whether its
+   typed record fits in 32 bytes; hook_entry[group][type] is its index in hooks (0: none). By
+   family, version and pointer size: the plan. */
+#define HOOKS_MAX 128
+static struct hook { const char *name; uint8_t t, kclass, small; } hooks[HOOKS_MAX];
+static uint8_t hook_entry[ETL_GROUP_COUNT + 1][256];
+static const struct plan *plan_of[T_COUNT][PLAN_VERSION_INDEX][2];
+static pthread_once_t plans_once = PTHREAD_ONCE_INIT;
+static int plans_ready;                                    /* set (release) when plan_all is done */
+
+static int little_endian(void)
+{
+    const uint16_t one = 1;
+    uint8_t b;
+
+    memcpy(&b, &one, 1);
+    return b == 1;
+}
+
+static void plan_one(const etl_kclass_version *v, unsigned ptr, struct plan *pl)
+{
+    uint32_t off = 0;
+    unsigned i = 0, k = 0;
+
+    for (; i < v->field_count; i += v->fields[i].span) {
+        const etl_schema_field *f = &v->fields[i];
+        unsigned fixed = f->count_kind == ETL_COUNT_ONE ? fixed_size(f->in_type, ptr) : 0;
+        if (!fixed || (f->slot && k == PLAN_STORES) || off + fixed > UINT16_MAX) break;
+        if (f->slot) {
+            unsigned copy = little_endian() && slots[f->slot].how == fixed ? fixed : 0;
+            if (copy && k && pl->st[k - 1].copy && pl->st[k - 1].at + pl->st[k - 1].copy == off &&
+                pl->st[k - 1].dst + pl->st[k - 1].copy == slots[f->slot].offset && pl->st[k - 1].copy + copy <= 255) {
+                pl->st[k - 1].copy = (uint8_t)(pl->st[k - 1].copy + copy); /* the run goes on */
+            } else {
+                pl->st[k].at = (uint16_t)off;
+                pl->st[k].dst = slots[f->slot].offset;
+                pl->st[k].size = (uint8_t)fixed;
+                pl->st[k].how = slots[f->slot].how;
+                pl->st[k].copy = (uint8_t)copy;
+                k++;
+            }
+        }
+        off += fixed;
+        if (i + v->fields[i].span <= v->required) pl->required_len = off;
     }
-    if (type < 1 || type > 4) return ETL_KCLASS_NONE;
-    if (group == ETL_GROUP_PROCESS) { *name = process[type]; return ETL_KCLASS_PROCESS; }
-    if (group == ETL_GROUP_THREAD) { *name = thread[type]; return ETL_KCLASS_THREAD; }
-    if (group == ETL_GROUP_IMAGE && type >= 2) { *name = image[type]; return ETL_KCLASS_IMAGE; }
-    return ETL_KCLASS_NONE;
+    pl->fixed_len = off;
+    pl->next = (uint16_t)i;
+    pl->stores = (uint8_t)k;
+    pl->rest = i < v->field_count;
+    pl->v = v;
+}
+
+/* The size of the typed record of class kclass in etl_kernel_event's union. */
+static size_t member_size(int kclass)
+{
+    etl_kernel_event k;
+
+    switch (kclass) {
+    case ETL_KCLASS_PROCESS: return sizeof k.u.process;
+    case ETL_KCLASS_THREAD: return sizeof k.u.thread;
+    case ETL_KCLASS_IMAGE: return sizeof k.u.image;
+    case ETL_KCLASS_CSWITCH: return sizeof k.u.cswitch;
+    case ETL_KCLASS_READY_THREAD: return sizeof k.u.ready_thread;
+    case ETL_KCLASS_SAMPLED_PROFILE: return sizeof k.u.sample;
+    case ETL_KCLASS_TRACE_HEADER: return sizeof k.u.header;
+    case ETL_KCLASS_GROUP_MASKS: return sizeof k.u.group_masks;
+    case ETL_KCLASS_LBR: return sizeof k.u.lbr;
+    case ETL_KCLASS_DISK_IO: case ETL_KCLASS_DISK_IO_INIT: return sizeof k.u.disk_io;
+    case ETL_KCLASS_SYSCALL_ENTER: case ETL_KCLASS_SYSCALL_EXIT: return sizeof k.u.syscall;
+    case ETL_KCLASS_STACK: case ETL_KCLASS_STACK_KEY: case ETL_KCLASS_STACK_KEY_DEF: return sizeof k.u.stack;
+    default: return sizeof k.u;
+    }
+}
+
+static void plan_all(void)
+{
+    unsigned n = 1;
+
+    for (unsigned t = 0; t < T_COUNT; t++) {
+        const etl_kclass_family *f = typed[t];
+        /* (every typed family has at most PLAN_VERSIONS versions: check_kclasses) */
+        for (unsigned v = 0; v < f->version_count && v < PLAN_VERSIONS; v++)
+            for (unsigned w = 0; w < 2; w++) plan_one(&f->versions[v], w ? 8 : 4, &plans[t][v][w]);
+        for (unsigned v = 0; v < PLAN_VERSION_INDEX; v++)
+            version_index[t][v] = (uint8_t)(etl_kclass_version_of(f, v) - f->versions);
+        for (unsigned v = 0; v < PLAN_VERSION_INDEX; v++)
+            for (unsigned w = 0; w < 2; w++)
+                plan_of[t][v][w] = version_index[t][v] < PLAN_VERSIONS ? &plans[t][version_index[t][v]][w] : NULL;
+    }
+    for (unsigned g = 0; g <= ETL_GROUP_COUNT; g++) {
+        for (unsigned type = 0; type < 256; type++) {
+            unsigned t = classify((uint16_t)(g << 8 | type)), o;
+            const etl_kclass_family *f;
+            if (t == T_NONE || n == HOOKS_MAX) continue;
+            f = typed[t];
+            for (o = 0; o < f->op_count && f->ops[o].opcode != type; o++) continue;
+            hooks[n].name = o < f->op_count ? f->ops[o].event_name : f->ops[0].event_name;
+            hooks[n].t = (uint8_t)t;
+            hooks[n].kclass = (uint8_t)f->kclass;
+            hooks[n].small = member_size(f->kclass) <= 32;
+            hook_entry[g][type] = (uint8_t)n++;
+        }
+    }
+    __atomic_store_n(&plans_ready, 1, __ATOMIC_RELEASE);
+}
+
+_Static_assert(sizeof(((etl_kernel_event *)0)->u) >= 32, "the typed records' union holds 32 bytes");
+
+/* The plans, built by the first call. */
+static inline void plans_need(void)
+{
+    if (!__atomic_load_n(&plans_ready, __ATOMIC_ACQUIRE)) pthread_once(&plans_once, plan_all);
+}
+
+/* Decodes payload p by version `version` of typed family t. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline int decode_typed(unsigned t, unsigned version, const uint8_t *p, uint32_t len, unsigned ptr,
+                               etl_kernel_event *out)
+{
+    const struct plan *pl;
+
+    if (version < PLAN_VERSION_INDEX) {
+        pl = plan_of[t][version][ptr == 8];
+    } else {
+        unsigned vi = (unsigned)(etl_kclass_version_of(typed[t], version) - typed[t]->versions);
+        pl = vi < PLAN_VERSIONS ? &plans[t][vi][ptr == 8] : NULL;
+    }
+    if (!pl) return walk(etl_kclass_version_of(typed[t], version), 0, 0, p, len, ptr, out); /* not planned */
+
+    if (len < pl->fixed_len) return len < pl->required_len ? ETL_FAILED : walk(pl->v, 0, 0, p, len, ptr, out);
+    for (unsigned k = 0; k < pl->stores; k++) {
+        uint8_t *dst = (uint8_t *)out + pl->st[k].dst;
+        const uint8_t *src = p + pl->st[k].at;
+        switch (pl->st[k].copy) {
+        case 0: store_at(out, dst, pl->st[k].how, src, pl->st[k].size, ptr); break;
+        case 1: *dst = *src; break;
+        case 2: memcpy(dst, src, 2); break;
+        case 4: memcpy(dst, src, 4); break;
+        case 8: memcpy(dst, src, 8); break;
+        case 16: memcpy(dst, src, 16); break; /* SampledProfile's 16 bytes with 64-bit pointers */
+        case 24: memcpy(dst, src, 24); break; /* CSwitch */
+        default: memcpy(dst, src, pl->st[k].copy); break;
+        }
+    }
+    return pl->rest ? walk(pl->v, pl->next, pl->fixed_len, p, len, ptr, out) : 1;
+}
+
+static int kernel_kind(int kind)
+{
+    return kind == ETL_KIND_SYSTEM || kind == ETL_KIND_COMPACT || kind == ETL_KIND_PERFINFO;
 }
 
 int etl_kernel_decode(const etl_event *ev, etl_kernel_event *out)
 {
-    struct cur c;
-    const char *name = NULL;
-    int kclass;
+    const struct hook *h;
+    unsigned group = ev->hook_id >> 8, type = ev->hook_id & 0xFF, e;
 
+    if (!kernel_kind(ev->kind) || group > ETL_GROUP_COUNT) goto none;
+    plans_need();
+    if (!(e = hook_entry[group][type])) goto none;
+    h = &hooks[e];
+    /* the class's record: what the payload does not hold is 0 */
+    if (h->small) memset(&out->u, 0, 32);
+    else memset(&out->u, 0, sizeof out->u);
+    out->kclass = h->kclass;
+    out->name = h->name;
+    return decode_typed(h->t, ev->version, ev->payload, ev->payload ? ev->payload_len : 0, ev->pointer_size == 4 ? 4 : 8,
+                        out);
+none:
     memset(out, 0, sizeof *out);
-    if (ev->kind != ETL_KIND_SYSTEM && ev->kind != ETL_KIND_COMPACT && ev->kind != ETL_KIND_PERFINFO) return 0;
-    kclass = classify(ev->hook_id, &name);
-    if (kclass == ETL_KCLASS_NONE) return 0;
-    out->kclass = kclass;
-    out->name = name;
-    c.p = ev->payload;
-    c.len = ev->payload ? ev->payload_len : 0;
-    c.off = 0;
-    c.ptr = ev->pointer_size == 4 ? 4 : 8;
-    switch (kclass) {
-    case ETL_KCLASS_PROCESS: return decode_process(&c, ev->version, &out->u.process);
-    case ETL_KCLASS_THREAD: return decode_thread(&c, ev->version, &out->u.thread);
-    case ETL_KCLASS_IMAGE: return decode_image(&c, ev->version, &out->u.image);
-    case ETL_KCLASS_CSWITCH: return decode_cswitch(&c, &out->u.cswitch);
-    case ETL_KCLASS_READY_THREAD: return decode_ready_thread(&c, &out->u.ready_thread);
-    case ETL_KCLASS_SAMPLED_PROFILE: return decode_sample(&c, ev->hook_id, ev->version, &out->u.sample);
-    case ETL_KCLASS_TRACE_HEADER: return decode_header(&c, &out->u.header);
-    case ETL_KCLASS_GROUP_MASKS: return decode_group_masks(&c, &out->u.group_masks);
-    case ETL_KCLASS_RUNDOWN_COMPLETE: return 1;
-    case ETL_KCLASS_LBR: return etl_lbr_decode(ev, &out->u.lbr) == 1 ? 1 : ETL_FAILED;
-    case ETL_KCLASS_DISK_IO: case ETL_KCLASS_DISK_IO_INIT:
-        return decode_disk_io(&c, ev->hook_id & 0xFF, ev->version, &out->u.disk_io);
-    case ETL_KCLASS_SYSCALL_ENTER:
-        if (!has(&c, c.ptr)) return ETL_FAILED;
-        out->u.syscall.address = ptr(&c);
-        return 1;
-    case ETL_KCLASS_SYSCALL_EXIT:
-        if (!has(&c, 4)) return ETL_FAILED;
-        out->u.syscall.nt_status = u32(&c);
-        return 1;
-    default: return decode_stack(&c, ev->hook_id, &out->kclass, &out->u.stack);
-    }
+    return 0;
 }
 
 uint64_t etl_kstack_frame_at(const etl_kstack *s, unsigned index)
@@ -493,26 +630,21 @@ uint64_t etl_kstack_frame_at(const etl_kstack *s, unsigned index)
     return s->frame_size == 4 ? etl_le32(s->frames + 4 * (size_t)index) : etl_le64(s->frames + 8 * (size_t)index);
 }
 
-/* ---------------------------------------------------------------- LBR samples */
 
-/* LBR_TRACE_EVENT_DATA: 24 bytes with 64-bit pointers (a pad after Options), 20 with 32-bit. */
-static unsigned lbr_header_size(unsigned p) { return p == 8 ? 24 : 20; }
+/* ---------------------------------------------------------------- LBR samples */
 
 int etl_lbr_decode(const etl_event *ev, etl_lbr *out)
 {
-    unsigned p = ev->pointer_size == 4 ? 4 : 8, h = lbr_header_size(p);
+    etl_kernel_event k;
+    int rc;
 
-    if ((ev->kind != ETL_KIND_PERFINFO && ev->kind != ETL_KIND_SYSTEM && ev->kind != ETL_KIND_COMPACT) ||
-        ev->hook_id != ETL_HOOK_LBR_SAMPLE)
-        return 0;
-    if (ev->payload_len < h || (ev->payload_len - h) % (3 * p) != 0) return ETL_FAILED;
-    out->timestamp = etl_le64s(ev->payload);
-    out->pid = etl_le32(ev->payload + 8);
-    out->tid = etl_le32(ev->payload + 12);
-    out->filters = etl_le32(ev->payload + 16);
-    out->pointer_size = p;
-    out->count = (ev->payload_len - h) / (3 * p);
-    out->entries = ev->payload + h;
+    if (!kernel_kind(ev->kind) || ev->hook_id != ETL_HOOK_LBR_SAMPLE) return 0;
+    plans_need();
+    memset(&k, 0, sizeof k);
+    rc = decode_typed(T_LBR, ev->version, ev->payload, ev->payload ? ev->payload_len : 0, ev->pointer_size == 4 ? 4 : 8,
+                      &k);
+    if (rc != 1) return ETL_FAILED;
+    *out = k.u.lbr;
     return 1;
 }
 

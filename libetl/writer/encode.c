@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "format/format.h"
+#include "writer/writer.h"
 
 static uint32_t data_size(const etl_data *data, unsigned ndata)
 {
@@ -46,25 +47,10 @@ static uint8_t *put_ext_item(uint8_t *p, uint16_t type, uint16_t size, int more)
     return p + 8;
 }
 
-uint32_t etl_record_encode_event(uint8_t *dst, uint32_t cap, int64_t ts, uint32_t pid, uint32_t tid,
-                                 const etl_guid *provider, const etl_event_descriptor *d,
-                                 const etl_event_extras *x, const etl_data *data, unsigned ndata)
+/* The EVENT_HEADER as ten whole words (a staged record is copied right after: see etl_put64). */
+static inline void put_event_header(uint8_t *dst, uint32_t size, int ext, int64_t ts, uint32_t pid, uint32_t tid,
+                                    const etl_guid *provider, const etl_event_descriptor *d, const etl_guid *activity)
 {
-    uint32_t ext = 0, size;
-    int has_related = x && x->related_activity_id, has_stack = x && x->stack && x->stack_frames;
-    uint8_t *p;
-
-    if (has_related) ext += ext_item_size(16);
-    if (has_stack) {
-        if (x->stack_frames > (ETL_MAX_RECORD_SIZE - 8) / 8) return 0;
-        ext += ext_item_size(8 + 8 * x->stack_frames);
-    }
-    size = ETL_EVENT_HEADER_SIZE + ext + data_size(data, ndata);
-    if (size > ETL_MAX_RECORD_SIZE) return 0;
-    if (!dst || cap < ETL_RECORD_SPACE(size)) return size;
-    if (x && x->timestamp) ts = x->timestamp;
-
-    /* The header as ten whole words (a staged record is copied right after: see etl_put64). */
     etl_put64(dst, (uint64_t)(uint16_t)size | (uint64_t)ETL_HT_EVENT64 << 16 | (uint64_t)0xC0 << 24 |
                        (uint64_t)(ext ? ETL_EVENT_HEADER_FLAG_EXTENDED_INFO : 0) << 32);
     etl_put64(dst + 8, (uint64_t)tid | (uint64_t)pid << 32);
@@ -74,23 +60,69 @@ uint32_t etl_record_encode_event(uint8_t *dst, uint32_t cap, int64_t ts, uint32_
                               (uint64_t)d->level << 32 | (uint64_t)d->opcode << 40 | (uint64_t)d->task << 48);
     etl_put64(dst + 0x30, d->keywords);
     etl_put64(dst + 0x38, 0); /* ProcessorTime */
-    if (x && x->activity_id) {
-        put_guid(dst + 0x40, x->activity_id);
+    if (activity) {
+        put_guid(dst + 0x40, activity);
     } else {
         etl_put64(dst + 0x40, 0);
         etl_put64(dst + 0x48, 0);
     }
+}
+
+uint32_t etl_record_encode_event_items(uint8_t *dst, uint32_t cap, int64_t ts, uint32_t pid, uint32_t tid,
+                                       const etl_guid *provider, const etl_event_descriptor *d, const uint8_t *items,
+                                       uint32_t items_size, const etl_data *data, unsigned ndata)
+{
+    uint32_t size;
+
+    if (items_size > ETL_MAX_RECORD_SIZE || items_size % 8) return 0;
+    size = ETL_EVENT_HEADER_SIZE + items_size + data_size(data, ndata);
+    if (size > ETL_MAX_RECORD_SIZE) return 0;
+    if (!dst || cap < ETL_RECORD_SPACE(size)) return size;
+    put_event_header(dst, size, items_size != 0, ts, pid, tid, provider, d, NULL);
+    memcpy(dst + ETL_EVENT_HEADER_SIZE, items, items_size);
+    put_data(dst + ETL_EVENT_HEADER_SIZE + items_size, data, ndata, ETL_EVENT_HEADER_SIZE + items_size);
+    return size;
+}
+
+uint32_t etl_record_encode_event(uint8_t *dst, uint32_t cap, int64_t ts, uint32_t pid, uint32_t tid,
+                                 const etl_guid *provider, const etl_event_descriptor *d,
+                                 const etl_event_extras *x, const etl_data *data, unsigned ndata)
+{
+    uint32_t ext = 0, size;
+    int has_related = x && x->related_activity_id, has_stack = x && x->stack && x->stack_frames;
+    int has_items = x && x->ext_items && x->ext_items_size;
+    uint8_t *p;
+
+    if (has_related) ext += ext_item_size(16);
+    if (has_stack) {
+        if (x->stack_frames > (ETL_MAX_RECORD_SIZE - 8) / 8) return 0;
+        ext += ext_item_size(8 + 8 * x->stack_frames);
+    }
+    if (has_items) {
+        if (x->ext_items_size > ETL_MAX_RECORD_SIZE || x->ext_items_size % 8) return 0;
+        ext += x->ext_items_size;
+    }
+    size = ETL_EVENT_HEADER_SIZE + ext + data_size(data, ndata);
+    if (size > ETL_MAX_RECORD_SIZE) return 0;
+    if (!dst || cap < ETL_RECORD_SPACE(size)) return size;
+    if (x && x->timestamp) ts = x->timestamp;
+
+    put_event_header(dst, size, ext != 0, ts, pid, tid, provider, d, x ? x->activity_id : NULL);
     p = dst + ETL_EVENT_HEADER_SIZE;
     if (has_related) {
-        etl_guid_write(put_ext_item(p, ETL_EXT_RELATED_ACTIVITYID, 16, has_stack), x->related_activity_id);
+        etl_guid_write(put_ext_item(p, ETL_EXT_RELATED_ACTIVITYID, 16, has_stack || has_items), x->related_activity_id);
         p += ext_item_size(16);
     }
     if (has_stack) {
         uint16_t n = (uint16_t)(8 + 8 * x->stack_frames);
-        uint8_t *q = put_ext_item(p, ETL_EXT_STACK_TRACE64, n, 0);
+        uint8_t *q = put_ext_item(p, ETL_EXT_STACK_TRACE64, n, has_items);
         etl_put64(q, x->stack_match_id);
         for (unsigned i = 0; i < x->stack_frames; i++) etl_put64(q + 8 + 8 * i, x->stack[i]);
         p += ext_item_size(n);
+    }
+    if (has_items) {
+        memcpy(p, x->ext_items, x->ext_items_size);
+        p += x->ext_items_size;
     }
     put_data(p, data, ndata, ETL_EVENT_HEADER_SIZE + ext);
     return size;
