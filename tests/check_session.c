@@ -201,10 +201,15 @@ START_TEST(events_lost_exact_under_overrun)
 }
 END_TEST
 
-/* A sequential file with a maximum size: logging stops there, and the rest is counted lost. */
+/* A sequential file with a maximum size: logging stops there, and the rest is counted lost.
+   The pool is held to 64 buffers (256 KiB), so that the writers cannot run more than that ahead
+   of the flush thread: the file is full long before they are done, whatever the scheduler does.
+   With the default maximum (64 MiB more) a starved flush thread let the writers put all 90,000
+   events in memory before the file filled, and no writer was refused. */
 START_TEST(sequential_file_full)
 {
-    etl_session_properties p = { .buffer_size_kb = 4, .maximum_file_size_mb = 1, .minimum_buffers = 64 };
+    etl_session_properties p = { .buffer_size_kb = 4, .maximum_file_size_mb = 1, .minimum_buffers = 64,
+                                 .maximum_buffers = 64 };
     make_dir();
     p.log_file_name = in_dir("full.etl");
     overrun(&p, 3, 30000, 1);
