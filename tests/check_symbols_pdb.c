@@ -350,7 +350,8 @@ START_TEST(pdb_symstore)
     const char *dir = make_symstore("store", &B.guid, B.age);
     etl_sym_pdb *p = open_pdb(dir, NULL, 0);
     feed_imageid(p, PID, LOAD_BASE, &B.guid, B.age, "C:\\build\\out\\prog.pdb");
-    ck_assert_int_eq(etl_sym_pdb_has(p, PID, LOAD_BASE), 1);
+    ck_assert_uint_ne(etl_sym_pdb_find(p, PID, LOAD_BASE, "prog.exe"), 0);
+    ck_assert_uint_eq(etl_sym_pdb_find(p, PID + 1, LOAD_BASE, "other.exe"), 0);
     check_functions(p);
     uint64_t found, mism;
     etl_sym_pdb_counts(p, &found, &mism);

@@ -434,9 +434,29 @@ static struct pdb_image *image_for(etl_sym_pdb *p, uint32_t pid, uint64_t base, 
     return NULL;
 }
 
-int etl_sym_pdb_has(etl_sym_pdb *p, uint32_t pid, uint64_t base)
+size_t etl_sym_pdb_find(etl_sym_pdb *p, uint32_t pid, uint64_t base, const char *image_name)
 {
-    return image_for(p, pid, base, NULL) != NULL || (image_find(p, pid, base) && image_find(p, pid, base)->has_rsds);
+    struct pdb_image *im = image_for(p, pid, base, image_name);
+    return im ? (size_t)(im - p->images) + 1 : 0;
+}
+
+void etl_sym_pdb_key(const etl_sym_pdb *p, size_t h, uint8_t key[20])
+{
+    const struct pdb_image *im = &p->images[h - 1];
+    memset(key, 0, 20);
+    key[0] = (uint8_t)im->guid.data1;
+    key[1] = (uint8_t)(im->guid.data1 >> 8);
+    key[2] = (uint8_t)(im->guid.data1 >> 16);
+    key[3] = (uint8_t)(im->guid.data1 >> 24);
+    key[4] = (uint8_t)im->guid.data2;
+    key[5] = (uint8_t)(im->guid.data2 >> 8);
+    key[6] = (uint8_t)im->guid.data3;
+    key[7] = (uint8_t)(im->guid.data3 >> 8);
+    memcpy(key + 8, im->guid.data4, 8);
+    key[16] = (uint8_t)im->age;
+    key[17] = (uint8_t)(im->age >> 8);
+    key[18] = (uint8_t)(im->age >> 16);
+    key[19] = (uint8_t)(im->age >> 24);
 }
 
 /* ---------------------------------------------------------------- the PDB's own GUID and age */
@@ -976,23 +996,36 @@ static int exchange(etl_sym_pdb *p, const char *req, size_t reqlen, size_t nreq,
     return 0;
 }
 
-int etl_sym_pdb_resolve_batch(etl_sym_pdb *p, uint32_t pid, uint64_t base, const char *image_name,
-                              const uint64_t *offsets, size_t n, etl_symbol *out, unsigned max, unsigned *counts)
+/* The PDB of image h looked up (once) and counted: its file, or NULL without memory. */
+static struct pdb_file *image_file(etl_sym_pdb *p, struct pdb_image *im)
 {
-    for (size_t i = 0; i < n; i++) counts[i] = 0;
-    if (p->disabled || p->state == 2 || n == 0 || max == 0) return ETL_OK;
-    struct pdb_image *im = image_for(p, pid, base, image_name);
-    if (!im) return ETL_OK;
     if (!im->file) {
         im->file = file_for(p, im);
-        if (!im->file) return ETL_FAILED;
+        if (!im->file) return NULL;
     }
-    struct pdb_file *f = im->file;
     if (!im->counted) {
         im->counted = 1;
-        if (f->state == 1) p->found++;
-        else if (f->state == 3) p->mismatched++;
+        if (im->file->state == 1) p->found++;
+        else if (im->file->state == 3) p->mismatched++;
     }
+    return im->file;
+}
+
+int etl_sym_pdb_prepare(etl_sym_pdb *p, size_t h)
+{
+    if (p->disabled) return 0;
+    struct pdb_file *f = image_file(p, &p->images[h - 1]);
+    if (!f) return ETL_FAILED;
+    return f->state == 1 ? 1 : f->state == 3 ? 2 : 0;
+}
+
+int etl_sym_pdb_resolve_image(etl_sym_pdb *p, size_t h, const uint64_t *offsets, size_t n, etl_symbol *out,
+                              unsigned max, unsigned *counts)
+{
+    for (size_t i = 0; i < n; i++) counts[i] = 0;
+    if (p->disabled || p->state == 2 || n == 0 || max == 0 || h == 0 || h > p->nimages) return ETL_OK;
+    struct pdb_file *f = image_file(p, &p->images[h - 1]);
+    if (!f) return ETL_FAILED;
     if (f->state != 1) return ETL_OK;
     if (!f->stub && write_stub(p, f) != 0) {
         set_error(p, "cannot write a file in %s for llvm-symbolizer: %s", p->tmpdir ? p->tmpdir : "$TMPDIR",
@@ -1014,6 +1047,17 @@ int etl_sym_pdb_resolve_batch(etl_sym_pdb *p, uint32_t pid, uint64_t base, const
     if (r != 0)
         for (size_t i = 0; i < n; i++) counts[i] = 0;
     return ETL_OK;
+}
+
+int etl_sym_pdb_resolve_batch(etl_sym_pdb *p, uint32_t pid, uint64_t base, const char *image_name,
+                              const uint64_t *offsets, size_t n, etl_symbol *out, unsigned max, unsigned *counts)
+{
+    size_t h = p->disabled ? 0 : etl_sym_pdb_find(p, pid, base, image_name);
+    if (!h) {
+        for (size_t i = 0; i < n; i++) counts[i] = 0;
+        return ETL_OK;
+    }
+    return etl_sym_pdb_resolve_image(p, h, offsets, n, out, max, counts);
 }
 
 int etl_sym_pdb_resolve(etl_sym_pdb *p, uint32_t pid, uint64_t base, const char *image_name, uint64_t image_offset,
