@@ -188,16 +188,10 @@ static const etl_guid imageid_guid = { 0xb3e675d7, 0x2554, 0x4f18, { 0x83, 0x0b,
 #define LOAD_BASE 0x7ff6a1230000ull   /* not the preferred base: the image was moved (ASLR) */
 
 /* ImageID/Info and ImageID/DbgID_RSDS for the image at base of pid, as KernelTraceControl
-   writes them (classic events of the ImageID GUID), in a file of their own; the events are fed
-   to p. */
-static void feed_imageid(etl_sym_pdb *p, uint32_t pid, uint64_t base, const etl_guid *g, uint32_t age,
-                         const char *pdbname)
+   writes them (classic events of the ImageID GUID), added to s. */
+static void add_imageid(struct synth *s, int64_t ts, uint32_t pid, uint64_t base, const etl_guid *g, uint32_t age,
+                        const char *pdbname)
 {
-    struct synth_options o;
-    memset(&o, 0, sizeof o);
-    o.cpus = 1;
-    struct synth *s = synth_new(&o);
-    ck_assert_ptr_nonnull(s);
     struct synth_payload pl;
     uint8_t rec[4096];
     sp_init(&pl, 8);
@@ -206,7 +200,7 @@ static void feed_imageid(etl_sym_pdb *p, uint32_t pid, uint64_t base, const etl_
     sp32(&pl, pid);
     sp32(&pl, 0x6b07a3c2);
     sp_str16(&pl, "prog.exe");
-    ck_assert_int_eq(synth_add(s, 0, rec, synth_classic(rec, 1, 0, 2000000, &imageid_guid, 0, 0, 2, pid, 1, pl.b, pl.n)), 0);
+    ck_assert_int_eq(synth_add(s, 0, rec, synth_classic(rec, 1, 0, ts, &imageid_guid, 0, 0, 2, pid, 1, pl.b, pl.n)), 0);
     sp_init(&pl, 8);
     spp(&pl, base);
     sp32(&pl, pid);
@@ -216,7 +210,25 @@ static void feed_imageid(etl_sym_pdb *p, uint32_t pid, uint64_t base, const etl_
     for (int i = 0; i < 8; i++) sp8(&pl, g->data4[i]);
     sp32(&pl, age);
     sp_str8(&pl, pdbname);
-    ck_assert_int_eq(synth_add(s, 0, rec, synth_classic(rec, 1, 0, 2000001, &imageid_guid, 36, 0, 2, pid, 1, pl.b, pl.n)), 0);
+    ck_assert_int_eq(synth_add(s, 0, rec, synth_classic(rec, 1, 0, ts, &imageid_guid, 36, 0, 2, pid, 1, pl.b, pl.n)), 0);
+}
+
+static struct synth *new_trace(void)
+{
+    struct synth_options o;
+    memset(&o, 0, sizeof o);
+    o.cpus = 1;
+    struct synth *s = synth_new(&o);
+    ck_assert_ptr_nonnull(s);
+    return s;
+}
+
+/* The two ImageID events in a file of their own, fed to p. */
+static void feed_imageid(etl_sym_pdb *p, uint32_t pid, uint64_t base, const etl_guid *g, uint32_t age,
+                         const char *pdbname)
+{
+    struct synth *s = new_trace();
+    add_imageid(s, 2000000, pid, base, g, age, pdbname);
     size_t size;
     uint8_t *file = synth_finish(s, &size);
     ck_assert_ptr_nonnull(file);
@@ -550,6 +562,144 @@ START_TEST(pdb_fake_endless)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- through etl_symbolizer */
+
+#define TID 4243u
+
+/* An Image Load (version 3) of prog.exe in PID at LOAD_BASE, its ImageID events, and samples
+   (SampledProfile) at each function's start, middle and last byte; the file in *size. */
+static uint8_t *pe_trace(size_t *size, uint32_t age)
+{
+    struct synth *s = new_trace();
+    struct synth_payload p;
+    uint8_t rec[4096];
+    sp_init(&p, 8);
+    spp(&p, LOAD_BASE); spp(&p, 0x4000); sp32(&p, PID); sp32(&p, 0); sp32(&p, 0x6b07a3c2);
+    sp8(&p, 0); sp8(&p, 0); sp16(&p, 0); spp(&p, B.preferred); sp32(&p, 0); sp32(&p, 0); sp32(&p, 0); sp32(&p, 0);
+    sp_str16(&p, "\\Device\\HarddiskVolume3\\app\\prog.exe");
+    ck_assert_int_eq(synth_add(s, 0, rec, synth_system(rec, 1, 0, 2000000, 0x030A, 3, PID, TID, p.b, p.n)), 0);
+    add_imageid(s, 2000001, PID, LOAD_BASE, &B.guid, age, "C:\\build\\prog.pdb");
+    int64_t ts = 2000100;
+    for (int i = 0; i < NFUNCS; i++) {
+        uint64_t offs[3] = { B.rva[i], B.rva[i] + B.size[i] / 2, B.rva[i] + B.size[i] - 1 };
+        for (int k = 0; k < 3; k++) {
+            sp_init(&p, 8);
+            spp(&p, LOAD_BASE + offs[k]); sp32(&p, TID); sp16(&p, 1); sp8(&p, 0); sp8(&p, 0);
+            ck_assert_int_eq(synth_add(s, 0, rec, synth_perfinfo(rec, 1, ts++, 0x0F2E, 2, NULL, NULL, 0, p.b, p.n)), 0);
+        }
+    }
+    uint8_t *file = synth_finish(s, size);
+    ck_assert_ptr_nonnull(file);
+    return file;
+}
+
+/* Feeds the trace to a new symbolizer, then resolves every sample (of PID: the trace's only
+   thread); the samples whose function is named, the symbolizer in *out. */
+static int resolve_samples(const uint8_t *file, size_t size, const etl_symbolizer_options *o, etl_symbolizer **out,
+                           int check_names)
+{
+    etl_symbolizer *sym;
+    ck_assert_int_eq(etl_symbolizer_open(&sym, o), ETL_OK);
+    etl_reader *r;
+    etl_event ev;
+    ck_assert_int_eq(etl_reader_open_memory(&r, file, size, NULL), ETL_OK);
+    while (etl_reader_next(r, &ev) == ETL_OK) ck_assert_int_eq(etl_symbolizer_add(sym, &ev), ETL_OK);
+    etl_reader_close(r);
+    ck_assert_int_eq(etl_reader_open_memory(&r, file, size, NULL), ETL_OK);
+    int named = 0, samples = 0;
+    while (etl_reader_next(r, &ev) == ETL_OK) {
+        etl_kernel_event k;
+        if (etl_kernel_decode(&ev, &k) != 1 || k.kclass != ETL_KCLASS_SAMPLED_PROFILE) continue;
+        uint64_t ip = k.u.sample.instruction_pointer;
+        etl_symbol fr[8];
+        int n = etl_symbolizer_resolve(sym, PID, ip, ev.timestamp, fr, 8);
+        ck_assert_int_ge(n, 1);
+        samples++;
+        /* the image and offset are kept, named or not */
+        ck_assert_str_eq(fr[n - 1].image, "prog.exe");
+        ck_assert_uint_eq(fr[n - 1].image_offset, ip - LOAD_BASE);
+        if (!fr[n - 1].function) continue;
+        named++;
+        if (check_names) {
+            char fn[256], loc[512];
+            expected_at(ip - LOAD_BASE, fn, sizeof fn, loc, sizeof loc);
+            ck_assert_str_eq(fr[n - 1].function, fn);
+        }
+    }
+    etl_reader_close(r);
+    ck_assert_int_eq(samples, NFUNCS * 3);
+    *out = sym;
+    return named;
+}
+
+START_TEST(symbolizer_pe_samples)
+{
+    build_pe();
+    const char *dir = make_symstore("store_e2e", &B.guid, B.age);
+    size_t size;
+    uint8_t *file = pe_trace(&size, B.age);
+    etl_symbolizer_options o;
+    memset(&o, 0, sizeof o);
+    o.paths = &dir;
+    o.npaths = 1;
+    etl_symbolizer *sym;
+    ck_assert_int_eq(resolve_samples(file, size, &o, &sym, 1), NFUNCS * 3);
+    etl_symbolizer_stats st;
+    etl_symbolizer_stats_get(sym, &st);
+    ck_assert_uint_eq(st.images_with_symbols, 1);
+    ck_assert_uint_eq(st.images_mismatched, 0);
+    ck_assert_uint_eq(st.resolved, NFUNCS * 3);
+    ck_assert_ptr_null(etl_symbolizer_error(sym));
+    etl_symbolizer_close(sym);
+
+    /* NO_PDB: image+offset only */
+    o.flags = ETL_SYMBOLS_NO_PDB;
+    ck_assert_int_eq(resolve_samples(file, size, &o, &sym, 0), 0);
+    etl_symbolizer_close(sym);
+
+    /* llvm-symbolizer missing: image+offset, and the symbolizer says why */
+    o.flags = 0;
+    o.llvm_symbolizer = "/nonexistent/bin/llvm-symbolizer";
+    ck_assert_int_eq(resolve_samples(file, size, &o, &sym, 0), 0);
+    ck_assert_ptr_nonnull(etl_symbolizer_error(sym));
+    ck_assert_ptr_nonnull(strstr(etl_symbolizer_error(sym), "/nonexistent/bin/llvm-symbolizer"));
+    etl_symbolizer_close(sym);
+
+    /* $ETL_LLVM_SYMBOLIZER names the program when the options do not */
+    o.llvm_symbolizer = NULL;
+    setenv("ETL_LLVM_SYMBOLIZER", "/nonexistent/env/llvm-symbolizer", 1);
+    ck_assert_int_eq(resolve_samples(file, size, &o, &sym, 0), 0);
+    ck_assert_ptr_nonnull(strstr(etl_symbolizer_error(sym), "/nonexistent/env/llvm-symbolizer"));
+    etl_symbolizer_close(sym);
+    unsetenv("ETL_LLVM_SYMBOLIZER");
+    free(file);
+}
+END_TEST
+
+START_TEST(symbolizer_pe_wrong_age)
+{
+    build_pe();
+    const char *dir = make_symstore("store_e2e_age", &B.guid, B.age);
+    size_t size;
+    uint8_t *file = pe_trace(&size, B.age + 1); /* the image was built with a later age */
+    const char *dirs[2] = { dir, B.dir };      /* B.dir holds prog.pdb itself: age B.age */
+    etl_symbolizer_options o;
+    memset(&o, 0, sizeof o);
+    o.paths = dirs;
+    o.npaths = 2;
+    etl_symbolizer *sym;
+    ck_assert_int_eq(resolve_samples(file, size, &o, &sym, 0), 0);
+    etl_symbolizer_stats st;
+    etl_symbolizer_stats_get(sym, &st);
+    ck_assert_uint_eq(st.images_with_symbols, 0);
+    ck_assert_uint_eq(st.images_mismatched, 1);
+    ck_assert_ptr_nonnull(etl_symbolizer_error(sym));
+    ck_assert_ptr_nonnull(strstr(etl_symbolizer_error(sym), "not used"));
+    etl_symbolizer_close(sym);
+    free(file);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- .NET methods */
 
 static const etl_guid clr_runtime = { 0xe13c0d23, 0xccbc, 0x4e12, { 0x93, 0x1b, 0xd9, 0xcc, 0x2e, 0xee, 0x27, 0xe4 } };
@@ -621,16 +771,6 @@ static etl_sym_clr *feed_clr(struct synth *s)
     etl_reader_close(r);
     free(file);
     return c;
-}
-
-static struct synth *new_trace(void)
-{
-    struct synth_options o;
-    memset(&o, 0, sizeof o);
-    o.cpus = 1;
-    struct synth *s = synth_new(&o);
-    ck_assert_ptr_nonnull(s);
-    return s;
 }
 
 START_TEST(clr_methods)
@@ -722,6 +862,69 @@ START_TEST(clr_many)
 }
 END_TEST
 
+/* Through etl_symbolizer: samples in JIT-compiled code (no image) of a process get their
+   method; samples elsewhere keep no image; an image's own samples keep it. */
+START_TEST(symbolizer_clr_samples)
+{
+    struct synth *s = new_trace();
+    const uint32_t pid = 6000, tid = 6001;
+    add_module(s, &clr_runtime, 152, 2000010, pid, 0x7ffa0000, "C:\\app\\Demo.dll");
+    add_method(s, &clr_runtime, 143, 2000100, pid, 0x1001, 0x7ffa0000, 0x7ffb10001000, 0x80, "Demo.Program", "Spin",
+               "int32  (int32)");
+    add_method(s, &clr_rundown, 143, 2000001, pid, 0x1002, 0x7ffa0000, 0x7ffb10002000, 0x40, "Demo.Program", "Main",
+               "void  (class System.String[])");
+    struct synth_payload p;
+    uint8_t rec[4096];
+    /* a native image too (no symbols for it) */
+    sp_init(&p, 8);
+    spp(&p, 0x7ffc00000000); spp(&p, 0x10000); sp32(&p, pid); sp32(&p, 0); sp32(&p, 0);
+    sp8(&p, 0); sp8(&p, 0); sp16(&p, 0); spp(&p, 0x180000000); sp32(&p, 0); sp32(&p, 0); sp32(&p, 0); sp32(&p, 0);
+    sp_str16(&p, "\\Device\\HarddiskVolume3\\Windows\\System32\\ntdll.dll");
+    ck_assert_int_eq(synth_add(s, 0, rec, synth_system(rec, 1, 0, 2000002, 0x030A, 3, pid, tid, p.b, p.n)), 0);
+    static const uint64_t ips[] = { 0x7ffb10001000, 0x7ffb1000107f, 0x7ffb10002010, 0x7ffb10001080, 0x7ffb10000fff,
+                                    0x7ffc00001234 };
+    for (size_t i = 0; i < sizeof ips / sizeof ips[0]; i++) {
+        sp_init(&p, 8);
+        spp(&p, ips[i]); sp32(&p, tid); sp16(&p, 1); sp8(&p, 0); sp8(&p, 0);
+        ck_assert_int_eq(synth_add(s, 0, rec, synth_perfinfo(rec, 1, 2000200 + (int64_t)i, 0x0F2E, 2, NULL, NULL, 0, p.b, p.n)), 0);
+    }
+    size_t size;
+    uint8_t *file = synth_finish(s, &size);
+    etl_symbolizer *sym;
+    ck_assert_int_eq(etl_symbolizer_open(&sym, NULL), ETL_OK);
+    etl_reader *r;
+    etl_event ev;
+    ck_assert_int_eq(etl_reader_open_memory(&r, file, size, NULL), ETL_OK);
+    while (etl_reader_next(r, &ev) == ETL_OK) ck_assert_int_eq(etl_symbolizer_add(sym, &ev), ETL_OK);
+    etl_reader_close(r);
+    static const char *const want[] = { "Demo.Program.Spin(int32)", "Demo.Program.Spin(int32)",
+                                        "Demo.Program.Main(class System.String[])", NULL, NULL, NULL };
+    static const char *const image[] = { "Demo.dll", "Demo.dll", "Demo.dll", NULL, NULL, "ntdll.dll" };
+    ck_assert_int_eq(etl_reader_open_memory(&r, file, size, NULL), ETL_OK);
+    size_t i = 0;
+    while (etl_reader_next(r, &ev) == ETL_OK) {
+        etl_kernel_event k;
+        if (etl_kernel_decode(&ev, &k) != 1 || k.kclass != ETL_KCLASS_SAMPLED_PROFILE) continue;
+        ck_assert_uint_lt(i, sizeof ips / sizeof ips[0]);
+        ck_assert_uint_eq(k.u.sample.instruction_pointer, ips[i]);
+        etl_symbol fr[4];
+        ck_assert_int_eq(etl_symbolizer_resolve(sym, pid, ips[i], ev.timestamp, fr, 4), 1);
+        if (want[i]) ck_assert_str_eq(fr[0].function, want[i]);
+        else ck_assert_ptr_null(fr[0].function);
+        if (image[i]) ck_assert_str_eq(fr[0].image, image[i]);
+        else ck_assert_ptr_null(fr[0].image);
+        i++;
+    }
+    ck_assert_uint_eq(i, sizeof ips / sizeof ips[0]);
+    etl_reader_close(r);
+    etl_symbolizer_stats st;
+    etl_symbolizer_stats_get(sym, &st);
+    ck_assert_uint_eq(st.resolved, 3);
+    etl_symbolizer_close(sym);
+    free(file);
+}
+END_TEST
+
 static void cleanup(void)
 {
     if (built_ok) {
@@ -750,10 +953,13 @@ static Suite *suite(void)
     tcase_add_test(t, pdb_fake_exits);
     tcase_add_test(t, pdb_fake_garbage);
     tcase_add_test(t, pdb_fake_endless);
+    tcase_add_test(t, symbolizer_pe_samples);
+    tcase_add_test(t, symbolizer_pe_wrong_age);
     suite_add_tcase(s, t);
     TCase *c = tcase_create("clr");
     tcase_add_test(c, clr_methods);
     tcase_add_test(c, clr_many);
+    tcase_add_test(c, symbolizer_clr_samples);
     suite_add_tcase(s, c);
     return s;
 }
