@@ -309,8 +309,8 @@ static int cmp_module(const void *a, const void *b)
 /* The events made into methods with intervals of time: ETL_OK or ETL_FAILED (memory). */
 static int build(etl_sym_clr *c)
 {
-    qsort(c->events, c->nevents, sizeof *c->events, cmp_event);
-    qsort(c->modules, c->nmodules, sizeof *c->modules, cmp_module);
+    if (c->nevents > 1) qsort(c->events, c->nevents, sizeof *c->events, cmp_event);
+    if (c->nmodules > 1) qsort(c->modules, c->nmodules, sizeof *c->modules, cmp_module);
     free(c->methods);
     c->methods = NULL;
     c->nmethods = 0;
@@ -349,7 +349,7 @@ static int build(etl_sym_clr *c)
         }
         i = j;
     }
-    qsort(m, n, sizeof *m, cmp_method);
+    if (n > 1) qsort(m, n, sizeof *m, cmp_method);
     for (size_t i = 0; i < n; i++)
         m[i].max_end = (i > 0 && m[i - 1].pid == m[i].pid && m[i - 1].max_end > m[i].end) ? m[i - 1].max_end : m[i].end;
     c->methods = m;
