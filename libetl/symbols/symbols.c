@@ -538,6 +538,7 @@ void etl_symbolizer_close(etl_symbolizer *s)
 
 int etl_symbolizer_add(etl_symbolizer *s, const etl_event *ev)
 {
+    s->last.valid = 0;
     if (etl_image_map_add(s->images, ev) != ETL_OK) return ETL_FAILED;
     if (ev->kind == ETL_KIND_CLASSIC && etl_guid_equal(&ev->provider, &linux_imageid_guid)) {
         int rc = ETL_OK;
@@ -606,17 +607,30 @@ int etl_symbolizer_resolve(etl_symbolizer *s, uint32_t pid, uint64_t addr, int64
     out->image = info.base_name;
     out->image_path = info.file_name;
     out->image_offset = addr - info.base;
-    rec = find_record(s, info.pid, info.base, info.load_timestamp, info.unload_timestamp, ts);
-    kind = image_kind(&info, rec);
-    if (!kind) return 1;
-    if (rec) {
-        f = get_file(s, kind, rec->path[0] ? rec->path : info.file_name, rec->build_id, rec->build_id_size, 1);
-        off = addr - rec->base + rec->file_offset;
+    if (s->last.valid && s->last.pid == info.pid && s->last.base == info.base && s->last.load == info.load_timestamp
+        && s->last.unload == info.unload_timestamp) {
+        f = s->last.file; /* the same image as the last lookup's: no need to find its file again */
     } else {
-        f = get_file(s, kind, info.file_name, NULL, 0, 0);
-        off = addr - info.base;
+        rec = find_record(s, info.pid, info.base, info.load_timestamp, info.unload_timestamp, ts);
+        kind = image_kind(&info, rec);
+        f = NULL;
+        if (kind) {
+            if (rec) f = get_file(s, kind, rec->path[0] ? rec->path : info.file_name, rec->build_id, rec->build_id_size, 1);
+            else f = get_file(s, kind, info.file_name, NULL, 0, 0);
+            if (!f) return ETL_FAILED;
+        }
+        s->last.valid = 1;
+        s->last.pid = info.pid;
+        s->last.base = info.base;
+        s->last.load = info.load_timestamp;
+        s->last.unload = info.unload_timestamp;
+        s->last.file = f;
+        s->last.has_rec = rec != NULL;
+        s->last.rec_base = rec ? rec->base : 0;
+        s->last.rec_file_offset = rec ? rec->file_offset : 0;
     }
-    if (!f) return ETL_FAILED;
+    if (!f) return 1;
+    off = s->last.has_rec ? addr - s->last.rec_base + s->last.rec_file_offset : addr - info.base;
     e = cache_find(s->cache, f->id, off);
     if (e) {
         s->stats.cache_hits++;
@@ -625,7 +639,7 @@ int etl_symbolizer_resolve(etl_symbolizer *s, uint32_t pid, uint64_t addr, int64
         int got = 0;
 
         if (f->state == ETL_SYM_UNTRIED && backend_open(s, f) != ETL_OK) return ETL_FAILED;
-        if (f->state == ETL_SYM_READY) got = backend_resolve(s, f, off, rec ? rec->file_offset : 0, frames, ETL_SYM_MAX_FRAMES);
+        if (f->state == ETL_SYM_READY) got = backend_resolve(s, f, off, s->last.rec_file_offset, frames, ETL_SYM_MAX_FRAMES);
         if (got < 0) return ETL_FAILED;
         if (cache_put(s->cache, f->id, off, frames, (unsigned)got) != ETL_OK) return ETL_FAILED;
         e = cache_find(s->cache, f->id, off);

@@ -71,6 +71,15 @@ struct etl_symbolizer {
     struct etl_sym_cache *cache;
     etl_sym_file **files;             /* hash of etl_sym_file by (kind, path, build-id) */
     size_t nfile_buckets, nfiles;
+    struct {                          /* the image of the last lookup, and its file */
+        int valid;
+        uint32_t pid;
+        uint64_t base;
+        int64_t load, unload;
+        etl_sym_file *file;           /* NULL: no backend */
+        uint64_t rec_base, rec_file_offset;
+        int has_rec;
+    } last;
     etl_symbolizer_stats stats;
     char error[1024];
     int has_error;
