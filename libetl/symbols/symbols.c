@@ -416,7 +416,7 @@ static etl_sym_file *get_file(etl_symbolizer *s, int kind, const char *path, con
     h = file_hash(kind, path, id, idlen, s->nfile_buckets);
     for (f = s->files[h]; f; f = f->next)
         if (f->kind == kind && f->has_record == has_record && f->build_id_size == idlen && strcmp(f->path, path) == 0
-            && memcmp(f->build_id, id, idlen) == 0)
+            && (!idlen || memcmp(f->build_id, id, idlen) == 0))
             return f;
     f = calloc(1, sizeof *f);
     if (!f) return NULL;
@@ -432,7 +432,7 @@ static etl_sym_file *get_file(etl_symbolizer *s, int kind, const char *path, con
             if (*q == '/' || *q == '\\') b = q + 1;
         f->base_name = b;
     }
-    memcpy(f->build_id, id, idlen);
+    if (idlen) memcpy(f->build_id, id, idlen);
     f->build_id_size = idlen;
     f->has_record = (uint8_t)has_record;
     f->id = (uint32_t)++s->nfiles;
