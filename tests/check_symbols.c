@@ -730,6 +730,61 @@ START_TEST(elf_damaged_files)
 }
 END_TEST
 
+static unsigned open_fds(void)
+{
+    char cmd[64];
+    FILE *p;
+    unsigned n = 0;
+
+    snprintf(cmd, sizeof cmd, "ls /proc/%ld/fd | wc -l", (long)getpid());
+    p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(fscanf(p, "%u", &n), 1);
+    pclose(p);
+    return n;
+}
+
+/* More image files than may be open at once (300 paths to the program, each its own image):
+   the file descriptors held stay bounded, and an image whose backend was closed opens again. */
+START_TEST(elf_many_images)
+{
+    enum { N = 300 };
+    struct trace t;
+    etl_symbolizer *s;
+    etl_symbol out[16];
+    etl_symbolizer_stats st;
+    char cmd[800];
+    unsigned before, most = 0;
+
+    snprintf(cmd, sizeof cmd, "cd '%s' && mkdir -p many && for i in $(seq 0 %d); do ln -sf ../prog many/p$i; done", dir, N - 1);
+    run(cmd);
+    tr_begin(&t);
+    for (unsigned i = 0; i < N; i++) {
+        char p[700];
+        snprintf(p, sizeof p, "%s/many/p%u", dir, i);
+        tr_image(&t, 100, 0x7f0000000000ull + (uint64_t)i * 0x100000, 0x5000, p);
+    }
+    s = tr_load(&t, NULL);
+    before = open_fds();
+    for (int round = 0; round < 2; round++)
+        for (unsigned i = 0; i < N; i++) {
+            uint64_t base = 0x7f0000000000ull + (uint64_t)i * 0x100000;
+            /* a new address each round: not from the cache */
+            int got = etl_symbolizer_resolve(s, 100, mapped(&full, full.fn[1].value + (unsigned)round, base, 0), 5000, out, 16);
+            unsigned fds;
+            ck_assert_int_eq(got, 1);
+            ck_assert_str_eq(out[0].function, "beta");
+            if (i % 50 == 0 && (fds = open_fds()) > most) most = fds;
+        }
+    etl_symbolizer_stats_get(s, &st);
+    ck_assert_uint_eq(st.images, N);
+    ck_assert_uint_eq(st.images_with_symbols, N);
+    ck_assert_msg(most < before + 200, "%u file descriptors open while resolving (%u before)", most, before);
+    etl_symbolizer_close(s);
+    ck_assert_uint_le(open_fds(), before);
+}
+END_TEST
+
 /* Addresses with no image, images with no backend, and max 1. */
 START_TEST(no_image)
 {
@@ -1037,6 +1092,7 @@ static Suite *suite(void)
     tcase_add_test(tc, elf_max_frames);
     tcase_add_test(tc, elf_image_reuse);
     tcase_add_test(tc, elf_damaged_files);
+    tcase_add_test(tc, elf_many_images);
     tcase_add_test(tc, no_image);
     tcase_add_test(tc, cache_bound);
     suite_add_tcase(su, tc);
