@@ -417,6 +417,26 @@ START_TEST(pdb_batch)
 }
 END_TEST
 
+/* A merge's DbgID event under another process (the system's, 0): used for the image of the same
+   base and original file name in PID, not for another image at that base. */
+START_TEST(pdb_other_process)
+{
+    build_pe();
+    const char *dir = make_symstore("store_other", &B.guid, B.age);
+    etl_sym_pdb *p = open_pdb(dir, NULL, 0);
+    feed_imageid(p, 0, LOAD_BASE, &B.guid, B.age, "prog.pdb");
+    etl_symbol out[4];
+    char fn[256], loc[512];
+    expected_at(B.rva[1], fn, sizeof fn, loc, sizeof loc);
+    int n = etl_sym_pdb_resolve(p, PID, LOAD_BASE, "PROG.EXE", B.rva[1], out, 4);
+    ck_assert_int_ge(n, 1);
+    ck_assert_str_eq(out[n - 1].function, fn);
+    ck_assert_int_eq(etl_sym_pdb_resolve(p, PID, LOAD_BASE, "other.dll", B.rva[1], out, 4), 0);
+    ck_assert_int_eq(etl_sym_pdb_resolve(p, PID, LOAD_BASE + 0x10000, "prog.exe", B.rva[1], out, 4), 0);
+    etl_sym_pdb_close(p);
+}
+END_TEST
+
 START_TEST(pdb_absent)
 {
     build_pe();
@@ -944,6 +964,7 @@ static Suite *suite(void)
     tcase_add_test(t, pdb_symstore);
     tcase_add_test(t, pdb_flat_directory);
     tcase_add_test(t, pdb_batch);
+    tcase_add_test(t, pdb_other_process);
     tcase_add_test(t, pdb_absent);
     tcase_add_test(t, pdb_wrong_age);
     tcase_add_test(t, pdb_no_pdb_flag);

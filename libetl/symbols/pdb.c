@@ -77,6 +77,8 @@ struct etl_sym_pdb {
     size_t nimages, capimages;
     size_t *slots;              /* index + 1, 0 empty */
     size_t nslots;
+    struct by_base { uint64_t base; size_t index; } *by_base; /* the images by base (other processes') */
+    size_t nby_base;            /* entries; != nimages: to be made again */
     struct pdb_file **files;
     size_t nfiles, capfiles;
     etl_decoder *decoder;
@@ -248,6 +250,7 @@ void etl_sym_pdb_close(etl_sym_pdb *p)
     }
     free(p->images);
     free(p->slots);
+    free(p->by_base);
     for (size_t i = 0; i < p->nstrs; i++) free(p->strs[i]);
     free(p->strs);
     free(p->strslots);
@@ -418,18 +421,45 @@ static const char *base_name(const char *path)
 /* The image whose PDB serves (pid, base): pid's own, else (the DbgID events of a merge name
    some images under another process, the system's under 0) one of the same base whose
    original file name is image_name. */
+static int cmp_base(const void *a, const void *b)
+{
+    const struct by_base *x = a, *y = b;
+    if (x->base != y->base) return x->base < y->base ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* The image whose PDB serves (pid, base): pid's own, else (the DbgID events of a merge name
+   some images under another process, the system's under 0) one of the same base whose
+   original file name is image_name; without a name to compare, a single candidate is taken
+   for the system's processes (0 and 4) only. */
 static struct pdb_image *image_for(etl_sym_pdb *p, uint32_t pid, uint64_t base, const char *image_name)
 {
     struct pdb_image *im = image_find(p, pid, base);
     if (im && im->has_rsds) return im;
+    if (p->nby_base != p->nimages) {
+        struct by_base *b = realloc(p->by_base, (p->nimages ? p->nimages : 1) * sizeof *b);
+        if (!b) return NULL;
+        p->by_base = b;
+        for (size_t i = 0; i < p->nimages; i++) {
+            b[i].base = p->images[i].base;
+            b[i].index = i;
+        }
+        if (p->nimages > 1) qsort(b, p->nimages, sizeof *b, cmp_base);
+        p->nby_base = p->nimages;
+    }
+    size_t lo = 0, hi = p->nby_base;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->by_base[mid].base < base) lo = mid + 1;
+        else hi = mid;
+    }
     struct pdb_image *any = NULL;
-    for (size_t i = 0; i < p->nimages; i++) {
-        struct pdb_image *c = &p->images[i];
-        if (c->base != base || !c->has_rsds) continue;
+    for (size_t k = lo; k < p->nby_base && p->by_base[k].base == base; k++) {
+        struct pdb_image *c = &p->images[p->by_base[k].index];
+        if (!c->has_rsds) continue;
         if (image_name && c->orig_name && strcasecmp(base_name(c->orig_name), base_name(image_name)) == 0) return c;
         if (!any) any = c;
     }
-    /* without names to compare, a single candidate is taken only for the system's images */
     if (any && !image_name && pid <= 4) return any;
     return NULL;
 }
