@@ -282,6 +282,8 @@ static const char *make_symstore(const char *name, const etl_guid *g, uint32_t a
     return dir;
 }
 
+static etl_symbolizer *cur_sym;
+
 static etl_sym_pdb *open_pdb2(const char *dir, const char *dir2, const char *program, unsigned flags)
 {
     etl_symbolizer_options o;
@@ -291,9 +293,17 @@ static etl_sym_pdb *open_pdb2(const char *dir, const char *dir2, const char *pro
     o.paths = dirs;
     o.npaths = dir2 ? 2 : 1;
     o.llvm_symbolizer = program;
-    etl_sym_pdb *p;
-    ck_assert_int_eq(etl_sym_pdb_open(&p, &o), ETL_OK);
-    return p;
+    /* the PDB side of a symbolizer of its own, fed directly (pdb_close closes both) */
+    ck_assert_ptr_null(cur_sym);
+    ck_assert_int_eq(etl_symbolizer_open(&cur_sym, &o), ETL_OK);
+    return cur_sym->pdb;
+}
+
+static void pdb_close(etl_sym_pdb *p)
+{
+    ck_assert_ptr_eq(p, cur_sym->pdb);
+    etl_symbolizer_close(cur_sym);
+    cur_sym = NULL;
 }
 
 static etl_sym_pdb *open_pdb(const char *dir, const char *program, unsigned flags)
@@ -373,7 +383,7 @@ START_TEST(pdb_symstore)
     /* another image: nothing */
     etl_symbol out[4];
     ck_assert_int_eq(etl_sym_pdb_resolve(p, PID, LOAD_BASE + 0x100000, "other.dll", 0x1000, out, 4), 0);
-    etl_sym_pdb_close(p);
+    pdb_close(p);
 }
 END_TEST
 
@@ -391,7 +401,7 @@ START_TEST(pdb_flat_directory)
     /* the path as the linker wrote it into the PE (here a Linux path) */
     feed_imageid(p, PID, LOAD_BASE, &B.guid, B.age, B.pdb_path_in_pe);
     check_functions(p);
-    etl_sym_pdb_close(p);
+    pdb_close(p);
 }
 END_TEST
 
@@ -413,7 +423,7 @@ START_TEST(pdb_batch)
         ck_assert_str_eq(out[(size_t)i * MAXF + counts[i] - 1].function, func_names[i % NFUNCS]);
     }
     free(out);
-    etl_sym_pdb_close(p);
+    pdb_close(p);
 }
 END_TEST
 
@@ -433,7 +443,7 @@ START_TEST(pdb_other_process)
     ck_assert_str_eq(out[n - 1].function, fn);
     ck_assert_int_eq(etl_sym_pdb_resolve(p, PID, LOAD_BASE, "other.dll", B.rva[1], out, 4), 0);
     ck_assert_int_eq(etl_sym_pdb_resolve(p, PID, LOAD_BASE + 0x10000, "prog.exe", B.rva[1], out, 4), 0);
-    etl_sym_pdb_close(p);
+    pdb_close(p);
 }
 END_TEST
 
@@ -451,7 +461,7 @@ START_TEST(pdb_absent)
     etl_sym_pdb_counts(p, &found, &mism);
     ck_assert_uint_eq(found, 0);
     ck_assert_uint_eq(mism, 0);
-    etl_sym_pdb_close(p);
+    pdb_close(p);
 }
 END_TEST
 
@@ -476,7 +486,7 @@ START_TEST(pdb_wrong_age)
     ck_assert_uint_eq(mism, 1);
     ck_assert_ptr_nonnull(etl_sym_pdb_error(p));
     ck_assert_ptr_nonnull(strstr(etl_sym_pdb_error(p), "not used"));
-    etl_sym_pdb_close(p);
+    pdb_close(p);
 }
 END_TEST
 
@@ -490,7 +500,7 @@ START_TEST(pdb_no_pdb_flag)
     etl_symbol out[4];
     ck_assert_int_eq(etl_sym_pdb_resolve(p, PID, LOAD_BASE, "prog.exe", B.rva[0], out, 4), 0);
     ck_assert_ptr_null(etl_sym_pdb_error(p));
-    etl_sym_pdb_close(p);
+    pdb_close(p);
 }
 END_TEST
 
@@ -508,7 +518,7 @@ START_TEST(pdb_symbolizer_missing)
     /* said once: the next lookups give image+offset at once */
     ck_assert_int_eq(etl_sym_pdb_resolve(p, PID, LOAD_BASE, "prog.exe", B.rva[1], out, 4), 0);
     ck_assert_str_eq(etl_sym_pdb_error(p), e);
-    etl_sym_pdb_close(p);
+    pdb_close(p);
 }
 END_TEST
 
@@ -545,7 +555,7 @@ static void check_fake(const char *name, const char *body, const char *message)
     ck_assert_ptr_nonnull(e);
     ck_assert_msg(strstr(e, message), "%s: %s", name, e);
     ck_assert_int_eq(etl_sym_pdb_resolve(p, PID, LOAD_BASE, "prog.exe", B.rva[1], out, 2), 0);
-    etl_sym_pdb_close(p);
+    pdb_close(p);
     free(offs);
     free(out);
     free(counts);
@@ -784,8 +794,9 @@ static etl_sym_clr *feed_clr(struct synth *s)
     ck_assert_ptr_nonnull(file);
     etl_reader *r;
     ck_assert_int_eq(etl_reader_open_memory(&r, file, size, NULL), ETL_OK);
-    etl_sym_clr *c;
-    ck_assert_int_eq(etl_sym_clr_open(&c), ETL_OK);
+    ck_assert_ptr_null(cur_sym);
+    ck_assert_int_eq(etl_symbolizer_open(&cur_sym, NULL), ETL_OK);
+    etl_sym_clr *c = cur_sym->clr;
     etl_event ev;
     while (etl_reader_next(r, &ev) == ETL_OK) ck_assert_int_ge(etl_sym_clr_add(c, &ev), 0);
     etl_reader_close(r);
@@ -847,7 +858,8 @@ START_TEST(clr_methods)
     ck_assert_str_eq(o.function, "Other.Proc.Work()");
     ck_assert_int_eq(etl_sym_clr_resolve(c, pid + 2, 0x7ffb10001010, 2000150, &o), 0);
     ck_assert_uint_eq(etl_sym_clr_methods(c), 6);
-    etl_sym_clr_close(c);
+    etl_symbolizer_close(cur_sym);
+    cur_sym = NULL;
 }
 END_TEST
 
@@ -878,7 +890,8 @@ START_TEST(clr_many)
         ck_assert_str_eq(o.function, want);
         if (i % 3) ck_assert_int_eq(etl_sym_clr_resolve(c, 1, starts[i] + sizes[i], 3000000, &o), 0);
     }
-    etl_sym_clr_close(c);
+    etl_symbolizer_close(cur_sym);
+    cur_sym = NULL;
 }
 END_TEST
 

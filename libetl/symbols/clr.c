@@ -57,10 +57,7 @@ struct etl_sym_clr {
     struct clr_module *modules;
     size_t nmodules, capmodules;
     int dirty;                  /* events came since the methods were made */
-    char **strs;                /* interned strings */
-    size_t nstrs, capstrs;
-    size_t *slots;
-    size_t nslots;
+    etl_symbolizer *owner;      /* whose interned strings the names are */
     char error[256];
     int has_error;
 };
@@ -68,19 +65,18 @@ struct etl_sym_clr {
 static const etl_guid clr_runtime = { 0xe13c0d23, 0xccbc, 0x4e12, { 0x93, 0x1b, 0xd9, 0xcc, 0x2e, 0xee, 0x27, 0xe4 } };
 static const etl_guid clr_rundown = { 0xa669021c, 0xc450, 0x4609, { 0xa0, 0x35, 0x5a, 0xf5, 0x9a, 0xf4, 0xdf, 0x18 } };
 
-int etl_sym_clr_open(etl_sym_clr **out)
+int etl_sym_clr_open(etl_sym_clr **out, etl_symbolizer *owner)
 {
     *out = calloc(1, sizeof **out);
-    return *out ? ETL_OK : ETL_FAILED;
+    if (!*out) return ETL_FAILED;
+    (*out)->owner = owner;
+    return ETL_OK;
 }
 
 void etl_sym_clr_close(etl_sym_clr *c)
 {
     if (!c) return;
     if (c->decoder) etl_decoder_close(c->decoder);
-    for (size_t i = 0; i < c->nstrs; i++) free(c->strs[i]);
-    free(c->strs);
-    free(c->slots);
     free(c->events);
     free(c->methods);
     free(c->modules);
@@ -90,51 +86,6 @@ void etl_sym_clr_close(etl_sym_clr *c)
 const char *etl_sym_clr_error(const etl_sym_clr *c)
 {
     return c->has_error ? c->error : NULL;
-}
-
-static uint64_t str_hash(const char *s, size_t n)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
-    return h;
-}
-
-/* s[0..n) kept until close, one copy of each: NULL without memory. */
-static const char *intern(etl_sym_clr *c, const char *s, size_t n)
-{
-    if ((c->nstrs + 1) * 2 > c->nslots) {
-        size_t ns = c->nslots ? c->nslots * 2 : 256;
-        size_t *sl = calloc(ns, sizeof *sl);
-        if (!sl) return NULL;
-        for (size_t i = 0; i < c->nstrs; i++) {
-            size_t h = (size_t)str_hash(c->strs[i], strlen(c->strs[i])) & (ns - 1);
-            while (sl[h]) h = (h + 1) & (ns - 1);
-            sl[h] = i + 1;
-        }
-        free(c->slots);
-        c->slots = sl;
-        c->nslots = ns;
-    }
-    size_t h = (size_t)str_hash(s, n) & (c->nslots - 1);
-    while (c->slots[h]) {
-        const char *t = c->strs[c->slots[h] - 1];
-        if (strncmp(t, s, n) == 0 && t[n] == '\0') return t;
-        h = (h + 1) & (c->nslots - 1);
-    }
-    if (c->nstrs == c->capstrs) {
-        size_t nc = c->capstrs ? c->capstrs * 2 : 256;
-        char **ns = realloc(c->strs, nc * sizeof *ns);
-        if (!ns) return NULL;
-        c->strs = ns;
-        c->capstrs = nc;
-    }
-    char *d = malloc(n + 1);
-    if (!d) return NULL;
-    memcpy(d, s, n);
-    d[n] = '\0';
-    c->strs[c->nstrs++] = d;
-    c->slots[h] = c->nstrs;
-    return d;
 }
 
 static const etl_field *field_named(const etl_decoded_event *d, const char *name)
@@ -190,7 +141,7 @@ static const char *method_name(etl_sym_clr *c, const etl_decoded_event *d, int *
             n += k;
         }
     }
-    const char *r = intern(c, full, n);
+    const char *r = etl_sym_intern(c->owner, full, n);
     free(full);
     if (!r) *oom = 1;
     return r;
@@ -249,10 +200,10 @@ int etl_sym_clr_add(etl_sym_clr *c, const etl_event *ev)
         struct clr_module *m = &c->modules[c->nmodules];
         m->pid = ev->pid;
         m->id = mid;
-        m->path = intern(c, path, (size_t)n);
+        m->path = etl_sym_intern(c->owner, path, (size_t)n);
         if (!m->path) return ETL_FAILED;
         const char *b = path_base(m->path);
-        m->name = intern(c, b, strlen(b));
+        m->name = etl_sym_intern(c->owner, b, strlen(b));
         if (!m->name) return ETL_FAILED;
         c->nmodules++;
         c->dirty = 1;

@@ -82,11 +82,7 @@ struct etl_sym_pdb {
     struct pdb_file **files;
     size_t nfiles, capfiles;
     etl_decoder *decoder;
-    /* strings handed out, interned */
-    char **strs;
-    size_t nstrs, capstrs;
-    size_t *strslots;
-    size_t nstrslots;
+    etl_symbolizer *owner;      /* whose interned strings the frames' are */
     /* the co-process */
     int state;                  /* 0 not started, 1 running, 2 given up */
     pid_t child;
@@ -124,57 +120,14 @@ static char *dup_s(const char *s)
     return dup_n(s, strlen(s));
 }
 
-static uint64_t hash_bytes(const char *s, size_t n, uint64_t h)
-{
-    for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
-    return h;
-}
-
-/* ---------------------------------------------------------------- interned strings */
-
-/* The string s[0..n) kept until close, one copy of each: NULL without memory. */
-static const char *intern(etl_sym_pdb *p, const char *s, size_t n)
-{
-    if ((p->nstrs + 1) * 2 > p->nstrslots) {
-        size_t ns = p->nstrslots ? p->nstrslots * 2 : 256;
-        size_t *sl = calloc(ns, sizeof *sl);
-        if (!sl) return NULL;
-        for (size_t i = 0; i < p->nstrs; i++) {
-            size_t h = (size_t)hash_bytes(p->strs[i], strlen(p->strs[i]), 0xcbf29ce484222325ull) & (ns - 1);
-            while (sl[h]) h = (h + 1) & (ns - 1);
-            sl[h] = i + 1;
-        }
-        free(p->strslots);
-        p->strslots = sl;
-        p->nstrslots = ns;
-    }
-    size_t h = (size_t)hash_bytes(s, n, 0xcbf29ce484222325ull) & (p->nstrslots - 1);
-    while (p->strslots[h]) {
-        const char *t = p->strs[p->strslots[h] - 1];
-        if (strlen(t) == n && memcmp(t, s, n) == 0) return t;
-        h = (h + 1) & (p->nstrslots - 1);
-    }
-    if (p->nstrs == p->capstrs) {
-        size_t nc = p->capstrs ? p->capstrs * 2 : 128;
-        char **ns = realloc(p->strs, nc * sizeof *ns);
-        if (!ns) return NULL;
-        p->strs = ns;
-        p->capstrs = nc;
-    }
-    char *d = dup_n(s, n);
-    if (!d) return NULL;
-    p->strs[p->nstrs++] = d;
-    p->strslots[h] = p->nstrs;
-    return d;
-}
-
 /* ---------------------------------------------------------------- open, close */
 
-int etl_sym_pdb_open(etl_sym_pdb **out, const etl_symbolizer_options *opt)
+int etl_sym_pdb_open(etl_sym_pdb **out, etl_symbolizer *owner, const etl_symbolizer_options *opt)
 {
     etl_sym_pdb *p = calloc(1, sizeof *p);
     *out = NULL;
     if (!p) return ETL_FAILED;
+    p->owner = owner;
     p->to_fd = p->from_fd = -1;
     p->timeout_ms = DEFAULT_TIMEOUT_MS;
     const char *t = getenv("ETL_LLVM_SYMBOLIZER_TIMEOUT_MS");
@@ -251,9 +204,6 @@ void etl_sym_pdb_close(etl_sym_pdb *p)
     free(p->images);
     free(p->slots);
     free(p->by_base);
-    for (size_t i = 0; i < p->nstrs; i++) free(p->strs[i]);
-    free(p->strs);
-    free(p->strslots);
     for (size_t i = 0; i < p->npaths; i++) free(p->paths[i]);
     free(p->paths);
     free(p->program);
@@ -906,11 +856,11 @@ static int parse_answer(etl_sym_pdb *p, char *text, size_t len, etl_symbol *out,
         etl_symbol *o = &out[count];
         memset(o, 0, sizeof *o);
         if (strcmp(fn, "??") != 0 && *fn) {
-            o->function = intern(p, fn, strlen(fn));
+            o->function = etl_sym_intern_str(p->owner, fn);
             if (!o->function) *oom = 1;
         }
         if (strcmp(loc, "??") != 0 && *loc && ln > 0) {
-            o->source_file = intern(p, loc, strlen(loc));
+            o->source_file = etl_sym_intern_str(p->owner, loc);
             if (!o->source_file) *oom = 1;
             o->line = (uint32_t)(ln > UINT32_MAX ? UINT32_MAX : ln);
         }

@@ -557,7 +557,7 @@ int etl_symbolizer_open(etl_symbolizer **out, const etl_symbolizer_options *opti
     s->kallsyms = etl_sym_kallsyms_new();
     s->cache = cache_new(bound);
     if (!s->images || !s->records || !s->strings || !s->kallsyms || !s->cache) goto fail;
-    if (etl_sym_pdb_open(&s->pdb, options) != ETL_OK || etl_sym_clr_open(&s->clr) != ETL_OK) goto fail;
+    if (etl_sym_pdb_open(&s->pdb, s, options) != ETL_OK || etl_sym_clr_open(&s->clr, s) != ETL_OK) goto fail;
     *out = s;
     return ETL_OK;
 fail:

@@ -145,9 +145,10 @@ int etl_sym_kallsyms_resolve(etl_symbolizer *s, etl_sym_kallsyms *k, uint64_t ad
  * own GUID and age match), and asks llvm-symbolizer, run as one co-process, for the function,
  * source line and inlined frames at an offset in the image. doc/libetl.md, "Symbols".
  */
-/* A new PDB side in *out (opt may be NULL: no directories, "llvm-symbolizer" on PATH):
-   ETL_OK, or ETL_FAILED without memory. Nothing is started until a PDB is found. */
-int etl_sym_pdb_open(etl_sym_pdb **out, const etl_symbolizer_options *opt);
+/* A new PDB side of owner in *out (opt may be NULL: no directories, "llvm-symbolizer" on PATH;
+   the frames' strings are owner's, etl_sym_intern): ETL_OK, or ETL_FAILED without memory.
+   Nothing is started until a PDB is found. */
+int etl_sym_pdb_open(etl_sym_pdb **out, etl_symbolizer *owner, const etl_symbolizer_options *opt);
 /* Ends the co-process (and reaps it), removes its temporary files, frees everything. */
 void etl_sym_pdb_close(etl_sym_pdb *p);
 /* Takes ev when it is an ImageID/Info or ImageID/DbgID_RSDS event: 1 taken, 0 not one of
@@ -166,8 +167,7 @@ int etl_sym_pdb_prepare(etl_sym_pdb *p, size_t h);
 /* The frames of n offsets of image h (addresses less its base) in one exchange with
    llvm-symbolizer: offsets[i]'s into out[i * max ...], innermost first, their count into
    counts[i] (0: nothing known). Only function, function_offset (0: llvm-symbolizer 14 does not
-   give a PDB function's start), source_file, line and inlined are set, strings owned by p until
-   etl_sym_pdb_close. ETL_OK, or ETL_FAILED when memory ran out. */
+   give a PDB function's start), source_file, line and inlined are set, strings interned in the owner. ETL_OK, or ETL_FAILED when memory ran out. */
 int etl_sym_pdb_resolve_image(etl_sym_pdb *p, size_t h, const uint64_t *offsets, size_t n, etl_symbol *out,
                               unsigned max, unsigned *counts);
 /* etl_sym_pdb_find then etl_sym_pdb_resolve_image for one offset: the count of frames (0: no
@@ -197,14 +197,15 @@ int etl_sym_pdb_read_ident(const char *path, etl_guid *guid, uint32_t *age);
  * does: MethodNamespace "." MethodName, then the signature's arguments ("(int32,class
  * System.String)") when it has them.
  */
-/* ETL_OK, or ETL_FAILED without memory. The field decoder is opened at the first runtime event. */
-int etl_sym_clr_open(etl_sym_clr **out);
+/* A new .NET side of owner (whose interned strings the names are): ETL_OK, or ETL_FAILED
+   without memory. The field decoder is opened at the first runtime event. */
+int etl_sym_clr_open(etl_sym_clr **out, etl_symbolizer *owner);
 void etl_sym_clr_close(etl_sym_clr *c);
 /* 1 taken (a method or module event), 0 not one, ETL_FAILED when memory ran out. */
 int etl_sym_clr_add(etl_sym_clr *c, const etl_event *ev);
 /* The method covering addr in process pid at raw time ts into *out (function, function_offset;
    image: the module's file name where a ModuleLoad named it; image_offset: the offset in the
-   method): 1, or 0 when no method covers it. Strings owned by c until etl_sym_clr_close. */
+   method): 1, or 0 when no method covers it. Strings interned in the owner. */
 int etl_sym_clr_resolve(etl_sym_clr *c, uint32_t pid, uint64_t addr, int64_t ts, etl_symbol *out);
 /* Methods known (load, rundown and unload events put together). */
 uint64_t etl_sym_clr_methods(const etl_sym_clr *c);
