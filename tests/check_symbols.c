@@ -644,6 +644,59 @@ START_TEST(elf_build_id_mismatch)
 }
 END_TEST
 
+/* The file at the recorded path changed, but the recorded build-id's debug file is in a symbol
+   directory: that one is used, and nothing is said of a mismatch. */
+START_TEST(elf_changed_but_found)
+{
+    struct trace t;
+    etl_symbolizer *s;
+    etl_symbolizer_options o;
+    const char *paths[1] = { path_in("dir1") };
+    etl_symbol out[16];
+    uint64_t base = 0x7f1234560000ull;
+    etl_symbolizer_stats st;
+
+    setenv("HOME", path_in("nohome"), 1);
+    memset(&o, 0, sizeof o);
+    o.paths = paths;
+    o.npaths = 1;
+    tr_begin(&t);
+    tr_image(&t, 100, base, 0x5000, rebuilt.path);
+    tr_buildid(&t, 100, base, 0x5000, 0, full.build_id, full.build_id_size, rebuilt.path);
+    s = tr_load(&t, &o);
+    ck_assert_int_ge(etl_symbolizer_resolve(s, 100, mapped(&full, full.fn[1].value + 1, base, 0), 5000, out, 16), 1);
+    ck_assert_str_eq(out[0].function, "beta");
+    etl_symbolizer_stats_get(s, &st);
+    ck_assert_uint_eq(st.images_mismatched, 0);
+    ck_assert_uint_eq(st.images_with_symbols, 1);
+    ck_assert_ptr_null(etl_symbolizer_error(s));
+    etl_symbolizer_close(s);
+}
+END_TEST
+
+/* A FIFO (and a directory) where the image's file should be: not opened for reading, no hang. */
+START_TEST(elf_fifo_path)
+{
+    struct trace t;
+    etl_symbolizer *s;
+    etl_symbol out[4];
+    const char *fifo = path_in("fifo");
+
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    tr_begin(&t);
+    tr_image(&t, 100, 0x7f0000000000ull, 0x5000, fifo);
+    tr_image(&t, 100, 0x7f0000100000ull, 0x5000, dir);
+    s = tr_load(&t, NULL);
+    ck_assert_int_eq(etl_symbolizer_resolve(s, 100, 0x7f0000001000ull, 5000, out, 4), 1);
+    ck_assert_str_eq(out[0].image, "fifo");
+    ck_assert_ptr_null(out[0].function);
+    ck_assert_int_eq(etl_symbolizer_resolve(s, 100, 0x7f0000101000ull, 5000, out, 4), 1);
+    ck_assert_ptr_null(out[0].function);
+    etl_symbolizer_close(s);
+    unlink(fifo);
+}
+END_TEST
+
 /* No DWARF: .symtab names the functions; no source. */
 START_TEST(elf_symtab_only)
 {
@@ -1107,6 +1160,8 @@ static Suite *suite(void)
     tcase_add_test(tc, elf_debuginfod_home);
     tcase_add_test(tc, elf_no_system_paths);
     tcase_add_test(tc, elf_build_id_mismatch);
+    tcase_add_test(tc, elf_changed_but_found);
+    tcase_add_test(tc, elf_fifo_path);
     tcase_add_test(tc, elf_symtab_only);
     tcase_add_test(tc, elf_max_frames);
     tcase_add_test(tc, elf_image_reuse);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "symbols/symbols.h"
@@ -125,16 +126,23 @@ static void inspect(struct cand *c)
 
 /*
  * Opens path as an ELF file whose build-id is the recorded one (any when f has none): 1 taken
- * (c filled), 0 not there or not ELF, -1 another build-id (counted and told once per image).
+ * (c filled), 0 not there, not a regular file or not ELF, -1 another build-id (what it has is
+ * written in why, when why is empty).
  */
-static int try_file(etl_symbolizer *s, etl_sym_file *f, const char *path, struct cand *c)
+static int try_file(etl_sym_file *f, const char *path, struct cand *c, char *why, size_t whysize)
 {
     const void *id;
     ssize_t idlen;
+    struct stat st;
 
-    c->fd = open(path, O_RDONLY | O_CLOEXEC);
     c->elf = NULL;
+    /* O_NONBLOCK: a FIFO at the path must not hang the open; only regular files are read. */
+    c->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (c->fd < 0) return 0;
+    if (fstat(c->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        cand_close(c);
+        return 0;
+    }
     c->elf = elf_begin(c->fd, ELF_C_READ_MMAP, NULL);
     if (!c->elf || elf_kind(c->elf) != ELF_K_ELF) {
         cand_close(c);
@@ -146,12 +154,9 @@ static int try_file(etl_symbolizer *s, etl_sym_file *f, const char *path, struct
             char want[2 * ETL_BUILD_ID_MAX + 1], got[2 * ETL_BUILD_ID_MAX + 1] = "none";
             etl_sym_build_id_hex(f->build_id, f->build_id_size, want);
             if (idlen > 0 && idlen <= ETL_BUILD_ID_MAX) etl_sym_build_id_hex(id, (size_t)idlen, got);
-            if (!f->mismatch_counted) {
-                f->mismatch_counted = 1;
-                s->stats.images_mismatched++;
-            }
-            etl_sym_set_error(s, "%s: build-id %s, but the trace recorded %s for %s: not used (the file changed since the trace)",
-                              path, got, want, f->path);
+            if (!*why)
+                snprintf(why, whysize, "%s: build-id %s, but the trace recorded %s for %s: not used (the file changed since the trace)",
+                         path, got, want, f->path);
             cand_close(c);
             return -1;
         }
@@ -229,13 +234,14 @@ int etl_sym_elf_open(etl_symbolizer *s, etl_sym_file *f)
     size_t np;
     int rc = ETL_OK;
     Elf *addr_elf;
+    char why[8400] = "";
 
     f->state = ETL_SYM_MISSING;
     if (!pl) return ETL_FAILED;
     elf_version(EV_CURRENT);
     np = places(s, f, pl, MAXPLACES);
     for (size_t i = 0; i < np && (!sym.elf || !exe.elf); i++) {
-        if (try_file(s, f, pl[i].path, &c) != 1) continue;
+        if (try_file(f, pl[i].path, &c, why, sizeof why) != 1) continue;
         if (pl[i].kind == 's' && !sym.elf && c.symbols) {
             sym = c;
         } else if (pl[i].kind == 'e' && !exe.elf && c.contents) {
@@ -248,9 +254,21 @@ int etl_sym_elf_open(etl_symbolizer *s, etl_sym_file *f)
         c.fd = -1;
         c.elf = NULL;
     }
-    if (!sym.elf && exe.elf && exe.symbols) symfile = exe.path;
-    else if (sym.elf) symfile = sym.path;
-    else goto done;
+    if (!sym.elf && exe.elf && exe.symbols) {
+        symfile = exe.path;
+    } else if (sym.elf) {
+        symfile = sym.path;
+    } else {
+        /* The binary changed since the trace, and no file of the recorded one is at hand. */
+        if (*why) {
+            if (!f->mismatch_counted) {
+                f->mismatch_counted = 1;
+                s->stats.images_mismatched++;
+            }
+            etl_sym_set_error(s, "%s", why);
+        }
+        goto done;
+    }
     e = calloc(1, sizeof *e);
     if (!e) goto nomem;
     /* File offsets to addresses by the image's own program headers when it was found; a debug
