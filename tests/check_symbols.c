@@ -569,8 +569,26 @@ END_TEST
 /* debuginfod's own cache under $HOME, with no --symbols directory. */
 START_TEST(elf_debuginfod_home)
 {
+    unsetenv("DEBUGINFOD_CACHE_PATH");
+    unsetenv("XDG_CACHE_HOME");
     setenv("HOME", path_in("home"), 1);
     by_build_id(NULL, 0, "/nonexistent/prog");
+}
+END_TEST
+
+/* The cache where the client's environment puts it: $XDG_CACHE_HOME/debuginfod_client, and
+   $DEBUGINFOD_CACHE_PATH before it. */
+START_TEST(elf_debuginfod_env)
+{
+    setenv("HOME", path_in("nohome"), 1);
+    unsetenv("DEBUGINFOD_CACHE_PATH");
+    setenv("XDG_CACHE_HOME", path_in("home/.cache"), 1);
+    by_build_id(NULL, 0, "/nonexistent/prog");
+    setenv("XDG_CACHE_HOME", path_in("nohome"), 1);
+    setenv("DEBUGINFOD_CACHE_PATH", path_in("dir2"), 1);
+    by_build_id(NULL, 0, "/nonexistent/prog");
+    unsetenv("DEBUGINFOD_CACHE_PATH");
+    unsetenv("XDG_CACHE_HOME");
 }
 END_TEST
 
@@ -1158,6 +1176,7 @@ static Suite *suite(void)
     tcase_add_test(tc, elf_build_id_dir_and_path);
     tcase_add_test(tc, elf_debuginfod_layout);
     tcase_add_test(tc, elf_debuginfod_home);
+    tcase_add_test(tc, elf_debuginfod_env);
     tcase_add_test(tc, elf_no_system_paths);
     tcase_add_test(tc, elf_build_id_mismatch);
     tcase_add_test(tc, elf_changed_but_found);
@@ -1186,6 +1205,10 @@ int main(void)
     int rc;
 
     build_fixtures();
+    /* No symbols from the user's own debuginfod cache: tests that want one set these. */
+    unsetenv("DEBUGINFOD_CACHE_PATH");
+    unsetenv("XDG_CACHE_HOME");
+    setenv("HOME", path_in("nohome"), 1);
     rc = check_run(suite());
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "check_symbols: could not remove %s\n", dir);

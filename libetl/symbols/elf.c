@@ -193,7 +193,16 @@ static size_t places(etl_symbolizer *s, etl_sym_file *f, struct place *pl, size_
     char hex[2 * ETL_BUILD_ID_MAX + 1];
     size_t n = 0;
     int sys = !(s->flags & ETL_SYMBOLS_NO_SYSTEM_PATHS);
-    const char *home = sys ? getenv("HOME") : NULL;
+    char cache[4096] = "";
+
+    /* debuginfod's client cache: $DEBUGINFOD_CACHE_PATH, else $XDG_CACHE_HOME/debuginfod_client,
+       else ~/.cache/debuginfod_client (as the client itself chooses). */
+    if (sys) {
+        const char *e;
+        if ((e = getenv("DEBUGINFOD_CACHE_PATH")) && *e) snprintf(cache, sizeof cache, "%s", e);
+        else if ((e = getenv("XDG_CACHE_HOME")) && *e) snprintf(cache, sizeof cache, "%s/debuginfod_client", e);
+        else if ((e = getenv("HOME")) && *e) snprintf(cache, sizeof cache, "%s/.cache/debuginfod_client", e);
+    }
 
 #define PLACE(k, ...)                                                                 \
     do {                                                                              \
@@ -212,9 +221,9 @@ static size_t places(etl_symbolizer *s, etl_sym_file *f, struct place *pl, size_
             PLACE('e', "%s/.build-id/%.2s/%s", s->paths[i], hex, hex + 2);
             PLACE('e', "%s/%s/executable", s->paths[i], hex);
         }
-        if (home && *home) {
-            PLACE('s', "%s/.cache/debuginfod_client/%s/debuginfo", home, hex);
-            PLACE('e', "%s/.cache/debuginfod_client/%s/executable", home, hex);
+        if (*cache) {
+            PLACE('s', "%s/%s/debuginfo", cache, hex);
+            PLACE('e', "%s/%s/executable", cache, hex);
         }
         if (sys) PLACE('s', "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
     }
