@@ -76,13 +76,13 @@ size_t etl_elf_build_id(int fd, uint8_t *out, size_t cap)
     if (phentsize < (is64 ? 56u : 32u) || phnum > PHDR_MAX) return 0;
     for (unsigned i = 0; i < phnum && !got; i++) {
         uint64_t at = phoff + (uint64_t)i * phentsize, offset, filesz, align;
-        if (at > (uint64_t)INT64_MAX - sizeof ph || pread(fd, ph, is64 ? 56 : 32, (off_t)at) != (is64 ? 56 : 32)) return 0;
+        if (at > (uint64_t)INT64_MAX - sizeof ph || pread(fd, ph, is64 ? 56 : 32, (off_t)at) != (is64 ? 56 : 32)) break;
         if (rd32(ph, big) != 4) continue; /* PT_NOTE */
         offset = is64 ? rd64(ph + 8, big) : rd32(ph + 4, big);
         filesz = is64 ? rd64(ph + 32, big) : rd32(ph + 16, big);
         align = is64 ? rd64(ph + 48, big) : rd32(ph + 28, big);
         if (!filesz || filesz > NOTE_MAX || offset > (uint64_t)INT64_MAX - NOTE_MAX) continue;
-        if (!notes && !(notes = malloc(NOTE_MAX))) return 0;
+        if (!notes && !(notes = malloc(NOTE_MAX))) break;
         ssize_t r = pread(fd, notes, (size_t)filesz, (off_t)offset);
         if (r != (ssize_t)filesz) continue; /* cut short: a truncated file */
         got = note_build_id(notes, (size_t)filesz, align == 8 ? 8 : 4, big, out, cap);
