@@ -578,7 +578,8 @@ static void rundown_kernel_image(struct etl_kcapture *k, int64_t ts, uint16_t ho
     if (stext && etext > stext) etl_kwrite_kernel_module(k, ts, stext, etext - stext, &bid, "vmlinux");
     etl_kwrite_modules(k, ts);
     if (etl_kwrite_kallsyms(k, ts, etl_kallsyms_chunk_max(k)) == 0)
-        etl_knote(k, "kernel symbols not recorded: /proc/kallsyms shows no addresses (kernel.kptr_restrict)");
+        etl_knote(k, "kernel symbols not recorded: /proc/kallsyms shows no addresses (kernel.kptr_restrict, or no "
+                     "CAP_SYSLOG)");
 }
 
 /* DCStart (start) or DCEnd (end) of every process, thread and executable mapping /proc shows. */
