@@ -1382,7 +1382,9 @@ START_TEST(build_id_of_hostile_elf)
 }
 END_TEST
 
-/* The build-id of a mapping: through map_files (and the cache), never another file's. */
+/* The build-id of a mapping: through map_files, or the path when it is that file, read once
+   per file (the cache), never another file's (an inode number reused: a FIFO made after the
+   file it had went). */
 START_TEST(build_id_of_mappings)
 {
     const char *src = test_dir_path("m.c");
@@ -1391,7 +1393,7 @@ START_TEST(build_id_of_mappings)
     etl_kbuild_id b, want;
     struct etl_kbid_cache *c = etl_kbid_cache_new();
     FILE *f = fopen(src, "w");
-    void *m;
+    void *m, *m2;
     int fd;
 
     ck_assert_ptr_nonnull(c);
@@ -1405,30 +1407,43 @@ START_TEST(build_id_of_mappings)
     want.size = (uint8_t)file_build_id(bin, want.id);
     ck_assert_uint_eq(want.size, 20);
     ck_assert_int_eq(stat(bin, &st), 0);
-    /* Mapped executable by this process: read through /proc/self's map_files, then cached. */
+    /* Mapped executable by this process, twice: read through /proc/self's map_files once, the
+       second mapping's from the cache. */
     ck_assert_int_ge(fd = open(bin, O_RDONLY), 0);
     m = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
     ck_assert_ptr_ne(m, MAP_FAILED);
+    m2 = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+    ck_assert_ptr_ne(m2, MAP_FAILED);
     close(fd);
     etl_kbuild_id_of_mapping(c, (uint32_t)getpid(), (uintptr_t)m, (uintptr_t)m + 4096, st.st_dev, st.st_ino, bin, &b);
     ck_assert_uint_eq(b.size, 20);
     ck_assert_mem_eq(b.id, want.id, 20);
-    /* The file replaced at its path (a new inode): the mapping still reads the old one; a
-       mapping gone, with only the path left, gives nothing but from the cache. */
+    ck_assert_uint_eq(etl_kbid_cache_reads(c), 1);
+    memset(&b, 0, sizeof b);
+    etl_kbuild_id_of_mapping(c, (uint32_t)getpid(), (uintptr_t)m2, (uintptr_t)m2 + 4096, st.st_dev, st.st_ino, bin, &b);
+    ck_assert_uint_eq(b.size, 20);
+    ck_assert_mem_eq(b.id, want.id, 20);
+    ck_assert_uint_eq(etl_kbid_cache_reads(c), 1);
+    /* The wrong inode: not that file, nothing (nor from the cache). */
+    etl_kbuild_id_of_mapping(c, (uint32_t)getpid(), (uintptr_t)m, (uintptr_t)m + 4096, st.st_dev, st.st_ino + 1, bin, &b);
+    ck_assert_uint_eq(b.size, 0);
+    /* The file replaced at its path (a new inode): the mapping still reads the old one; once
+       unmapped, only the path is left, which is another file: nothing. */
     ck_assert_int_eq(rename(other, bin), 0);
-    etl_kbuild_id_of_mapping(NULL, (uint32_t)getpid(), (uintptr_t)m, (uintptr_t)m + 4096, st.st_dev, st.st_ino, bin, &b);
+    etl_kbuild_id_of_mapping(c, (uint32_t)getpid(), (uintptr_t)m, (uintptr_t)m + 4096, st.st_dev, st.st_ino, bin, &b);
     ck_assert_uint_eq(b.size, 20);
     ck_assert_mem_eq(b.id, want.id, 20);
     munmap(m, 4096);
-    etl_kbuild_id_of_mapping(NULL, (uint32_t)getpid(), (uintptr_t)m, (uintptr_t)m + 4096, st.st_dev, st.st_ino, bin, &b);
-    ck_assert_uint_eq(b.size, 0); /* the path is another file now */
+    munmap(m2, 4096);
     etl_kbuild_id_of_mapping(c, (uint32_t)getpid(), (uintptr_t)m, (uintptr_t)m + 4096, st.st_dev, st.st_ino, bin, &b);
-    ck_assert_uint_eq(b.size, 20); /* read once: the cache has it */
-    ck_assert_mem_eq(b.id, want.id, 20);
+    ck_assert_uint_eq(b.size, 0);
+    /* The new file at the path (a gone process's mapping, found by its path): its own. */
     ck_assert_int_eq(stat(bin, &st2), 0);
-    etl_kbuild_id_of_mapping(c, (uint32_t)getpid(), 0x1000, 0x2000, st2.st_dev, st2.st_ino, bin, &b);
+    etl_kbuild_id_of_mapping(c, 0x7FFFFFF0u, 0x1000, 0x2000, st2.st_dev, st2.st_ino, bin, &b);
     ck_assert_uint_eq(b.size, 20);
-    ck_assert(memcmp(b.id, want.id, 20) != 0); /* the new file's own */
+    ck_assert(memcmp(b.id, want.id, 20) != 0);
+    /* Read: the file, again once unlinked by the rename (its ctime changed), the new file. */
+    ck_assert_uint_eq(etl_kbid_cache_reads(c), 3);
     /* Not files: pseudo-paths, a FIFO (not opened: no hang), a process that is gone. */
     etl_kbuild_id_of_mapping(c, (uint32_t)getpid(), 0x1000, 0x2000, 0, 0, "[vdso]", &b);
     ck_assert_uint_eq(b.size, 0);

@@ -83,16 +83,20 @@ size_t etl_kallsyms_chunk(const char *text, size_t len, size_t max, int eof);
 int etl_kallsyms_has_addresses(const char *text, size_t len);
 /* The kernel's build-id (/sys/kernel/notes), size 0 when it cannot be read. */
 void etl_kkernel_build_id(etl_kbuild_id *out);
-/* Build-ids of files, by (device, inode), read once each (at most 65536 files kept; thread-safe). */
+/* Build-ids of files, by device, inode, size, mtime and ctime (an inode number reused by
+   another file is another key), read once each (at most 65536 files kept; thread-safe). */
 struct etl_kbid_cache;
 struct etl_kbid_cache *etl_kbid_cache_new(void);
 void etl_kbid_cache_free(struct etl_kbid_cache *c);
+/* How many files c's lookups opened and read (the others came from c). */
+uint64_t etl_kbid_cache_reads(struct etl_kbid_cache *c);
 /*
  * The build-id of the file pid maps executable at [start, end) (path file; device dev and
- * inode ino as perf's MMAP2 or /proc/PID/maps give them, ino 0 when unknown), from c (may be
- * NULL) or read: through /proc/PID/map_files while the process lives, else its root's path,
- * else the path, each only when it is a regular file and (ino not 0) that very file. size 0
- * when none: not a file ([vdso]), gone, another file now, not ELF, no note.
+ * inode ino as perf's MMAP2 or /proc/PID/maps give them, ino 0 when unknown): found through
+ * /proc/PID/map_files while the process lives, else its root's path, else the path, each only
+ * when stat says it is a regular file and (ino not 0) that very file; then from c (may be
+ * NULL), else read. size 0 when none: not a file ([vdso]), gone, another file now, not ELF,
+ * no note.
  */
 void etl_kbuild_id_of_mapping(struct etl_kbid_cache *c, uint32_t pid, uint64_t start, uint64_t end, uint64_t dev,
                               uint64_t ino, const char *file, etl_kbuild_id *out);

@@ -93,9 +93,14 @@ size_t etl_elf_build_id(int fd, uint8_t *out, size_t cap)
 
 /* ------------------------------------------------------------------ mapped files */
 
-/* The build-ids read, by (device, inode): a library mapped by many processes is read once. */
+/* The build-ids read, by file: device, inode, size and times. The times and size tell a file
+   from another that got the inode number of one deleted since (inode numbers are reused). */
+struct bid_key {
+    uint64_t dev, ino, size;
+    int64_t mtime_ns, ctime_ns;
+};
 struct bid_entry {
-    uint64_t dev, ino;
+    struct bid_key key;
     uint8_t size;
     uint8_t id[ETL_BUILD_ID_MAX];
     struct bid_entry *next;
@@ -107,6 +112,7 @@ struct etl_kbid_cache {
     pthread_mutex_t lock;
     struct bid_entry *tab[BIDTAB_SIZE];
     unsigned count;
+    uint64_t reads;            /* files opened and read */
 };
 
 struct etl_kbid_cache *etl_kbid_cache_new(void)
@@ -130,15 +136,34 @@ void etl_kbid_cache_free(struct etl_kbid_cache *c)
     free(c);
 }
 
-static unsigned bid_slot(uint64_t dev, uint64_t ino) { return (unsigned)((ino * 0x9E3779B97F4A7C15ull ^ dev) % BIDTAB_SIZE); }
+uint64_t etl_kbid_cache_reads(struct etl_kbid_cache *c)
+{
+    uint64_t n;
 
-static int cache_get(struct etl_kbid_cache *c, uint64_t dev, uint64_t ino, etl_kbuild_id *out)
+    pthread_mutex_lock(&c->lock);
+    n = c->reads;
+    pthread_mutex_unlock(&c->lock);
+    return n;
+}
+
+static unsigned bid_slot(const struct bid_key *k)
+{
+    return (unsigned)((k->ino * 0x9E3779B97F4A7C15ull ^ k->dev ^ (uint64_t)k->mtime_ns) % BIDTAB_SIZE);
+}
+
+static int same_key(const struct bid_key *a, const struct bid_key *b)
+{
+    return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime_ns == b->mtime_ns &&
+           a->ctime_ns == b->ctime_ns;
+}
+
+static int cache_get(struct etl_kbid_cache *c, const struct bid_key *k, etl_kbuild_id *out)
 {
     int found = 0;
 
     pthread_mutex_lock(&c->lock);
-    for (struct bid_entry *e = c->tab[bid_slot(dev, ino)]; e; e = e->next)
-        if (e->dev == dev && e->ino == ino) {
+    for (struct bid_entry *e = c->tab[bid_slot(k)]; e; e = e->next)
+        if (same_key(&e->key, k)) {
             out->size = e->size;
             memcpy(out->id, e->id, e->size);
             found = 1;
@@ -148,17 +173,16 @@ static int cache_get(struct etl_kbid_cache *c, uint64_t dev, uint64_t ino, etl_k
     return found;
 }
 
-static void cache_put(struct etl_kbid_cache *c, uint64_t dev, uint64_t ino, const etl_kbuild_id *b)
+static void cache_put(struct etl_kbid_cache *c, const struct bid_key *k, const etl_kbuild_id *b)
 {
     struct bid_entry *e;
-    unsigned slot = bid_slot(dev, ino);
+    unsigned slot = bid_slot(k);
 
     pthread_mutex_lock(&c->lock);
     for (e = c->tab[slot]; e; e = e->next)
-        if (e->dev == dev && e->ino == ino) break;
+        if (same_key(&e->key, k)) break;
     if (!e && c->count < BID_CACHE_MAX && (e = malloc(sizeof *e))) {
-        e->dev = dev;
-        e->ino = ino;
+        e->key = *k;
         e->size = b->size;
         memcpy(e->id, b->id, b->size);
         e->next = c->tab[slot];
@@ -168,46 +192,68 @@ static void cache_put(struct etl_kbid_cache *c, uint64_t dev, uint64_t ino, cons
     pthread_mutex_unlock(&c->lock);
 }
 
-/* The build-id of the regular file at path, when it is the file (dev, ino) (ino 0: any): 1 and
-   *out, or 0 (not there, another file, not a regular file, no build-id). */
-static int read_path(const char *path, uint64_t dev, uint64_t ino, etl_kbuild_id *out)
+static struct bid_key key_of(const struct stat *st)
 {
-    struct stat st;
+    struct bid_key k = { (uint64_t)st->st_dev, (uint64_t)st->st_ino, (uint64_t)st->st_size,
+                         (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec,
+                         (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec };
+    return k;
+}
+
+/* Whether path is the regular file (dev, ino) (ino 0: any regular file), its stat in *st. */
+static int is_the_file(const char *path, uint64_t dev, uint64_t ino, struct stat *st)
+{
+    return stat(path, st) == 0 && S_ISREG(st->st_mode) &&
+           (!ino || ((uint64_t)st->st_ino == ino && (uint64_t)st->st_dev == dev));
+}
+
+/* The build-id of the file at path, found to be the file whose stat is *st: from c, or read
+   (only when what is opened is still that file). */
+static void read_file_id(struct etl_kbid_cache *c, const char *path, const struct stat *st, etl_kbuild_id *out)
+{
+    struct bid_key k = key_of(st);
+    struct stat again;
     int fd;
 
-    /* stat first: nothing is opened that is not the regular file looked for (a FIFO or a
-       device would block or act on open). */
-    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || (ino && (st.st_ino != ino || st.st_dev != dev))) return 0;
+    if (c && cache_get(c, &k, out)) return;
+    out->size = 0;
+    /* stat first (is_the_file): nothing is opened that is not the regular file looked for (a
+       FIFO or a device would block or act on open). */
     fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0) return 0;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (ino && (st.st_ino != ino || st.st_dev != dev))) {
-        close(fd);
-        return 0;
+    if (fd < 0) return;
+    if (fstat(fd, &again) == 0 && S_ISREG(again.st_mode) && again.st_ino == st->st_ino && again.st_dev == st->st_dev) {
+        out->size = (uint8_t)etl_elf_build_id(fd, out->id, sizeof out->id);
+        if (c) {
+            cache_put(c, &k, out);
+            pthread_mutex_lock(&c->lock);
+            c->reads++;
+            pthread_mutex_unlock(&c->lock);
+        }
     }
-    out->size = (uint8_t)etl_elf_build_id(fd, out->id, sizeof out->id);
     close(fd);
-    return 1;
 }
 
 void etl_kbuild_id_of_mapping(struct etl_kbid_cache *c, uint32_t pid, uint64_t start, uint64_t end, uint64_t dev,
                               uint64_t ino, const char *file, etl_kbuild_id *out)
 {
     char path[4200];
-    int done = 0;
+    struct stat st;
 
     out->size = 0;
     if (!file || file[0] != '/') return; /* [vdso], [heap], anonymous code: no file */
-    if (c && ino && cache_get(c, dev, ino, out)) return;
     /* The mapped file itself while the process lives (even deleted, or in another mount
        namespace); else the path in the process's root, then in ours, when it is that file. */
     snprintf(path, sizeof path, "/proc/%u/map_files/%llx-%llx", pid, (unsigned long long)start, (unsigned long long)end);
-    done = read_path(path, dev, ino, out);
-    if (!done) {
-        snprintf(path, sizeof path, "/proc/%u/root%s", pid, file);
-        done = read_path(path, dev, ino, out);
+    if (is_the_file(path, dev, ino, &st)) {
+        read_file_id(c, path, &st, out);
+        return;
     }
-    if (!done && ino) done = read_path(file, dev, ino, out);
-    if (done && c && ino) cache_put(c, dev, ino, out);
+    snprintf(path, sizeof path, "/proc/%u/root%s", pid, file);
+    if (is_the_file(path, dev, ino, &st)) {
+        read_file_id(c, path, &st, out);
+        return;
+    }
+    if (ino && is_the_file(file, dev, ino, &st)) read_file_id(c, file, &st, out);
 }
 
 /* ------------------------------------------------------------------ the kernel */
