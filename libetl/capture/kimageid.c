@@ -66,10 +66,12 @@ size_t etl_elf_build_id(int fd, uint8_t *out, size_t cap)
     uint64_t phoff;
     unsigned phnum, phentsize;
 
-    if (pread(fd, eh, sizeof eh, 0) < 52 || memcmp(eh, "\177ELF", 4) != 0) return 0;
+    ssize_t got_eh = pread(fd, eh, sizeof eh, 0);
+
+    if (got_eh < 52 || memcmp(eh, "\177ELF", 4) != 0) return 0;
     is64 = eh[4] == 2;
     big = eh[5] == 2;
-    if ((eh[4] != 1 && !is64) || (eh[5] != 1 && !big)) return 0;
+    if ((eh[4] != 1 && !is64) || (eh[5] != 1 && !big) || got_eh < (is64 ? 64 : 52)) return 0;
     phoff = is64 ? rd64(eh + 32, big) : rd32(eh + 28, big);
     phentsize = rd16(eh + (is64 ? 54 : 42), big);
     phnum = rd16(eh + (is64 ? 56 : 44), big);
