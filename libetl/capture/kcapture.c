@@ -161,6 +161,7 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
             a.task = !!(k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD | ETL_KERNEL_IMAGE_LOAD));
             a.comm = a.comm_exec = !!(k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_IMAGE_LOAD));
             a.mmap = a.mmap2 = !!(k->flags & ETL_KERNEL_IMAGE_LOAD);
+            a.build_id = a.mmap2; /* the build-id in MMAP2 records where the kernel can read it (5.12) */
             a.watermark = 1;
             a.wakeup_watermark = RING_PAGES * (uint32_t)c->page / 4;
         } else if (e == EV_PROFILE) {
@@ -188,6 +189,10 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
            exec samples are no events of the trace.) */
         if (a.type == PERF_TYPE_TRACEPOINT && e != EV_EXEC) a.read_format = PERF_FORMAT_LOST;
         long fd = perf_open(&a, c->cpu);
+        if (fd < 0 && errno == EINVAL && a.build_id) {
+            a.build_id = 0; /* an older kernel: the capture reads each file's build-id itself */
+            fd = perf_open(&a, c->cpu);
+        }
         if (fd < 0 && errno == EINVAL && a.read_format) {
             a.read_format = 0; /* an older kernel */
             fd = perf_open(&a, c->cpu);
@@ -254,6 +259,7 @@ static void kcapture_free(struct etl_kcapture *k)
     for (unsigned i = 0; i < k->ncpu; i++) close_cpu(&k->cpus[i]);
     free(k->cpus);
     etl_kpcache_free(k);
+    etl_kbid_cache_free(k->bids);
     etl_kexec_free(k);
     pthread_mutex_destroy(&k->plock);
     etl_kdisk_free(k);
@@ -396,6 +402,7 @@ static int enable_kernel(etl_session *s, uint32_t flags, uint32_t stackwalk_flag
     }
     k->s = s;
     k->flags = flags;
+    k->bids = etl_kbid_cache_new(); /* (NULL: each file is read at each mapping) */
     k->stackwalk = stackwalk_flags;
     atomic_init(&k->stop, 0);
     pthread_mutex_init(&k->plock, NULL);

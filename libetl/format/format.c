@@ -54,6 +54,10 @@ static const char *const group_names[ETL_GROUP_COUNT] = {
 const etl_guid etl_guid_event_trace =
     G(0x68fdd900, 0x4a3e, 0x11d1, 0x84, 0xf4, 0x00, 0x00, 0xf8, 0x04, 0x64, 0xe3);
 
+/* libetl's own class (random, made for it): Linux images' build-ids, kallsyms, modules. */
+const etl_guid etl_guid_linux_image_id =
+    G(0xf6235471, 0x690f, 0x4985, 0xa2, 0x5e, 0x2d, 0x98, 0xbc, 0x95, 0x91, 0x97);
+
 /* User-mode providers and merge-added event classes seen in real files, and the toolkit's own
    demo provider (tools/etldemo.c), whose GUID is the one Windows derives from the name
    "etldemo" for EventSource and TraceLogging providers (SHA-1 of the namespace

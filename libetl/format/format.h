@@ -197,6 +197,15 @@ static inline uint32_t etl_align8(uint32_t n) { return (n + 7u) & ~7u; }
 const etl_guid *etl_group_guid(unsigned group);
 extern const etl_guid etl_guid_event_trace; /* 68fdd900-4a3e-11d1-84f4-0000f80464e3 */
 
+/* ---- LinuxImageID: libetl's own classic event class (doc/format.md section 8.9): what
+   symbolizing a Linux capture needs, written by capture/ (doc/kernel-events.md) ---- */
+extern const etl_guid etl_guid_linux_image_id; /* f6235471-690f-4985-a25e-2d98bc959197 */
+#define ETL_LINUX_IMAGE_ID_VERSION        0
+#define ETL_LINUX_IMAGE_ID_BUILD_ID       0 /* ImageBase P, ImageSize P, ProcessId u32, FileOffset u64,
+                                               BuildIdSize u16, BuildId, FileName A */
+#define ETL_LINUX_IMAGE_ID_KERNEL_SYMBOLS 1 /* Sequence u32, Text A (whole lines of /proc/kallsyms) */
+#define ETL_LINUX_IMAGE_ID_KERNEL_MODULE  2 /* ImageBase P, ImageSize P, BuildIdSize u16, BuildId, Name A */
+
 /* ---- TRACE_LOGFILE_HEADER, section 3.2 (offsets for the 32-bit / 64-bit forms) ---- */
 #define ETL_TLH_BUFFER_SIZE        0x00
 #define ETL_TLH_VERSION            0x04
