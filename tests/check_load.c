@@ -173,6 +173,15 @@ static etl_sqlite_options options(struct seen *s)
     return o;
 }
 
+/* The views of the schema itself (CREATE VIEW statements in etl_sqlite_schema()). */
+static int64_t schema_views(void)
+{
+    int64_t n = 0;
+
+    for (const char *p = etl_sqlite_schema(); (p = strstr(p, "CREATE VIEW ")) != NULL; p++) n++;
+    return n;
+}
+
 /* Loads the trace at path into db (fresh or appended): the commit's status. */
 static int load_path(const etl_sqlite_options *o, const char *path)
 {
@@ -198,14 +207,14 @@ START_TEST(schema_text)
     const char *s = etl_sqlite_schema();
     sqlite3 *h;
 
-    ck_assert_ptr_eq(strstr(s, "-- etl2sqlite schema, version 3 "), s);
+    ck_assert_ptr_eq(strstr(s, "-- etl2sqlite schema, version 4 "), s);
     ck_assert_ptr_nonnull(strstr(s, "CREATE TABLE disk_io ("));
     ck_assert_ptr_nonnull(strstr(s, "CREATE TABLE event_names ("));
     ck_assert_ptr_nonnull(strstr(s, "CREATE TABLE event_name_fields ("));
     ck_assert_ptr_nonnull(strstr(s, "CREATE TABLE event_views ("));
     ck_assert_ptr_nonnull(strstr(s, "CREATE INDEX IF NOT EXISTS threads_by_tid"));
     ck_assert_ptr_nonnull(strstr(s, "CREATE VIEW threads_view AS"));
-    ck_assert_int_eq(ETL_SQLITE_SCHEMA_VERSION, 3);
+    ck_assert_int_eq(ETL_SQLITE_SCHEMA_VERSION, 4);
     /* Runs as it is. */
     ck_assert_int_eq(sqlite3_open(":memory:", &h), SQLITE_OK);
     ck_assert_int_eq(sqlite3_exec(h, s, NULL, NULL, NULL), SQLITE_OK);
@@ -224,8 +233,8 @@ START_TEST(load_story)
     ck_assert_int_eq(s.final, 1);
     ck_assert_uint_eq(s.events, KS_ALL_EVENTS);
     ck_assert_uint_eq(s.done, s.total);
-    ck_assert_int_eq(query(db, "SELECT value FROM meta WHERE key = 'schema_version'"), 3);
-    ck_assert_int_eq(query(db, "PRAGMA user_version"), 3);
+    ck_assert_int_eq(query(db, "SELECT value FROM meta WHERE key = 'schema_version'"), 4);
+    ck_assert_int_eq(query(db, "PRAGMA user_version"), 4);
     ck_assert_int_eq(query(db, "SELECT count(*) FROM traces WHERE trace = 1 AND events = 22 AND logger_name = 'NT Kernel Logger'"), 1);
     ck_assert_int_eq(query(db, "SELECT count(*) FROM events"), KS_ALL_EVENTS);
     /* events are numbered in time order: the story's event +n is event n + 3 */
@@ -351,6 +360,51 @@ START_TEST(exec_story_views)
     rows_are(db, "SELECT (time_ns - " T0 ") / 100, tid, pid, process_name FROM samples_view ORDER BY event",
              "5|3000|3000|etlrecord\n"
              "12|3000|3000|demo\n");
+}
+END_TEST
+
+/* The CPU story (tests/kstory.h): each thread's running intervals on each processor, from one
+   context switch to the next on that processor (the last to the trace's last event), and the
+   time summed per thread and per program, exact to the nanosecond. A second trace appended
+   keeps its own intervals. */
+START_TEST(cpu_time_views)
+{
+    struct seen s;
+    etl_sqlite_options o = options(&s);
+    char path[sizeof dir + 16];
+
+    snprintf(path, sizeof path, "%s/cpu.etl", dir);
+    ck_assert_int_eq(kstory_cpu_write(path), 0);
+    ck_assert_int_eq(load_path(&o, path), ETL_OK);
+    rows_are(db, "SELECT cpu, tid, pid, process_name, (start_ns - " T0 ") / 100, (end_ns - " T0 ") / 100, ns"
+                 " FROM cpu_intervals ORDER BY cpu, start_ns",
+             "0|101|100|a.exe|10|30|2000\n"
+             "0|201|200|b.exe|30|35|500\n"
+             "0|101|100|a.exe|35|60|2500\n"
+             "0|0|0|Idle|60|100|4000\n"
+             "1|102|100|a.exe|12|52|4000\n"
+             "1|0|0|Idle|52|70|1800\n"
+             "1|201|200|b.exe|70|100|3000\n");
+    /* the interval's switches: the one that began it, the one that ended it (NULL: the trace's end) */
+    rows_are(db, "SELECT i.start_event = c.event, i.end_event IS NULL FROM cpu_intervals i"
+                 " JOIN cswitches c ON c.event = i.start_event AND c.new_tid = i.tid ORDER BY i.cpu, i.start_ns",
+             "1|0\n1|0\n1|0\n1|1\n1|0\n1|0\n1|1\n");
+    rows_are(db, "SELECT tid, pid, process_name, cpu_ns, intervals FROM cpu_time_by_thread ORDER BY tid",
+             "0|0|Idle|5800|2\n"
+             "101|100|a.exe|4500|2\n"
+             "102|100|a.exe|4000|1\n"
+             "201|200|b.exe|3500|2\n");
+    rows_are(db, "SELECT pid, process_name, threads, cpu_ns, intervals FROM cpu_time_by_process ORDER BY cpu_ns DESC",
+             "100|a.exe|2|8500|3\n"
+             "0|Idle|1|5800|2\n"
+             "200|b.exe|1|3500|2\n");
+    /* Appended, the same trace again: each trace's processors are its own. */
+    o.append = 1;
+    ck_assert_int_eq(load_path(&o, path), ETL_OK);
+    rows_are(db, "SELECT trace, count(*), sum(ns) FROM cpu_intervals GROUP BY trace ORDER BY trace",
+             "1|7|17800\n2|7|17800\n");
+    rows_are(db, "SELECT trace, tid, cpu_ns FROM cpu_time_by_thread WHERE tid = 101 ORDER BY trace",
+             "1|101|4500\n2|101|4500\n");
 }
 END_TEST
 
@@ -511,19 +565,24 @@ START_TEST(refusals)
     o.replace = 0;
     o.append = 1;
     ck_assert_int_eq(load(&o), ETL_FATAL);
-    ck_assert_msg(strstr(s.last, "written in schema version 1, and this etl2sqlite writes version 3") != NULL, "%s", s.last);
+    ck_assert_msg(strstr(s.last, "written in schema version 1, and this etl2sqlite writes version 4") != NULL, "%s", s.last);
     after = slurp(db, &n1);
     ck_assert_uint_eq(n0, n1);
     ck_assert(memcmp(before, after, n0) == 0);
     free(before);
     free(after);
-    /* nor one of version 2 (issue 17's), which has no fields */
-    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
-    ck_assert_int_eq(sqlite3_exec(h, "UPDATE meta SET value = '2' WHERE key = 'schema_version'", NULL, NULL, NULL), SQLITE_OK);
-    sqlite3_close(h);
-    ck_assert_int_eq(load(&o), ETL_FATAL);
-    ck_assert_msg(strstr(s.last, "written in schema version 2, and this etl2sqlite writes version 3; nothing was added") != NULL,
-                  "%s", s.last);
+    /* nor one of version 2 (issue 17's), which has no fields, nor 3 (issue 18's), which has no
+       functions or processor time */
+    for (int v = 2; v <= 3; v++) {
+        char sql[128], want[128];
+        snprintf(sql, sizeof sql, "UPDATE meta SET value = '%d' WHERE key = 'schema_version'", v);
+        snprintf(want, sizeof want, "written in schema version %d, and this etl2sqlite writes version 4; nothing was added", v);
+        ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+        ck_assert_int_eq(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(h);
+        ck_assert_int_eq(load(&o), ETL_FATAL);
+        ck_assert_msg(strstr(s.last, want) != NULL, "%s", s.last);
+    }
 }
 END_TEST
 
@@ -812,7 +871,7 @@ START_TEST(append_unions_view_columns)
     ck_assert_int_gt(query(db, "SELECT count(*) FROM \"Image/Load\" WHERE trace = 2 AND ImageBase IS NOT NULL"), 0);
     /* the views of the first load are made again, not twice */
     ck_assert_int_eq(query(db, "SELECT count(*) FROM event_views"),
-                     query(db, "SELECT count(*) FROM sqlite_master WHERE type = 'view'") - 8);
+                     query(db, "SELECT count(*) FROM sqlite_master WHERE type = 'view'") - schema_views());
     ck_assert_int_eq(query(db, "SELECT count(*) FROM event_views v LEFT JOIN sqlite_master m ON m.name = v.view"
                                " WHERE m.name IS NULL"), 0);
     free(before);
@@ -1047,6 +1106,7 @@ int main(void)
     tcase_add_test(tc, views_and_name_map);
     tcase_add_test(tc, exec_story_views);
     tcase_add_test(tc, exec_story_name_map);
+    tcase_add_test(tc, cpu_time_views);
     tcase_add_test(tc, append_numbers_on);
     tcase_add_test(tc, failed_append_changes_nothing);
     tcase_add_test(tc, interrupted_new_leaves_nothing);

@@ -8,7 +8,7 @@
 #include "load/load.h"
 
 #define SCHEMA_TABLES \
-    "-- etl2sqlite schema, version 3 (PRAGMA user_version = 3).\n" \
+    "-- etl2sqlite schema, version 4 (PRAGMA user_version = 4).\n" \
     "-- Times: *_ns columns are nanoseconds since 1970-01-01 UTC on the common timeline of the\n" \
     "-- database (every trace placed on one PerfCounter clock, as etlmerge places them).\n" \
     "-- 64-bit unsigned values (keywords, addresses) are stored as signed 64-bit integers with the\n" \
@@ -458,6 +458,33 @@
     "FROM (SELECT c.*, " PID_AT("c.trace", "c.old_tid", "c.event") " AS old_pid,\n" \
     "             " PID_AT("c.trace", "c.new_tid", "c.event") " AS new_pid\n" \
     "      FROM cswitches c) c;\n" \
+    "\n" \
+    "-- Who ran where: one row per running interval of a thread on a processor, from the context\n" \
+    "-- switch to it (start_event) to the next context switch on that processor (end_event), or to\n" \
+    "-- the trace's last event (end_event NULL) when the trace ends with it running. The time\n" \
+    "-- before a processor's first switch is not counted (who ran then is not known). pid: the\n" \
+    "-- thread's process at the switch; process_name: the program it ran then. Needs no stacks.\n" \
+    "CREATE VIEW cpu_intervals AS\n" \
+    "SELECT i.trace AS trace, i.cpu AS cpu, i.tid AS tid, i.pid AS pid,\n" \
+    "       " NAME_AT("i.trace", "i.pid", "i.start_ns", "i.start_event") " AS process_name,\n" \
+    "       i.start_ns AS start_ns, i.end_ns AS end_ns, i.end_ns - i.start_ns AS ns,\n" \
+    "       i.start_event AS start_event, i.end_event AS end_event\n" \
+    "FROM (SELECT w.*, " PID_AT("w.trace", "w.tid", "w.start_event") " AS pid,\n" \
+    "             coalesce(w.next_ns, (SELECT t.last_time_ns FROM traces t WHERE t.trace = w.trace)) AS end_ns\n" \
+    "      FROM (SELECT c.trace AS trace, c.cpu AS cpu, c.new_tid AS tid, c.time_ns AS start_ns,\n" \
+    "                   c.event AS start_event, lead(c.time_ns) OVER w AS next_ns, lead(c.event) OVER w AS end_event\n" \
+    "            FROM cswitches c WINDOW w AS (PARTITION BY c.trace, c.cpu ORDER BY c.event)) w) i;\n" \
+    "\n" \
+    "-- Processor time per thread (and program it ran: a thread whose process execs has a row for\n" \
+    "-- each), summed over its running intervals on every processor.\n" \
+    "CREATE VIEW cpu_time_by_thread AS\n" \
+    "SELECT trace, tid, pid, process_name, sum(ns) AS cpu_ns, count(*) AS intervals\n" \
+    "FROM cpu_intervals GROUP BY trace, tid, pid, process_name;\n" \
+    "\n" \
+    "-- Processor time per process and program, summed over its threads.\n" \
+    "CREATE VIEW cpu_time_by_process AS\n" \
+    "SELECT trace, pid, process_name, count(DISTINCT tid) AS threads, sum(ns) AS cpu_ns, count(*) AS intervals\n" \
+    "FROM cpu_intervals GROUP BY trace, pid, process_name;\n" \
     "\n" \
     "-- System calls with their thread's process and its program at the call.\n" \
     "CREATE VIEW syscalls_view AS\n" \
