@@ -13,6 +13,7 @@
 
 #include "check_run.h"
 #include "etl.h"
+#include "fnstory.h"
 #include "kstory.h"
 #include "synth.h"
 #include "testutil.h"
@@ -887,222 +888,28 @@ END_TEST
 
 /* ------------------------------------------------------------------ functions */
 
-/* The program whose functions the samples fall in, built here with gcc -g: rec calls itself. */
-static const char prog_c[] =
-    "static volatile int sink;\n"
-    "__attribute__((noinline)) int hot_a(int x)\n"
-    "{\n"
-    "    for (int i = 0; i < x; i++) sink += i * x;\n"
-    "    return sink;\n"
-    "}\n"
-    "__attribute__((noinline)) int hot_b(int x)\n"
-    "{\n"
-    "    for (int i = 0; i < x; i++) sink -= i;\n"
-    "    return sink;\n"
-    "}\n"
-    "__attribute__((noinline)) int rec(int n)\n"
-    "{\n"
-    "    if (n <= 0) return hot_a(1000);\n"
-    "    return rec(n - 1) + 1;\n"
-    "}\n"
-    "int main(int argc, char **argv)\n"
-    "{\n"
-    "    (void)argv;\n"
-    "    return rec(argc) + hot_b(argc) + sink;\n"
-    "}\n";
-
-struct prog {
-    char path[sizeof dir + 16];
-    struct { uint64_t offset, vaddr, filesz; } seg[16];
-    unsigned nseg;
-    struct { const char *name; uint64_t value, size; } fn[4];
-};
-
-/* The output of cmd (its first 64 KiB), to free(). */
-static char *command_output(const char *cmd)
-{
-    FILE *p = popen(cmd, "r");
-    char *out = calloc(1, 65536);
-    size_t n;
-
-    ck_assert_ptr_nonnull(p);
-    ck_assert_ptr_nonnull(out);
-    n = fread(out, 1, 65535, p);
-    out[n] = '\0';
-    ck_assert_msg(pclose(p) == 0, "%s failed", cmd);
-    return out;
-}
-
-/* Builds prog.c in the test's directory and reads its PT_LOAD headers (readelf) and its
-   functions' addresses and sizes (nm). */
-static void prog_build(struct prog *g)
-{
-    static const char *names[4] = { "hot_a", "hot_b", "rec", "main" };
-    char cmd[1024], *out, *line;
-    FILE *f;
-
-    memset(g, 0, sizeof *g);
-    snprintf(g->path, sizeof g->path, "%s/prog", dir);
-    snprintf(cmd, sizeof cmd, "%s/prog.c", dir);
-    ck_assert_ptr_nonnull(f = fopen(cmd, "w"));
-    fputs(prog_c, f);
-    fclose(f);
-    snprintf(cmd, sizeof cmd, "cd '%s' && gcc -g -O1 -fPIE -pie -o prog prog.c", dir);
-    ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
-    snprintf(cmd, sizeof cmd, "readelf -lW '%s'", g->path);
-    out = command_output(cmd);
-    for (line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
-        unsigned long long off, va, pa, fsz;
-        if (sscanf(line, " LOAD 0x%llx 0x%llx 0x%llx 0x%llx", &off, &va, &pa, &fsz) == 4 && g->nseg < 16) {
-            g->seg[g->nseg].offset = off;
-            g->seg[g->nseg].vaddr = va;
-            g->seg[g->nseg].filesz = fsz;
-            g->nseg++;
-        }
-    }
-    free(out);
-    snprintf(cmd, sizeof cmd, "nm -S --defined-only '%s'", g->path);
-    out = command_output(cmd);
-    for (line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
-        unsigned long long v, sz;
-        char type, name[128];
-        if (sscanf(line, "%llx %llx %c %127s", &v, &sz, &type, name) != 4 || (type != 'T' && type != 't')) continue;
-        for (int k = 0; k < 4; k++)
-            if (strcmp(name, names[k]) == 0) {
-                g->fn[k].name = names[k];
-                g->fn[k].value = v;
-                g->fn[k].size = sz;
-            }
-    }
-    free(out);
-    ck_assert_uint_gt(g->nseg, 0);
-    for (int k = 0; k < 4; k++) ck_assert_msg(g->fn[k].name && g->fn[k].size >= 4, "nm: no %s", names[k]);
-}
-
-/* Where ELF address v of the program is when file offset 0 is mapped at base. */
-static uint64_t prog_at(const struct prog *g, uint64_t base, uint64_t v)
-{
-    for (unsigned i = 0; i < g->nseg; i++)
-        if (v >= g->seg[i].vaddr && v - g->seg[i].vaddr < g->seg[i].filesz) return base + v - g->seg[i].vaddr + g->seg[i].offset;
-    ck_abort_msg("no segment holds 0x%llx", (unsigned long long)v);
-    return 0;
-}
-
-/* addr2line -f at ELF address v: the function's name and "file:line" (the file's base name). */
-static void addr2line_at(const struct prog *g, uint64_t v, char *function, size_t fsize, char *source, size_t ssize)
-{
-    char cmd[1024], *out, *nl, *file;
-
-    snprintf(cmd, sizeof cmd, "addr2line -f -e '%s' 0x%llx", g->path, (unsigned long long)v);
-    out = command_output(cmd);
-    nl = strchr(out, '\n');
-    ck_assert_ptr_nonnull(nl);
-    *nl = '\0';
-    snprintf(function, fsize, "%s", out);
-    file = nl + 1;
-    file[strcspn(file, "\n")] = '\0';
-    if (strstr(file, " (discriminator")) *strstr(file, " (discriminator") = '\0';
-    snprintf(source, ssize, "%s", strrchr(file, '/') ? strrchr(file, '/') + 1 : file);
-    free(out);
-}
-
-static uint8_t symrec[4096];
-
-static void sym_add(struct synth *sy, unsigned cpu, uint32_t n)
-{
-    ck_assert_int_eq(synth_add(sy, cpu, symrec, n), 0);
-}
-
-/* A sample of thread 101 at ip, and its StackWalk (frames innermost first) when n > 0. */
-static void sym_sample(struct synth *sy, int64_t ts, uint64_t ip, const uint64_t *frames, unsigned n)
-{
-    struct synth_payload p;
-
-    sp_init(&p, 8);
-    spp(&p, ip); sp32(&p, 101); sp16(&p, 1); sp8(&p, 0x40); sp8(&p, 0);
-    sym_add(sy, 0, synth_perfinfo(symrec, 1, ts, 0x0F2E, 2, NULL, NULL, 0, p.b, p.n));
-    if (!n) return;
-    sp_init(&p, 8);
-    sp64(&p, (uint64_t)ts); sp32(&p, 100); sp32(&p, 101);
-    for (unsigned i = 0; i < n; i++) spp(&p, frames[i]);
-    sym_add(sy, 0, synth_perfinfo(symrec, 1, ts, 0x1820, 2, NULL, NULL, 0, p.b, p.n));
-}
-
-/*
- * The functions story: process 100 "prog" (thread 101) with the program loaded at base, and
- * seven timer samples: three in hot_a called from rec called from rec called from main (rec
- * twice on the stack), two in hot_b called from main, one in main (a stack of one frame), one
- * at an address no image holds (no stack). Each frame is the middle of its function; a return
- * address is looked up a byte before it, still there.
- */
-static void functions_story(const char *path, const struct prog *g, uint64_t base)
-{
-    struct synth_options so;
-    struct synth_payload p;
-    struct synth *sy;
-    uint64_t mid[4], a[4];
-    uint8_t *file;
-    size_t size;
-    FILE *f;
-    int64_t t = KS_T0;
-
-    for (int k = 0; k < 4; k++) mid[k] = prog_at(g, base, g->fn[k].value + g->fn[k].size / 2);
-    memset(&so, 0, sizeof so);
-    so.logger_name = "NT Kernel Logger";
-    ck_assert_ptr_nonnull(sy = synth_new(&so));
-    sp_init(&p, 8);
-    spp(&p, 0xFFFFA00000000100ull); sp32(&p, 100); sp32(&p, 1); sp32(&p, 1); sp32(&p, 259);
-    spp(&p, 0x1AA000); sp32(&p, 0); sp32(&p, 0);
-    sp_str8(&p, "prog"); sp_str16(&p, "prog"); sp_str16(&p, ""); sp_str16(&p, "");
-    sym_add(sy, 0, synth_system(symrec, 1, 0, t, 0x0303, 4, 100, 0, p.b, p.n));
-    sp_init(&p, 8);
-    sp32(&p, 100); sp32(&p, 101);
-    for (unsigned i = 1; i <= 7; i++) spp(&p, 0x10000 * i);
-    sp32(&p, 0); sp8(&p, 8); sp8(&p, 5); sp8(&p, 2); sp8(&p, 0);
-    sym_add(sy, 0, synth_system(symrec, 1, 0, t + 1, 0x0503, 3, 100, 101, p.b, p.n));
-    sp_init(&p, 8);
-    spp(&p, base); spp(&p, 0x10000); sp32(&p, 100); sp32(&p, 0); sp32(&p, 0);
-    sp8(&p, 0); sp8(&p, 0); sp16(&p, 0); spp(&p, base); sp32(&p, 0); sp32(&p, 0); sp32(&p, 0); sp32(&p, 0);
-    sp_str16(&p, g->path);
-    sym_add(sy, 0, synth_system(symrec, 1, 0, t + 2, 0x030A, 3, 100, 0, p.b, p.n));
-    for (int i = 0; i < 3; i++) {
-        a[0] = mid[0], a[1] = mid[2], a[2] = mid[2], a[3] = mid[3];
-        sym_sample(sy, t + 10 + i, mid[0], a, 4);
-    }
-    for (int i = 0; i < 2; i++) {
-        a[0] = mid[1], a[1] = mid[3];
-        sym_sample(sy, t + 20 + i, mid[1], a, 2);
-    }
-    sym_sample(sy, t + 30, mid[3], mid + 3, 1);
-    sym_sample(sy, t + 31, 0x1234, NULL, 0);
-    ck_assert_ptr_nonnull(file = synth_finish(sy, &size));
-    ck_assert_ptr_nonnull(f = fopen(path, "wb"));
-    ck_assert_uint_eq(fwrite(file, 1, size, f), size);
-    fclose(f);
-    free(file);
-}
-
 START_TEST(functions_of_samples)
 {
     struct seen s;
     etl_sqlite_options o = options(&s);
-    struct prog g;
+    struct fnstory g;
     char path[sizeof dir + 16], want[4096], fn[4][128], src[4][300], caller_fn[128], caller_src[300], sql[4096];
     uint64_t base = 0x555500000000ull;
     char *with, *without;
 
-    prog_build(&g);
+    ck_assert_int_eq(fnstory_build(dir, &g), 0);
     /* what addr2line names at each function's middle (and a byte before, for return addresses) */
     for (int k = 0; k < 4; k++) {
-        addr2line_at(&g, g.fn[k].value + g.fn[k].size / 2, fn[k], sizeof fn[k], src[k], sizeof src[k]);
+        ck_assert_int_eq(fnstory_addr2line(&g, fnstory_mid(&g, k), fn[k], sizeof fn[k], src[k], sizeof src[k]), 0);
         ck_assert_str_eq(fn[k], g.fn[k].name);
     }
-    addr2line_at(&g, g.fn[2].value + g.fn[2].size / 2 - 1, caller_fn, sizeof caller_fn, caller_src, sizeof caller_src);
+    ck_assert_int_eq(fnstory_addr2line(&g, fnstory_mid(&g, FN_REC) - 1, caller_fn, sizeof caller_fn, caller_src,
+                                       sizeof caller_src), 0);
     ck_assert_str_eq(caller_fn, "rec");
     snprintf(path, sizeof path, "%s/fn.etl", dir);
-    functions_story(path, &g, base);
+    ck_assert_int_eq(fnstory_write(path, &g, base), 0);
     ck_assert_int_eq(load_path(&o, path), ETL_OK);
-    ck_assert_int_eq(query(db, "SELECT count(*) FROM samples"), 7);
+    ck_assert_int_eq(query(db, "SELECT count(*) FROM samples"), FNSTORY_SAMPLES);
     /* each sample's function is addr2line's, with its offset and source line */
     for (int k = 0; k < 4; k++) {
         const char *colon = strrchr(src[k], ':');
@@ -1116,10 +923,18 @@ START_TEST(functions_of_samples)
     ck_assert_int_eq(query(db, "SELECT count(*) FROM samples WHERE function IS NULL AND image IS NULL AND line IS NULL"), 1);
     rows_are(db, "SELECT name, image, image_path = (SELECT file_name FROM images) FROM functions ORDER BY name",
              "hot_a|prog|1\nhot_b|prog|1\nmain|prog|1\nrec|prog|1\n");
-    /* frames past the first are return addresses, named by the call a byte before */
-    snprintf(sql, sizeof sql, "SELECT count(*) FROM stack_frames_view WHERE depth > 0 AND function = 'rec'"
+    /* frames past the first are return addresses, named by the call a byte before: the one at
+       rec's end too */
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM stack_frames_view WHERE depth = 1 AND function = 'rec'"
                               " AND (source = '%s' OR source LIKE '%%/%s')", caller_src, caller_src);
-    ck_assert_int_eq(query(db, sql), 2 * 3);
+    ck_assert_int_eq(query(db, sql), 3);
+    ck_assert_int_eq(fnstory_addr2line(&g, g.fn[FN_REC].value + g.fn[FN_REC].size - 1, caller_fn, sizeof caller_fn,
+                                       caller_src, sizeof caller_src), 0);
+    ck_assert_str_eq(caller_fn, "rec");
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM stack_frames_view WHERE depth = 2 AND function = 'rec'"
+                              " AND function_offset = %llu AND (source = '%s' OR source LIKE '%%/%s')",
+             (unsigned long long)g.fn[FN_REC].size, caller_src, caller_src);
+    ck_assert_int_eq(query(db, sql), 3);
     /* top functions: exclusive (the sample's innermost function) and inclusive (on its stack,
        once per sample: rec recurses) */
     rows_are(db, "SELECT name, exclusive, inclusive, exclusive_percent, inclusive_percent FROM top_functions"
