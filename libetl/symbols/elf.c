@@ -102,7 +102,7 @@ static void inspect(struct cand *c)
  * Opens path as an ELF file whose build-id is the recorded one (any when f has none): 1 taken
  * (c filled), 0 not there or not ELF, -1 another build-id (counted and told once per image).
  */
-static int try_file(etl_symbolizer *s, etl_sym_file *f, const char *path, struct cand *c, int *mismatched)
+static int try_file(etl_symbolizer *s, etl_sym_file *f, const char *path, struct cand *c)
 {
     const void *id;
     ssize_t idlen;
@@ -121,8 +121,8 @@ static int try_file(etl_symbolizer *s, etl_sym_file *f, const char *path, struct
             char want[2 * ETL_BUILD_ID_MAX + 1], got[2 * ETL_BUILD_ID_MAX + 1] = "none";
             etl_sym_build_id_hex(f->build_id, f->build_id_size, want);
             if (idlen > 0 && idlen <= ETL_BUILD_ID_MAX) etl_sym_build_id_hex(id, (size_t)idlen, got);
-            if (!*mismatched) {
-                *mismatched = 1;
+            if (!f->mismatch_counted) {
+                f->mismatch_counted = 1;
                 s->stats.images_mismatched++;
             }
             etl_sym_set_error(s, "%s: build-id %s, but the trace recorded %s for %s: not used (the file changed since the trace)",
@@ -202,7 +202,7 @@ int etl_sym_elf_open(etl_symbolizer *s, etl_sym_file *f)
     struct etl_sym_elf *e = NULL;
     const char *symfile;
     size_t np;
-    int mismatched = 0, rc = ETL_OK;
+    int rc = ETL_OK;
     Elf *addr_elf;
 
     f->state = ETL_SYM_MISSING;
@@ -210,7 +210,7 @@ int etl_sym_elf_open(etl_symbolizer *s, etl_sym_file *f)
     elf_version(EV_CURRENT);
     np = places(s, f, pl, MAXPLACES);
     for (size_t i = 0; i < np && (!sym.elf || !exe.elf); i++) {
-        if (try_file(s, f, pl[i].path, &c, &mismatched) != 1) continue;
+        if (try_file(s, f, pl[i].path, &c) != 1) continue;
         if (pl[i].kind == 's' && !sym.elf && c.symbols) {
             sym = c;
         } else if (pl[i].kind == 'e' && !exe.elf && c.contents) {

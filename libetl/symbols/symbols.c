@@ -416,7 +416,7 @@ static etl_sym_file *get_file(etl_symbolizer *s, int kind, const char *path, con
     h = file_hash(kind, path, id, idlen, s->nfile_buckets);
     for (f = s->files[h]; f; f = f->next)
         if (f->kind == kind && f->has_record == has_record && f->build_id_size == idlen && strcmp(f->path, path) == 0
-            && memcmp(f->build_id, id, idlen) == 0)
+            && (!idlen || memcmp(f->build_id, id, idlen) == 0))
             return f;
     f = calloc(1, sizeof *f);
     if (!f) return NULL;
@@ -432,7 +432,7 @@ static etl_sym_file *get_file(etl_symbolizer *s, int kind, const char *path, con
             if (*q == '/' || *q == '\\') b = q + 1;
         f->base_name = b;
     }
-    memcpy(f->build_id, id, idlen);
+    if (idlen) memcpy(f->build_id, id, idlen);
     f->build_id_size = idlen;
     f->has_record = (uint8_t)has_record;
     f->id = (uint32_t)++s->nfiles;
@@ -454,15 +454,34 @@ static int image_kind(const etl_image_info *info, const struct buildid_rec *rec)
     return 0;
 }
 
+/* Closes the backend of the open file used least recently (it opens again when asked). */
+static void close_least_used(etl_symbolizer *s)
+{
+    etl_sym_file *oldest = NULL;
+
+    for (size_t i = 0; i < s->nfile_buckets; i++)
+        for (etl_sym_file *f = s->files[i]; f; f = f->next)
+            if (f->backend && (!oldest || f->last_use < oldest->last_use)) oldest = f;
+    if (!oldest) return;
+    backend_close(oldest);
+    oldest->state = ETL_SYM_UNTRIED;
+    s->nopen--;
+}
+
 static int backend_open(etl_symbolizer *s, etl_sym_file *f)
 {
     int rc = ETL_OK;
 
+    if (s->nopen >= ETL_SYM_MAX_OPEN) close_least_used(s);
     switch (f->kind) {
     case ETL_SYM_ELF: rc = etl_sym_elf_open(s, f); break;
     default: f->state = ETL_SYM_MISSING; break;
     }
-    if (rc == ETL_OK && f->state == ETL_SYM_READY) s->stats.images_with_symbols++;
+    if (f->backend) s->nopen++;
+    if (rc == ETL_OK && f->state == ETL_SYM_READY && !f->counted) {
+        f->counted = 1;
+        s->stats.images_with_symbols++;
+    }
     return rc;
 }
 
@@ -538,6 +557,7 @@ void etl_symbolizer_close(etl_symbolizer *s)
 
 int etl_symbolizer_add(etl_symbolizer *s, const etl_event *ev)
 {
+    s->last.valid = 0;
     if (etl_image_map_add(s->images, ev) != ETL_OK) return ETL_FAILED;
     if (ev->kind == ETL_KIND_CLASSIC && etl_guid_equal(&ev->provider, &linux_imageid_guid)) {
         int rc = ETL_OK;
@@ -606,17 +626,30 @@ int etl_symbolizer_resolve(etl_symbolizer *s, uint32_t pid, uint64_t addr, int64
     out->image = info.base_name;
     out->image_path = info.file_name;
     out->image_offset = addr - info.base;
-    rec = find_record(s, info.pid, info.base, info.load_timestamp, info.unload_timestamp, ts);
-    kind = image_kind(&info, rec);
-    if (!kind) return 1;
-    if (rec) {
-        f = get_file(s, kind, rec->path[0] ? rec->path : info.file_name, rec->build_id, rec->build_id_size, 1);
-        off = addr - rec->base + rec->file_offset;
+    if (s->last.valid && s->last.pid == info.pid && s->last.base == info.base && s->last.load == info.load_timestamp
+        && s->last.unload == info.unload_timestamp) {
+        f = s->last.file; /* the same image as the last lookup's: no need to find its file again */
     } else {
-        f = get_file(s, kind, info.file_name, NULL, 0, 0);
-        off = addr - info.base;
+        rec = find_record(s, info.pid, info.base, info.load_timestamp, info.unload_timestamp, ts);
+        kind = image_kind(&info, rec);
+        f = NULL;
+        if (kind) {
+            if (rec) f = get_file(s, kind, rec->path[0] ? rec->path : info.file_name, rec->build_id, rec->build_id_size, 1);
+            else f = get_file(s, kind, info.file_name, NULL, 0, 0);
+            if (!f) return ETL_FAILED;
+        }
+        s->last.valid = 1;
+        s->last.pid = info.pid;
+        s->last.base = info.base;
+        s->last.load = info.load_timestamp;
+        s->last.unload = info.unload_timestamp;
+        s->last.file = f;
+        s->last.has_rec = rec != NULL;
+        s->last.rec_base = rec ? rec->base : 0;
+        s->last.rec_file_offset = rec ? rec->file_offset : 0;
     }
-    if (!f) return ETL_FAILED;
+    if (!f) return 1;
+    off = s->last.has_rec ? addr - s->last.rec_base + s->last.rec_file_offset : addr - info.base;
     e = cache_find(s->cache, f->id, off);
     if (e) {
         s->stats.cache_hits++;
@@ -625,7 +658,8 @@ int etl_symbolizer_resolve(etl_symbolizer *s, uint32_t pid, uint64_t addr, int64
         int got = 0;
 
         if (f->state == ETL_SYM_UNTRIED && backend_open(s, f) != ETL_OK) return ETL_FAILED;
-        if (f->state == ETL_SYM_READY) got = backend_resolve(s, f, off, rec ? rec->file_offset : 0, frames, ETL_SYM_MAX_FRAMES);
+        f->last_use = ++s->tick;
+        if (f->state == ETL_SYM_READY) got = backend_resolve(s, f, off, s->last.rec_file_offset, frames, ETL_SYM_MAX_FRAMES);
         if (got < 0) return ETL_FAILED;
         if (cache_put(s->cache, f->id, off, frames, (unsigned)got) != ETL_OK) return ETL_FAILED;
         e = cache_find(s->cache, f->id, off);
