@@ -976,6 +976,44 @@ START_TEST(functions_of_samples)
 }
 END_TEST
 
+/* A program no longer at the path the trace recorded is found in a symbol directory
+   (symbol_paths, copied by etl_sqlite_loader_open: the caller's array may change after it). */
+START_TEST(functions_from_symbol_paths)
+{
+    struct seen s;
+    etl_sqlite_options o = options(&s);
+    struct fnstory g, moved;
+    char path[sizeof dir + 16], sdir[sizeof dir + 16];
+    const char *paths[1];
+    etl_sqlite_loader *l;
+
+    ck_assert_int_eq(fnstory_build(dir, &g), 0);
+    moved = g;
+    snprintf(moved.path, sizeof moved.path, "%s/gone/prog", dir);
+    snprintf(path, sizeof path, "%s/moved.etl", dir);
+    ck_assert_int_eq(fnstory_write(path, &moved, 0x555500000000ull), 0);
+    /* without the directory: images and offsets, no functions */
+    ck_assert_int_eq(load_path(&o, path), ETL_OK);
+    ck_assert_int_eq(query(db, "SELECT count(*) FROM samples WHERE image = 'prog'"), FNSTORY_SAMPLES - 1);
+    ck_assert_int_eq(query(db, "SELECT count(*) FROM functions"), 0);
+    /* with it */
+    snprintf(sdir, sizeof sdir, "%s", dir);
+    paths[0] = sdir;
+    o = options(&s);
+    o.replace = 1;
+    o.symbol_paths = paths;
+    o.nsymbol_paths = 1;
+    ck_assert_int_eq(etl_sqlite_loader_open(&l, db, &o), ETL_OK);
+    strcpy(sdir, "/nonexistent");
+    paths[0] = NULL;
+    ck_assert_int_eq(etl_sqlite_loader_add(l, path), ETL_OK);
+    ck_assert_int_eq(etl_sqlite_loader_commit(l), ETL_OK);
+    etl_sqlite_loader_close(l);
+    rows_are(db, "SELECT name, exclusive, inclusive FROM top_functions ORDER BY inclusive DESC, name",
+             "main|1|6\nhot_a|3|3\nrec|0|3\nhot_b|2|2\n");
+}
+END_TEST
+
 /* A TraceLogging event (64-bit EVENT_HEADER with PROV_TRAITS and EVENT_SCHEMA_TL items) of
    provider g named prov: event, then its fields as (name, in type) pairs, n of them. */
 static uint32_t tl_record(uint8_t *out, int64_t ts, const etl_guid *g, const char *prov, const char *event,
@@ -1205,6 +1243,7 @@ int main(void)
     tcase_add_test(tc, exec_story_name_map);
     tcase_add_test(tc, cpu_time_views);
     tcase_add_test(tc, functions_of_samples);
+    tcase_add_test(tc, functions_from_symbol_paths);
     tcase_add_test(tc, append_numbers_on);
     tcase_add_test(tc, failed_append_changes_nothing);
     tcase_add_test(tc, interrupted_new_leaves_nothing);
