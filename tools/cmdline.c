@@ -114,3 +114,36 @@ etl_decoder *tool_decoder_open(const char *prog, char *const *manifests, unsigne
     }
     return d;
 }
+
+int tool_symbols_check(const char *prog, char *const *dirs, unsigned n)
+{
+    struct stat st;
+
+    for (unsigned i = 0; i < n; i++) {
+        if (stat(dirs[i], &st) != 0) {
+            fprintf(stderr, "%s: --symbols %s: %s\n", prog, dirs[i], strerror(errno));
+            return -1;
+        }
+        if (!S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "%s: --symbols %s: not a directory\n", prog, dirs[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+etl_symbolizer *tool_symbolizer_open(const char *prog, char *const *dirs, unsigned n)
+{
+    etl_symbolizer_options o;
+    etl_symbolizer *s;
+
+    if (tool_symbols_check(prog, dirs, n) != 0) return NULL;
+    memset(&o, 0, sizeof o);
+    o.paths = (const char *const *)dirs;
+    o.npaths = n;
+    if (etl_symbolizer_open(&s, &o) != ETL_OK) {
+        fprintf(stderr, "%s: out of memory\n", prog);
+        return NULL;
+    }
+    return s;
+}

@@ -34,4 +34,12 @@ int tool_parse_u64(const char *s, uint64_t *out);
    stderr ("PROG: ...") when a --manifest does not load or memory ran out. */
 etl_decoder *tool_decoder_open(const char *prog, char *const *manifests, unsigned n);
 
+/* The tools' --symbols DIR values: each must be a directory. 0, or -1 said on stderr as
+   "PROG: --symbols DIR: No such file or directory" (or "not a directory"). */
+int tool_symbols_check(const char *prog, char *const *dirs, unsigned n);
+/* The symbolizer of a tool that names functions (etl/symbols.h), looking in the n --symbols
+   directories first (checked as above), then the system's places. NULL after saying why on
+   stderr ("PROG: ...") when a directory is not one or memory ran out. */
+etl_symbolizer *tool_symbolizer_open(const char *prog, char *const *dirs, unsigned n);
+
 #endif

@@ -10,6 +10,7 @@
 
 #include "types.h"
 #include "reader.h"
+#include "symbols.h"
 #include "kernel.h"
 #include "decode.h"
 
@@ -52,6 +53,18 @@ ETL_API int etl_dump_csv_header(FILE *f);
 ETL_API int etl_dump_event(FILE *f, etl_dump_format format, const etl_reader *r, const etl_event *ev,
                            etl_image_map *map, etl_decoder *dec);
 
+/*
+ * etl_dump_event with the functions of sample and stack frame addresses named by sym (NULL:
+ * none; fed every event of the trace first, as etl_dump_first_pass_symbols does): text shows
+ * an address as "function+0x1a (image)" where a function is known (else "image+0x1a", else
+ * "?"); JSON adds "function", "function_offset" and, where known, "source" ("file:line")
+ * beside the address's "image" and "offset"; CSV, which shows no addresses, is unchanged. A
+ * frame past a stack's first is a return address: its function is the call's, looked up a
+ * byte before it. Returns as etl_dump_event.
+ */
+ETL_API int etl_dump_event_symbols(FILE *f, etl_dump_format format, const etl_reader *r, const etl_event *ev,
+                                   etl_image_map *map, etl_decoder *dec, etl_symbolizer *sym);
+
 /* s as a JSON string literal: quotes and backslashes escaped, control characters as \u00XX,
    other bytes (UTF-8) as they are. */
 ETL_API int etl_dump_json_string(FILE *f, const char *s);
@@ -65,6 +78,8 @@ ETL_API int etl_dump_json_string(FILE *f, const char *s);
  * ETL_FATAL when r could not be read to its end or rewound (etl_reader_error(r) says why).
  */
 ETL_API int etl_dump_first_pass(etl_reader *r, etl_image_map *map, etl_decoder *dec);
+/* The same, every event also into sym (etl_symbolizer_add; NULL: none). */
+ETL_API int etl_dump_first_pass_symbols(etl_reader *r, etl_image_map *map, etl_decoder *dec, etl_symbolizer *sym);
 
 /* ---- A file's summary: trace info and counts, one JSON object (etldump --summary) ---- */
 

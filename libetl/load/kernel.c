@@ -152,6 +152,8 @@ static int insert_stack(struct kernel_side *ks, const struct input *in, int64_t 
         rv_u64(r, 3, fs->addr[i]);
         rv_text(r, 4, fs->image[i]);
         if (fs->image[i]) rv_u64(r, 5, fs->offset[i]); else rv_null(r, 5);
+        /* Only a new frame list's frames are looked up: each distinct list once. */
+        if (etl_load_rv_function(ks, in, r, 6, pid, fs->addr[i], lookup_ts, i > 0) != 0) return -1;
         if (etl_sink_row_end(k, S_FRAME) != 0) return -1;
     }
     return 0;
@@ -316,6 +318,7 @@ int etl_load_kernel_row(struct sink *k, struct kernel_side *ks, const struct inp
         else { rv_i64(r, 8, p->count); rv_i64(r, 9, p->flags); rv_i64(r, 10, p->rank); }
         etl_load_rv_image(in, r, 11, pid, p->instruction_pointer, ev->timestamp);
         rv_i64(r, 13, p->profile_source);
+        if (etl_load_rv_function(ks, in, r, 14, pid, p->instruction_pointer, ev->timestamp, 0) != 0) return -1;
         return etl_sink_row_end(k, S_SAMPLE);
     }
     case ETL_KCLASS_STACK: case ETL_KCLASS_STACK_KEY: case ETL_KCLASS_STACK_KEY_DEF: {
@@ -467,6 +470,7 @@ int etl_load_kernel_open(struct etl_sqlite_loader *l, int fresh)
         ks->frame_sets.next_id = etl_sink_max(&l->sink, "SELECT max(frames) FROM stack_frames");
         ks->next_stack = etl_sink_max(&l->sink, "SELECT max(stack) FROM stacks") + 1;
         ks->next_lbr = etl_sink_max(&l->sink, "SELECT max(lbr) FROM lbr") + 1;
+        if (etl_load_functions_read(l) != 0) return -1;
     }
     else ks->next_stack = ks->next_lbr = 1;
     sql = sqlite3_mprintf("ATTACH %Q AS kernel", ks->path);
@@ -477,7 +481,8 @@ int etl_load_kernel_open(struct etl_sqlite_loader *l, int fresh)
 }
 
 /* The tables the kernel thread fills, copied into the main database at the end. */
-static const char *const kernel_tables[] = { "event_ext", "samples", "stacks", "stack_frames", "lbr", "lbr_entries" };
+static const char *const kernel_tables[] = { "event_ext", "samples", "stacks", "stack_frames", "lbr", "lbr_entries",
+                                             "functions" };
 
 int etl_load_kernel_copy(struct etl_sqlite_loader *l)
 {
