@@ -145,8 +145,8 @@ static int add_chunk(etl_symbolizer *s, etl_sym_kallsyms *k, const etl_event *ev
 
 int etl_sym_kallsyms_add(etl_symbolizer *s, etl_sym_kallsyms *k, const etl_event *ev)
 {
-    if (ev->opcode == ETL_LINUX_IMAGEID_KERNEL_SYMBOLS) return add_chunk(s, k, ev);
-    if (ev->opcode == ETL_LINUX_IMAGEID_KERNEL_MODULE) return add_module(s, k, ev);
+    if (ev->opcode == ETL_LINUX_IMAGE_ID_KERNEL_SYMBOLS) return add_chunk(s, k, ev);
+    if (ev->opcode == ETL_LINUX_IMAGE_ID_KERNEL_MODULE) return add_module(s, k, ev);
     return ETL_OK;
 }
 

@@ -8,9 +8,6 @@
 #include "format/format.h"
 #include "symbols/symbols.h"
 
-/* The Linux capture's LinuxImageID class (doc/format.md 8.9). */
-static const etl_guid linux_imageid_guid = { 0xf6235471, 0x690f, 0x4985,
-                                             { 0xa2, 0x5e, 0x2d, 0x98, 0xbc, 0x95, 0x91, 0x97 } };
 
 #define DEFAULT_CACHE_BYTES ((size_t)16 << 20)
 
@@ -599,12 +596,12 @@ int etl_symbolizer_add(etl_symbolizer *s, const etl_event *ev)
     int clr = etl_sym_clr_add(s->clr, ev);
     if (clr == ETL_FAILED) return ETL_FAILED;
     if (clr == 0 && etl_sym_clr_error(s->clr) && !s->has_error) etl_sym_set_error(s, "%s", etl_sym_clr_error(s->clr));
-    if (ev->kind == ETL_KIND_CLASSIC && etl_guid_equal(&ev->provider, &linux_imageid_guid)) {
+    if (ev->kind == ETL_KIND_CLASSIC && etl_guid_equal(&ev->provider, &etl_guid_linux_image_id)) {
         int rc = ETL_OK;
         switch (ev->opcode) {
-        case ETL_LINUX_IMAGEID_BUILDID: rc = add_buildid(s, ev); break;
-        case ETL_LINUX_IMAGEID_KERNEL_SYMBOLS:
-        case ETL_LINUX_IMAGEID_KERNEL_MODULE: rc = etl_sym_kallsyms_add(s, s->kallsyms, ev); break;
+        case ETL_LINUX_IMAGE_ID_BUILD_ID: rc = add_buildid(s, ev); break;
+        case ETL_LINUX_IMAGE_ID_KERNEL_SYMBOLS:
+        case ETL_LINUX_IMAGE_ID_KERNEL_MODULE: rc = etl_sym_kallsyms_add(s, s->kallsyms, ev); break;
         default: break;
         }
         if (rc == ETL_FAILED) return ETL_FAILED;

@@ -11,6 +11,7 @@
 
 #include "etl.h"
 #include "etl/symbols.h"
+#include "format/format.h" /* the LinuxImageID class: its GUID and opcodes */
 
 /* The most frames one address resolves to (inlined calls, then the function holding them);
    deeper inline chains keep their innermost frames and the function. */
@@ -23,10 +24,6 @@
 /* Kernel addresses on a 64-bit system: the high half. */
 #define ETL_SYM_KERNEL_MIN 0xFFFF800000000000ull
 
-/* The Linux capture's LinuxImageID class (doc/format.md 8.9): opcodes. */
-#define ETL_LINUX_IMAGEID_BUILDID 0
-#define ETL_LINUX_IMAGEID_KERNEL_SYMBOLS 1
-#define ETL_LINUX_IMAGEID_KERNEL_MODULE 2
 #define ETL_BUILD_ID_MAX 64   /* longer build-ids are not kept (GNU's are 20 bytes) */
 
 /* One frame as a backend fills it: strings interned (etl_sym_intern), NULL when unknown. */
