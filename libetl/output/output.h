@@ -2,7 +2,8 @@
 /* Private to libetl: what the output formats' files share (the public face is etl/output.h).
    One file per format family: dump.c (event lines), summary.c, normalize.c, and the
    comparison: diff.c, diffthreads.c (the threads matched), diffselect.c (who an event belongs
-   to, the processes kept) and diffwrite.c (its output); a new one (flame graph, pprof, timeline) goes beside them, uses
+   to, the processes kept) and diffwrite.c (its output); chrome.c (the timeline in Chrome's
+   trace-event JSON) and escape.c (JSON and XML quoting); a new one goes beside them, uses
    reader/ and format/ only, and writes to the caller's FILE *. */
 #ifndef LIBETL_OUTPUT_H
 #define LIBETL_OUTPUT_H
@@ -21,6 +22,17 @@ static inline int output_status(FILE *f)
 {
     return ferror(f) ? ETL_FATAL : ETL_OK;
 }
+
+/* ---- escape.c: text in the formats' own quoting, always valid UTF-8 ---- */
+
+/* s as a JSON string literal: quotes, backslashes and control characters escaped, and each
+   byte that is not part of valid UTF-8 written as U+FFFD, so that strict parsers take it. */
+void output_json_string(FILE *f, const char *s);
+/* s as XML character data or an attribute value: & < > " ' as references, control
+   characters XML 1.0 does not allow and invalid UTF-8 as U+FFFD. */
+void output_xml_text(FILE *f, const char *s);
+/* The length of the valid UTF-8 sequence at s (1 to 4), or 0 when s does not start one. */
+size_t output_utf8_length(const unsigned char *s);
 
 /* ---- The comparison of two traces: diff.c compares, diffwrite.c writes the result ---- */
 
