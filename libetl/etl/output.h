@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* libetl's output formats: events as text, JSON lines or CSV, a file's summary, events as
    normalized lines, the comparison of two traces (what etldump and etldiff print), and a
-   timeline in Chrome's trace-event JSON (etlprof). */
+   timeline in Chrome's trace-event JSON and flame graphs (etlprof). */
 #ifndef LIBETL_ETL_OUTPUT_H
 #define LIBETL_ETL_OUTPUT_H
 
@@ -385,6 +385,54 @@ ETL_API void etl_chrome_writer_free(etl_chrome_writer *w);
  * r's on_damage and what is readable is written.
  */
 ETL_API int etl_chrome_write(FILE *f, etl_reader *r, const etl_chrome_options *o, etl_chrome_stats *stats);
+
+
+/* ---- Flame graphs: stacks and their sample counts, as speedscope's JSON or an SVG ----
+ *
+ * A flame holds profiles (one a thread, or a process: the caller's grouping), each a tree of
+ * call stacks with the samples that ended in each: memory per distinct stack, never per sample.
+ * Fill it from the profile model (or any stacks with counts), then write it:
+ *   - speedscope's file format (https://www.speedscope.app/file-format-schema.json): one
+ *     "sampled" profile per profile of the flame, the heaviest first, frames shared between
+ *     them ("shared":{"frames":[...]}, with "file" and "line" where known), each distinct stack
+ *     once with its count as its weight (unit "none");
+ *   - an SVG flame graph that a browser shows with no other tool: the root "all", the profiles
+ *     on it, their stacks above (the callee on its caller), one rectangle per frame of each
+ *     distinct call path, as wide as its samples, siblings in name order, colored from a hash
+ *     of the name (the same name, the same color, in every file); a title with each frame's name
+ *     and samples; a small script: click a frame to zoom to it (click "all" or "Reset zoom" to
+ *     come back), type in the search box to highlight the frames whose name holds the text and
+ *     see the share of samples they hold ("Matched: 12.5%"). The URL's fragment may carry a
+ *     search ("#s=TEXT"). Names are escaped for XML. The same flame gives the same bytes.
+ */
+typedef struct etl_flame etl_flame;
+
+/* One frame of a stack: its function (or "image+0x1a", or an address), and where known its
+   source file and line. */
+typedef struct etl_flame_frame {
+    const char *name;
+    const char *file;   /* NULL: unknown */
+    uint32_t line;      /* 0: unknown */
+} etl_flame_frame;
+
+/* A new, empty flame, or NULL without memory. */
+ETL_API etl_flame *etl_flame_new(void);
+/* NULL is allowed. */
+ETL_API void etl_flame_free(etl_flame *fl);
+/* count samples of the stack frames[0..nframes) (the outermost caller first, the frame the
+   sample hit last) in the profile named profile (a thread: "app (1000) tid 1001"; "" is a
+   name too). Everything is copied. A stack of no frames counts for the profile itself. ETL_OK,
+   or ETL_FAILED without memory (nothing of this stack is counted). */
+ETL_API int etl_flame_add(etl_flame *fl, const char *profile, const etl_flame_frame *frames, unsigned nframes,
+                          uint64_t count);
+/* The samples added so far. */
+ETL_API uint64_t etl_flame_total(const etl_flame *fl);
+/* speedscope's JSON, named name (NULL: "libetl profile"). ETL_OK, ETL_FAILED without memory,
+   ETL_FATAL on a write error. */
+ETL_API int etl_flame_write_speedscope(const etl_flame *fl, FILE *f, const char *name);
+/* The SVG flame graph, titled title (NULL: "Flame graph"), width pixels wide (0: 1200).
+   ETL_OK, ETL_FAILED without memory, ETL_FATAL on a write error. */
+ETL_API int etl_flame_write_svg(const etl_flame *fl, FILE *f, const char *title, unsigned width);
 
 #ifdef __cplusplus
 }
