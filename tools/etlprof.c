@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* etlprof: a CPU profile of ETL traces' samples and stacks, with function names, as collapsed stacks or pprof (doc/etlprof.1); the profile is the library's (etl_profile_*, etl/output.h). */
+/* etlprof: a CPU profile of ETL traces' samples and stacks, with function names, as collapsed stacks, pprof, speedscope or an SVG flame graph, or a trace's timeline for Chrome (doc/etlprof.1); the profile and the timeline are the library's (etl_profile_*, etl_chrome_write, etl/output.h). */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -24,7 +24,12 @@ static const char usage_text[] =
     "\n"
     "  -F, --format=FMT         folded (default): FlameGraph's collapsed stacks, the\n"
     "                           process as the root frame (\"hot3;main;hot_a 71\");\n"
-    "                           pprof: pprof's profile.proto, gzip-compressed\n"
+    "                           pprof: pprof's profile.proto, gzip-compressed;\n"
+    "                           speedscope: speedscope's JSON, a profile per thread;\n"
+    "                           svg: a flame graph to open in a browser;\n"
+    "                           chrome: the timeline of one trace in Chrome's\n"
+    "                           trace-event JSON (threads running, ready, waiting;\n"
+    "                           samples; user events), for Perfetto or chrome://tracing\n"
     "  -o, --output=FILE        write to FILE (default: standard output)\n"
     "  -f, --force              replace FILE if it exists\n"
     "  -p, --process=NAME|PID   only this process's samples (a name its Process events\n"
@@ -35,6 +40,10 @@ static const char usage_text[] =
     "  -s, --symbols=DIR        look for symbol files in DIR too (build-id trees,\n"
     "                           debuginfod's cache, symstore's name.pdb/GUIDAGE/);\n"
     "                           repeatable, searched in order\n"
+    "  -m, --manifest=PATH      with --format=chrome: decode user events with the\n"
+    "                           instrumentation manifest PATH, or those of directory PATH\n"
+    "                           (repeatable; ETL_MANIFEST_PATH and the manifests installed\n"
+    "                           with libetl are always read)\n"
     "  -v, --verbose            say on stderr how many samples, stacks and names were found\n"
     "  -h, --help               show this help and exit\n"
     "  -V, --version            show the versions of etlprof, libetl and zlib and exit\n"
@@ -43,7 +52,8 @@ static const char usage_text[] =
     "the file and offset; the profile holds everything readable); 2 trouble: bad usage,\n"
     "an input that cannot be read, or the output cannot be written.\n";
 
-enum format { FORMAT_FOLDED, FORMAT_PPROF };
+enum format { FORMAT_FOLDED, FORMAT_PPROF, FORMAT_SPEEDSCOPE, FORMAT_SVG, FORMAT_CHROME };
+static const char *const format_names[] = { "folded", "pprof", "speedscope", "svg", "chrome" };
 
 struct options {
     enum format format;
@@ -52,7 +62,8 @@ struct options {
     const char **processes;
     uint32_t *threads;
     const char **symbols;
-    size_t nprocesses, nthreads, nsymbols;
+    char **manifests;
+    size_t nprocesses, nthreads, nsymbols, nmanifests;
     int has_range;
     int64_t from_ns, to_ns;
 };
@@ -97,7 +108,12 @@ static int write_profile(const struct options *o, const etl_profile *prof)
         fprintf(stderr, "etlprof: %s: %s\n", o->output, strerror(errno));
         return EXIT_TROUBLE;
     }
-    rc = o->format == FORMAT_PPROF ? etl_profile_write_pprof(f, prof) : etl_profile_write_folded(f, prof);
+    switch (o->format) {
+    case FORMAT_PPROF: rc = etl_profile_write_pprof(f, prof); break;
+    case FORMAT_SPEEDSCOPE: rc = etl_profile_write_speedscope(f, prof); break;
+    case FORMAT_SVG: rc = etl_profile_write_svg(f, prof, NULL); break;
+    default: rc = etl_profile_write_folded(f, prof); break;
+    }
     if (f != stdout ? fclose(f) != 0 : fflush(f) != 0) rc = ETL_FATAL;
     if (rc == ETL_FAILED) {
         fputs("etlprof: out of memory\n", stderr);
@@ -108,6 +124,83 @@ static int write_profile(const struct options *o, const etl_profile *prof)
         return EXIT_TROUBLE;
     }
     return 0;
+}
+
+/* --format=chrome: the timeline of one trace, with the filters as the profile's. */
+static int run_chrome(const struct options *o, const char *path)
+{
+    etl_chrome_options co;
+    etl_chrome_stats cs;
+    etl_reader *r = NULL;
+    etl_decoder *dec = NULL;
+    uint32_t *pids = NULL;
+    const char **names = NULL;
+    unsigned npids = 0, nnames = 0;
+    FILE *f = stdout;
+    int rc, status = 0;
+
+    if (!(dec = tool_decoder_open("etlprof", o->manifests, (unsigned)o->nmanifests))) return EXIT_TROUBLE;
+    etl_chrome_options_init(&co);
+    co.decoder = dec;
+    if (o->nprocesses) {
+        pids = malloc(o->nprocesses * sizeof *pids);
+        names = malloc(o->nprocesses * sizeof *names);
+        if (!pids || !names) {
+            fputs("etlprof: out of memory\n", stderr);
+            status = EXIT_TROUBLE;
+            goto out;
+        }
+        for (size_t i = 0; i < o->nprocesses; i++) {
+            uint32_t pid;
+            if (tool_parse_u32(o->processes[i], UINT32_MAX, &pid) == 0) pids[npids++] = pid;
+            else names[nnames++] = o->processes[i];
+        }
+    }
+    co.pids = pids;
+    co.npids = npids;
+    co.process_names = names;
+    co.nprocess_names = nnames;
+    co.tids = o->threads;
+    co.ntids = (unsigned)o->nthreads;
+    rc = etl_reader_open_path(&r, path, NULL);
+    if (rc != ETL_OK && rc != ETL_WARN) {
+        fprintf(stderr, "etlprof: %s\n", r ? etl_reader_error(r) : "out of memory");
+        status = EXIT_TROUBLE;
+        goto out;
+    }
+    if (rc == ETL_WARN) {
+        fprintf(stderr, "etlprof: %s\n", etl_reader_error(r));
+        status = EXIT_DAMAGED;
+    }
+    if (o->has_range) {
+        int64_t start = etl_reader_time_ns(r, etl_reader_info(r)->clock.start_timestamp);
+        co.from_ns = start + o->from_ns;
+        co.to_ns = o->to_ns > INT64_MAX - start ? INT64_MAX : start + o->to_ns;
+    }
+    if (o->output && !(f = fopen(o->output, "wb"))) {
+        fprintf(stderr, "etlprof: %s: %s\n", o->output, strerror(errno));
+        status = EXIT_TROUBLE;
+        goto out;
+    }
+    rc = etl_chrome_write(f, r, &co, &cs);
+    if (f != stdout ? fclose(f) != 0 : fflush(f) != 0) rc = ETL_FATAL;
+    if (rc == ETL_FAILED) {
+        fputs("etlprof: out of memory\n", stderr);
+        status = EXIT_TROUBLE;
+    }
+    else if (rc != ETL_OK) {
+        fprintf(stderr, "etlprof: %s\n", etl_reader_error(r)[0] ? etl_reader_error(r) : "write error");
+        status = EXIT_TROUBLE;
+    }
+    else if (etl_reader_warnings(r) && !status) {
+        status = EXIT_DAMAGED;
+    }
+out:
+    etl_reader_close(r);
+    etl_decoder_close(dec);
+    free(pids);
+    free(names);
+    return status;
 }
 
 static int run(const struct options *o, char **paths, int npaths)
@@ -180,6 +273,7 @@ int main(int argc, char **argv)
         { "thread", required_argument, NULL, 't' },
         { "time-range", required_argument, NULL, 'T' },
         { "symbols", required_argument, NULL, 's' },
+        { "manifest", required_argument, NULL, 'm' },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
@@ -189,16 +283,19 @@ int main(int argc, char **argv)
     int c, status;
 
     memset(&o, 0, sizeof o);
-    while ((c = tool_getopt_long("etlprof", argc, argv, "F:o:fp:t:T:s:vhV", longopts, NULL)) != -1) {
+    while ((c = tool_getopt_long("etlprof", argc, argv, "F:o:fp:t:T:s:m:vhV", longopts, NULL)) != -1) {
         switch (c) {
-        case 'F':
-            if (strcmp(optarg, "folded") == 0) o.format = FORMAT_FOLDED;
-            else if (strcmp(optarg, "pprof") == 0) o.format = FORMAT_PPROF;
-            else {
-                fprintf(stderr, "etlprof: --format is folded or pprof, not '%s'\n", optarg);
+        case 'F': {
+            size_t k;
+            for (k = 0; k < sizeof format_names / sizeof format_names[0]; k++)
+                if (strcmp(optarg, format_names[k]) == 0) break;
+            if (k == sizeof format_names / sizeof format_names[0]) {
+                fprintf(stderr, "etlprof: --format is folded, pprof, speedscope, svg or chrome, not '%s'\n", optarg);
                 goto usage;
             }
+            o.format = (enum format)k;
             break;
+        }
         case 'o': o.output = optarg; break;
         case 'f': o.force = 1; break;
         case 'p':
@@ -218,6 +315,9 @@ int main(int argc, char **argv)
             break;
         case 's':
             if (push((void **)&o.symbols, &o.nsymbols, sizeof *o.symbols, &optarg) != 0) goto nomem;
+            break;
+        case 'm':
+            if (push((void **)&o.manifests, &o.nmanifests, sizeof *o.manifests, &optarg) != 0) goto nomem;
             break;
         case 'v': o.verbose = 1; break;
         case 'h':
@@ -239,7 +339,14 @@ int main(int argc, char **argv)
         status = EXIT_TROUBLE;
         goto out;
     }
-    status = run(&o, argv + optind, argc - optind);
+    if (o.format == FORMAT_CHROME) {
+        if (argc - optind != 1) {
+            fputs("etlprof: --format=chrome takes one trace\n", stderr);
+            goto usage;
+        }
+        status = run_chrome(&o, argv[optind]);
+    }
+    else status = run(&o, argv + optind, argc - optind);
     goto out;
 nomem:
     fputs("etlprof: out of memory\n", stderr);
@@ -252,5 +359,6 @@ out:
     free(o.processes);
     free(o.threads);
     free(o.symbols);
+    free(o.manifests);
     return status;
 }

@@ -725,3 +725,58 @@ out:
     free(lines);
     return rc;
 }
+
+/* ---------------------------------------------------------------- flames (speedscope, SVG) */
+
+/* The profile's stacks in a flame: per thread, or per process name (by_process). */
+static etl_flame *flame_of(const etl_profile *p, int by_process)
+{
+    etl_flame *fl = etl_flame_new();
+    etl_flame_frame *frames = NULL;
+    size_t cap = 0;
+
+    if (!fl) return NULL;
+    for (size_t i = 0; i < p->nstacks; i++) {
+        etl_profile_stack st;
+        char name[600];
+        if (etl_profile_stack_get(p, i, &st) != ETL_OK ||
+            grow((void **)&frames, &cap, st.frame_count ? st.frame_count : 1, sizeof *frames))
+            goto fail;
+        for (unsigned k = 0; k < st.frame_count; k++) {
+            const etl_profile_frame *f = &p->frames[st.frames[k]];
+            frames[k] = (etl_flame_frame){ f->name, f->source_file, f->line };
+        }
+        if (by_process) snprintf(name, sizeof name, "%s", st.process);
+        else if (st.pid == UINT32_MAX) snprintf(name, sizeof name, "%s tid %" PRIu32, st.process, st.tid);
+        else snprintf(name, sizeof name, "%s (pid %" PRIu32 ") tid %" PRIu32, st.process, st.pid, st.tid);
+        if (etl_flame_add(fl, name, frames, st.frame_count, st.samples) != ETL_OK) goto fail;
+    }
+    free(frames);
+    return fl;
+fail:
+    free(frames);
+    etl_flame_free(fl);
+    return NULL;
+}
+
+int etl_profile_write_speedscope(FILE *f, const etl_profile *p)
+{
+    etl_flame *fl = flame_of(p, 0);
+    int rc;
+
+    if (!fl) return ETL_FAILED;
+    rc = etl_flame_write_speedscope(fl, f, "etlprof");
+    etl_flame_free(fl);
+    return rc;
+}
+
+int etl_profile_write_svg(FILE *f, const etl_profile *p, const char *title)
+{
+    etl_flame *fl = flame_of(p, 1);
+    int rc;
+
+    if (!fl) return ETL_FAILED;
+    rc = etl_flame_write_svg(fl, f, title ? title : "etlprof", 0);
+    etl_flame_free(fl);
+    return rc;
+}
