@@ -314,7 +314,7 @@ static size_t check_structure(const char *text)
         line = nl ? nl + 1 : NULL;
     }
     for (size_t k = 0; k < 4096; k++) ck_assert_int_eq(open[k], 0);
-    qsort(v, n, sizeof *v, xslice_cmp);
+    if (n) qsort(v, n, sizeof *v, xslice_cmp);
     for (size_t i = 1; i < n; i++)
         if (v[i].pid == v[i - 1].pid && v[i].tid == v[i - 1].tid)
             ck_assert_msg(v[i].ts >= v[i - 1].ts + v[i - 1].dur - 1e-9, "slices overlap on %u/%u at %.3f", v[i].pid,
