@@ -13,6 +13,7 @@
 #include "reader.h"
 #include "kernel.h"
 #include "decode.h"
+#include "symbols.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -275,6 +276,123 @@ ETL_API int etl_diff_write(etl_diff *d, FILE *f, etl_diff_format format);
 ETL_API const char *etl_diff_error(const etl_diff *d);
 /* Closes the traces and frees d (NULL is allowed). */
 ETL_API void etl_diff_close(etl_diff *d);
+
+/* ---- CPU profiles: samples with their stacks and function names (etlprof, doc/etlprof.1) ---- */
+
+/*
+ * A profile: the samples of one or more traces (SampledProfile and PMCSample, each with its
+ * stack: etl_stack_pairer) counted per distinct stack of a thread of a process, each frame
+ * named by a symbolizer (etl/symbols.h) made for each trace. A frame is its function where a
+ * symbol covers the address ("main"), else its image and offset ("libc.so.6+0x1a2b"), else its
+ * address ("0xffffffff81000000"); an address in inlined code gives the inlined functions as
+ * frames of their own. Return addresses (every frame of a stack but the first) are looked up
+ * one byte back, inside the call that made them. A sample whose stack never came has the one
+ * frame of its instruction pointer.
+ *
+ * Each sample counts its Count (SampledProfile's, at least 1) and a weight in nanoseconds: the
+ * count times the profile interval in force (PerfInfo SetInterval or CollectionStart events of
+ * profile source 0, whose NewInterval is in 100 ns units; 1 ms, Windows' and etlrecord's
+ * default, where the trace has none). PMCSample samples have no time weight (0).
+ */
+typedef struct etl_profile etl_profile;
+
+typedef struct etl_profile_options {
+    /* Only these processes (none: every one): each a process's name (its image file name, as
+       its Process events give it; compared without case) or a pid in decimal. */
+    const char *const *processes;
+    size_t nprocesses;
+    const uint32_t *threads;      /* only these threads (none: every one) */
+    size_t nthreads;
+    /* Only samples from time_from_ns up to (not including) time_to_ns, counted from the start
+       of each trace (its logfile header's StartTime). */
+    int has_time_range;
+    int64_t time_from_ns, time_to_ns;
+    const etl_symbolizer_options *symbols; /* for each trace's symbolizer; NULL: the defaults */
+} etl_profile_options;
+
+/* A new, empty profile in *out (o may be NULL: everything): ETL_OK, or ETL_FAILED without
+   memory. o's strings and arrays are copied. */
+ETL_API int etl_profile_new(etl_profile **out, const etl_profile_options *o);
+ETL_API void etl_profile_free(etl_profile *p);
+/*
+ * Reads r from where it is to its end and adds its samples. ETL_OK; ETL_WARN when r skipped
+ * damage (the samples read are added; etl_profile_error says what the reader said);
+ * ETL_FAILED when memory ran out or the symbolizer could not be made; ETL_FATAL when r failed
+ * (etl_profile_error says why). Nothing of r is kept.
+ */
+ETL_API int etl_profile_add_trace(etl_profile *p, etl_reader *r);
+/* The last problem's message (damage or failure), or "" when none. */
+ETL_API const char *etl_profile_error(const etl_profile *p);
+
+/* One frame of the profile; its strings belong to the profile. */
+typedef struct etl_profile_frame {
+    const char *name;             /* function, image+0xOFF or 0xADDR (see above) */
+    const char *function;         /* NULL when no symbol covers the address */
+    const char *image;            /* image base name; NULL: no image */
+    const char *image_path;
+    const char *build_id;         /* the image's build-id in hex (ELF) where known, else NULL */
+    const char *source_file;      /* NULL when unknown */
+    uint32_t line;                /* 0 when unknown */
+    uint8_t inlined;              /* 1: inlined into the next frame outwards */
+} etl_profile_frame;
+
+/* One distinct stack of a thread and how often it was sampled. */
+typedef struct etl_profile_stack {
+    const char *process;          /* the process's name; "[pid N]" when no Process event named it,
+                                     "[unknown]" when the pid is not known either */
+    uint32_t pid, tid;            /* pid UINT32_MAX when unknown */
+    unsigned frame_count;
+    const uint32_t *frames;       /* etl_profile_frame_get indexes, root first */
+    uint64_t samples;             /* the samples' counts */
+    uint64_t weight_ns;
+} etl_profile_stack;
+
+typedef struct etl_profile_stats {
+    uint64_t sample_events;       /* sample events read */
+    uint64_t samples;             /* counts of those in the profile (after the filters) */
+    uint64_t samples_with_stack;  /* of those, the ones whose stack came */
+    uint64_t weight_ns;
+    uint64_t frames, frames_named;/* addresses looked up, and those a function was found for */
+    size_t stacks;                /* distinct stacks */
+    int64_t time_ns;              /* the first trace's start, ns since 1970 UTC */
+    int64_t duration_ns;          /* from the first to the last sample counted */
+    uint64_t period_ns;           /* the first profile interval (default 1 ms) */
+} etl_profile_stats;
+
+ETL_API void etl_profile_stats_get(const etl_profile *p, etl_profile_stats *out);
+/* The number of distinct stacks, and the index-th of them (in the order first sampled):
+   ETL_OK, or ETL_FAILED when index is past the end. out->frames is valid until the next call
+   of etl_profile_stack_get or a change of the profile. */
+ETL_API size_t etl_profile_stack_count(const etl_profile *p);
+ETL_API int etl_profile_stack_get(const etl_profile *p, size_t index, etl_profile_stack *out);
+/* The frame of an index a stack gives, or NULL when there is no such frame. */
+ETL_API const etl_profile_frame *etl_profile_frame_get(const etl_profile *p, uint32_t index);
+
+/*
+ * FlameGraph's collapsed stacks: one line per distinct stack (threads and processes of the
+ * same name merged), the process's name as the root frame, then the frames root first, joined
+ * by ';', a space and the samples' count ("hot3;main;hot_a 71"), lines sorted in byte order.
+ * In names, ';' becomes ':' and control characters (newlines, tabs) become spaces, so that a
+ * line always parses back. ETL_OK, ETL_FAILED without memory, ETL_FATAL on a write error.
+ */
+ETL_API int etl_profile_write_folded(FILE *f, const etl_profile *p);
+/*
+ * pprof's profile.proto (libetl/output/profile.proto), gzip-compressed: sample types
+ * samples/count and cpu/nanoseconds, one Sample per distinct stack (labels pid, tid and
+ * process), a Location per address (inlined functions as several lines of it), a Function per
+ * name and source file, a Mapping per image (its path and build-id), time, duration and the
+ * profile interval as period (cpu/nanoseconds). ETL_OK, ETL_FAILED without memory, ETL_FATAL
+ * on a write error.
+ */
+ETL_API int etl_profile_write_pprof(FILE *f, const etl_profile *p);
+/*
+ * The profile as a flame (see etl_flame below), then written: speedscope's JSON with one
+ * sampled profile per thread ("hot3 (pid 4242) tid 4243"), or the SVG flame graph with one
+ * profile per process name (as folded's root frame), titled title (NULL: "etlprof"). ETL_OK,
+ * ETL_FAILED without memory, ETL_FATAL on a write error.
+ */
+ETL_API int etl_profile_write_speedscope(FILE *f, const etl_profile *p);
+ETL_API int etl_profile_write_svg(FILE *f, const etl_profile *p, const char *title);
 
 
 /* ---- A timeline in Chrome's trace-event JSON (etlprof --format=chrome, doc/etlprof.1) ----

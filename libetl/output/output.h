@@ -213,4 +213,62 @@ int diff_threads_match(etl_diff *d);
    (name), tid 34" into buf. */
 const char *diff_thread_text(const struct diff_side *s, const struct diff_thread *t, char *buf, size_t size);
 
+/* ---------------------------------------------------------------- profiles (profile.c, pprof.c) */
+
+/* An address's place in a profile: its frames (innermost first, indexes of etl_profile.frames
+   in etl_profile.loc_frames) and its image's mapping (0: none, else index + 1). */
+struct profile_location {
+    uint64_t address;             /* as sampled (the first process it was seen in) */
+    uint32_t first, count;        /* in loc_frames */
+    uint32_t mapping;
+    const char *key_path;         /* what the location is known by: the image's path and the
+                                     offset looked up, or (no image) the process and address */
+    uint64_t key_offset;
+    uint32_t key_pid;
+};
+struct profile_mapping {
+    const char *image, *path, *build_id;
+    uint64_t start, limit;        /* the image's base and end in the first process it was seen in */
+};
+struct profile_stack {
+    uint32_t process;             /* index of processes */
+    uint32_t pid, tid;
+    uint32_t first, count;        /* locations, leaf first, in stack_locs */
+    uint64_t samples, weight_ns;
+};
+/* An open-addressing table of indexes by hash; callers compare the candidates. */
+struct profile_table {
+    uint64_t *hash;
+    uint32_t *index;              /* UINT32_MAX: empty */
+    size_t cap, count;
+};
+struct etl_profile {
+    etl_profile_options o;
+    char **process_filters;
+    uint32_t *thread_filters;
+    etl_symbolizer_options so;
+    char **so_paths;
+    char *so_llvm;
+    int has_so;
+    char **strings; size_t nstrings, cstrings;          /* interned, each its own allocation */
+    struct profile_table string_table;
+    etl_profile_frame *frames; size_t nframes, cframes;
+    struct profile_table frame_table;
+    uint32_t *loc_frames; size_t nloc_frames, cloc_frames;
+    struct profile_location *locations; size_t nlocations, clocations;
+    struct profile_table location_table;
+    struct profile_mapping *mappings; size_t nmappings, cmappings;
+    struct profile_table mapping_table;
+    struct profile_stack *stacks; size_t nstacks, cstacks;
+    uint32_t *stack_locs; size_t nstack_locs, cstack_locs;
+    struct profile_table stack_table;
+    const char **processes; size_t nprocesses, cprocesses; /* interned names */
+    uint32_t *expanded;           /* etl_profile_stack_get's frames */
+    size_t cexpanded;
+    etl_profile_stats stats;
+    int64_t first_ns, last_ns;
+    int have_time;
+    char error[512];
+};
+
 #endif
