@@ -221,12 +221,13 @@ END_TEST
 START_TEST(odd_names)
 {
     etl_flame *fl = etl_flame_new();
-    etl_flame_frame fr[2] = { { "bad\xff\xfe", NULL, 0 }, { "ctl\x01\x1f]]>&", "f\xc3", 1 } };
+    etl_flame_frame fr[3] = { { "bad\xff\xfe", NULL, 0 }, { "ctl\x01\x1f]]>&", "f\xc3", 1 },
+                              { "nonchar\xef\xbf\xbf\xef\xbf\xbe", NULL, 0 } };
     size_t n;
     char *text, err[200];
     xmlDocPtr doc;
 
-    ck_assert_int_eq(etl_flame_add(fl, "p\x80", fr, 2, 1), ETL_OK);
+    ck_assert_int_eq(etl_flame_add(fl, "p\x80", fr, 3, 1), ETL_OK);
     text = write_mem(fl, 1, &n);
     doc = parse_svg(text, n);
     xmlFreeDoc(doc);

@@ -49,7 +49,9 @@ void output_xml_text(FILE *f, const char *s)
 
     while (*p) {
         size_t n = output_utf8_length(p);
-        if (n == 0 || (*p < 0x20 && *p != '\t' && *p != '\n' && *p != '\r')) {
+        /* XML 1.0's Char has no C0 controls but tab, newline and return, nor U+FFFE, U+FFFF */
+        if (n == 0 || (*p < 0x20 && *p != '\t' && *p != '\n' && *p != '\r') ||
+            (n == 3 && p[0] == 0xEF && p[1] == 0xBF && (p[2] == 0xBE || p[2] == 0xBF))) {
             fputs("\xEF\xBF\xBD", f); /* U+FFFD */
             p += n ? n : 1;
             continue;
