@@ -70,6 +70,8 @@ typedef struct etl_symbol {
     const char *source_file;      /* NULL when unknown */
     uint32_t line;                /* 0 when unknown */
     uint32_t inlined;             /* 1: this frame was inlined into the next */
+    const char *build_id;         /* the image's ELF build-id in lowercase hex, where the trace
+                                     gives it (LinuxImageID BuildId); NULL otherwise */
 } etl_symbol;
 
 /* The frames of address addr of process pid at raw time ts into out (up to max, innermost

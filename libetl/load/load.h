@@ -137,9 +137,7 @@ struct functions {
 
 /* What the kernel thread keeps per input. */
 struct kinput {
-    struct owner { int64_t ts; int64_t event; } *owners; /* per processor: the last event other
-                                                            than a stack, which a stack follows */
-    unsigned nowners;
+    etl_stack_owners *owners;   /* which event a stack follows (reader/stacks.c) */
 };
 
 struct kernel_side {
@@ -333,7 +331,7 @@ void etl_load_names_free(struct event_names *names);
 /* ---- the decoded kernel tables and the kernel thread (kernel.c) */
 /* Which thread writes a class's rows: 1 the main thread, 0 the kernel thread. */
 int etl_load_main_thread_class(int kclass);
-int etl_load_kernel_row(struct sink *k, struct kernel_side *ks, const struct input *in, struct kinput *ki,
+int etl_load_kernel_row(struct sink *k, struct kernel_side *ks, const struct input *in, int64_t owner,
                         const etl_event *ev, const etl_kernel_event *ke, int64_t event, int64_t time_ns);
 int etl_load_kernel_open(struct etl_sqlite_loader *l, int fresh);
 void *etl_load_kernel_thread(void *arg);

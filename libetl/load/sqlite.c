@@ -542,7 +542,7 @@ void etl_sqlite_loader_close(etl_sqlite_loader *l)
         free(l->in[i].undecoded);
         free(l->in[i].failed_rest);
         free(l->in[i].path);
-        if (ks->kin) free(ks->kin[i].owners);
+        if (ks->kin) etl_stack_owners_free(ks->kin[i].owners);
     }
     free(ks->kin);
     etl_merge_close(ks->merge);

@@ -717,6 +717,11 @@ int etl_symbolizer_resolve(etl_symbolizer *s, uint32_t pid, uint64_t addr, int64
         s->last.rec_file_offset = rec ? rec->file_offset : 0;
     }
     if (!f) return 1;
+    if (f->build_id_size) { /* etl_symbol.build_id (the profile's pprof mappings) */
+        char hex[2 * ETL_BUILD_ID_MAX + 1];
+        etl_sym_build_id_hex(f->build_id, f->build_id_size, hex);
+        if (!(out->build_id = etl_sym_intern_str(s, hex))) return ETL_FAILED;
+    }
     off = s->last.has_rec ? addr - s->last.rec_base + s->last.rec_file_offset : addr - info.base;
     e = cache_find(s->cache, f->id, off);
     if (e) {
