@@ -304,9 +304,6 @@ void etl_lbr_perf_cause(int e, const char *what, char *err, size_t errsize);
 #if defined(__linux__)
 #include <linux/perf_event.h>
 #endif
-#if defined(__linux__) && !defined(PERF_RECORD_MISC_MMAP_BUILD_ID)
-#define PERF_RECORD_MISC_MMAP_BUILD_ID (1 << 14) /* Linux 5.12: an MMAP2 record with the build-id */
-#endif
 #if defined(__linux__) && defined(PERF_RECORD_MISC_COMM_EXEC)
 #include <pthread.h>
 #include <stdatomic.h>
@@ -526,7 +523,7 @@ int etl_kexit_unmap_sample(struct kcpu *c, int e, int64_t ts, uint32_t pid, uint
 /* PERF_RECORD_FORK (fork 1) or PERF_RECORD_EXIT, PERF_RECORD_COMM, PERF_RECORD_MMAP2. */
 void etl_ktask_record(struct kcpu *c, const uint8_t *r, uint32_t size, int fork);
 void etl_kcomm_record(struct kcpu *c, const uint8_t *r, uint32_t size, uint16_t misc);
-void etl_kmmap2_record(struct kcpu *c, const uint8_t *r, uint32_t size, uint16_t misc);
+void etl_kmmap2_record(struct kcpu *c, const uint8_t *r, uint32_t size);
 
 /* ktracepoint.c */
 ssize_t etl_kread_small(const char *path, char *buf, size_t size);

@@ -161,7 +161,10 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
             a.task = !!(k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD | ETL_KERNEL_IMAGE_LOAD));
             a.comm = a.comm_exec = !!(k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_IMAGE_LOAD));
             a.mmap = a.mmap2 = !!(k->flags & ETL_KERNEL_IMAGE_LOAD);
-            a.build_id = a.mmap2; /* the build-id in MMAP2 records where the kernel can read it (5.12) */
+            /* No attr.build_id: with it set, a perf record running at the same time (Debian's
+               perf 6.1 on Linux 6.18) got MMAP2 records it took for build-id ones and died of a
+               stack overflow in build_id__init; the capture reads each file's note itself
+               (kimageid.c), once per file. */
             a.watermark = 1;
             a.wakeup_watermark = RING_PAGES * (uint32_t)c->page / 4;
         } else if (e == EV_PROFILE) {
@@ -189,10 +192,6 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
            exec samples are no events of the trace.) */
         if (a.type == PERF_TYPE_TRACEPOINT && e != EV_EXEC) a.read_format = PERF_FORMAT_LOST;
         long fd = perf_open(&a, c->cpu);
-        if (fd < 0 && errno == EINVAL && a.build_id) {
-            a.build_id = 0; /* an older kernel: the capture reads each file's build-id itself */
-            fd = perf_open(&a, c->cpu);
-        }
         if (fd < 0 && errno == EINVAL && a.read_format) {
             a.read_format = 0; /* an older kernel */
             fd = perf_open(&a, c->cpu);

@@ -858,7 +858,7 @@ void etl_kcomm_record(struct kcpu *c, const uint8_t *r, uint32_t size, uint16_t 
     process_exec(c, ts, pid, tid, name, args, cmd, &x);
 }
 
-void etl_kmmap2_record(struct kcpu *c, const uint8_t *r, uint32_t size, uint16_t misc)
+void etl_kmmap2_record(struct kcpu *c, const uint8_t *r, uint32_t size)
 {
     struct trailer t;
     char file[4096];
@@ -872,15 +872,10 @@ void etl_kmmap2_record(struct kcpu *c, const uint8_t *r, uint32_t size, uint16_t
     pid = etl_le32(r + 8);
     start = etl_le64(r + 16);
     len = etl_le64(r + 24);
-    /* After pid, tid, addr, len, pgoff: the build-id the kernel read (attr.build_id, Linux
-       5.12: u8 size, 3 reserved bytes, 20 bytes), or maj, min, ino, ino_generation. */
-    if (misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
-        bid.size = r[40] <= 20 ? r[40] : 0;
-        memcpy(bid.id, r + 44, bid.size);
-    } else {
-        etl_kbuild_id_of_mapping(c->k->bids, pid, start, start + len, makedev(etl_le32(r + 40), etl_le32(r + 44)),
-                                 etl_le64(r + 48), file, &bid);
-    }
+    /* After pid, tid, addr, len, pgoff: maj, min, ino, ino_generation (the capture never asks
+       for the build-id in their place, attr.build_id: kcapture.c says why). */
+    etl_kbuild_id_of_mapping(c->k->bids, pid, start, start + len, makedev(etl_le32(r + 40), etl_le32(r + 44)),
+                             etl_le64(r + 48), file, &bid);
     etl_kemit_image(c->k, etl_korder_ts(c, t.time), ETL_HOOK_PROCESS_LOAD_IMAGE, pid, etl_le32(r + 12), start, len,
                     etl_le64(r + 32), file, &bid);
 }

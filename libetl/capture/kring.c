@@ -110,7 +110,7 @@ static void handle(struct kcpu *c, const uint8_t *r, uint32_t size)
     case PERF_RECORD_FORK: etl_ktask_record(c, r, size, 1); break;
     case PERF_RECORD_EXIT: etl_ktask_record(c, r, size, 0); break;
     case PERF_RECORD_COMM: etl_kcomm_record(c, r, size, misc); break;
-    case PERF_RECORD_MMAP2: etl_kmmap2_record(c, r, size, misc); break;
+    case PERF_RECORD_MMAP2: etl_kmmap2_record(c, r, size); break;
     case PERF_RECORD_LOST:
         if (size >= 24) etl_session_add_events_lost(c->k->s, etl_le64(r + 16));
         break;
