@@ -32,6 +32,23 @@ int tool_parse_seconds(const char *s, int64_t *ns)
     return 0;
 }
 
+int tool_parse_time_range(const char *text, int64_t *from_ns, int64_t *to_ns)
+{
+    const char *comma = strchr(text, ',');
+    char a[64];
+    int64_t from = *from_ns, to = *to_ns;
+
+    if (!comma || strchr(comma + 1, ',') || (size_t)(comma - text) >= sizeof a) return -1;
+    memcpy(a, text, (size_t)(comma - text));
+    a[comma - text] = '\0';
+    if ((a[0] && tool_parse_seconds(a, &from) != 0) || (comma[1] && tool_parse_seconds(comma + 1, &to) != 0))
+        return -1;
+    if (from > to) return -1;
+    *from_ns = from;
+    *to_ns = to;
+    return 0;
+}
+
 int tool_parse_u32(const char *s, uint32_t max, uint32_t *out)
 {
     char *end;

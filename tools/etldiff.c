@@ -192,18 +192,7 @@ static int add_process(struct options *o, const char *text, int tree)
 
 static int parse_range(etl_normalize_options *o, const char *text)
 {
-    const char *comma = strchr(text, ',');
-    char *a;
-    int ok;
-
-    if (!comma || strchr(comma + 1, ',')) goto bad;
-    a = strndup(text, (size_t)(comma - text));
-    if (!a) return -1;
-    ok = (!*a || tool_parse_seconds(a, &o->from_ns) == 0) && (!comma[1] || tool_parse_seconds(comma + 1, &o->to_ns) == 0);
-    free(a);
-    if (!ok || o->from_ns > o->to_ns) goto bad;
-    return 0;
-bad:
+    if (tool_parse_time_range(text, &o->from_ns, &o->to_ns) == 0) return 0;
     fprintf(stderr, "etldiff: --time-range needs A,B: seconds after each trace's first event (1.5,3), not '%s'\n", text);
     return -1;
 }

@@ -81,21 +81,12 @@ static int push(void **list, size_t *n, size_t size, const void *item)
 
 static int parse_range(struct options *o, const char *text)
 {
-    const char *comma = strchr(text, ',');
-    char *a;
-    int ok;
-
     o->from_ns = 0;
     o->to_ns = INT64_MAX;
-    if (!comma || strchr(comma + 1, ',')) goto bad;
-    a = strndup(text, (size_t)(comma - text));
-    if (!a) return -1;
-    ok = (!*a || tool_parse_seconds(a, &o->from_ns) == 0) && (!comma[1] || tool_parse_seconds(comma + 1, &o->to_ns) == 0);
-    free(a);
-    if (!ok || o->from_ns > o->to_ns) goto bad;
-    o->has_range = 1;
-    return 0;
-bad:
+    if (tool_parse_time_range(text, &o->from_ns, &o->to_ns) == 0) {
+        o->has_range = 1;
+        return 0;
+    }
     fprintf(stderr, "etlprof: --time-range needs A,B: seconds after each trace's start (1.5,3), not '%s'\n", text);
     return -1;
 }
