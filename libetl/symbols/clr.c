@@ -88,23 +88,16 @@ const char *etl_sym_clr_error(const etl_sym_clr *c)
     return c->has_error ? c->error : NULL;
 }
 
-static const etl_field *field_named(const etl_decoded_event *d, const char *name)
-{
-    for (uint32_t i = 0; i < d->field_count; i++)
-        if (d->fields[i].depth == 0 && d->fields[i].name && strcmp(d->fields[i].name, name) == 0) return &d->fields[i];
-    return NULL;
-}
-
 static int field_u64(const etl_decoded_event *d, const char *name, uint64_t *v)
 {
-    const etl_field *f = field_named(d, name);
+    const etl_field *f = etl_decoded_field_find(d, name);
     return f && etl_field_uint(f, v) == ETL_OK;
 }
 
 /* A string field as UTF-8 into buf (truncated to its size): its length, or -1 when absent. */
 static long field_text(const etl_decoded_event *d, const char *name, char *buf, size_t size)
 {
-    const etl_field *f = field_named(d, name);
+    const etl_field *f = etl_decoded_field_find(d, name);
     etl_string s;
     if (!f || etl_field_string(f, &s) != ETL_OK) return -1;
     size_t n = etl_string_to_utf8(&s, buf, size);

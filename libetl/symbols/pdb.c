@@ -278,23 +278,16 @@ static struct pdb_image *image_get(etl_sym_pdb *p, uint32_t pid, uint64_t base)
     return im;
 }
 
-static const etl_field *field_named(const etl_decoded_event *d, const char *name)
-{
-    for (uint32_t i = 0; i < d->field_count; i++)
-        if (d->fields[i].depth == 0 && d->fields[i].name && strcmp(d->fields[i].name, name) == 0) return &d->fields[i];
-    return NULL;
-}
-
 static int field_u64(const etl_decoded_event *d, const char *name, uint64_t *v)
 {
-    const etl_field *f = field_named(d, name);
+    const etl_field *f = etl_decoded_field_find(d, name);
     return f && etl_field_uint(f, v) == ETL_OK;
 }
 
 /* A string field as UTF-8 in a new allocation; NULL when absent or without memory (*oom set). */
 static char *field_utf8(const etl_decoded_event *d, const char *name, int *oom)
 {
-    const etl_field *f = field_named(d, name);
+    const etl_field *f = etl_decoded_field_find(d, name);
     etl_string s;
     if (!f || etl_field_string(f, &s) != ETL_OK) return NULL;
     size_t n = etl_string_to_utf8(&s, NULL, 0);
@@ -339,7 +332,7 @@ int etl_sym_pdb_add(etl_sym_pdb *p, const etl_event *ev)
         }
         return 1;
     }
-    const etl_field *g = field_named(&d, "GuidSig");
+    const etl_field *g = etl_decoded_field_find(&d, "GuidSig");
     etl_guid guid;
     uint64_t age;
     if (!g || etl_field_guid(g, &guid) != ETL_OK || !field_u64(&d, "Age", &age)) return 0;
