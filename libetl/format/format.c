@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Decoding of the ETL format's bytes: buffer headers, trace headers of every kind, GUIDs, names. */
 #include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -716,4 +718,21 @@ uint32_t etl_utf8_to_utf16(uint8_t *p, const char *s, uint32_t max_units)
     }
     etl_put16(p + 2 * n++, 0);
     return 2 * n;
+}
+
+int etl_grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    size_t c;
+    void *q;
+
+    if (need <= *cap) return 0;
+    c = *cap ? *cap : 16;
+    while (c < need) {
+        if (c > SIZE_MAX / 2 / elem) return -1;
+        c *= 2;
+    }
+    if (c > SIZE_MAX / elem || !(q = realloc(*p, c * elem))) return -1;
+    *p = q;
+    *cap = c;
+    return 0;
 }

@@ -334,6 +334,12 @@ size_t etl_xpress_compress_bound(size_t n);
    Thread-safe; uses about 48 KiB of stack and no heap. */
 size_t etl_xpress_compress(const uint8_t *in, size_t n, uint8_t *out, size_t cap);
 
+/* ---- Growing arrays ----
+ * Room for need elements of elem bytes in the array *p of *cap elements: doubled from 16 (or
+ * *cap) until it holds need. 0, or -1 without memory or when the size would overflow; *p and
+ * *cap are unchanged on failure. */
+int etl_grow(void **p, size_t *cap, size_t need, size_t elem);
+
 /* ---- The real-time stream (doc/format.md section 14) ----
  * What a session in real-time mode sends its consumer once it has
  * answered "ok" to the request "consume" (doc/etlrecord-design.md, "Real-time mode as built").

@@ -25,24 +25,6 @@ static void set_error(etl_profile *p, const char *fmt, ...)
     va_end(ap);
 }
 
-static int grow(void **a, size_t *cap, size_t need, size_t size)
-{
-    size_t c;
-    void *q;
-
-    if (need <= *cap) return 0;
-    c = *cap ? *cap : 16;
-    while (c < need) {
-        if (c > SIZE_MAX / 4 / size) return -1;
-        c *= 2;
-    }
-    q = realloc(*a, c * size);
-    if (!q) return -1;
-    *a = q;
-    *cap = c;
-    return 0;
-}
-
 static uint64_t hash_bytes(uint64_t h, const void *data, size_t n)
 {
     const unsigned char *b = data;
@@ -135,7 +117,7 @@ static const char *intern(etl_profile *p, const char *s, int *fail)
     if (table_reserve(&p->string_table) != 0) goto fail;
     while ((i = table_next(&p->string_table, h, &slot)) != NONE)
         if (strcmp(p->strings[i], s) == 0) return p->strings[i];
-    if (p->nstrings >= NONE - 1 || grow((void **)&p->strings, &p->cstrings, p->nstrings + 1, sizeof *p->strings))
+    if (p->nstrings >= NONE - 1 || etl_grow((void **)&p->strings, &p->cstrings, p->nstrings + 1, sizeof *p->strings))
         goto fail;
     char *c = malloc(n + 1);
     if (!c) goto fail;
@@ -169,7 +151,7 @@ static uint32_t frame_of(etl_profile *p, const etl_profile_frame *f)
             g->inlined == f->inlined && g->build_id == f->build_id)
             return i;
     }
-    if (p->nframes >= NONE - 1 || grow((void **)&p->frames, &p->cframes, p->nframes + 1, sizeof *p->frames))
+    if (p->nframes >= NONE - 1 || etl_grow((void **)&p->frames, &p->cframes, p->nframes + 1, sizeof *p->frames))
         return NONE;
     p->frames[p->nframes] = *f;
     table_take(&p->frame_table, slot, h, (uint32_t)p->nframes);
@@ -194,7 +176,7 @@ static uint32_t mapping_of(etl_profile *p, const char *image, const char *path, 
             return i + 1;
         }
     }
-    if (p->nmappings >= NONE - 2 || grow((void **)&p->mappings, &p->cmappings, p->nmappings + 1, sizeof *p->mappings))
+    if (p->nmappings >= NONE - 2 || etl_grow((void **)&p->mappings, &p->cmappings, p->nmappings + 1, sizeof *p->mappings))
         return NONE;
     p->mappings[p->nmappings] = (struct profile_mapping){ image, path, build_id, base, address + 1 };
     table_take(&p->mapping_table, slot, h, (uint32_t)p->nmappings);
@@ -234,8 +216,8 @@ static uint32_t location_of(etl_profile *p, etl_symbolizer *s, uint32_t pid, uin
         if (l->key_path == key_path && l->key_offset == key_offset && l->key_pid == key_pid) return i;
     }
     if (p->nlocations >= NONE - 1 ||
-        grow((void **)&p->locations, &p->clocations, p->nlocations + 1, sizeof *p->locations) ||
-        grow((void **)&p->loc_frames, &p->cloc_frames, p->nloc_frames + (size_t)n, sizeof *p->loc_frames))
+        etl_grow((void **)&p->locations, &p->clocations, p->nlocations + 1, sizeof *p->locations) ||
+        etl_grow((void **)&p->loc_frames, &p->cloc_frames, p->nloc_frames + (size_t)n, sizeof *p->loc_frames))
         return NONE;
     {
         const char *image = intern(p, sym[0].image, &fail), *path = intern(p, sym[0].image_path, &fail);
@@ -301,9 +283,9 @@ static int stack_add(etl_profile *p, uint32_t proc, uint32_t pid, uint32_t tid, 
             return 0;
         }
     }
-    if (p->nstacks >= NONE - 1 || grow((void **)&p->stacks, &p->cstacks, p->nstacks + 1, sizeof *p->stacks) ||
+    if (p->nstacks >= NONE - 1 || etl_grow((void **)&p->stacks, &p->cstacks, p->nstacks + 1, sizeof *p->stacks) ||
         p->nstack_locs + n >= NONE ||
-        grow((void **)&p->stack_locs, &p->cstack_locs, p->nstack_locs + n, sizeof *p->stack_locs))
+        etl_grow((void **)&p->stack_locs, &p->cstack_locs, p->nstack_locs + n, sizeof *p->stack_locs))
         return -1;
     memcpy(p->stack_locs + p->nstack_locs, locs, n * sizeof *locs);
     p->stacks[p->nstacks] = (struct profile_stack){ proc, pid, tid, (uint32_t)p->nstack_locs, n, samples, weight };
@@ -374,7 +356,7 @@ static int learn(etl_profile *p, struct trace *t, const etl_event *ev)
     if ((ev->kind == ETL_KIND_SYSTEM || ev->kind == ETL_KIND_COMPACT || ev->kind == ETL_KIND_PERFINFO) &&
         (ev->hook_id == 0x0F48 || ev->hook_id == 0x0F49) && ev->payload_len >= 8 && etl_le32(ev->payload) == 0 &&
         etl_le32(ev->payload + 4) != 0) {
-        if (grow((void **)&t->intervals, &t->cintervals, t->nintervals + 1, sizeof *t->intervals)) return -1;
+        if (etl_grow((void **)&t->intervals, &t->cintervals, t->nintervals + 1, sizeof *t->intervals)) return -1;
         t->intervals[t->nintervals++] = (struct interval){ ev->timestamp, (uint64_t)etl_le32(ev->payload + 4) * 100 };
         return 0;
     }
@@ -386,7 +368,7 @@ static int learn(etl_profile *p, struct trace *t, const etl_event *ev)
         etl_string_to_utf8(&ke.u.process.image_file_name, name, sizeof name);
         if (!name[0]) return 0;
         in = intern(p, name, &fail);
-        if (fail || grow((void **)&t->names, &t->cnames, t->nnames + 1, sizeof *t->names)) return -1;
+        if (fail || etl_grow((void **)&t->names, &t->cnames, t->nnames + 1, sizeof *t->names)) return -1;
         t->names[t->nnames++] = (struct pname){ ke.u.process.pid, ev->timestamp, in };
     }
     return 0;
@@ -396,7 +378,7 @@ static uint32_t process_index(etl_profile *p, const char *name)
 {
     for (size_t i = p->nprocesses; i-- > 0;)
         if (p->processes[i] == name) return (uint32_t)i;
-    if (grow((void **)&p->processes, &p->cprocesses, p->nprocesses + 1, sizeof *p->processes)) return NONE;
+    if (etl_grow((void **)&p->processes, &p->cprocesses, p->nprocesses + 1, sizeof *p->processes)) return NONE;
     p->processes[p->nprocesses] = name;
     return (uint32_t)p->nprocesses++;
 }
@@ -645,7 +627,7 @@ int etl_profile_stack_get(const etl_profile *p, size_t index, etl_profile_stack 
     if (index >= p->nstacks) return ETL_FAILED;
     st = &p->stacks[index];
     for (uint32_t i = 0; i < st->count; i++) n += p->locations[p->stack_locs[st->first + i]].count;
-    if (grow((void **)&w->expanded, &w->cexpanded, n ? n : 1, sizeof *w->expanded)) return ETL_FAILED;
+    if (etl_grow((void **)&w->expanded, &w->cexpanded, n ? n : 1, sizeof *w->expanded)) return ETL_FAILED;
     n = 0;
     /* locations leaf first, each one's frames innermost first: both reversed, root first */
     for (uint32_t i = st->count; i-- > 0;) {
@@ -675,7 +657,7 @@ static int cmp_line(const void *a, const void *b)
 static int put_name(char **buf, size_t *n, size_t *cap, const char *name, int sep)
 {
     size_t len = strlen(name);
-    if (grow((void **)buf, cap, *n + len + 2, 1)) return -1;
+    if (etl_grow((void **)buf, cap, *n + len + 2, 1)) return -1;
     if (sep) (*buf)[(*n)++] = ';';
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)name[i];
@@ -740,7 +722,7 @@ static etl_flame *flame_of(const etl_profile *p, int by_process)
         etl_profile_stack st;
         char name[600];
         if (etl_profile_stack_get(p, i, &st) != ETL_OK ||
-            grow((void **)&frames, &cap, st.frame_count ? st.frame_count : 1, sizeof *frames))
+            etl_grow((void **)&frames, &cap, st.frame_count ? st.frame_count : 1, sizeof *frames))
             goto fail;
         for (unsigned k = 0; k < st.frame_count; k++) {
             const etl_profile_frame *f = &p->frames[st.frames[k]];

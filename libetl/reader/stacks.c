@@ -93,24 +93,6 @@ struct etl_stack_pairer {
     etl_stack_pairer_stats stats;
 };
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-    size_t c;
-    void *q;
-
-    if (need <= *cap) return 0;
-    c = *cap ? *cap : 64;
-    while (c < need) {
-        if (c > SIZE_MAX / 2 / size) return -1;
-        c *= 2;
-    }
-    q = realloc(*p, c * size);
-    if (!q) return -1;
-    *p = q;
-    *cap = c;
-    return 0;
-}
-
 static uint64_t mix(uint64_t a, uint64_t b)
 {
     uint64_t x = a * 0x9E3779B97F4A7C15ull ^ (b + 0x632BE59BD9B4E019ull + (a << 6) + (a >> 2));
@@ -195,7 +177,7 @@ static uint32_t entry_of(etl_stack_pairer *p, uint32_t tid, int64_t ts, uint16_t
     uint32_t e = table_get(p, (uint64_t)ts, b);
 
     if (e != NONE) return e;
-    if (p->nentries >= NONE - 1 || grow((void **)&p->entries, &p->centries, p->nentries + 1, sizeof *p->entries))
+    if (p->nentries >= NONE - 1 || etl_grow((void **)&p->entries, &p->centries, p->nentries + 1, sizeof *p->entries))
         return NONE;
     e = (uint32_t)p->nentries;
     if (table_put(p, (uint64_t)ts, b, e) != 0) return NONE;
@@ -208,7 +190,7 @@ static int64_t pool_add(etl_stack_pairer *p, const etl_kstack *s, const uint8_t 
 {
     size_t off = p->npool;
 
-    if (grow((void **)&p->pool, &p->cpool, p->npool + n, sizeof *p->pool)) return -1;
+    if (etl_grow((void **)&p->pool, &p->cpool, p->npool + n, sizeof *p->pool)) return -1;
     for (unsigned i = 0; i < n; i++) {
         if (s) p->pool[off + i] = etl_kstack_frame_at(s, i);
         else p->pool[off + i] = size == 8 ? etl_le64(raw + 8 * i) : etl_le32(raw + 4 * i);
@@ -226,7 +208,7 @@ static int part_add(etl_stack_pairer *p, uint32_t e, struct part part)
 {
     uint32_t i;
 
-    if (p->nparts >= NONE - 1 || grow((void **)&p->parts, &p->cparts, p->nparts + 1, sizeof *p->parts)) return -1;
+    if (p->nparts >= NONE - 1 || etl_grow((void **)&p->parts, &p->cparts, p->nparts + 1, sizeof *p->parts)) return -1;
     i = (uint32_t)p->nparts++;
     part.next = NONE;
     p->parts[i] = part;
@@ -238,7 +220,7 @@ static int part_add(etl_stack_pairer *p, uint32_t e, struct part part)
 
 static int sample_add(etl_stack_pairer *p, struct sample s)
 {
-    if (grow((void **)&p->samples, &p->csamples, p->nsamples + 1, sizeof *p->samples)) return -1;
+    if (etl_grow((void **)&p->samples, &p->csamples, p->nsamples + 1, sizeof *p->samples)) return -1;
     p->samples[p->nsamples++] = s;
     return 0;
 }
@@ -256,7 +238,7 @@ static int add_ext(etl_stack_pairer *p, const etl_event *ev)
         if (it.size < 8) continue;
         fs = it.type == ETL_EXT_STACK_TRACE64 ? 8 : 4;
         n = (it.size - 8u) / fs;
-        if (p->nentries >= NONE - 1 || grow((void **)&p->entries, &p->centries, p->nentries + 1, sizeof *p->entries))
+        if (p->nentries >= NONE - 1 || etl_grow((void **)&p->entries, &p->centries, p->nentries + 1, sizeof *p->entries))
             return ETL_FAILED;
         e = (uint32_t)p->nentries++;
         p->entries[e] = (struct entry){ NONE, NONE, 1, (ev->has & ETL_HAS_PID_TID) ? ev->pid : UINT32_MAX };
@@ -319,7 +301,7 @@ int etl_stack_pairer_add(etl_stack_pairer *p, const etl_event *ev)
         uint32_t gen = table_get(p, s->stack_key, (uint64_t)TAG_KEYGEN << 56);
         int64_t off;
         if (gen == NONE) gen = 0;
-        if (p->ndefs >= NONE - 1 || grow((void **)&p->defs, &p->cdefs, p->ndefs + 1, sizeof *p->defs) ||
+        if (p->ndefs >= NONE - 1 || etl_grow((void **)&p->defs, &p->cdefs, p->ndefs + 1, sizeof *p->defs) ||
             (off = pool_add(p, s, NULL, s->frame_count, 0)) < 0 ||
             table_put(p, s->stack_key, (uint64_t)TAG_DEF << 56 | gen, (uint32_t)p->ndefs) != 0 ||
             table_put(p, s->stack_key, (uint64_t)TAG_KEYGEN << 56, gen + 1) != 0)
