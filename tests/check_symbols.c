@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Tests of the symbolizer: ELF programs built here with gcc, resolved by path and by build-id, checked against addr2line; kallsyms; the cache's bound. */
 #include <check.h>
+#include <dirent.h>
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -56,6 +57,7 @@ struct elf_facts {
     struct { uint64_t offset, filesz, vaddr, memsz; uint32_t flags; } seg[16];
     size_t nseg;
     struct { const char *name; uint64_t value, size; } fn[3];
+    uint64_t plt, plt_size;   /* the .plt section: no function's */
 };
 
 static struct elf_facts full, rebuilt, nodwarf;
@@ -116,6 +118,13 @@ static void facts(const char *path, struct elf_facts *f)
     while ((scn = elf_nextscn(elf, scn)) != NULL) {
         GElf_Shdr sh;
         Elf_Data *d;
+        size_t shstrndx;
+        const char *sname;
+        if (gelf_getshdr(scn, &sh) && elf_getshdrstrndx(elf, &shstrndx) == 0
+            && (sname = elf_strptr(elf, shstrndx, sh.sh_name)) && strcmp(sname, ".plt") == 0) {
+            f->plt = sh.sh_addr;
+            f->plt_size = sh.sh_size;
+        }
         if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !(d = elf_getdata(scn, NULL))) continue;
         for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
             GElf_Sym sym;
@@ -176,7 +185,7 @@ static void build_fixtures(void)
     facts(path_in("prog"), &full);
     facts(path_in("rebuilt"), &rebuilt);
     facts(path_in("nodwarf"), &nodwarf);
-    if (!full.build_id_size || !full.fn[0].name || !full.fn[1].name || !full.fn[2].name || xseg(&full) < 0
+    if (!full.build_id_size || !nodwarf.build_id_size || !full.plt_size || !full.fn[0].name || !full.fn[1].name || !full.fn[2].name || xseg(&full) < 0
         || !nodwarf.fn[0].name) {
         fprintf(stderr, "check_symbols: the fixtures lack a build-id or functions\n");
         exit(1);
@@ -191,6 +200,12 @@ static void build_fixtures(void)
              " && mkdir -p bad/.build-id/%.2s && cp rebuilt bad/.build-id/%.2s/%s.debug",
              dir, full.hex, full.hex, full.hex, full.hex, full.hex + 2, full.hex, full.hex, full.hex, full.hex,
              full.hex, full.hex + 2);
+    run(cmd);
+    /* DIR3: two programs by build-id, each with its contents (image and symbols in one file). */
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && mkdir -p dir3/.build-id/%.2s dir3/.build-id/%.2s"
+             " && cp prog dir3/.build-id/%.2s/%s && cp nodwarf dir3/.build-id/%.2s/%s",
+             dir, full.hex, nodwarf.hex, full.hex, full.hex + 2, nodwarf.hex, nodwarf.hex + 2);
     run(cmd);
 }
 
@@ -289,8 +304,8 @@ static void tr_add(struct trace *t, uint32_t n)
     ck_assert_int_eq(synth_add(t->s, 0, rec, n), 0);
 }
 
-/* An Image Load (version 3, as the Linux capture writes it). */
-static void tr_image(struct trace *t, uint32_t pid, uint64_t base, uint64_t size, const char *file)
+/* An Image event (version 3, as the Linux capture writes it): Load, or hook's. */
+static void tr_image_hook(struct trace *t, uint16_t hook, uint32_t pid, uint64_t base, uint64_t size, const char *file)
 {
     struct synth_payload p;
 
@@ -298,7 +313,12 @@ static void tr_image(struct trace *t, uint32_t pid, uint64_t base, uint64_t size
     spp(&p, base); spp(&p, size); sp32(&p, pid); sp32(&p, 0); sp32(&p, 0);
     sp8(&p, 0); sp8(&p, 0); sp16(&p, 0); spp(&p, base); sp32(&p, 0); sp32(&p, 0); sp32(&p, 0); sp32(&p, 0);
     sp_str16(&p, file);
-    tr_add(t, synth_system(rec, 1, 0, t->ts, 0x030A, 3, pid, 0, p.b, p.n));
+    tr_add(t, synth_system(rec, 1, 0, t->ts, hook, 3, pid, 0, p.b, p.n));
+}
+
+static void tr_image(struct trace *t, uint32_t pid, uint64_t base, uint64_t size, const char *file)
+{
+    tr_image_hook(t, 0x030A, pid, base, size, file);
 }
 
 /* LinuxImageID BuildId, right after its Image event (same time), per doc/format.md 8.9. */
@@ -371,13 +391,15 @@ static etl_symbolizer *tr_load(struct trace *t, const etl_symbolizer_options *o)
 
 /* ---------------------------------------------------------------- comparing */
 
-/* Every 3rd byte of alpha, beta and main (ELF addresses of f). */
+/* Every 3rd byte of alpha, beta and main (ELF addresses of f), then of the PLT (which no
+   function holds: a sizeless symbol before it, _init, does not reach into it). */
 static size_t sample_vaddrs(const struct elf_facts *f, uint64_t *out, size_t max)
 {
     size_t n = 0;
 
     for (int k = 0; k < 3; k++)
         for (uint64_t a = f->fn[k].value; a < f->fn[k].value + f->fn[k].size && n < max; a += 3) out[n++] = a;
+    for (uint64_t a = f->plt; a < f->plt + f->plt_size && n < max; a += 5) out[n++] = a;
     return n;
 }
 
@@ -405,6 +427,11 @@ static unsigned compare(etl_symbolizer *s, const char *sym_elf, const uint64_t *
             const struct ref_frame *w = &ref[i].f[k];
             ck_assert_str_eq(out[k].image, image);
             ck_assert_uint_eq(out[k].image_offset, taddr[i] - image_base);
+            if (!w->function[0]) { /* no function covers it */
+                ck_assert_msg(out[k].function == NULL, "0x%llx: function %s, addr2line none", (unsigned long long)vaddr[i],
+                              out[k].function);
+                continue;
+            }
             ck_assert_msg(out[k].function && strcmp(out[k].function, w->function) == 0,
                           "0x%llx frame %d: function %s, addr2line %s", (unsigned long long)vaddr[i], k,
                           out[k].function ? out[k].function : "(none)", w->function);
@@ -455,7 +482,12 @@ START_TEST(elf_by_path)
     ck_assert_uint_gt(compare(s, full.path, v, a, n, base, "prog"), 0);
     etl_symbolizer_stats_get(s, &st);
     ck_assert_uint_eq(st.lookups, n);
-    ck_assert_uint_eq(st.resolved, n);
+    {
+        size_t in_plt = 0;
+        for (size_t i = 0; i < n; i++) in_plt += v[i] >= full.plt && v[i] < full.plt + full.plt_size;
+        ck_assert_uint_gt(in_plt, 0);
+        ck_assert_uint_eq(st.resolved, n - in_plt);
+    }
     ck_assert_uint_eq(st.images, 1);
     ck_assert_uint_eq(st.images_with_symbols, 1);
     ck_assert_uint_eq(st.images_mismatched, 0);
@@ -612,6 +644,59 @@ START_TEST(elf_build_id_mismatch)
 }
 END_TEST
 
+/* The file at the recorded path changed, but the recorded build-id's debug file is in a symbol
+   directory: that one is used, and nothing is said of a mismatch. */
+START_TEST(elf_changed_but_found)
+{
+    struct trace t;
+    etl_symbolizer *s;
+    etl_symbolizer_options o;
+    const char *paths[1] = { path_in("dir1") };
+    etl_symbol out[16];
+    uint64_t base = 0x7f1234560000ull;
+    etl_symbolizer_stats st;
+
+    setenv("HOME", path_in("nohome"), 1);
+    memset(&o, 0, sizeof o);
+    o.paths = paths;
+    o.npaths = 1;
+    tr_begin(&t);
+    tr_image(&t, 100, base, 0x5000, rebuilt.path);
+    tr_buildid(&t, 100, base, 0x5000, 0, full.build_id, full.build_id_size, rebuilt.path);
+    s = tr_load(&t, &o);
+    ck_assert_int_ge(etl_symbolizer_resolve(s, 100, mapped(&full, full.fn[1].value + 1, base, 0), 5000, out, 16), 1);
+    ck_assert_str_eq(out[0].function, "beta");
+    etl_symbolizer_stats_get(s, &st);
+    ck_assert_uint_eq(st.images_mismatched, 0);
+    ck_assert_uint_eq(st.images_with_symbols, 1);
+    ck_assert_ptr_null(etl_symbolizer_error(s));
+    etl_symbolizer_close(s);
+}
+END_TEST
+
+/* A FIFO (and a directory) where the image's file should be: not opened for reading, no hang. */
+START_TEST(elf_fifo_path)
+{
+    struct trace t;
+    etl_symbolizer *s;
+    etl_symbol out[4];
+    const char *fifo = path_in("fifo");
+
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    tr_begin(&t);
+    tr_image(&t, 100, 0x7f0000000000ull, 0x5000, fifo);
+    tr_image(&t, 100, 0x7f0000100000ull, 0x5000, dir);
+    s = tr_load(&t, NULL);
+    ck_assert_int_eq(etl_symbolizer_resolve(s, 100, 0x7f0000001000ull, 5000, out, 4), 1);
+    ck_assert_str_eq(out[0].image, "fifo");
+    ck_assert_ptr_null(out[0].function);
+    ck_assert_int_eq(etl_symbolizer_resolve(s, 100, 0x7f0000101000ull, 5000, out, 4), 1);
+    ck_assert_ptr_null(out[0].function);
+    etl_symbolizer_close(s);
+    unlink(fifo);
+}
+END_TEST
+
 /* No DWARF: .symtab names the functions; no source. */
 START_TEST(elf_symtab_only)
 {
@@ -633,6 +718,142 @@ START_TEST(elf_symtab_only)
         ck_assert_uint_eq(out[0].function_offset, v[2] - nodwarf.fn[0].value);
     }
     etl_symbolizer_close(s);
+}
+END_TEST
+
+/* One path and address, two programs over time (the first unloaded, then the rebuilt one
+   loaded there): each lookup takes the BuildId event of the image loaded at its time. */
+START_TEST(elf_image_reuse)
+{
+    struct trace t;
+    etl_symbolizer *s;
+    etl_symbolizer_options o;
+    const char *paths[1] = { path_in("dir3") };
+    etl_symbol out[16];
+    uint64_t base = 0x7f5500000000ull, a1, a2;
+    int got;
+
+    memset(&o, 0, sizeof o);
+    o.flags = ETL_SYMBOLS_NO_SYSTEM_PATHS;
+    o.paths = paths;
+    o.npaths = 1;
+    tr_begin(&t);
+    t.ts = 1000;
+    tr_image(&t, 100, base, 0x5000, "/gone/prog");
+    tr_buildid(&t, 100, base, 0x5000, 0, full.build_id, full.build_id_size, "/gone/prog");
+    t.ts = 2000;
+    tr_image_hook(&t, 0x1402, 100, base, 0x5000, "/gone/prog");
+    t.ts = 3000;
+    tr_image(&t, 100, base, 0x5000, "/gone/prog");
+    tr_buildid(&t, 100, base, 0x5000, 0, nodwarf.build_id, nodwarf.build_id_size, "/gone/prog");
+    s = tr_load(&t, &o);
+    a1 = mapped(&full, full.fn[1].value + 1, base, 0);
+    a2 = mapped(&nodwarf, nodwarf.fn[1].value + 1, base, 0);
+    got = etl_symbolizer_resolve(s, 100, a1, 1500, out, 16);
+    ck_assert_int_eq(got, 1);
+    ck_assert_str_eq(out[0].function, "beta");
+    ck_assert_str_eq(out[0].image, "prog");
+    ck_assert_ptr_nonnull(out[0].source_file); /* DWARF: prog's */
+    got = etl_symbolizer_resolve(s, 100, a2, 3500, out, 16);
+    ck_assert_int_eq(got, 1);
+    ck_assert_str_eq(out[0].function, "beta");
+    ck_assert_str_eq(out[0].image, "prog");
+    ck_assert_ptr_null(out[0].source_file);   /* no DWARF: nodwarf's */
+    ck_assert_int_eq(etl_symbolizer_resolve(s, 100, a1, 2500, out, 16), 1); /* between them: none */
+    ck_assert_ptr_null(out[0].image);
+    etl_symbolizer_close(s);
+}
+END_TEST
+
+/* Files that are not ELF, or cut short, where the image's file should be: no crash, the image
+   keeps its offset. */
+START_TEST(elf_damaged_files)
+{
+    static const size_t cuts[] = { 0, 10, 64, 700, 3000, 9000 };
+    char cmd[1400];
+    const char *junk = path_in("junk");
+    FILE *f = fopen(junk, "w");
+
+    ck_assert_ptr_nonnull(f);
+    fputs("this is not an ELF file at all\n", f);
+    fclose(f);
+    for (size_t i = 0; i <= sizeof cuts / sizeof cuts[0]; i++) {
+        struct trace t;
+        etl_symbolizer *s;
+        etl_symbol out[16];
+        const char *file = junk;
+        char cut[700];
+        uint64_t base = 0x7f6600000000ull;
+        int got;
+
+        if (i < sizeof cuts / sizeof cuts[0]) {
+            snprintf(cut, sizeof cut, "%s/cut%zu", dir, cuts[i]);
+            snprintf(cmd, sizeof cmd, "head -c %zu '%s' >'%s'", cuts[i], full.path, cut);
+            ck_assert_int_eq(system(cmd), 0);
+            file = cut;
+        }
+        tr_begin(&t);
+        tr_image(&t, 100, base, 0x5000, file);
+        s = tr_load(&t, NULL);
+        got = etl_symbolizer_resolve(s, 100, mapped(&full, full.fn[0].value, base, 0), 5000, out, 16);
+        ck_assert_int_ge(got, 1);
+        ck_assert_ptr_nonnull(out[0].image);
+        ck_assert_uint_eq(out[0].image_offset, vaddr_to_offset(&full, full.fn[0].value));
+        etl_symbolizer_close(s);
+    }
+}
+END_TEST
+
+/* The file descriptors this process holds (the directory's own included, every time). */
+static unsigned open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    unsigned n = 0;
+
+    ck_assert_ptr_nonnull(d);
+    while (readdir(d)) n++;
+    closedir(d);
+    return n;
+}
+
+/* More image files than may be open at once (300 paths to the program, each its own image):
+   the file descriptors held stay bounded, and an image whose backend was closed opens again. */
+START_TEST(elf_many_images)
+{
+    enum { N = 300 };
+    struct trace t;
+    etl_symbolizer *s;
+    etl_symbol out[16];
+    etl_symbolizer_stats st;
+    char cmd[800];
+    unsigned before, most = 0;
+
+    snprintf(cmd, sizeof cmd, "cd '%s' && mkdir -p many && for i in $(seq 0 %d); do ln -sf ../prog many/p$i; done", dir, N - 1);
+    run(cmd);
+    tr_begin(&t);
+    for (unsigned i = 0; i < N; i++) {
+        char p[700];
+        snprintf(p, sizeof p, "%s/many/p%u", dir, i);
+        tr_image(&t, 100, 0x7f0000000000ull + (uint64_t)i * 0x100000, 0x5000, p);
+    }
+    s = tr_load(&t, NULL);
+    before = open_fds();
+    for (int round = 0; round < 2; round++)
+        for (unsigned i = 0; i < N; i++) {
+            uint64_t base = 0x7f0000000000ull + (uint64_t)i * 0x100000;
+            /* a new address each round: not from the cache */
+            int got = etl_symbolizer_resolve(s, 100, mapped(&full, full.fn[1].value + (unsigned)round, base, 0), 5000, out, 16);
+            unsigned fds;
+            ck_assert_int_eq(got, 1);
+            ck_assert_str_eq(out[0].function, "beta");
+            if (i % 50 == 0 && (fds = open_fds()) > most) most = fds;
+        }
+    etl_symbolizer_stats_get(s, &st);
+    ck_assert_uint_eq(st.images, N);
+    ck_assert_uint_eq(st.images_with_symbols, N);
+    ck_assert_msg(most < before + 200, "%u file descriptors open while resolving (%u before)", most, before);
+    etl_symbolizer_close(s);
+    ck_assert_uint_le(open_fds(), before);
 }
 END_TEST
 
@@ -939,8 +1160,13 @@ static Suite *suite(void)
     tcase_add_test(tc, elf_debuginfod_home);
     tcase_add_test(tc, elf_no_system_paths);
     tcase_add_test(tc, elf_build_id_mismatch);
+    tcase_add_test(tc, elf_changed_but_found);
+    tcase_add_test(tc, elf_fifo_path);
     tcase_add_test(tc, elf_symtab_only);
     tcase_add_test(tc, elf_max_frames);
+    tcase_add_test(tc, elf_image_reuse);
+    tcase_add_test(tc, elf_damaged_files);
+    tcase_add_test(tc, elf_many_images);
     tcase_add_test(tc, no_image);
     tcase_add_test(tc, cache_bound);
     suite_add_tcase(su, tc);

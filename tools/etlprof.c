@@ -44,7 +44,8 @@ static const char usage_text[] =
     "                           instrumentation manifest PATH, or those of directory PATH\n"
     "                           (repeatable; ETL_MANIFEST_PATH and the manifests installed\n"
     "                           with libetl are always read)\n"
-    "  -v, --verbose            say on stderr how many samples, stacks and names were found\n"
+    "  -v, --verbose            say on stderr how many samples, stacks and names were\n"
+    "                           found (chrome: how many slices, samples and events)\n"
     "  -h, --help               show this help and exit\n"
     "  -V, --version            show the versions of etlprof, libetl and zlib and exit\n"
     "\n"
@@ -195,6 +196,13 @@ static int run_chrome(const struct options *o, const char *path)
     else if (etl_reader_warnings(r) && !status) {
         status = EXIT_DAMAGED;
     }
+    if (o->verbose && rc == ETL_OK)
+        fprintf(stderr,
+                "etlprof: %" PRIu64 " trace events: %" PRIu64 " thread state slices, %" PRIu64 " samples, %" PRIu64
+                " user events as instants, %" PRIu64 " as slices (%" PRIu64 " stops and %" PRIu64
+                " starts unmatched); %" PRIu64 " threads of no known process\n",
+                cs.trace_events, cs.slices, cs.samples, cs.instants, cs.spans, cs.unmatched_stops, cs.unmatched_starts,
+                cs.unknown_threads);
 out:
     etl_reader_close(r);
     etl_decoder_close(dec);

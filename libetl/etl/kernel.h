@@ -250,7 +250,7 @@ typedef struct etl_kernel_event {
  */
 ETL_API int etl_kernel_decode(const etl_event *ev, etl_kernel_event *out);
 
-/* ---- Samples with their stacks, doc/kernel-events.md "Stacks" ---- */
+/* ---- Samples with their stacks (doc/kernel-events.md, StackWalk) ---- */
 
 /*
  * Which earlier event a StackWalk stack (or stack key reference) belongs to, in the manner the

@@ -95,6 +95,7 @@ int etl_profile_write_pprof(FILE *f, const etl_profile *p)
     PbMapping *maps = NULL, **map_ptrs = NULL;
     uint64_t *frame_func = NULL;  /* frame -> function id */
     size_t *fslot = NULL, fmask;  /* functions by (name, source file) */
+    uint64_t *map_id = NULL, *map_hits = NULL; /* a mapping's id; the samples whose leaf it holds */
     etl_profile_stats stats;
     int rc = ETL_FAILED;
     /* strings: "", the fixed names, and each profile string (frames, images, processes) */
@@ -178,27 +179,43 @@ int etl_profile_write_pprof(FILE *f, const etl_profile *p)
     }
     for (size_t j = 0; j < nfuncs; j++) funcs[j].start_line = 0;
 
+    /* pprof takes the first mapping for the main program: the user-space image where the most
+       samples hit (the kernel's is never the program), the others after it in their order. */
+    if (!(map_id = calloc(p->nmappings + 1, sizeof *map_id)) || !(map_hits = calloc(p->nmappings + 1, sizeof *map_hits)))
+        goto out;
+    for (size_t i = 0; i < p->nstacks; i++) {
+        const struct profile_stack *s = &p->stacks[i];
+        uint32_t m = s->count ? p->locations[p->stack_locs[s->first]].mapping : 0;
+        if (m && p->mappings[m - 1].start < 0xFFFF800000000000ull) map_hits[m - 1] += s->samples;
+    }
+    {
+        size_t best = 0, next = 2;
+        for (size_t i = 1; i < p->nmappings; i++)
+            if (map_hits[i] > map_hits[best]) best = i;
+        for (size_t i = 0; i < p->nmappings; i++) map_id[i] = i == best ? 1 : next++;
+    }
     for (size_t i = 0; i < p->nmappings; i++) {
         const struct profile_mapping *m = &p->mappings[i];
-        perftools__profiles__mapping__init(&maps[i]);
-        maps[i].id = i + 1;
-        maps[i].memory_start = m->start;
-        maps[i].memory_limit = m->limit;
-        maps[i].filename = str_index(&st, m->path ? m->path : m->image);
-        maps[i].build_id = str_index(&st, m->build_id);
+        size_t k = map_id[i] - 1;
+        perftools__profiles__mapping__init(&maps[k]);
+        maps[k].id = map_id[i];
+        maps[k].memory_start = m->start;
+        maps[k].memory_limit = m->limit;
+        maps[k].filename = str_index(&st, m->path ? m->path : m->image);
+        maps[k].build_id = str_index(&st, m->build_id);
         /* the names are given: pprof is not to look for the binaries */
-        maps[i].has_functions = 1;
-        maps[i].has_filenames = 1;
-        maps[i].has_line_numbers = 1;
-        maps[i].has_inline_frames = 1;
-        if (maps[i].filename < 0 || maps[i].build_id < 0) goto out;
-        map_ptrs[i] = &maps[i];
+        maps[k].has_functions = 1;
+        maps[k].has_filenames = 1;
+        maps[k].has_line_numbers = 1;
+        maps[k].has_inline_frames = 1;
+        if (maps[k].filename < 0 || maps[k].build_id < 0) goto out;
+        map_ptrs[k] = &maps[k];
     }
     for (size_t i = 0; i < p->nlocations; i++) {
         const struct profile_location *l = &p->locations[i];
         perftools__profiles__location__init(&locs[i]);
         locs[i].id = i + 1;
-        locs[i].mapping_id = l->mapping;
+        locs[i].mapping_id = l->mapping ? map_id[l->mapping - 1] : 0;
         locs[i].address = l->address;
         locs[i].n_line = l->count;
         locs[i].line = line_ptrs + l->first;
@@ -269,5 +286,7 @@ out:
     free(map_ptrs);
     free(frame_func);
     free(fslot);
+    free(map_id);
+    free(map_hits);
     return rc;
 }

@@ -438,8 +438,8 @@ static int count_samples(etl_profile *p, struct trace *t, etl_reader *r)
     int rc, fail = 0;
 
     if (!p->have_time) p->stats.time_ns = start_ns;
-    qsort(t->names, t->nnames, sizeof *t->names, cmp_pname);
-    qsort(t->intervals, t->nintervals, sizeof *t->intervals, cmp_interval);
+    if (t->nnames) qsort(t->names, t->nnames, sizeof *t->names, cmp_pname);
+    if (t->nintervals) qsort(t->intervals, t->nintervals, sizeof *t->intervals, cmp_interval);
     if (!p->stats.period_ns) p->stats.period_ns = t->nintervals ? t->intervals[0].ns : DEFAULT_INTERVAL_NS;
     while ((rc = etl_stack_pairer_next(t->pairer, &sp)) == ETL_OK) {
         int64_t ns = etl_reader_time_ns(r, sp.timestamp), pid64;

@@ -340,7 +340,7 @@ static void append(etl_stack_pairer *p, uint64_t off, uint32_t n, unsigned *n_ou
         p->stats.frames_cut += n - room;
         n = room;
     }
-    memcpy(p->scratch + *n_out, p->pool + off, (size_t)n * sizeof *p->scratch);
+    if (n) memcpy(p->scratch + *n_out, p->pool + off, (size_t)n * sizeof *p->scratch);
     *n_out += n;
 }
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "symbols/symbols.h"
@@ -22,7 +23,32 @@ struct seg {
     uint32_t flags;
 };
 
+/* One function symbol of the module's .symtab (or .dynsym): module addresses. */
+struct fsym {
+    uint64_t addr, size;
+    const char *name;         /* the ELF's string table (as long as the module is open) */
+    unsigned rank;            /* which of several at one address names it: lowest */
+};
+
+/* A function's address range in one compilation unit (DWARF addresses), and its DIE. */
+struct frange {
+    Dwarf_Addr lo, hi;
+    Dwarf_Die die;
+};
+
+/* The functions of one compilation unit by address, made when an address first falls in it. */
+struct cu_index {
+    Dwarf_Off cu;             /* the unit DIE's offset */
+    struct frange *r;
+    size_t n;
+};
+
 struct etl_sym_elf {
+    struct cu_index *cus;     /* sorted by cu */
+    size_t ncus, ccus;
+    struct fsym *syms;        /* sorted by address, one per address; built on first use */
+    size_t nsyms;
+    int syms_built;
     Dwfl *dwfl;
     Dwfl_Module *mod;
     Dwarf_Addr bias;          /* module address = ELF address + bias */
@@ -100,16 +126,23 @@ static void inspect(struct cand *c)
 
 /*
  * Opens path as an ELF file whose build-id is the recorded one (any when f has none): 1 taken
- * (c filled), 0 not there or not ELF, -1 another build-id (counted and told once per image).
+ * (c filled), 0 not there, not a regular file or not ELF, -1 another build-id (what it has is
+ * written in why, when why is empty).
  */
-static int try_file(etl_symbolizer *s, etl_sym_file *f, const char *path, struct cand *c, int *mismatched)
+static int try_file(etl_sym_file *f, const char *path, struct cand *c, char *why, size_t whysize)
 {
     const void *id;
     ssize_t idlen;
+    struct stat st;
 
-    c->fd = open(path, O_RDONLY | O_CLOEXEC);
     c->elf = NULL;
+    /* O_NONBLOCK: a FIFO at the path must not hang the open; only regular files are read. */
+    c->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (c->fd < 0) return 0;
+    if (fstat(c->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        cand_close(c);
+        return 0;
+    }
     c->elf = elf_begin(c->fd, ELF_C_READ_MMAP, NULL);
     if (!c->elf || elf_kind(c->elf) != ELF_K_ELF) {
         cand_close(c);
@@ -121,12 +154,9 @@ static int try_file(etl_symbolizer *s, etl_sym_file *f, const char *path, struct
             char want[2 * ETL_BUILD_ID_MAX + 1], got[2 * ETL_BUILD_ID_MAX + 1] = "none";
             etl_sym_build_id_hex(f->build_id, f->build_id_size, want);
             if (idlen > 0 && idlen <= ETL_BUILD_ID_MAX) etl_sym_build_id_hex(id, (size_t)idlen, got);
-            if (!*mismatched) {
-                *mismatched = 1;
-                s->stats.images_mismatched++;
-            }
-            etl_sym_set_error(s, "%s: build-id %s, but the trace recorded %s for %s: not used (the file changed since the trace)",
-                              path, got, want, f->path);
+            if (!*why)
+                snprintf(why, whysize, "%s: build-id %s, but the trace recorded %s for %s: not used (the file changed since the trace)",
+                         path, got, want, f->path);
             cand_close(c);
             return -1;
         }
@@ -202,15 +232,16 @@ int etl_sym_elf_open(etl_symbolizer *s, etl_sym_file *f)
     struct etl_sym_elf *e = NULL;
     const char *symfile;
     size_t np;
-    int mismatched = 0, rc = ETL_OK;
+    int rc = ETL_OK;
     Elf *addr_elf;
+    char why[8400] = "";
 
     f->state = ETL_SYM_MISSING;
     if (!pl) return ETL_FAILED;
     elf_version(EV_CURRENT);
     np = places(s, f, pl, MAXPLACES);
     for (size_t i = 0; i < np && (!sym.elf || !exe.elf); i++) {
-        if (try_file(s, f, pl[i].path, &c, &mismatched) != 1) continue;
+        if (try_file(f, pl[i].path, &c, why, sizeof why) != 1) continue;
         if (pl[i].kind == 's' && !sym.elf && c.symbols) {
             sym = c;
         } else if (pl[i].kind == 'e' && !exe.elf && c.contents) {
@@ -223,9 +254,21 @@ int etl_sym_elf_open(etl_symbolizer *s, etl_sym_file *f)
         c.fd = -1;
         c.elf = NULL;
     }
-    if (!sym.elf && exe.elf && exe.symbols) symfile = exe.path;
-    else if (sym.elf) symfile = sym.path;
-    else goto done;
+    if (!sym.elf && exe.elf && exe.symbols) {
+        symfile = exe.path;
+    } else if (sym.elf) {
+        symfile = sym.path;
+    } else {
+        /* The binary changed since the trace, and no file of the recorded one is at hand. */
+        if (*why) {
+            if (!f->mismatch_counted) {
+                f->mismatch_counted = 1;
+                s->stats.images_mismatched++;
+            }
+            etl_sym_set_error(s, "%s", why);
+        }
+        goto done;
+    }
     e = calloc(1, sizeof *e);
     if (!e) goto nomem;
     /* File offsets to addresses by the image's own program headers when it was found; a debug
@@ -263,6 +306,9 @@ void etl_sym_elf_close(void *backend)
 
     if (!e) return;
     if (e->dwfl) dwfl_end(e->dwfl);
+    for (size_t i = 0; i < e->ncus; i++) free(e->cus[i].r);
+    free(e->cus);
+    free(e->syms);
     free(e->segs);
     free(e);
 }
@@ -308,6 +354,193 @@ static int offset_to_vaddr(const struct etl_sym_elf *e, uint64_t off, uint64_t m
     return 0;
 }
 
+/* ---- the function symbols: dwfl_module_addrinfo walks the whole table on every call, so
+   they are sorted once per module and searched ---- */
+
+static int cmp_fsym(const void *pa, const void *pb)
+{
+    const struct fsym *a = pa, *b = pb;
+
+    if (a->addr != b->addr) return a->addr < b->addr ? -1 : 1;
+    return (a->rank > b->rank) - (a->rank < b->rank);
+}
+
+/* Functions (and untyped code labels) defined in the module; at one address, a sized function
+   before a sizeless one, a global before a weak before a local. */
+static int build_syms(struct etl_sym_elf *e)
+{
+    int n = dwfl_module_getsymtab(e->mod);
+    size_t k = 0;
+
+    e->syms_built = 1;
+    if (n <= 1) return ETL_OK;
+    e->syms = malloc((size_t)n * sizeof *e->syms);
+    if (!e->syms) return ETL_FAILED;
+    for (int i = 1; i < n; i++) {
+        GElf_Sym sym;
+        GElf_Addr addr;
+        GElf_Word shndx;
+        Elf *elf = NULL;
+        Dwarf_Addr bias = 0;
+        const char *name = dwfl_module_getsym_info(e->mod, i, &sym, &addr, &shndx, &elf, &bias);
+        int type, bind;
+        if (!name || !*name || sym.st_shndx == SHN_UNDEF || sym.st_shndx == SHN_ABS || shndx == (GElf_Word)-1 || !addr)
+            continue;
+        type = GELF_ST_TYPE(sym.st_info);
+        bind = GELF_ST_BIND(sym.st_info);
+        if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE) continue;
+        e->syms[k].addr = addr;
+        e->syms[k].size = sym.st_size;
+        if (!sym.st_size && elf) { /* a sizeless one reaches no further than its section (_init, not the PLT after it) */
+            Elf_Scn *scn = elf_getscn(elf, shndx);
+            GElf_Shdr sh;
+            if (scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_ALLOC) && addr >= sh.sh_addr + bias
+                && addr - (sh.sh_addr + bias) < sh.sh_size)
+                e->syms[k].size = sh.sh_addr + bias + sh.sh_size - addr;
+        }
+        e->syms[k].name = name;
+        e->syms[k].rank = (type == STT_NOTYPE) * 8u + (sym.st_size == 0) * 4u
+                          + (bind == STB_GLOBAL ? 0u : bind == STB_WEAK ? 1u : 2u);
+        k++;
+    }
+    if (k) qsort(e->syms, k, sizeof *e->syms, cmp_fsym);
+    e->nsyms = 0;
+    for (size_t i = 0; i < k; i++) /* one per address: the first (best ranked) */
+        if (!e->nsyms || e->syms[e->nsyms - 1].addr != e->syms[i].addr) e->syms[e->nsyms++] = e->syms[i];
+    return ETL_OK;
+}
+
+/* The function symbol holding module address a: the nearest at or below it, when a is within
+   its size (a sizeless one reaches up to the next symbol). NULL: none; *err on no memory. */
+static const struct fsym *sym_at(struct etl_sym_elf *e, Dwarf_Addr a, int *err)
+{
+    size_t lo = 0, hi;
+    const struct fsym *f;
+
+    if (!e->syms_built && build_syms(e) != ETL_OK) {
+        *err = 1;
+        return NULL;
+    }
+    hi = e->nsyms;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (e->syms[mid].addr <= a) lo = mid + 1;
+        else hi = mid;
+    }
+    if (!lo) return NULL;
+    f = &e->syms[lo - 1];
+    return f->size && a - f->addr >= f->size ? NULL : f;
+}
+
+/* ---- the functions of a compilation unit: dwarf_getscopes and dwarf_getscopes_die walk the
+   whole unit on every call, so each unit's functions are put in address order once ---- */
+
+static int cmp_frange(const void *pa, const void *pb)
+{
+    const struct frange *a = pa, *b = pb;
+
+    return (a->lo > b->lo) - (a->lo < b->lo);
+}
+
+/* Adds the address ranges of parent's functions (and of those in its namespaces) to *r. */
+static int index_functions(Dwarf_Die *parent, struct frange **r, size_t *n, size_t *cap, int depth)
+{
+    Dwarf_Die child;
+
+    if (dwarf_child(parent, &child) != 0) return ETL_OK;
+    do {
+        int tag = dwarf_tag(&child);
+        if (tag == DW_TAG_subprogram) {
+            Dwarf_Addr base, lo, hi;
+            ptrdiff_t off = 0;
+            while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
+                if (hi <= lo) continue;
+                if (*n == *cap) {
+                    size_t c = *cap ? 2 * *cap : 64;
+                    void *q = realloc(*r, c * sizeof **r);
+                    if (!q) return ETL_FAILED;
+                    *r = q;
+                    *cap = c;
+                }
+                (*r)[*n].lo = lo;
+                (*r)[*n].hi = hi;
+                (*r)[*n].die = child;
+                (*n)++;
+            }
+        } else if ((tag == DW_TAG_namespace || tag == DW_TAG_module) && depth < 16) {
+            if (index_functions(&child, r, n, cap, depth + 1) != ETL_OK) return ETL_FAILED;
+        }
+    } while (dwarf_siblingof(&child, &child) == 0);
+    return ETL_OK;
+}
+
+/* The index of unit cu, made on first use; NULL without memory. */
+static const struct cu_index *cu_functions(struct etl_sym_elf *e, Dwarf_Die *cu)
+{
+    Dwarf_Off off = dwarf_dieoffset(cu);
+    size_t lo = 0, hi = e->ncus, cap = 0;
+    struct cu_index x = { off, NULL, 0 };
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (e->cus[mid].cu < off) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo < e->ncus && e->cus[lo].cu == off) return &e->cus[lo];
+    if (index_functions(cu, &x.r, &x.n, &cap, 0) != ETL_OK) {
+        free(x.r);
+        return NULL;
+    }
+    if (x.n) qsort(x.r, x.n, sizeof *x.r, cmp_frange);
+    if (e->ncus == e->ccus) {
+        size_t c = e->ccus ? 2 * e->ccus : 16;
+        void *q = realloc(e->cus, c * sizeof *e->cus);
+        if (!q) {
+            free(x.r);
+            return NULL;
+        }
+        e->cus = q;
+        e->ccus = c;
+    }
+    memmove(&e->cus[lo + 1], &e->cus[lo], (e->ncus - lo) * sizeof *e->cus);
+    e->cus[lo] = x;
+    e->ncus++;
+    return &e->cus[lo];
+}
+
+/* The scopes holding pc, outermost (the function) first, into chain (up to max): the function
+   from the unit's index, then each child holding pc in turn. The count (0: no function). */
+static int scope_chain(const struct cu_index *ix, Dwarf_Addr pc, Dwarf_Die *chain, int max)
+{
+    size_t lo = 0, hi = ix->n;
+    int n = 0;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ix->r[mid].lo <= pc) lo = mid + 1;
+        else hi = mid;
+    }
+    if (!lo || pc >= ix->r[lo - 1].hi) return 0;
+    chain[n++] = ix->r[lo - 1].die;
+    while (n < max) {
+        Dwarf_Die child;
+        int found = 0;
+        if (dwarf_child(&chain[n - 1], &child) != 0) break;
+        do {
+            int tag = dwarf_tag(&child);
+            if ((tag == DW_TAG_lexical_block || tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram
+                 || tag == DW_TAG_try_block || tag == DW_TAG_catch_block)
+                && dwarf_haspc(&child, pc) > 0) {
+                chain[n++] = child;
+                found = 1;
+                break;
+            }
+        } while (dwarf_siblingof(&child, &child) == 0);
+        if (!found) break;
+    }
+    return n;
+}
+
 /* The name of a function's DIE: its linkage name (as .symtab has it), else its name. */
 static const char *die_name(Dwarf_Die *die)
 {
@@ -324,7 +557,8 @@ static int dwarf_frames(etl_symbolizer *s, struct etl_sym_elf *e, Dwarf_Addr a, 
 {
     Dwarf_Addr cubias;
     Dwarf_Die *cu = dwfl_module_addrdie(e->mod, a, &cubias);
-    Dwarf_Die *scopes = NULL;
+    Dwarf_Die scopes[64];
+    const struct cu_index *ix;
     Dwarf_Files *files = NULL;
     size_t nfiles = 0;
     Dwfl_Line *line;
@@ -337,23 +571,16 @@ static int dwarf_frames(etl_symbolizer *s, struct etl_sym_elf *e, Dwarf_Addr a, 
         Dwarf_Addr la;
         file = dwfl_lineinfo(line, &la, &lineno, NULL, NULL, NULL);
     }
-    /* dwarf_getscopes goes from an inlined instance on to its abstract definition's scopes;
-       the scopes of the innermost one's DIE itself go through the functions it was inlined in. */
-    nscopes = dwarf_getscopes(cu, a - cubias, &scopes);
-    if (nscopes > 0) {
-        Dwarf_Die inner = scopes[0];
-        free(scopes);
-        scopes = NULL;
-        nscopes = dwarf_getscopes_die(&inner, &scopes);
-    }
+    if (!(ix = cu_functions(e, cu))) return ETL_FAILED;
+    nscopes = scope_chain(ix, a - cubias, scopes, 64);
     if (nscopes > 0 && dwarf_getsrcfiles(cu, &files, &nfiles) != 0) files = NULL;
-    for (int i = 0; i < nscopes && (unsigned)n < max; i++) {
+    for (int i = nscopes - 1; i >= 0 && (unsigned)n < max; i--) { /* innermost first */
         Dwarf_Die *d = &scopes[i];
         int tag = dwarf_tag(d);
         const char *name;
         etl_sym_frame *fr;
 
-        if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine && tag != DW_TAG_entry_point) continue;
+        if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine) continue;
         fr = &out[n];
         memset(fr, 0, sizeof *fr);
         name = die_name(d);
@@ -375,28 +602,27 @@ static int dwarf_frames(etl_symbolizer *s, struct etl_sym_elf *e, Dwarf_Addr a, 
             continue;
         }
         { /* the function that holds them: its offset by its symbol, else its entry */
-            GElf_Off off;
-            GElf_Sym sym;
             Dwarf_Addr entry;
-            const char *sname = dwfl_module_addrinfo(e->mod, a, &off, &sym, NULL, NULL, NULL);
-            if (sname && (!fr->function || strcmp(sname, fr->function) == 0)) {
-                fr->function_offset = off;
-                if (!fr->function && !(fr->function = etl_sym_intern_str(s, sname))) goto nomem;
+            int err = 0;
+            const struct fsym *fs = sym_at(e, a, &err);
+            if (err) goto nomem;
+            if (fs && (!fr->function || strcmp(fs->name, fr->function) == 0)) {
+                fr->function_offset = a - fs->addr;
+                if (!fr->function && !(fr->function = etl_sym_intern_str(s, fs->name))) goto nomem;
             } else if (dwarf_entrypc(d, &entry) == 0 && a - cubias >= entry) {
                 fr->function_offset = a - cubias - entry;
             }
         }
         break;
     }
-    free(scopes);
     if (n == 0 && file) { /* a line with no function DIE (assembly): the symbol gives the name */
-        GElf_Off off;
-        GElf_Sym sym;
-        const char *sname = dwfl_module_addrinfo(e->mod, a, &off, &sym, NULL, NULL, NULL);
-        if (sname) {
+        int err = 0;
+        const struct fsym *fs = sym_at(e, a, &err);
+        if (err) return ETL_FAILED;
+        if (fs) {
             memset(&out[0], 0, sizeof out[0]);
-            if (!(out[0].function = etl_sym_intern_str(s, sname))) return ETL_FAILED;
-            out[0].function_offset = off;
+            if (!(out[0].function = etl_sym_intern_str(s, fs->name))) return ETL_FAILED;
+            out[0].function_offset = a - fs->addr;
             if (!(out[0].source_file = etl_sym_intern_str(s, file))) return ETL_FAILED;
             out[0].line = lineno > 0 ? (uint32_t)lineno : 0;
             n = 1;
@@ -404,7 +630,6 @@ static int dwarf_frames(etl_symbolizer *s, struct etl_sym_elf *e, Dwarf_Addr a, 
     }
     return n;
 nomem:
-    free(scopes);
     return ETL_FAILED;
 }
 
@@ -414,19 +639,18 @@ int etl_sym_elf_resolve(etl_symbolizer *s, etl_sym_file *f, uint64_t off, uint64
     struct etl_sym_elf *e = f->backend;
     uint64_t vaddr;
     Dwarf_Addr a;
-    GElf_Off symoff;
-    GElf_Sym sym;
-    const char *name;
-    int n;
+    const struct fsym *fs;
+    int n, err = 0;
 
     if (!max || !offset_to_vaddr(e, off, map_offset, &vaddr)) return 0;
     a = vaddr + e->bias;
     n = dwarf_frames(s, e, a, out, max);
     if (n != 0) return n;
-    name = dwfl_module_addrinfo(e->mod, a, &symoff, &sym, NULL, NULL, NULL);
-    if (!name) return 0;
+    fs = sym_at(e, a, &err);
+    if (err) return ETL_FAILED;
+    if (!fs) return 0;
     memset(&out[0], 0, sizeof out[0]);
-    if (!(out[0].function = etl_sym_intern_str(s, name))) return ETL_FAILED;
-    out[0].function_offset = symoff;
+    if (!(out[0].function = etl_sym_intern_str(s, fs->name))) return ETL_FAILED;
+    out[0].function_offset = a - fs->addr;
     return 1;
 }

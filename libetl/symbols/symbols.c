@@ -416,7 +416,7 @@ static etl_sym_file *get_file(etl_symbolizer *s, int kind, const char *path, con
     h = file_hash(kind, path, id, idlen, s->nfile_buckets);
     for (f = s->files[h]; f; f = f->next)
         if (f->kind == kind && f->has_record == has_record && f->build_id_size == idlen && strcmp(f->path, path) == 0
-            && memcmp(f->build_id, id, idlen) == 0)
+            && (!idlen || memcmp(f->build_id, id, idlen) == 0))
             return f;
     f = calloc(1, sizeof *f);
     if (!f) return NULL;
@@ -432,7 +432,7 @@ static etl_sym_file *get_file(etl_symbolizer *s, int kind, const char *path, con
             if (*q == '/' || *q == '\\') b = q + 1;
         f->base_name = b;
     }
-    memcpy(f->build_id, id, idlen);
+    if (idlen) memcpy(f->build_id, id, idlen);
     f->build_id_size = idlen;
     f->has_record = (uint8_t)has_record;
     f->id = (uint32_t)++s->nfiles;
@@ -454,15 +454,34 @@ static int image_kind(const etl_image_info *info, const struct buildid_rec *rec)
     return 0;
 }
 
+/* Closes the backend of the open file used least recently (it opens again when asked). */
+static void close_least_used(etl_symbolizer *s)
+{
+    etl_sym_file *oldest = NULL;
+
+    for (size_t i = 0; i < s->nfile_buckets; i++)
+        for (etl_sym_file *f = s->files[i]; f; f = f->next)
+            if (f->backend && (!oldest || f->last_use < oldest->last_use)) oldest = f;
+    if (!oldest) return;
+    backend_close(oldest);
+    oldest->state = ETL_SYM_UNTRIED;
+    s->nopen--;
+}
+
 static int backend_open(etl_symbolizer *s, etl_sym_file *f)
 {
     int rc = ETL_OK;
 
+    if (s->nopen >= ETL_SYM_MAX_OPEN) close_least_used(s);
     switch (f->kind) {
     case ETL_SYM_ELF: rc = etl_sym_elf_open(s, f); break;
     default: f->state = ETL_SYM_MISSING; break;
     }
-    if (rc == ETL_OK && f->state == ETL_SYM_READY) s->stats.images_with_symbols++;
+    if (f->backend) s->nopen++;
+    if (rc == ETL_OK && f->state == ETL_SYM_READY && !f->counted) {
+        f->counted = 1;
+        s->stats.images_with_symbols++;
+    }
     return rc;
 }
 
@@ -644,6 +663,7 @@ int etl_symbolizer_resolve(etl_symbolizer *s, uint32_t pid, uint64_t addr, int64
         int got = 0;
 
         if (f->state == ETL_SYM_UNTRIED && backend_open(s, f) != ETL_OK) return ETL_FAILED;
+        f->last_use = ++s->tick;
         if (f->state == ETL_SYM_READY) got = backend_resolve(s, f, off, s->last.rec_file_offset, frames, ETL_SYM_MAX_FRAMES);
         if (got < 0) return ETL_FAILED;
         if (cache_put(s->cache, f->id, off, frames, (unsigned)got) != ETL_OK) return ETL_FAILED;

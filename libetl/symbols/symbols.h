@@ -16,6 +16,10 @@
    deeper inline chains keep their innermost frames and the function. */
 #define ETL_SYM_MAX_FRAMES 16
 
+/* The most image files whose backends are open at once (each holds a file descriptor and
+   its symbol tables); the least recently used one is closed, and opened again when asked. */
+#define ETL_SYM_MAX_OPEN 128
+
 /* Kernel addresses on a 64-bit system: the high half. */
 #define ETL_SYM_KERNEL_MIN 0xFFFF800000000000ull
 
@@ -48,6 +52,9 @@ typedef struct etl_sym_file {
     uint16_t build_id_size;
     uint8_t has_record;               /* a LinuxImageID BuildId event described it */
     void *backend;                    /* the backend's handle (elf.c: struct etl_sym_elf) */
+    uint64_t last_use;                /* when its backend was last used (the symbolizer's tick) */
+    uint8_t counted;                  /* in images_with_symbols already (a reopened backend is not counted again) */
+    uint8_t mismatch_counted;         /* in images_mismatched already */
     struct etl_sym_file *next;        /* hash chain */
     uint32_t id;                      /* a number for the cache's key */
 } etl_sym_file;
@@ -71,6 +78,8 @@ struct etl_symbolizer {
     struct etl_sym_cache *cache;
     etl_sym_file **files;             /* hash of etl_sym_file by (kind, path, build-id) */
     size_t nfile_buckets, nfiles;
+    size_t nopen;                     /* files whose backend is open */
+    uint64_t tick;
     struct {                          /* the image of the last lookup, and its file */
         int valid;
         uint32_t pid;
