@@ -316,7 +316,7 @@ START_TEST(test_written)
     ck_assert_str_eq(text,
                      "     A %      B %    DELTA  VERDICT FUNCTION (total: samples with it on the stack)\n"
                      "(4 more functions not shown)\n"
-                     "A: 100 samples, B: 100 samples: no function of 4 moved more than 1 points of total share\n");
+                     "A: 100 samples, B: 100 samples: no function of 4 moved more than 1 point of total share\n");
     free(text);
     etl_profile_diff_free(d);
     etl_profile_free(a);

@@ -347,9 +347,11 @@ static void write_text(FILE *f, const etl_profile_diff *d, long max_rows)
     if (shown < d->norder) fprintf(f, "(%zu more functions not shown)\n", d->norder - shown);
     fprintf(f, "A: %" PRIu64 " samples, B: %" PRIu64 " samples: ", d->samples[0], d->samples[1]);
     if (d->moved)
-        fprintf(f, "%zu of %zu functions moved more than %g points of %s share (%zu hotter, %zu cooler)\n", d->moved,
-                d->norder, d->tolerance, m, d->hotter, d->cooler);
-    else fprintf(f, "no function of %zu moved more than %g points of %s share\n", d->norder, d->tolerance, m);
+        fprintf(f, "%zu of %zu functions moved more than %g point%s of %s share (%zu hotter, %zu cooler)\n",
+                d->moved, d->norder, d->tolerance, d->tolerance == 1 ? "" : "s", m, d->hotter, d->cooler);
+    else
+        fprintf(f, "no function of %zu moved more than %g point%s of %s share\n", d->norder, d->tolerance,
+                d->tolerance == 1 ? "" : "s", m);
 }
 
 static void write_side_json(FILE *f, const etl_profile_diff_function *r, int k)
