@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of the per-function sample shares of two profiles (output/diffstacks.c, etldiff --stacks) on synthetic traces of known shares. */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +201,9 @@ START_TEST(test_tolerance_boundary)
     /* a negative tolerance is refused */
     ck_assert_int_eq(etl_profile_diff_new(&d, a, b, ETL_PROFILE_SELF, -1), ETL_FAILED);
     ck_assert_ptr_null(d);
+    ck_assert_int_eq(etl_profile_diff_new(&d, a, b, ETL_PROFILE_SELF, INFINITY), ETL_FAILED);
+    ck_assert_int_eq(etl_profile_diff_new(&d, a, b, ETL_PROFILE_SELF, NAN), ETL_FAILED);
+    ck_assert_int_eq(etl_profile_diff_new(&d, a, b, (etl_profile_measure)7, 1), ETL_FAILED);
     etl_profile_free(a);
     etl_profile_free(b);
 }

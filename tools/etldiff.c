@@ -536,6 +536,10 @@ int main(int argc, char **argv)
             fprintf(stderr, "etldiff: --%s does not go with --stacks\n", o.events_only);
             goto usage;
         }
+        if (!(o.diff.tolerance <= 100)) { /* and not NaN */
+            fputs("etldiff: --tolerance with --stacks is a number of percentage points from 0 to 100\n", stderr);
+            goto usage;
+        }
         if (o.diff.tolerance_percent) {
             fputs("etldiff: --tolerance with --stacks is in percentage points of the samples (2.5), not a percentage\n",
                   stderr);

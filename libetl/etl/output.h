@@ -438,7 +438,7 @@ typedef struct etl_profile_diff_stats {
  * Compares profiles a and b on measure, with tolerance points allowed (a move equal to it
  * passes). Nothing is judged when a side has no samples: moved is 0, and the caller says so
  * (etldiff: exit 2). ETL_OK with *out set, or ETL_FAILED without memory or for a bad argument
- * (tolerance below 0, an unknown measure). The names *out gives belong to a and b: keep them
+ * (tolerance below 0, not finite, an unknown measure). The names *out gives belong to a and b: keep them
  * until the comparison is freed.
  */
 ETL_API int etl_profile_diff_new(etl_profile_diff **out, const etl_profile *a, const etl_profile *b,

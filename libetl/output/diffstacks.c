@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Per-function sample shares of two profiles, A against B, self and total, judged against a tolerance in percentage points, and their table or JSON (etldiff --stacks, etl/output.h). */
+#include <float.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,7 +225,8 @@ int etl_profile_diff_new(etl_profile_diff **out, const etl_profile *a, const etl
     uint64_t serial = 0;
 
     *out = NULL;
-    if (!a || !b || (measure != ETL_PROFILE_SELF && measure != ETL_PROFILE_TOTAL) || !(tolerance >= 0))
+    if (!a || !b || (measure != ETL_PROFILE_SELF && measure != ETL_PROFILE_TOTAL) ||
+        !(tolerance >= 0 && tolerance <= DBL_MAX))
         return ETL_FAILED;
     if (!(d = calloc(1, sizeof *d))) return ETL_FAILED;
     d->measure = measure;
