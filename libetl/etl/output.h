@@ -410,6 +410,70 @@ ETL_API int etl_profile_write_speedscope(FILE *f, const etl_profile *p);
 ETL_API int etl_profile_write_svg(FILE *f, const etl_profile *p, const char *title);
 
 
+/* ---- Per-function sample shares of two profiles (etldiff --stacks, doc/etldiff.1) ----
+ *
+ * "Did this change make function X hotter?": each function's share of the samples in profile
+ * A and in profile B, in percentage points, and whether it moved more than a tolerance. A
+ * function is a profile frame's name (etl_profile_frame.name) and, for a named function, its
+ * image: "main" of two programs are two functions. An unnamed frame ("libc.so.6+0x1a2b")
+ * compares only with the same offset of an image of the same name, which is the same code only
+ * for the same build. The shares count samples (etl_profile_stack.samples), not time.
+ *   - self: the samples whose innermost frame (where the sample hit) is the function;
+ *   - total: the samples with the function anywhere on the stack, counted once per sample
+ *     however often recursion puts it there.
+ * The shares of self add up to 100 per side; those of total do not.
+ */
+typedef struct etl_profile_diff etl_profile_diff;
+
+typedef enum etl_profile_measure {
+    ETL_PROFILE_SELF = 0,       /* exclusive: samples that hit the function itself */
+    ETL_PROFILE_TOTAL           /* inclusive: samples with the function on the stack */
+} etl_profile_measure;
+
+/* One function of the comparison; [0] is A, [1] is B. */
+typedef struct etl_profile_diff_function {
+    const char *name;           /* the frame's name: function, image+0xOFF or 0xADDR */
+    const char *image;          /* a named function's image base name; NULL for the others */
+    uint64_t self[2], total[2]; /* samples */
+    double self_share[2], total_share[2]; /* percent of the side's samples (0 when it has none) */
+    double delta;               /* B's share minus A's, in points, of the measure judged */
+    int verdict;                /* 1: hotter by more than the tolerance; -1: cooler; 0: within */
+} etl_profile_diff_function;
+
+typedef struct etl_profile_diff_stats {
+    uint64_t samples_a, samples_b; /* every sample of each profile */
+    size_t functions;           /* functions with a share of the measure on either side */
+    size_t moved;               /* of those, how many moved more than the tolerance ... */
+    size_t hotter, cooler;      /* ... up, and down */
+    etl_profile_measure measure;
+    double tolerance;
+} etl_profile_diff_stats;
+
+/*
+ * Compares profiles a and b on measure, with tolerance points allowed (a move equal to it
+ * passes). Nothing is judged when a side has no samples: moved is 0, and the caller says so
+ * (etldiff: exit 2). ETL_OK with *out set, or ETL_FAILED without memory or for a bad argument
+ * (tolerance below 0, not finite, an unknown measure). The names *out gives belong to a and b: keep them
+ * until the comparison is freed.
+ */
+ETL_API int etl_profile_diff_new(etl_profile_diff **out, const etl_profile *a, const etl_profile *b,
+                                 etl_profile_measure measure, double tolerance);
+ETL_API void etl_profile_diff_free(etl_profile_diff *d);
+ETL_API void etl_profile_diff_stats_get(const etl_profile_diff *d, etl_profile_diff_stats *out);
+/* The functions the measure sees, the largest move first (then the larger share in B, then in
+   A, then by name); etl_profile_diff_get fills *out for index < etl_profile_diff_count(d): ETL_OK,
+   or ETL_FAILED past the end. */
+ETL_API size_t etl_profile_diff_count(const etl_profile_diff *d);
+ETL_API int etl_profile_diff_get(const etl_profile_diff *d, size_t index, etl_profile_diff_function *out);
+/*
+ * The comparison as doc/etldiff.1 describes for --stacks: a table (A %, B %, DELTA, VERDICT,
+ * FUNCTION) and a summary line, or one JSON object; at most max_rows functions (below 0: all),
+ * the summary counts them all. name_a and name_b name the sides (their paths). ETL_OK, or
+ * ETL_FATAL on a write error.
+ */
+ETL_API int etl_profile_diff_write(FILE *f, const etl_profile_diff *d, const char *name_a, const char *name_b,
+                                   etl_diff_format format, long max_rows);
+
 /* ---- A timeline in Chrome's trace-event JSON (etlprof --format=chrome, doc/etlprof.1) ----
  *
  * The "JSON Object Format" of the Trace Event Format that chrome://tracing and Perfetto's UI

@@ -2,7 +2,8 @@
 /* Private to libetl: what the output formats' files share (the public face is etl/output.h).
    One file per format family: dump.c (event lines), summary.c, normalize.c, and the
    comparison: diff.c, diffthreads.c (the threads matched), diffselect.c (who an event belongs
-   to, the processes kept) and diffwrite.c (its output); chrome.c (the timeline in Chrome's
+   to, the processes kept) and diffwrite.c (its output), diffstacks.c (two profiles' functions'
+   shares of the samples); chrome.c (the timeline in Chrome's
    trace-event JSON), flame.c (stacks and counts) with speedscope.c and flamegraph.c (their
    writers), and escape.c (JSON and XML quoting); a new one goes beside them, uses
    reader/ and format/ only, and writes to the caller's FILE *. */
