@@ -30,8 +30,8 @@ struct decoded {
 };
 
 /* Writes a file holding the record of payload p (n bytes) as kcapture writes it (the header
-   kind and version etl_kcapture_form gives); reads the event back and decodes it (must be 1). */
-static void roundtrip(struct decoded *d, uint16_t hook, const uint8_t *p, size_t n)
+   kind and version etl_kcapture_form gives) and reads the event back. */
+static void record_back(struct decoded *d, uint16_t hook, const uint8_t *p, size_t n)
 {
     int system;
     uint16_t version;
@@ -60,6 +60,12 @@ static void roundtrip(struct decoded *d, uint16_t hook, const uint8_t *p, size_t
     while (d->ev.kind != (system ? ETL_KIND_SYSTEM : ETL_KIND_PERFINFO) || d->ev.hook_id != hook);
     ck_assert_uint_eq(d->ev.version, version);
     ck_assert_uint_eq(d->ev.payload_len, n);
+}
+
+/* record_back, then the typed decoding (must be 1). */
+static void roundtrip(struct decoded *d, uint16_t hook, const uint8_t *p, size_t n)
+{
+    record_back(d, hook, p, n);
     ck_assert_int_eq(etl_kernel_decode(&d->ev, &d->k), 1);
 }
 
@@ -286,6 +292,53 @@ START_TEST(syscall_v2)
     ck_assert_str_eq(d.k.name, "PerfInfo/SysClExit");
     ck_assert_uint_eq(d.k.u.syscall.nt_status, 0xE0000002u);
     done(&d);
+}
+END_TEST
+
+/* PerfInfo CollectionStart and CollectionEnd (SampledProfileInterval v3, PERFINFO64) for the
+   timer (KPROFILE_SOURCE 0, "Timer") at 250 us: Source, NewInterval and OldInterval in 100 ns
+   units, SourceName; the field decoder's kernel tables name them. */
+START_TEST(profile_interval_v3)
+{
+    static const uint8_t want[] = { 0, 0, 0, 0, 0xC4, 0x09, 0, 0, 0xC4, 0x09, 0, 0,
+                                    'T', 0, 'i', 0, 'm', 0, 'e', 0, 'r', 0, 0, 0 };
+    static const uint16_t hooks[] = { ETL_HOOK_PROFILE_COLLECTION_START, ETL_HOOK_PROFILE_COLLECTION_END };
+    static const char *const names[] = { "PerfInfo/CollectionStart", "PerfInfo/CollectionEnd" };
+    uint8_t buf[64];
+    char text[256];
+    size_t n;
+
+    memset(buf, 0xAA, sizeof buf);
+    n = etl_kpayload_profile_interval(buf, sizeof buf, ETL_KPROFILE_TIME, 2500, 2500, "Timer");
+    ck_assert_uint_eq(n, sizeof want);
+    ck_assert_mem_eq(buf, want, n);
+    ck_assert_uint_eq(buf[n], 0xAA);
+    ck_assert_uint_eq(etl_kpayload_profile_interval(buf, 10, ETL_KPROFILE_TIME, 2500, 2500, "Timer"), sizeof want);
+    for (size_t i = 0; i < 2; i++) {
+        struct decoded d;
+        etl_decoder_options o;
+        etl_decoder *dec;
+        etl_decoded_event de;
+        int system;
+        uint16_t version;
+
+        ck_assert_int_eq(etl_kcapture_form(hooks[i], &system, &version), 0);
+        ck_assert_int_eq(system, 0);
+        ck_assert_uint_eq(version, 3);
+        record_back(&d, hooks[i], want, sizeof want);
+        ck_assert_int_eq(d.ev.kind, ETL_KIND_PERFINFO);
+        ck_assert_int_eq(etl_kernel_decode(&d.ev, &d.k), 0); /* no typed class: the fields' */
+        memset(&o, 0, sizeof o);
+        o.flags = ETL_DECODER_NO_DEFAULTS;
+        ck_assert_int_eq(etl_decoder_open(&dec, &o), ETL_OK);
+        ck_assert_int_eq(etl_decoder_decode(dec, &d.ev, &de), 1);
+        ck_assert_str_eq(de.event_name, names[i]);
+        ck_assert_uint_eq(de.payload_used, sizeof want);
+        etl_decoded_format_text(&de, text, sizeof text);
+        ck_assert_str_eq(text, "Source=0 NewInterval=2500 OldInterval=2500 SourceName=\"Timer\"");
+        etl_decoder_close(dec);
+        done(&d);
+    }
 }
 END_TEST
 
@@ -1540,6 +1593,7 @@ static Suite *suite(void)
     tcase_add_test(tc, exec_command_line);
     tcase_add_test(tc, disk_io_v3);
     tcase_add_test(tc, syscall_v2);
+    tcase_add_test(tc, profile_interval_v3);
     tcase_add_test(tc, io_mappings);
     tcase_add_test(tc, linux_image_id_payloads);
     tcase_add_test(tc, build_id_notes);

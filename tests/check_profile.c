@@ -645,6 +645,56 @@ START_TEST(test_pprof_round_trip)
 }
 END_TEST
 
+/* PerfInfo SampledProfileInterval (version 3, as the kernel capture writes it: Source,
+   NewInterval, OldInterval in 100 ns units, SourceName). */
+static void interval_event(struct trace *t, int64_t ts, uint16_t hook, uint32_t source, uint32_t new_interval,
+                           uint32_t old_interval, const char *name)
+{
+    struct synth_payload p;
+    uint8_t b[4096];
+    sp_init(&p, 8); sp32(&p, source); sp32(&p, new_interval); sp32(&p, old_interval); sp_str16(&p, name);
+    add(t, 0, b, synth_perfinfo(b, 1, ts, hook, 3, NULL, NULL, 0, p.b, p.n));
+}
+
+/* A sample weighs the timer's interval in force at its time: CollectionStart's, then a
+   SetInterval's; another source's (a PMC's) and CollectionEnd change nothing. */
+START_TEST(test_interval_events)
+{
+    struct trace t;
+    etl_profile *p = NULL;
+    etl_reader *r;
+    etl_symbolizer_options so;
+    etl_profile_options po;
+    etl_profile_stats st;
+
+    trace_begin(&t);
+    process(&t, 100, 100, "app");
+    thread(&t, 100, 100, 7);
+    interval_event(&t, 200, 0x0F49, 6, 65536, 65536, "BranchInstructions");
+    interval_event(&t, 200, 0x0F49, 0, 2500, 2500, "Timer");
+    sample(&t, 0, 1000, 7, 0x401000, 1);
+    sample(&t, 1, 2000, 7, 0x401000, 2);
+    interval_event(&t, 3000, 0x0F48, 0, 5000, 2500, "Timer");
+    sample(&t, 0, 4000, 7, 0x401000, 1);
+    interval_event(&t, 5000, 0x0F4A, 0, 20000, 20000, "Timer");
+    sample(&t, 1, 5000, 7, 0x401000, 1); /* at CollectionEnd's time: still 500 us */
+    memset(&so, 0, sizeof so);
+    so.flags = ETL_SYMBOLS_NO_SYSTEM_PATHS | ETL_SYMBOLS_NO_PDB;
+    memset(&po, 0, sizeof po);
+    po.symbols = &so;
+    r = trace_open(&t);
+    ck_assert_int_eq(etl_profile_new(&p, &po), ETL_OK);
+    ck_assert_int_eq(etl_profile_add_trace(p, r), ETL_OK);
+    etl_profile_stats_get(p, &st);
+    ck_assert_uint_eq(st.samples, 5);
+    ck_assert_uint_eq(st.period_ns, 250000);
+    ck_assert_uint_eq(st.weight_ns, 3 * 250000ull + 2 * 500000ull);
+    etl_profile_free(p);
+    etl_reader_close(r);
+    free(t.file);
+}
+END_TEST
+
 START_TEST(test_write_error)
 {
     etl_profile *p = profile_of(NULL);
@@ -676,6 +726,7 @@ static Suite *profile_suite(void)
     tcase_add_test(tc, test_filters);
     tcase_add_test(tc, test_stack_get);
     tcase_add_test(tc, test_pprof_round_trip);
+    tcase_add_test(tc, test_interval_events);
     tcase_add_test(tc, test_write_error);
     suite_add_tcase(s, tc);
     return s;

@@ -101,8 +101,16 @@ uint64_t etl_kbid_cache_reads(struct etl_kbid_cache *c);
 void etl_kbuild_id_of_mapping(struct etl_kbid_cache *c, uint32_t pid, uint64_t start, uint64_t end, uint64_t dev,
                               uint64_t ino, const char *file, etl_kbuild_id *out);
 
-/* KPROFILE_SOURCE ProfileBranchInstructions: the counter the "pmc" LBR trigger samples. */
+/* KPROFILE_SOURCE ProfileTime (the timer: SampledProfile's, "Timer" in Windows' list of
+   profile sources) and ProfileBranchInstructions (the counter the "pmc" LBR trigger samples). */
+#define ETL_KPROFILE_TIME 0
 #define ETL_KPROFILE_BRANCH_INSTRUCTIONS 6
+
+/* PerfInfo SampledProfileInterval (version 3: SetInterval, CollectionStart, CollectionEnd):
+   Source (KPROFILE_SOURCE), NewInterval and OldInterval (100 ns units for the timer),
+   SourceName (UTF-8 in, UTF-16 out). */
+size_t etl_kpayload_profile_interval(uint8_t *out, size_t cap, uint32_t source, uint32_t new_interval,
+                                     uint32_t old_interval, const char *source_name);
 
 /* Writes one kernel event (payload n bytes) to s in the header kind and version of its hook
    (etl_kcapture_form; pid and tid go into a SYSTEM header, a PERFINFO one has none), in the

@@ -299,12 +299,31 @@ static void stop_threads(struct etl_kcapture *k)
     for (unsigned i = 0; i < k->ncpu; i++) k->cpus[i].started = 0;
 }
 
+/* With the profile: PerfInfo CollectionStart (in the start's rundown) or CollectionEnd (in the
+   end's) of its source, the timer, with its interval (100 ns units) as NewInterval and
+   OldInterval, as Windows writes them: what consumers weigh a sample with. */
+static void write_collection(struct etl_kcapture *k, int64_t ts, uint16_t hook)
+{
+    uint8_t buf[64];
+    size_t n;
+
+    if (!(k->flags & ETL_KERNEL_PROFILE)) return;
+    n = etl_kpayload_profile_interval(buf, sizeof buf, ETL_KPROFILE_TIME, k->interval_100ns, k->interval_100ns,
+                                      "Timer");
+    if (n <= sizeof buf) etl_kwrite_ev(k, ts, hook, 0, 0, buf, n);
+}
+
 void etl_kcapture_end(etl_session *s, struct etl_kcapture *k)
 {
+    int64_t ts;
+
     stop_threads(k);
     etl_session_add_events_lost(s, unsampled(k));
-    /* After every perf record: the DCEnd rundown of what still runs, then its end. */
-    etl_krundown(k, etl_monoclock_exact(), 1);
+    /* After every perf record: the profile's CollectionEnd, the DCEnd rundown of what still
+       runs, then its end. */
+    ts = etl_monoclock_exact();
+    write_collection(k, ts, ETL_HOOK_PROFILE_COLLECTION_END);
+    etl_krundown(k, ts, 1);
     etl_kwrite_ev(k, etl_monoclock_exact(), ETL_HOOK_RUNDOWN_COMPLETE, 0, 0, NULL, 0);
     kcapture_free(k);
 }
@@ -343,6 +362,7 @@ static int kcapture_start(etl_session *s, struct etl_kcapture *k, uint32_t inter
        processor comes after them in its buffer (perf's clock is the session's, read exactly). */
     t0 = etl_monoclock_exact();
     set_enabled(k, 1);
+    write_collection(k, t0, ETL_HOOK_PROFILE_COLLECTION_START);
     etl_krundown(k, t0, 0);
     for (unsigned i = 0; i < k->ncpu; i++) {
         atomic_store(&k->cpus[i].progress, t0);

@@ -236,6 +236,18 @@ size_t etl_kpayload_syscall_exit(uint8_t *out, size_t cap, uint32_t nt_status)
     return done(&b);
 }
 
+size_t etl_kpayload_profile_interval(uint8_t *out, size_t cap, uint32_t source, uint32_t new_interval,
+                                     uint32_t old_interval, const char *source_name)
+{
+    struct kp b = kp_start(out, cap);
+
+    put32(&b, source);
+    put32(&b, new_interval);
+    put32(&b, old_interval);
+    put_str16(&b, source_name);
+    return done(&b);
+}
+
 size_t etl_kpayload_build_id(uint8_t *out, size_t cap, uint64_t base, uint64_t size, uint32_t pid, uint64_t file_offset,
                              const etl_kbuild_id *b, const char *file_name)
 {
@@ -305,6 +317,7 @@ int etl_kcapture_form(uint16_t hook, int *system, uint16_t *version)
         { ETL_HOOK_DISK_WRITE_INIT, 0, 3 }, { ETL_HOOK_DISK_FLUSH, 0, 3 },      { ETL_HOOK_DISK_FLUSH_INIT, 0, 3 },
         { ETL_HOOK_SYSCALL_ENTER, 0, 2 },   { ETL_HOOK_SYSCALL_EXIT, 0, 2 },
         { ETL_HOOK_IMAGE_UNLOAD, 1, 3 },
+        { ETL_HOOK_PROFILE_COLLECTION_START, 0, 3 }, { ETL_HOOK_PROFILE_COLLECTION_END, 0, 3 },
     };
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
         if (forms[i].hook == hook) {

@@ -181,6 +181,12 @@ static inline uint32_t etl_align8(uint32_t n) { return (n + 7u) & ~7u; }
 #define ETL_HOOK_PMC_SAMPLE         0x0F2F /* a PMC interrupt (an LBR trigger's sample) */
 #define ETL_HOOK_SYSCALL_ENTER      0x0F33
 #define ETL_HOOK_SYSCALL_EXIT       0x0F34
+/* SampledProfileInterval: a profile source's interval (Source, NewInterval, OldInterval in
+   100 ns units; version 3 adds SourceName), when it is set and at the start and end of a
+   session's collection. */
+#define ETL_HOOK_PROFILE_SET_INTERVAL      0x0F48
+#define ETL_HOOK_PROFILE_COLLECTION_START  0x0F49
+#define ETL_HOOK_PROFILE_COLLECTION_END    0x0F4A
 #define ETL_HOOK_IMAGE_UNLOAD       0x1402 /* Image */
 #define ETL_HOOK_IMAGE_DCSTART      0x1403
 #define ETL_HOOK_IMAGE_DCEND        0x1404

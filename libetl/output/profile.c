@@ -352,9 +352,11 @@ static int learn(etl_profile *p, struct trace *t, const etl_event *ev)
     etl_kernel_event ke;
     int fail = 0;
 
-    /* PerfInfo SetInterval (72) and CollectionStart (73): Source, NewInterval (100 ns), ... */
+    /* PerfInfo SetInterval (72) and CollectionStart (73) of the timer (Source 0): Source,
+       NewInterval (100 ns), ...; CollectionEnd (74) changes nothing. */
     if ((ev->kind == ETL_KIND_SYSTEM || ev->kind == ETL_KIND_COMPACT || ev->kind == ETL_KIND_PERFINFO) &&
-        (ev->hook_id == 0x0F48 || ev->hook_id == 0x0F49) && ev->payload_len >= 8 && etl_le32(ev->payload) == 0 &&
+        (ev->hook_id == ETL_HOOK_PROFILE_SET_INTERVAL || ev->hook_id == ETL_HOOK_PROFILE_COLLECTION_START) &&
+        ev->payload_len >= 8 && etl_le32(ev->payload) == 0 &&
         etl_le32(ev->payload + 4) != 0) {
         if (etl_grow((void **)&t->intervals, &t->cintervals, t->nintervals + 1, sizeof *t->intervals)) return -1;
         t->intervals[t->nintervals++] = (struct interval){ ev->timestamp, (uint64_t)etl_le32(ev->payload + 4) * 100 };
