@@ -526,6 +526,13 @@ int etl_profile_add_trace(etl_profile *p, etl_reader *r)
         result = ETL_FAILED;
     }
 out:
+    if (t.sym) {
+        etl_symbolizer_stats ss;
+        etl_symbolizer_stats_get(t.sym, &ss);
+        p->stats.symbol_lookups += ss.lookups;
+        p->stats.symbol_cache_hits += ss.cache_hits;
+        p->stats.symbol_resolved += ss.resolved;
+    }
     etl_symbolizer_close(t.sym);
     etl_stack_pairer_free(t.pairer);
     etl_image_map_free(t.map);
