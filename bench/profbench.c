@@ -8,8 +8,9 @@
  *
  * Needs root (a kernel session and perf record -a) and perf on PATH; says SKIP and exits 0
  * without them. One recording: etlrecord run --kernel process,thread,image_load,profile
- * --stackwalk profile runs perf record -a -g -e cpu-clock -F HZ (1000: etlrecord's 1 ms
- * profile interval), which runs BUILDDIR/bench/profload SECONDS (60), so that the kernel
+ * --stackwalk profile runs perf record -N -a -g -e cpu-clock -F HZ (1000: etlrecord's 1 ms
+ * profile interval; -N: no copies of the images into perf's build-id cache, whose making
+ * failed an assertion of perf 6.1 and crashed it at the end of 60-second runs), which runs BUILDDIR/bench/profload SECONDS (60), so that the kernel
  * session and perf see the same execution of the same machine: both record every processor's
  * samples with their stacks. Then, ROUNDS (5) times, after one untimed run of each, as fresh
  * processes, in an order that alternates between rounds:
@@ -267,10 +268,10 @@ int main(int argc, char **argv)
         snprintf(hz, sizeof hz, "%u", cfg.hz);
         snprintf(log, sizeof log, "%s/record.err", dir);
         char *rargv[] = { etlrecord, "run", "--kernel", "process,thread,image_load,profile", "--stackwalk", "profile",
-                          "-o", trace, "--", perf, "record", "-a", "-g", "-e", "cpu-clock", "-F", hz, "-o", data, "--",
+                          "-o", trace, "--", perf, "record", "-N", "-a", "-g", "-e", "cpu-clock", "-F", hz, "-o", data, "--",
                           profload, secs, NULL };
         printf("recording %u s: etlrecord run --kernel process,thread,image_load,profile --stackwalk profile -- "
-               "perf record -a -g -e cpu-clock -F %u -- profload %u\n",
+               "perf record -N -a -g -e cpu-clock -F %u -- profload %u\n",
                cfg.seconds, cfg.hz, cfg.seconds);
         if (run(rargv, NULL, log, &rec) != 0) goto out;
         printf("recorded in %.1f s\n", rec.wall);
