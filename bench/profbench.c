@@ -144,16 +144,18 @@ static long long number_after(const char *path, const char *key)
     return v;
 }
 
-/* Lines of file path, or -1. */
+/* The lines of file path that are not empty, or -1. */
 static long long lines_of(const char *path)
 {
     long long n = 0;
-    int ch;
+    int ch, prev = '\n';
     FILE *f = fopen(path, "r");
 
     if (!f) return -1;
-    while ((ch = getc(f)) != EOF)
-        if (ch == '\n') n++;
+    while ((ch = getc(f)) != EOF) {
+        if (ch == '\n' && prev != '\n') n++;
+        prev = ch;
+    }
     fclose(f);
     return n;
 }
@@ -318,7 +320,7 @@ int main(int argc, char **argv)
         {
             char *sargv[] = { perf, "script", "-i", data, "-F", "ip", NULL };
             if (run(sargv, script, err[1], NULL) == 0 && (v = lines_of(script)) >= 0)
-                printf("perf: %lld lines of perf script -F ip (frames, and a blank line a sample)\n", v);
+                printf("perf: %lld frames (the addresses perf script -F ip prints)\n", v);
         }
 
         for (unsigned r = 0; r < cfg.rounds; r++)
