@@ -9,8 +9,8 @@
  * Needs root (a kernel session and perf record -a) and perf on PATH; says SKIP and exits 0
  * without them. One recording: etlrecord run --kernel process,thread,image_load,profile
  * --stackwalk profile runs perf record -N -a -g -e cpu-clock -F HZ (1000: etlrecord's 1 ms
- * profile interval; -N: no copies of the images into perf's build-id cache, whose making
- * failed an assertion of perf 6.1 and crashed it at the end of 60-second runs), which runs BUILDDIR/bench/profload SECONDS (60), so that the kernel
+ * profile interval; -N: no copies of the images into perf's build-id cache, which perf report
+ * on this machine does not need), which runs BUILDDIR/bench/profload SECONDS (60), so that the kernel
  * session and perf see the same execution of the same machine: both record every processor's
  * samples with their stacks. Then, ROUNDS (5) times, after one untimed run of each, as fresh
  * processes, in an order that alternates between rounds:
