@@ -23,6 +23,13 @@
  * Reports for each the median (min, max) wall time, processor time (user + system, from
  * wait4) and peak resident set (ru_maxrss), the ratios of etlprof to perf report, the samples
  * and frames each saw, and the symbolizer's counts (etlprof -v: lookups, cache hits, named).
+ *
+ * The kernel session asks for build-ids in its MMAP2 records (perf_event_attr.build_id); the
+ * kernel can then flag other tools' MMAP2 records as holding a build-id when they hold the
+ * device and inode (perf_event_mmap_output sets PERF_RECORD_MISC_MMAP_BUILD_ID in the record
+ * it shares among the events and does not clear it), and perf 6.1 reading such a record copies
+ * a "build-id" of up to 255 bytes into 20 and dies of stack smashing. profbench counts such
+ * records in perf.data and records again (up to 3 times) when perf failed or they are there.
  * --reuse DIR times the trace and perf.data an earlier --keep left in DIR (to profile etlprof
  * on them); --keep leaves them there.
  */
@@ -142,6 +149,40 @@ static long long number_after(const char *path, const char *key)
     }
     fclose(f);
     return v;
+}
+
+/* The MMAP2 records of perf.data at path flagged PERF_RECORD_MISC_MMAP_BUILD_ID with a
+   build-id size past 20 (the device and inode read as a build-id, see above); -1 when the file
+   cannot be read as perf.data. */
+static long long bad_mmap2_records(const char *path)
+{
+    unsigned char h[64], r[64];
+    uint64_t off, size, pos;
+    long long bad = 0;
+    FILE *f = fopen(path, "rb");
+
+    if (!f) return -1;
+    if (fread(h, 1, sizeof h, f) != sizeof h || memcmp(h, "PERFILE2", 8) != 0) {
+        fclose(f);
+        return -1;
+    }
+    memcpy(&off, h + 40, 8); /* the data section: offset and size (host order, as perf wrote it) */
+    memcpy(&size, h + 48, 8);
+    for (pos = off; pos + 8 <= off + size;) {
+        uint32_t type;
+        uint16_t misc, rsize;
+        size_t got;
+        if (fseeko(f, (off_t)pos, SEEK_SET) != 0 || (got = fread(r, 1, sizeof r, f)) < 8) break;
+        memcpy(&type, r, 4);
+        memcpy(&misc, r + 4, 2);
+        memcpy(&rsize, r + 6, 2);
+        if (rsize < 8) break;
+        /* PERF_RECORD_MMAP2 (10): header, pid, tid, start, len, pgoff, then build_id_size */
+        if (type == 10 && (misc & (1u << 14)) && got > 40 && r[40] > 20) bad++;
+        pos += rsize;
+    }
+    fclose(f);
+    return bad;
 }
 
 /* The lines of file path that are not empty, or -1. */
@@ -275,7 +316,23 @@ int main(int argc, char **argv)
         printf("recording %u s: etlrecord run --kernel process,thread,image_load,profile --stackwalk profile -- "
                "perf record -N -a -g -e cpu-clock -F %u -- profload %u\n",
                cfg.seconds, cfg.hz, cfg.seconds);
-        if (run(rargv, NULL, log, &rec) != 0) goto out;
+        for (int attempt = 1;; attempt++) {
+            long long bad = -1;
+            int rc;
+            unlink(trace);
+            unlink(data);
+            rc = run(rargv, NULL, log, &rec);
+            if (rc == 0 && (bad = bad_mmap2_records(data)) == 0) break;
+            if (rc == 0)
+                printf("perf.data holds %lld MMAP2 records flagged with a build-id perf did not ask for "
+                       "(the kernel's flag of the session's records), which perf 6.1 cannot read\n",
+                       bad);
+            if (attempt == 3) {
+                fprintf(stderr, "profbench: no readable recording in 3 attempts\n");
+                goto out;
+            }
+            printf("recording again (attempt %d)\n", attempt + 1);
+        }
         printf("recorded in %.1f s\n", rec.wall);
     }
 
