@@ -378,6 +378,9 @@ static int learn(etl_profile *p, struct trace *t, const etl_event *ev)
         t->intervals[t->nintervals++] = (struct interval){ ev->timestamp, (uint64_t)etl_le32(ev->payload + 4) * 100 };
         return 0;
     }
+    /* Process events are hooks of the Process group: no other event is worth decoding here (most
+       of a profile's events are samples and stacks) */
+    if ((ev->hook_id >> 8) != ETL_GROUP_PROCESS) return 0;
     if (etl_kernel_decode(ev, &ke) != 1 || ke.kclass != ETL_KCLASS_PROCESS || !ke.u.process.image_file_name.data)
         return 0;
     {
