@@ -323,7 +323,9 @@ int main(int argc, char **argv)
             unlink(data);
             rc = run(rargv, NULL, log, &rec);
             if (rc == 0 && (bad = bad_mmap2_records(data)) == 0) break;
-            if (rc == 0)
+            if (rc == 0 && bad < 0)
+                printf("perf.data cannot be read as perf's file\n");
+            else if (rc == 0)
                 printf("perf.data holds %lld MMAP2 records flagged with a build-id perf did not ask for "
                        "(the kernel's flag of the session's records), which perf 6.1 cannot read\n",
                        bad);
