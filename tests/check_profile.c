@@ -483,6 +483,11 @@ START_TEST(test_folded_exact)
     ck_assert_uint_eq(st.period_ns, 1000000);
     ck_assert_uint_eq(st.weight_ns, 7 * 1000000ull);
     ck_assert_int_eq(st.duration_ns, 2500000000 + 100 - 100000000); /* 0.1 s to 2.5 s + 1 tick */
+    /* the symbolizer's own counts: one lookup a frame, none named (no symbol files here) */
+    ck_assert_uint_gt(st.frames, 0);
+    ck_assert_uint_eq(st.symbol_lookups, st.frames);
+    ck_assert_uint_le(st.symbol_cache_hits, st.symbol_lookups);
+    ck_assert_uint_eq(st.symbol_resolved, 0);
     free(text);
     etl_profile_free(p);
 }

@@ -257,6 +257,8 @@ static int run(const struct options *o, char **paths, int npaths)
                 "etlprof: %" PRIu64 " sample events, %" PRIu64 " samples in the profile (%" PRIu64
                 " with a stack), %zu distinct stacks; %" PRIu64 " of %" PRIu64 " addresses named\n",
                 st.sample_events, st.samples, st.samples_with_stack, st.stacks, st.frames_named, st.frames);
+        fprintf(stderr, "etlprof: symbol lookups %" PRIu64 ", %" PRIu64 " from the cache, %" PRIu64 " named a function\n",
+                st.symbol_lookups, st.symbol_cache_hits, st.symbol_resolved);
     }
     etl_profile_free(prof);
     return status;

@@ -372,6 +372,9 @@ typedef struct etl_profile_stats {
     int64_t time_ns;              /* the first trace's start, ns since 1970 UTC */
     int64_t duration_ns;          /* from the first to the last sample counted */
     uint64_t period_ns;           /* the first profile interval (default 1 ms) */
+    /* The traces' symbolizers' etl_symbolizer_stats, summed: lookups (one a frame), those
+       answered from the symbolizer's cache, and those that named a function. */
+    uint64_t symbol_lookups, symbol_cache_hits, symbol_resolved;
 } etl_profile_stats;
 
 ETL_API void etl_profile_stats_get(const etl_profile *p, etl_profile_stats *out);

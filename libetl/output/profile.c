@@ -362,6 +362,9 @@ static int learn(etl_profile *p, struct trace *t, const etl_event *ev)
         t->intervals[t->nintervals++] = (struct interval){ ev->timestamp, (uint64_t)etl_le32(ev->payload + 4) * 100 };
         return 0;
     }
+    /* Process events are hooks of the Process group: no other event is worth decoding here (most
+       of a profile's events are samples and stacks) */
+    if ((ev->hook_id >> 8) != ETL_GROUP_PROCESS) return 0;
     if (etl_kernel_decode(ev, &ke) != 1 || ke.kclass != ETL_KCLASS_PROCESS || !ke.u.process.image_file_name.data)
         return 0;
     {
@@ -510,6 +513,13 @@ int etl_profile_add_trace(etl_profile *p, etl_reader *r)
         result = ETL_FAILED;
     }
 out:
+    if (t.sym) {
+        etl_symbolizer_stats ss;
+        etl_symbolizer_stats_get(t.sym, &ss);
+        p->stats.symbol_lookups += ss.lookups;
+        p->stats.symbol_cache_hits += ss.cache_hits;
+        p->stats.symbol_resolved += ss.resolved;
+    }
     etl_symbolizer_close(t.sym);
     etl_stack_pairer_free(t.pairer);
     etl_image_map_free(t.map);

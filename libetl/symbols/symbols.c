@@ -590,7 +590,7 @@ void etl_symbolizer_close(etl_symbolizer *s)
 
 int etl_symbolizer_add(etl_symbolizer *s, const etl_event *ev)
 {
-    s->last.valid = 0;
+    s->recent_gen++;
     if (etl_image_map_add(s->images, ev) != ETL_OK) return ETL_FAILED;
     if (etl_sym_pdb_add(s->pdb, ev) == ETL_FAILED) return ETL_FAILED;
     int clr = etl_sym_clr_add(s->clr, ev);
@@ -649,6 +649,7 @@ int etl_symbolizer_resolve(etl_symbolizer *s, uint32_t pid, uint64_t addr, int64
 {
     etl_image_info info;
     const struct buildid_rec *rec;
+    struct etl_sym_recent *last;
     etl_sym_file *f;
     struct centry *e;
     uint64_t off;
@@ -686,9 +687,10 @@ int etl_symbolizer_resolve(etl_symbolizer *s, uint32_t pid, uint64_t addr, int64
     out->image = info.base_name;
     out->image_path = info.file_name;
     out->image_offset = addr - info.base;
-    if (s->last.valid && s->last.pid == info.pid && s->last.base == info.base && s->last.load == info.load_timestamp
-        && s->last.unload == info.unload_timestamp) {
-        f = s->last.file; /* the same image as the last lookup's: no need to find its file again */
+    last = &s->recent[((info.base >> 12) ^ (info.base >> 24) ^ info.pid) % (sizeof s->recent / sizeof s->recent[0])];
+    if (last->valid && last->gen == s->recent_gen && last->pid == info.pid && last->base == info.base
+        && last->load == info.load_timestamp && last->unload == info.unload_timestamp) {
+        f = last->file; /* an image of a recent lookup: no need to find its file again */
     } else {
         rec = find_record(s, info.pid, info.base, info.load_timestamp, info.unload_timestamp, ts);
         /* a PE whose PDB the trace gives (DbgID_RSDS) */
@@ -706,23 +708,27 @@ int etl_symbolizer_resolve(etl_symbolizer *s, uint32_t pid, uint64_t addr, int64
             else f = get_file(s, kind, info.file_name, NULL, 0, 0);
             if (!f) return ETL_FAILED;
         }
-        s->last.valid = 1;
-        s->last.pid = info.pid;
-        s->last.base = info.base;
-        s->last.load = info.load_timestamp;
-        s->last.unload = info.unload_timestamp;
-        s->last.file = f;
-        s->last.has_rec = rec != NULL;
-        s->last.rec_base = rec ? rec->base : 0;
-        s->last.rec_file_offset = rec ? rec->file_offset : 0;
+        last->valid = 0;
+        last->build_id = NULL;
+        if (f && f->build_id_size) { /* etl_symbol.build_id (the profile's pprof mappings) */
+            char hex[2 * ETL_BUILD_ID_MAX + 1];
+            etl_sym_build_id_hex(f->build_id, f->build_id_size, hex);
+            if (!(last->build_id = etl_sym_intern_str(s, hex))) return ETL_FAILED;
+        }
+        last->valid = 1;
+        last->gen = s->recent_gen;
+        last->pid = info.pid;
+        last->base = info.base;
+        last->load = info.load_timestamp;
+        last->unload = info.unload_timestamp;
+        last->file = f;
+        last->has_rec = rec != NULL;
+        last->rec_base = rec ? rec->base : 0;
+        last->rec_file_offset = rec ? rec->file_offset : 0;
     }
     if (!f) return 1;
-    if (f->build_id_size) { /* etl_symbol.build_id (the profile's pprof mappings) */
-        char hex[2 * ETL_BUILD_ID_MAX + 1];
-        etl_sym_build_id_hex(f->build_id, f->build_id_size, hex);
-        if (!(out->build_id = etl_sym_intern_str(s, hex))) return ETL_FAILED;
-    }
-    off = s->last.has_rec ? addr - s->last.rec_base + s->last.rec_file_offset : addr - info.base;
+    out->build_id = last->build_id;
+    off = last->has_rec ? addr - last->rec_base + last->rec_file_offset : addr - info.base;
     e = cache_find(s->cache, f->id, off);
     if (e) {
         s->stats.cache_hits++;
@@ -732,7 +738,7 @@ int etl_symbolizer_resolve(etl_symbolizer *s, uint32_t pid, uint64_t addr, int64
 
         if (f->state == ETL_SYM_UNTRIED && backend_open(s, f) != ETL_OK) return ETL_FAILED;
         f->last_use = ++s->tick;
-        if (f->state == ETL_SYM_READY) got = backend_resolve(s, f, off, s->last.rec_file_offset, frames, ETL_SYM_MAX_FRAMES);
+        if (f->state == ETL_SYM_READY) got = backend_resolve(s, f, off, last->rec_file_offset, frames, ETL_SYM_MAX_FRAMES);
         if (got < 0) return ETL_FAILED;
         if (cache_put(s->cache, f->id, off, frames, (unsigned)got) != ETL_OK) return ETL_FAILED;
         e = cache_find(s->cache, f->id, off);

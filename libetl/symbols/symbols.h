@@ -82,15 +82,22 @@ struct etl_symbolizer {
     size_t nfile_buckets, nfiles;
     size_t nopen;                     /* files whose backend is open */
     uint64_t tick;
-    struct {                          /* the image of the last lookup, and its file */
+    /* The images of recent lookups and their files, one slot per hash of (pid, base): a stack
+       goes back and forth between a few images (the program, libc, the kernel), and finding an
+       image's file and build-id record again for each frame cost more than the lookup. A slot
+       counts only while gen is recent_gen, which each etl_symbolizer_add moves on. */
+    struct etl_sym_recent {
         int valid;
+        uint64_t gen;
         uint32_t pid;
         uint64_t base;
         int64_t load, unload;
         etl_sym_file *file;           /* NULL: no backend */
         uint64_t rec_base, rec_file_offset;
         int has_rec;
-    } last;
+        const char *build_id;         /* the file's build-id in hex, interned; NULL: none */
+    } recent[16];
+    uint64_t recent_gen;
     etl_symbolizer_stats stats;
     char error[1024];
     int has_error;
