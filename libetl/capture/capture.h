@@ -361,6 +361,7 @@ struct kcpu {
     unsigned disk_waited_ms;   /* at the end, how long it waited for other readers' issues */
     unsigned exec_waited_ms;   /* at the end, how long it waited for execs' command lines */
     struct kwait exec_wait;    /* of the exec's COMM its handling waits at (etl_kexec_wait) */
+    struct kwait task_wait;    /* of the fork or exit its handling waits at (etl_ktask_wait) */
     uint8_t *exec_ring;        /* EV_EXEC's own ring (EXEC_RING_PAGES), read by the exec thread */
     size_t exec_ring_len;
     _Atomic int64_t progress;  /* every record of this processor up to this time is handled */
@@ -495,7 +496,7 @@ void etl_kproc_cmdline(uint32_t pid, char *out, size_t size);
 int etl_kproc_status(uint32_t pid, char *name, size_t name_size, uint32_t *ppid, uint32_t *uid);
 /*
  * 1 while c is to wait for the readers of the other processors to have handled their records
- * before ts (what happened before an exit or exec may be on another processor); 0 once they
+ * before ts (what happened before a fork, exit or exec may be on another processor); 0 once they
  * have. A reader publishes how far it got before each record (drain), so two readers waiting
  * for each other do not deadlock: the one at the earlier record goes on. A loaded machine
  * keeps a reader behind by as much as hundreds of milliseconds: the wait lasts while the
@@ -504,8 +505,6 @@ int etl_kproc_status(uint32_t pid, char *name, size_t name_size, uint32_t *ppid,
  * 2 s after w began. w holds the wait between calls (a new ts begins a new one).
  */
 int etl_kothers_wait(struct kcpu *c, struct kwait *w, int64_t ts);
-/* Waits as etl_kothers_wait says (an exit's: what decides its status and the images it has). */
-void etl_kwait_readers(struct kcpu *c, int64_t ts);
 /* The exec samples' thread (pthread_create's start routine; arg: the capture): reads the
    processors' exec rings as each exec wakes it, and notes each exec's command line (pid,
    time) from its stack dump, else from /proc read at once if the process still runs what it
@@ -530,6 +529,12 @@ int etl_kexit_unmap_sample(struct kcpu *c, int e, int64_t ts, uint32_t pid, uint
                            uint32_t raw_len);
 /* PERF_RECORD_FORK (fork 1) or PERF_RECORD_EXIT, PERF_RECORD_COMM, PERF_RECORD_MMAP2. */
 void etl_ktask_record(struct kcpu *c, const uint8_t *r, uint32_t size, int fork);
+/* 1 while the record r (time ts, as the reader's queue has it) is a process's fork or exit
+   whose handling is to wait for the other readers to have handled what came before it, as
+   etl_kothers_wait says: the fork copies what its parent ran then (an exec another reader
+   holds), the exit takes what decides its status and the images it has. Not final: returns
+   at once (c comes back at its next poll); final: waits. */
+int etl_ktask_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int64_t ts, int final);
 void etl_kcomm_record(struct kcpu *c, const uint8_t *r, uint32_t size, uint16_t misc);
 void etl_kmmap2_record(struct kcpu *c, const uint8_t *r, uint32_t size);
 

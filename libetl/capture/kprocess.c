@@ -652,7 +652,7 @@ static int32_t process_exit(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t t
     unsigned n = 0;
     int32_t status = 0;
 
-    etl_kwait_readers(c, ts);
+    /* (The other readers have handled what came before: etl_ktask_wait.) */
     pthread_mutex_lock(&k->plock);
     e = *pfind(k, pid);
     if (e && e->ts <= ts) {
@@ -811,6 +811,25 @@ static void process_exec(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid,
     pcache_put(c->k, ts, &pi);
     if (c->k->flags & ETL_KERNEL_PROCESS)
         emit_process(c->k, ts, ETL_HOOK_PROCESS_START, &pi, ETL_KSTILL_ACTIVE, pid, tid);
+}
+
+int etl_ktask_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int64_t ts, int final)
+{
+    uint32_t type = etl_le32(r);
+    struct timespec nap = { 0, 1000000 };
+
+    /* A process's, not a thread's (pid is tid); and only what process_fork and process_end
+       use. The wait is on the record's time as the queue orders it, which is what the other
+       readers' progress says: a time of its own (etl_korder_ts moves it on past an earlier
+       record's) would have two readers wait for each other. */
+    if ((type != PERF_RECORD_FORK && type != PERF_RECORD_EXIT) || size < 8 + 24 || etl_le32(r + 8) != etl_le32(r + 16) ||
+        !(c->k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_IMAGE_LOAD)))
+        return 0;
+    while (etl_kothers_wait(c, &c->task_wait, ts)) {
+        if (!final) return 1;
+        nanosleep(&nap, NULL);
+    }
+    return 0;
 }
 
 void etl_ktask_record(struct kcpu *c, const uint8_t *r, uint32_t size, int fork)

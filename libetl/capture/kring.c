@@ -221,14 +221,15 @@ static void drain(struct kcpu *c, int final)
         /* How far it got, before it waits: the other readers' waits (etl_kothers_wait) see it. */
         atomic_store(&c->progress, c->q[done].ts - 1);
         if (etl_kdisk_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, final) ||
-            etl_kexec_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, final))
+            etl_kexec_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, final) ||
+            etl_ktask_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, c->q[done].ts, final))
             break;
         etl_kflush_deferred(c, c->q[done].ts);
         handle(c, c->q_bytes + c->q[done].off, c->q[done].len);
         done++;
     }
     /* Handled up to the first record left (a completion waiting for its issue, an exec for its
-       command line, or one within the horizon's reach of records still to come), or to the horizon. */
+       command line, a fork or exit for the other readers, or one within the horizon's reach of records still to come), or to the horizon. */
     {
         int64_t upto = done < c->qn && c->q[done].ts - 1 < horizon ? c->q[done].ts - 1 : horizon;
         etl_kflush_deferred(c, upto);
