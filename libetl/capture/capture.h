@@ -345,6 +345,14 @@ struct kcpu {
     pthread_t thread;
     int started;
     int64_t last_ts;           /* timestamps of this processor's buffer never go back */
+    /* The NewThreadId of the last CSwitch written of this processor (0 at first: who ran
+       before is not known), and the priorities of the threads its CSwitches named last
+       (0: none), for the switches that the kernel writes no sample of (switch_record,
+       kring.c). */
+    uint32_t last_new_tid;
+    struct { uint32_t tid; int8_t priority; } prio_seen[256];
+    uint32_t out_tid;          /* the thread of the last switch OUT record, preempted or not */
+    int out_preempted;
     uint8_t rec[65536];        /* a record taken out of the ring (it may wrap) */
     /* Records read and not handled yet (see drain, kring.c): copies in q_bytes, in q their
        times and where they are. */
@@ -529,6 +537,8 @@ int etl_kexit_unmap_sample(struct kcpu *c, int e, int64_t ts, uint32_t pid, uint
                            uint32_t raw_len);
 /* PERF_RECORD_FORK (fork 1) or PERF_RECORD_EXIT, PERF_RECORD_COMM, PERF_RECORD_MMAP2. */
 void etl_ktask_record(struct kcpu *c, const uint8_t *r, uint32_t size, int fork);
+/* The kernel's prio of a thread (/proc's stat: priority + 100), or 120 (nice 0) when unknown. */
+int etl_kthread_prio(uint32_t pid, uint32_t tid);
 /* 1 while the record r (time ts, as the reader's queue has it) is a process's fork or exit
    whose handling is to wait for the other readers to have handled what came before it, as
    etl_kothers_wait says: the fork copies what its parent ran then (an exec another reader

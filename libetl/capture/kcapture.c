@@ -161,6 +161,9 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
             a.task = !!(k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD | ETL_KERNEL_IMAGE_LOAD));
             a.comm = a.comm_exec = !!(k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_IMAGE_LOAD));
             a.mmap = a.mmap2 = !!(k->flags & ETL_KERNEL_IMAGE_LOAD);
+            /* The switches, for those whose sched_switch sample a kernel may not write
+               (kring.c, switch_record). */
+            a.context_switch = !!(k->flags & ETL_KERNEL_CSWITCH);
             /* No attr.build_id: with it set, a perf record running at the same time (Debian's
                perf 6.1 on Linux 6.18) got MMAP2 records it took for build-id ones and died of a
                stack overflow in build_id__init; the capture reads each file's note itself

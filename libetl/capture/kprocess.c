@@ -84,8 +84,7 @@ static int proc_info(uint32_t pid, struct procinfo *pi, const char *name_hint)
     return 0;
 }
 
-/* The kernel's prio of a thread (stat's priority + 100), or 120 (nice 0) when unknown. */
-static int thread_prio(uint32_t pid, uint32_t tid)
+int etl_kthread_prio(uint32_t pid, uint32_t tid)
 {
     char path[96], buf[1024], *p;
     int field = 2;
@@ -116,7 +115,7 @@ static void emit_thread(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint3
                         uint32_t hdr_pid, uint32_t hdr_tid)
 {
     uint8_t buf[128];
-    size_t n = etl_kpayload_thread(buf, sizeof buf, pid, tid, (uint8_t)(tid ? etl_kpriority(thread_prio(pid, tid)) : 0));
+    size_t n = etl_kpayload_thread(buf, sizeof buf, pid, tid, (uint8_t)(tid ? etl_kpriority(etl_kthread_prio(pid, tid)) : 0));
 
     etl_kwrite_ev(k, ts, hook, hdr_pid, hdr_tid, buf, n);
 }
