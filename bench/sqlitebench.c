@@ -18,7 +18,9 @@
  * processes, in turn:
  *   etl2sqlite --no-payload   the events table (with every event's fields) and every decoded
  *                             table, indexes and views
- *   etl2sqlite                the same with the payloads
+ *   etl2sqlite                the same with the payloads (and function names: the symbol
+ *                             lookups of the samples and stack frames)
+ *   etl2sqlite --no-symbols   the same without symbol lookups: what naming functions costs
  *   BEFORE/etl2sqlite         (--before) another build's etl2sqlite on the same trace, with the
  *                             payloads: an older libetl, to compare a change in the same run
  *   sqlite3 .import           the CSV of the same events (with their event names and fields)
@@ -464,8 +466,8 @@ int main(int argc, char **argv)
 {
     struct config cfg;
     char trace[512], csv[512], db[512], tmp[512], e2s[512], e2s_before[512], dump[512], import_sql[1024];
-    double w_nopay[MAX_ROUNDS], w_pay[MAX_ROUNDS], w_before[MAX_ROUNDS], w_imp[MAX_ROUNDS];
-    double c_nopay[MAX_ROUNDS], c_pay[MAX_ROUNDS], c_before[MAX_ROUNDS], c_imp[MAX_ROUNDS];
+    double w_nopay[MAX_ROUNDS], w_pay[MAX_ROUNDS], w_before[MAX_ROUNDS], w_imp[MAX_ROUNDS], w_nosym[MAX_ROUNDS];
+    double c_nopay[MAX_ROUNDS], c_pay[MAX_ROUNDS], c_before[MAX_ROUNDS], c_imp[MAX_ROUNDS], c_nosym[MAX_ROUNDS];
     const char *shell = sqlite3_shell();
     uint64_t events = 0;
     struct stat st;
@@ -511,6 +513,7 @@ int main(int argc, char **argv)
     for (unsigned r = 0; r < cfg.rounds; r++) {
         char *argv_np[] = { e2s, "-q", "--no-payload", "-f", "-o", db, trace, NULL };
         char *argv_p[] = { e2s, "-q", "-f", "-o", db, trace, NULL };
+        char *argv_ns[] = { e2s, "-q", "--no-symbols", "-f", "-o", db, trace, NULL };
         char *argv_imp[] = { (char *)shell, db, NULL };
         char out[512];
         long long n;
@@ -527,6 +530,9 @@ int main(int argc, char **argv)
         if ((w_pay[r] = run(argv_p, NULL, NULL)) < 0) goto out;
         c_pay[r] = last_cpu;
         unlink(db);
+        if ((w_nosym[r] = run(argv_ns, NULL, NULL)) < 0) goto out;
+        c_nosym[r] = last_cpu;
+        unlink(db);
         if (cfg.before) {
             char *argv_b[] = { e2s_before, "-q", "-f", "-o", db, trace, NULL };
             if ((w_before[r] = run(argv_b, NULL, NULL)) < 0) goto out;
@@ -542,21 +548,25 @@ int main(int argc, char **argv)
         unlink(db);
         unlink(out);
         if (cfg.before)
-            printf("  round %u: etl2sqlite --no-payload %.2f s, etl2sqlite %.2f s, before %.2f s, .import %.2f s\n", r + 1,
-                   w_nopay[r], w_pay[r], w_before[r], w_imp[r]);
+            printf("  round %u: etl2sqlite --no-payload %.2f s, etl2sqlite %.2f s, --no-symbols %.2f s, before %.2f s,"
+                   " .import %.2f s\n", r + 1, w_nopay[r], w_pay[r], w_nosym[r], w_before[r], w_imp[r]);
         else
-            printf("  round %u: etl2sqlite --no-payload %.2f s, etl2sqlite %.2f s, .import %.2f s\n", r + 1, w_nopay[r],
-                   w_pay[r], w_imp[r]);
+            printf("  round %u: etl2sqlite --no-payload %.2f s, etl2sqlite %.2f s, --no-symbols %.2f s, .import %.2f s\n",
+                   r + 1, w_nopay[r], w_pay[r], w_nosym[r], w_imp[r]);
         fflush(stdout);
     }
     print_row("etl2sqlite --no-payload", w_nopay, c_nopay, cfg.rounds, events);
     print_row("etl2sqlite (with payloads)", w_pay, c_pay, cfg.rounds, events);
+    print_row("etl2sqlite --no-symbols (with payloads)", w_nosym, c_nosym, cfg.rounds, events);
     if (cfg.before) print_row("before: etl2sqlite (with payloads)", w_before, c_before, cfg.rounds, events);
     print_row("sqlite3 .import of the CSV", w_imp, c_imp, cfg.rounds, events);
     if (cfg.before)
         printf("  etl2sqlite / before's (with payloads): %.2fx the time, %.2fx the processor time\n",
                stats_of(w_pay, cfg.rounds).med / stats_of(w_before, cfg.rounds).med,
                stats_of(c_pay, cfg.rounds).med / stats_of(c_before, cfg.rounds).med);
+    printf("  etl2sqlite / --no-symbols (with payloads): %.2fx the time, %.2fx the processor time\n",
+           stats_of(w_pay, cfg.rounds).med / stats_of(w_nosym, cfg.rounds).med,
+           stats_of(c_pay, cfg.rounds).med / stats_of(c_nosym, cfg.rounds).med);
     printf("  .import time / etl2sqlite time: %.2fx (--no-payload), %.2fx (with payloads)\n",
            stats_of(w_imp, cfg.rounds).med / stats_of(w_nopay, cfg.rounds).med,
            stats_of(w_imp, cfg.rounds).med / stats_of(w_pay, cfg.rounds).med);

@@ -8,6 +8,7 @@
 #include "etl/reader.h"   /* reading files and real-time streams */
 #include "etl/kernel.h"   /* kernel event classes, LBR samples, the image map */
 #include "etl/decode.h"   /* every event's fields by name: manifests, TraceLogging, EventSource, kernel classes */
+#include "etl/symbols.h"  /* the function and source line at an address: ELF (elfutils), PDB, kallsyms, .NET */
 #include "etl/writer.h"   /* record encoders, the file writer */
 #include "etl/session.h"  /* sessions, LBR capture, kernel events, session names */
 #include "etl/provider.h" /* providers */

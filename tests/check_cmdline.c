@@ -43,6 +43,39 @@ END_TEST
 
 /* One rule for long options: given in full. An abbreviation is refused ('?'), wherever its
    value is (--out=X, --out X); the full name, = or a separate value, and short options pass. */
+/* --time-range's A,B, as etldiff and etlprof take it: either side may be empty; A after B, a
+   missing or second comma, a side that is not seconds, are refused and change nothing. */
+START_TEST(time_ranges)
+{
+    static const char *const bad[] = { "", "1", "1,2,3", "x,2", "1,y", "3,2", "-1,2", "1,2 ",
+                                       "0000000000000000000000000000000000000000000000000000000000000000001,2" };
+    int64_t from = -7, to = -7;
+
+    ck_assert_int_eq(tool_parse_time_range("1.5,3", &from, &to), 0);
+    ck_assert_int_eq(from, 1500000000);
+    ck_assert_int_eq(to, 3000000000);
+    from = 5;
+    to = INT64_MAX;
+    ck_assert_int_eq(tool_parse_time_range(",2", &from, &to), 0);
+    ck_assert_int_eq(from, 5);
+    ck_assert_int_eq(to, 2000000000);
+    from = 0;
+    to = INT64_MAX;
+    ck_assert_int_eq(tool_parse_time_range("0.25,", &from, &to), 0);
+    ck_assert_int_eq(from, 250000000);
+    ck_assert_int_eq(to, INT64_MAX);
+    ck_assert_int_eq(tool_parse_time_range(",", &from, &to), 0);
+    ck_assert_int_eq(tool_parse_time_range("2,2", &from, &to), 0);
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        from = -7;
+        to = -7;
+        ck_assert_msg(tool_parse_time_range(bad[i], &from, &to) == -1, "'%s' taken", bad[i]);
+        ck_assert_int_eq(from, -7);
+        ck_assert_int_eq(to, -7);
+    }
+}
+END_TEST
+
 START_TEST(long_options_in_full)
 {
     static const struct option longopts[] = {
@@ -101,6 +134,7 @@ int main(void)
     tcase_add_test(tc, command_line_numbers);
     tcase_add_test(tc, long_options_in_full);
     tcase_add_test(tc, existing_output);
+    tcase_add_test(tc, time_ranges);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

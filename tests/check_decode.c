@@ -170,6 +170,18 @@ START_TEST(counted_arrays_and_structs)
     ck_assert_int_eq(etl_field_element(&b.fields[8], 2, &e), ETL_OK);
     ck_assert_str_eq(text_of(&e, 1), "three=3");
     ck_assert_int_eq(etl_field_element(&b.fields[8], 3, &e), ETL_FAILED);
+    /* by name: the top level only (id and name are members, not found) */
+    {
+        etl_decoded_event de = { 0 };
+        de.fields = b.fields;
+        de.field_count = b.count;
+        ck_assert_ptr_eq(etl_decoded_field_find(&de, "n"), &b.fields[0]);
+        ck_assert_ptr_eq(etl_decoded_field_find(&de, "items"), &b.fields[1]);
+        ck_assert_ptr_eq(etl_decoded_field_find(&de, "rest"), &b.fields[9]);
+        ck_assert_ptr_null(etl_decoded_field_find(&de, "id"));
+        ck_assert_ptr_null(etl_decoded_field_find(&de, "name"));
+        ck_assert_ptr_null(etl_decoded_field_find(&de, "Rest"));
+    }
     etl_fields_buf_free(&b);
 }
 END_TEST

@@ -8,6 +8,7 @@
 
 #include "etl.h"
 #include "format/format.h"
+#include "fnstory.h"
 #include "synth.h"
 #include "check_run.h"
 #include "testutil.h"
@@ -312,6 +313,88 @@ START_TEST(kernel_events_resolve_images)
 }
 END_TEST
 
+/* With a symbolizer, sample and stack addresses show their functions: text "hot_a+0x1a (prog)",
+   JSON "function", "function_offset" and "source" beside "image" and "offset", as addr2line
+   names them; a return address (a stack frame past the first) by the call a byte before it;
+   an address no image holds stays as it was. Without one, the output is as before. */
+START_TEST(functions_named)
+{
+    const char *dir = test_dir_create();
+    struct fnstory g;
+    uint64_t base = 0x7f1200000000ull, mid[FN_COUNT];
+    char path[600], fn[128], src[300], want[1024];
+    etl_image_map *map = etl_image_map_new();
+    etl_symbolizer *sym = NULL;
+    etl_decoder *dec = NULL;
+    etl_reader *r = NULL;
+    etl_event ev;
+    char *text = NULL, *plain = NULL;
+    size_t tlen = 0, plen = 0;
+    FILE *f, *p;
+
+    ck_assert_ptr_nonnull(dir);
+    ck_assert_int_eq(fnstory_build(dir, &g), 0);
+    snprintf(path, sizeof path, "%s/fn.etl", dir);
+    ck_assert_int_eq(fnstory_write(path, &g, base), 0);
+    for (int k = 0; k < FN_COUNT; k++) mid[k] = fnstory_at(&g, base, fnstory_mid(&g, k));
+    ck_assert_int_eq(etl_symbolizer_open(&sym, NULL), ETL_OK);
+    ck_assert_int_eq(etl_decoder_open(&dec, NULL) == ETL_FATAL, 0);
+    ck_assert_int_eq(etl_reader_open_path(&r, path, NULL), ETL_OK);
+    ck_assert_int_eq(etl_dump_first_pass_symbols(r, map, NULL, sym), ETL_OK);
+    f = open_memstream(&text, &tlen);
+    p = open_memstream(&plain, &plen);
+    while (etl_reader_next(r, &ev) == ETL_OK) {
+        ck_assert_int_eq(etl_dump_event_symbols(f, ETL_DUMP_TEXT, r, &ev, map, NULL, sym), ETL_OK);
+        ck_assert_int_eq(etl_dump_event_symbols(f, ETL_DUMP_TEXT, r, &ev, map, dec, sym), ETL_OK);
+        ck_assert_int_eq(etl_dump_event_symbols(f, ETL_DUMP_JSONL, r, &ev, map, NULL, sym), ETL_OK);
+        ck_assert_int_eq(etl_dump_event_symbols(p, ETL_DUMP_TEXT, r, &ev, map, NULL, NULL), ETL_OK);
+        ck_assert_int_eq(etl_dump_event(p, ETL_DUMP_JSONL, r, &ev, map, NULL), ETL_OK);
+    }
+    fclose(f);
+    fclose(p);
+    /* the sample in hot_a: its function, offset and line as addr2line gives them */
+    ck_assert_int_eq(fnstory_addr2line(&g, fnstory_mid(&g, FN_HOT_A), fn, sizeof fn, src, sizeof src), 0);
+    ck_assert_str_eq(fn, "hot_a");
+    snprintf(want, sizeof want, " PerfInfo/SampleProf ip=0x%llx tid=101 image=hot_a+0x%llx (prog)\n",
+             (unsigned long long)mid[FN_HOT_A], (unsigned long long)(g.fn[FN_HOT_A].size / 2));
+    ck_assert_msg(strstr(text, want) != NULL, "no '%s' in:\n%s", want, text);
+    snprintf(want, sizeof want, " image=hot_a+0x%llx (prog)\n", (unsigned long long)(g.fn[FN_HOT_A].size / 2));
+    ck_assert_msg(strstr(text, want) != NULL, "no decoded '%s' in:\n%s", want, text);
+    snprintf(want, sizeof want, "\"image\":\"prog\",\"offset\":%llu,\"function\":\"hot_a\",\"function_offset\":%llu,"
+             "\"source\":\"", (unsigned long long)(mid[FN_HOT_A] - base), (unsigned long long)(g.fn[FN_HOT_A].size / 2));
+    ck_assert_msg(strstr(text, want) != NULL, "no '%s' in:\n%s", want, text);
+    snprintf(want, sizeof want, "%s\"}}\n", src);
+    ck_assert_msg(strstr(text, want) != NULL, "no source '%s' in:\n%s", want, text);
+    /* its stack: hot_a, rec (twice), main; frames past the first named by the call */
+    snprintf(want, sizeof want, " frames=4 0x%llx=hot_a+0x%llx (prog) 0x%llx=rec+0x%llx (prog) 0x%llx=rec+0x%llx (prog)"
+             " 0x%llx=main+0x%llx (prog)\n",
+             (unsigned long long)mid[FN_HOT_A], (unsigned long long)(g.fn[FN_HOT_A].size / 2),
+             (unsigned long long)mid[FN_REC], (unsigned long long)(g.fn[FN_REC].size / 2),
+             (unsigned long long)fnstory_at(&g, base, g.fn[FN_REC].value + g.fn[FN_REC].size),
+             (unsigned long long)g.fn[FN_REC].size,
+             (unsigned long long)mid[FN_MAIN], (unsigned long long)(g.fn[FN_MAIN].size / 2));
+    ck_assert_msg(strstr(text, want) != NULL, "no '%s' in:\n%s", want, text);
+    ck_assert_ptr_nonnull(strstr(text, " images=[hot_a+0x"));
+    ck_assert_ptr_nonnull(strstr(text, "\"function\":\"rec\""));
+    /* the address no image holds */
+    ck_assert_ptr_nonnull(strstr(text, " PerfInfo/SampleProf ip=0x1234 tid=101 image=?\n"));
+    ck_assert_ptr_nonnull(strstr(text, "\"instruction_pointer\":4660,\"tid\":101,\"count\":1,\"flags\":64,\"rank\":0}}\n"));
+    /* without a symbolizer: images and offsets only */
+    snprintf(want, sizeof want, " PerfInfo/SampleProf ip=0x%llx tid=101 image=prog+0x%llx\n",
+             (unsigned long long)mid[FN_HOT_A], (unsigned long long)(mid[FN_HOT_A] - base));
+    ck_assert_msg(strstr(plain, want) != NULL, "no '%s' in:\n%s", want, plain);
+    ck_assert_ptr_null(strstr(plain, "function"));
+    ck_assert_ptr_null(strstr(plain, "hot_a"));
+    free(text);
+    free(plain);
+    etl_reader_close(r);
+    etl_decoder_close(dec);
+    etl_symbolizer_close(sym);
+    etl_image_map_free(map);
+    test_dir_remove();
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("dump");
@@ -327,6 +410,7 @@ int main(void)
     tcase_add_test(tc, summary_counts);
     tcase_add_test(tc, lbr_events_show_branches);
     tcase_add_test(tc, kernel_events_resolve_images);
+    tcase_add_test(tc, functions_named);
     tcase_add_test(tc, format_names);
     suite_add_tcase(s, tc);
     return check_run(s);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Tests of kernel capture's pure parts: payloads round-tripping through etl_kernel_decode, the Linux-to-Windows mappings, flag names, refusals, the command line on an exec's stack. */
 #include <check.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -8,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <stdarg.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,8 +30,8 @@ struct decoded {
 };
 
 /* Writes a file holding the record of payload p (n bytes) as kcapture writes it (the header
-   kind and version etl_kcapture_form gives); reads the event back and decodes it (must be 1). */
-static void roundtrip(struct decoded *d, uint16_t hook, const uint8_t *p, size_t n)
+   kind and version etl_kcapture_form gives) and reads the event back. */
+static void record_back(struct decoded *d, uint16_t hook, const uint8_t *p, size_t n)
 {
     int system;
     uint16_t version;
@@ -56,6 +60,12 @@ static void roundtrip(struct decoded *d, uint16_t hook, const uint8_t *p, size_t
     while (d->ev.kind != (system ? ETL_KIND_SYSTEM : ETL_KIND_PERFINFO) || d->ev.hook_id != hook);
     ck_assert_uint_eq(d->ev.version, version);
     ck_assert_uint_eq(d->ev.payload_len, n);
+}
+
+/* record_back, then the typed decoding (must be 1). */
+static void roundtrip(struct decoded *d, uint16_t hook, const uint8_t *p, size_t n)
+{
+    record_back(d, hook, p, n);
     ck_assert_int_eq(etl_kernel_decode(&d->ev, &d->k), 1);
 }
 
@@ -282,6 +292,53 @@ START_TEST(syscall_v2)
     ck_assert_str_eq(d.k.name, "PerfInfo/SysClExit");
     ck_assert_uint_eq(d.k.u.syscall.nt_status, 0xE0000002u);
     done(&d);
+}
+END_TEST
+
+/* PerfInfo CollectionStart and CollectionEnd (SampledProfileInterval v3, PERFINFO64) for the
+   timer (KPROFILE_SOURCE 0, "Timer") at 250 us: Source, NewInterval and OldInterval in 100 ns
+   units, SourceName; the field decoder's kernel tables name them. */
+START_TEST(profile_interval_v3)
+{
+    static const uint8_t want[] = { 0, 0, 0, 0, 0xC4, 0x09, 0, 0, 0xC4, 0x09, 0, 0,
+                                    'T', 0, 'i', 0, 'm', 0, 'e', 0, 'r', 0, 0, 0 };
+    static const uint16_t hooks[] = { ETL_HOOK_PROFILE_COLLECTION_START, ETL_HOOK_PROFILE_COLLECTION_END };
+    static const char *const names[] = { "PerfInfo/CollectionStart", "PerfInfo/CollectionEnd" };
+    uint8_t buf[64];
+    char text[256];
+    size_t n;
+
+    memset(buf, 0xAA, sizeof buf);
+    n = etl_kpayload_profile_interval(buf, sizeof buf, ETL_KPROFILE_TIME, 2500, 2500, "Timer");
+    ck_assert_uint_eq(n, sizeof want);
+    ck_assert_mem_eq(buf, want, n);
+    ck_assert_uint_eq(buf[n], 0xAA);
+    ck_assert_uint_eq(etl_kpayload_profile_interval(buf, 10, ETL_KPROFILE_TIME, 2500, 2500, "Timer"), sizeof want);
+    for (size_t i = 0; i < 2; i++) {
+        struct decoded d;
+        etl_decoder_options o;
+        etl_decoder *dec;
+        etl_decoded_event de;
+        int system;
+        uint16_t version;
+
+        ck_assert_int_eq(etl_kcapture_form(hooks[i], &system, &version), 0);
+        ck_assert_int_eq(system, 0);
+        ck_assert_uint_eq(version, 3);
+        record_back(&d, hooks[i], want, sizeof want);
+        ck_assert_int_eq(d.ev.kind, ETL_KIND_PERFINFO);
+        ck_assert_int_eq(etl_kernel_decode(&d.ev, &d.k), 0); /* no typed class: the fields' */
+        memset(&o, 0, sizeof o);
+        o.flags = ETL_DECODER_NO_DEFAULTS;
+        ck_assert_int_eq(etl_decoder_open(&dec, &o), ETL_OK);
+        ck_assert_int_eq(etl_decoder_decode(dec, &d.ev, &de), 1);
+        ck_assert_str_eq(de.event_name, names[i]);
+        ck_assert_uint_eq(de.payload_used, sizeof want);
+        etl_decoded_format_text(&de, text, sizeof text);
+        ck_assert_str_eq(text, "Source=0 NewInterval=2500 OldInterval=2500 SourceName=\"Timer\"");
+        etl_decoder_close(dec);
+        done(&d);
+    }
 }
 END_TEST
 
@@ -1100,6 +1157,418 @@ START_TEST(exec_before_its_fork)
 END_TEST
 #endif
 
+
+/* ---- LinuxImageID: payloads, ELF build-ids, kallsyms chunks ---- */
+
+/* A LinuxImageID payload as the capture writes it (a classic event), decoded by the field
+   decoder's built-in table: its name and fields as etldump shows them. */
+static void image_id_text(uint8_t opcode, const uint8_t *p, size_t n, char *name, size_t name_size, char *text,
+                          size_t size)
+{
+    uint8_t rec[70000];
+    etl_data data = { p, (uint32_t)n };
+    uint32_t len = etl_record_encode_classic(rec, sizeof rec, 77, &etl_guid_linux_image_id, opcode, 0,
+                                             ETL_LINUX_IMAGE_ID_VERSION, 5, 6, &data, 1), step;
+    etl_decoder_options o;
+    etl_decoder *d = NULL;
+    etl_decoded_event e;
+    etl_event ev;
+    const char *why;
+
+    ck_assert_uint_gt(len, 0);
+    ck_assert_int_eq(etl_record_decode(NULL, rec, len, &ev, &step, &why), ETL_RECORD_OK);
+    memset(&o, 0, sizeof o);
+    o.flags = ETL_DECODER_NO_DEFAULTS;
+    ck_assert_int_eq(etl_decoder_open(&d, &o), ETL_OK);
+    ck_assert_msg(etl_decoder_decode(d, &ev, &e) == 1, "%s", etl_decoder_error(d));
+    ck_assert_uint_eq(e.payload_used, n);
+    snprintf(name, name_size, "%s", e.event_name);
+    etl_decoded_format_text(&e, text, size);
+    etl_decoder_close(d);
+}
+
+START_TEST(linux_image_id_payloads)
+{
+    etl_kbuild_id b = { 4, { 0xde, 0xad, 0xbe, 0xef } }, none = { 0, { 0 } };
+    uint8_t buf[512];
+    char name[64], text[1024];
+    size_t n;
+
+    n = etl_kpayload_build_id(buf, sizeof buf, 0x7f0000001000, 0x5000, 4242, 0x2000, &b, "/usr/lib/libc.so.6");
+    ck_assert_uint_eq(n, 8 + 8 + 4 + 8 + 2 + 4 + 19);
+    image_id_text(ETL_LINUX_IMAGE_ID_BUILD_ID, buf, n, name, sizeof name, text, sizeof text);
+    ck_assert_str_eq(name, "LinuxImageID/BuildId");
+    ck_assert_str_eq(text, "ImageBase=0x7f0000001000 ImageSize=0x5000 ProcessId=4242 FileOffset=8192 BuildIdSize=4 "
+                           "BuildId=\"deadbeef\" FileName=\"/usr/lib/libc.so.6\"");
+    n = etl_kpayload_build_id(buf, sizeof buf, 0x1000, 0x2000, 1, 0, &none, "[vdso]");
+    image_id_text(ETL_LINUX_IMAGE_ID_BUILD_ID, buf, n, name, sizeof name, text, sizeof text);
+    ck_assert_str_eq(text, "ImageBase=0x1000 ImageSize=0x2000 ProcessId=1 FileOffset=0 BuildIdSize=0 BuildId=\"\" "
+                           "FileName=\"[vdso]\"");
+    n = etl_kpayload_kernel_symbols(buf, sizeof buf, 3, "ffffffff81000000 T _stext\nffffffff81000010 t x\nNOT", 47);
+    ck_assert_uint_eq(n, 4 + 47 + 1);
+    image_id_text(ETL_LINUX_IMAGE_ID_KERNEL_SYMBOLS, buf, n, name, sizeof name, text, sizeof text);
+    ck_assert_str_eq(name, "LinuxImageID/KernelSymbols");
+    ck_assert_str_eq(text, "Sequence=3 Text=\"ffffffff81000000 T _stext\\nffffffff81000010 t x\\n\"");
+    n = etl_kpayload_kernel_module(buf, sizeof buf, 0xffffffffc0000000, 0x3000, &b, "ext4");
+    image_id_text(ETL_LINUX_IMAGE_ID_KERNEL_MODULE, buf, n, name, sizeof name, text, sizeof text);
+    ck_assert_str_eq(name, "LinuxImageID/KernelModule");
+    ck_assert_str_eq(text, "ImageBase=0xffffffffc0000000 ImageSize=0x3000 BuildIdSize=4 BuildId=\"deadbeef\" Name=\"ext4\"");
+    /* Too small a destination: the size, and nothing past cap. */
+    memset(buf, 0xAB, sizeof buf);
+    ck_assert_uint_eq(etl_kpayload_kernel_module(buf, 10, 1, 2, &b, "ext4"), 8 + 8 + 2 + 4 + 5);
+    ck_assert_uint_eq(buf[10], 0xAB);
+}
+END_TEST
+
+/* Notes (namesz, descsz, type, name, desc; each padded to align) in out: their size. */
+static size_t note(uint8_t *out, uint32_t namesz, uint32_t descsz, uint32_t type, const char *name, size_t name_len,
+                   const uint8_t *desc, size_t desc_len, unsigned align)
+{
+    size_t n = 12;
+    etl_put32(out, namesz);
+    etl_put32(out + 4, descsz);
+    etl_put32(out + 8, type);
+    memcpy(out + n, name, name_len);
+    n = (n + name_len + align - 1) / align * align;
+    memcpy(out + n, desc, desc_len);
+    return (n + desc_len + align - 1) / align * align;
+}
+
+START_TEST(build_id_notes)
+{
+    static const uint8_t id[20] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20 };
+    uint8_t notes[512], out[ETL_BUILD_ID_MAX], big[100];
+    size_t n;
+
+    memset(big, 7, sizeof big);
+    /* The ABI tag, then the build-id: the second note is found. */
+    n = note(notes, 4, 16, 1, "GNU", 4, big, 16, 4);
+    n += note(notes + n, 4, 20, 3, "GNU", 4, id, 20, 4);
+    ck_assert_uint_eq(etl_elf_note_build_id(notes, n, 4, out, sizeof out), 20);
+    ck_assert_mem_eq(out, id, 20);
+    /* Every cut of it: the build-id only when whole. */
+    for (size_t cut = 0; cut < n; cut++) {
+        uint8_t *copy = malloc(cut ? cut : 1);
+        memcpy(copy, notes, cut);
+        ck_assert_uint_eq(etl_elf_note_build_id(copy, cut, 4, out, sizeof out), cut >= n ? 20 : 0);
+        free(copy);
+    }
+    /* 8-aligned notes (a GNU property note first, its name padded to 8). */
+    n = note(notes, 4, 16, 5, "GNU", 4, big, 16, 8);
+    n += note(notes + n, 4, 20, 3, "GNU", 4, id, 20, 8);
+    ck_assert_uint_eq(etl_elf_note_build_id(notes, n, 8, out, sizeof out), 20);
+    ck_assert_mem_eq(out, id, 20);
+    /* Another owner's type 3, a build-id of another name length: not it. */
+    n = note(notes, 5, 20, 3, "Xen\0", 5, id, 20, 4);
+    ck_assert_uint_eq(etl_elf_note_build_id(notes, n, 4, out, sizeof out), 0);
+    /* Hostile sizes: each passes the end (or wraps, in 32 bits), nothing is read past it. */
+    static const uint32_t huge[] = { 0xFFFFFFFFu, 0xFFFFFFFCu, 0x80000000u, 0x7FFFFFFFu, 513 };
+    for (size_t i = 0; i < sizeof huge / sizeof huge[0]; i++) {
+        n = note(notes, huge[i], 20, 1, "GNU", 4, id, 20, 4);
+        n += note(notes + n, 4, 20, 3, "GNU", 4, id, 20, 4);
+        ck_assert_uint_eq(etl_elf_note_build_id(notes, n, 4, out, sizeof out), 0);
+        n = note(notes, 4, huge[i], 3, "GNU", 4, id, 20, 4);
+        ck_assert_uint_eq(etl_elf_note_build_id(notes, n, 4, out, sizeof out), 0);
+        n = note(notes, 4, huge[i], 1, "GNU", 4, id, 20, 4);
+        n += note(notes + n, 4, 20, 3, "GNU", 4, id, 20, 4);
+        ck_assert_uint_eq(etl_elf_note_build_id(notes, n, 4, out, sizeof out), 0);
+    }
+    /* A build-id longer than the caller's room: none (not cut). */
+    n = note(notes, 4, 100, 3, "GNU", 4, big, 100, 4);
+    ck_assert_uint_eq(etl_elf_note_build_id(notes, n, 4, out, sizeof out), 0);
+    ck_assert_uint_eq(etl_elf_note_build_id(notes, n, 4, big, 100), 100);
+    ck_assert_uint_eq(etl_elf_note_build_id(notes, 0, 4, out, sizeof out), 0);
+}
+END_TEST
+
+/* Runs a shell command: its exit status. */
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+    char cmd[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    int rc = system(cmd);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/* The build-id `readelf -n` gives of path, as hex ("" for none). */
+static void readelf_build_id(const char *path, char *hex, size_t size)
+{
+    char cmd[1024], line[512];
+    FILE *f;
+
+    hex[0] = '\0';
+    snprintf(cmd, sizeof cmd, "readelf -n '%s' 2>/dev/null", path);
+    ck_assert_ptr_nonnull(f = popen(cmd, "r"));
+    while (fgets(line, sizeof line, f)) {
+        char *p = strstr(line, "Build ID: ");
+        if (p) snprintf(hex, size, "%.*s", (int)strcspn(p + 10, "\n"), p + 10);
+    }
+    pclose(f);
+}
+
+static size_t file_build_id(const char *path, uint8_t *out)
+{
+    int fd = open(path, O_RDONLY);
+    size_t n;
+    ck_assert_int_ge(fd, 0);
+    n = etl_elf_build_id(fd, out, ETL_BUILD_ID_MAX);
+    close(fd);
+    return n;
+}
+
+static void hex_of(const uint8_t *b, size_t n, char *out)
+{
+    for (size_t i = 0; i < n; i++) sprintf(out + 2 * i, "%02x", b[i]);
+    out[2 * n] = '\0';
+}
+
+/* Writes the first n bytes of data to path (a truncated file). */
+static void write_head(const char *path, const uint8_t *data, size_t n)
+{
+    FILE *o = fopen(path, "w");
+    ck_assert_ptr_nonnull(o);
+    ck_assert_uint_eq(fwrite(data, 1, n, o), n);
+    fclose(o);
+}
+
+START_TEST(build_id_of_elf_files)
+{
+    const char *src = test_dir_path("p.c");
+    char sha[512], none[512], md5[512], hex[2 * ETL_BUILD_ID_MAX + 1], want[256];
+    uint8_t id[ETL_BUILD_ID_MAX];
+    FILE *f = fopen(src, "w");
+    size_t n;
+
+    ck_assert_ptr_nonnull(f);
+    fputs("int main(void) { return 0; }\n", f);
+    fclose(f);
+    snprintf(sha, sizeof sha, "%s", test_dir_path("sha1"));
+    snprintf(none, sizeof none, "%s", test_dir_path("none"));
+    snprintf(md5, sizeof md5, "%s", test_dir_path("md5.so"));
+    ck_assert_int_eq(sh("gcc -o '%s' -Wl,--build-id=sha1 '%s'", sha, src), 0);
+    ck_assert_int_eq(sh("gcc -o '%s' -Wl,--build-id=none '%s'", none, src), 0);
+    ck_assert_int_eq(sh("gcc -shared -fPIC -o '%s' -Wl,--build-id=md5 '%s'", md5, src), 0);
+    n = file_build_id(sha, id);
+    ck_assert_uint_eq(n, 20);
+    hex_of(id, n, hex);
+    readelf_build_id(sha, want, sizeof want);
+    ck_assert_str_eq(hex, want);
+    n = file_build_id(md5, id);
+    ck_assert_uint_eq(n, 16);
+    hex_of(id, n, hex);
+    readelf_build_id(md5, want, sizeof want);
+    ck_assert_str_eq(hex, want);
+    readelf_build_id(none, want, sizeof want);
+    ck_assert_str_eq(want, "");
+    ck_assert_uint_eq(file_build_id(none, id), 0);
+    /* Not ELF; and the ELF cut at every length up to a while past its note: nothing until the
+       whole note is there (in the ELF header, the program headers, the note), then the build-id. */
+    ck_assert_uint_eq(file_build_id(src, id), 0);
+    uint8_t *elf = malloc(1 << 20);
+    ck_assert_ptr_nonnull(elf);
+    ck_assert_ptr_nonnull(f = fopen(sha, "r"));
+    size_t size = fread(elf, 1, 1 << 20, f), whole = 0;
+    fclose(f);
+    for (size_t cut = 0; cut <= size && cut < (whole ? whole + 64 : 16384); cut++) {
+        write_head(test_dir_path("cut"), elf, cut);
+        n = file_build_id(test_dir_path("cut"), id);
+        if (n && !whole) whole = cut;
+        ck_assert_msg(n == (whole ? 20u : 0u), "cut at %zu: %zu", cut, n);
+    }
+    free(elf);
+    ck_assert_uint_gt(whole, 64 + 56);
+    ck_assert_uint_gt(whole, 0);
+}
+END_TEST
+
+/* An ELF header and one program header (64-bit, little-endian) pointing at a note, written to
+   path: phnum, phoff, the note's offset, size and align as given, the note at note_off. */
+static void hostile_elf(const char *path, uint16_t phnum, uint64_t phoff, uint64_t off, uint64_t filesz, uint64_t align,
+                        uint16_t phentsize)
+{
+    static const uint8_t id[20] = { 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9 };
+    uint8_t f[512];
+    FILE *o;
+
+    memset(f, 0, sizeof f);
+    memcpy(f, "\177ELF\2\1\1", 7);
+    etl_put16(f + 16, 3);
+    etl_put64(f + 32, phoff);
+    etl_put16(f + 54, phentsize);
+    etl_put16(f + 56, phnum);
+    etl_put32(f + 64, 4); /* PT_NOTE at 64 */
+    etl_put64(f + 64 + 8, off);
+    etl_put64(f + 64 + 32, filesz);
+    etl_put64(f + 64 + 48, align);
+    note(f + 128, 4, 20, 3, "GNU", 4, id, 20, 4);
+    ck_assert_ptr_nonnull(o = fopen(path, "w"));
+    ck_assert_uint_eq(fwrite(f, 1, sizeof f, o), sizeof f);
+    fclose(o);
+}
+
+START_TEST(build_id_of_hostile_elf)
+{
+    const char *p = test_dir_path("h");
+    uint8_t id[ETL_BUILD_ID_MAX];
+
+    hostile_elf(p, 1, 64, 128, 36, 4, 56); /* well-formed */
+    ck_assert_uint_eq(file_build_id(p, id), 20);
+    ck_assert_uint_eq(id[0], 9);
+    hostile_elf(p, 1, 64, 128, 35, 4, 56); /* the segment ends inside the note */
+    ck_assert_uint_eq(file_build_id(p, id), 0);
+    hostile_elf(p, 1, 64, 128, 1u << 20, 4, 56); /* larger than any note segment read */
+    ck_assert_uint_eq(file_build_id(p, id), 0);
+    hostile_elf(p, 1, 64, 128, 400, 4, 56); /* past the end of the file */
+    ck_assert_uint_eq(file_build_id(p, id), 0);
+    hostile_elf(p, 1, 64, UINT64_MAX - 8, 36, 4, 56); /* an offset that wraps */
+    ck_assert_uint_eq(file_build_id(p, id), 0);
+    hostile_elf(p, 1, UINT64_MAX - 16, 128, 36, 4, 56); /* program headers that wrap */
+    ck_assert_uint_eq(file_build_id(p, id), 0);
+    hostile_elf(p, 65535, 64, 128, 36, 4, 56); /* too many program headers */
+    ck_assert_uint_eq(file_build_id(p, id), 0);
+    hostile_elf(p, 1, 64, 128, 36, 4, 8); /* program headers smaller than one */
+    ck_assert_uint_eq(file_build_id(p, id), 0);
+}
+END_TEST
+
+/* The build-id of a mapping: through map_files, or the path when it is that file, read once
+   per file (the cache), never another file's (an inode number reused: a FIFO made after the
+   file it had went). */
+START_TEST(build_id_of_mappings)
+{
+    const char *src = test_dir_path("m.c");
+    char bin[512], other[512], fifo[512];
+    struct stat st, st2;
+    etl_kbuild_id b, want;
+    struct etl_kbid_cache *c = etl_kbid_cache_new();
+    FILE *f = fopen(src, "w");
+    void *m, *m2;
+    int fd;
+
+    ck_assert_ptr_nonnull(c);
+    ck_assert_ptr_nonnull(f);
+    fputs("int main(void) { return 1; }\n", f);
+    fclose(f);
+    snprintf(bin, sizeof bin, "%s", test_dir_path("m"));
+    snprintf(other, sizeof other, "%s", test_dir_path("other"));
+    ck_assert_int_eq(sh("gcc -o '%s' -Wl,--build-id=sha1 '%s' && gcc -o '%s' -Wl,--build-id=sha1 -DX=1 -O2 '%s'",
+                        bin, src, other, src), 0);
+    want.size = (uint8_t)file_build_id(bin, want.id);
+    ck_assert_uint_eq(want.size, 20);
+    ck_assert_int_eq(stat(bin, &st), 0);
+    /* Mapped executable by this process, twice: read through /proc/self's map_files once, the
+       second mapping's from the cache. */
+    ck_assert_int_ge(fd = open(bin, O_RDONLY), 0);
+    m = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+    ck_assert_ptr_ne(m, MAP_FAILED);
+    m2 = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+    ck_assert_ptr_ne(m2, MAP_FAILED);
+    close(fd);
+    etl_kbuild_id_of_mapping(c, (uint32_t)getpid(), (uintptr_t)m, (uintptr_t)m + 4096, st.st_dev, st.st_ino, bin, &b);
+    ck_assert_uint_eq(b.size, 20);
+    ck_assert_mem_eq(b.id, want.id, 20);
+    ck_assert_uint_eq(etl_kbid_cache_reads(c), 1);
+    memset(&b, 0, sizeof b);
+    etl_kbuild_id_of_mapping(c, (uint32_t)getpid(), (uintptr_t)m2, (uintptr_t)m2 + 4096, st.st_dev, st.st_ino, bin, &b);
+    ck_assert_uint_eq(b.size, 20);
+    ck_assert_mem_eq(b.id, want.id, 20);
+    ck_assert_uint_eq(etl_kbid_cache_reads(c), 1);
+    /* The wrong inode: not that file, nothing (nor from the cache). */
+    etl_kbuild_id_of_mapping(c, (uint32_t)getpid(), (uintptr_t)m, (uintptr_t)m + 4096, st.st_dev, st.st_ino + 1, bin, &b);
+    ck_assert_uint_eq(b.size, 0);
+    /* The file replaced at its path (a new inode): the mapping still reads the old one; once
+       unmapped, only the path is left, which is another file: nothing. */
+    ck_assert_int_eq(rename(other, bin), 0);
+    etl_kbuild_id_of_mapping(c, (uint32_t)getpid(), (uintptr_t)m, (uintptr_t)m + 4096, st.st_dev, st.st_ino, bin, &b);
+    ck_assert_uint_eq(b.size, 20);
+    ck_assert_mem_eq(b.id, want.id, 20);
+    munmap(m, 4096);
+    munmap(m2, 4096);
+    etl_kbuild_id_of_mapping(c, (uint32_t)getpid(), (uintptr_t)m, (uintptr_t)m + 4096, st.st_dev, st.st_ino, bin, &b);
+    ck_assert_uint_eq(b.size, 0);
+    /* The new file at the path (a gone process's mapping, found by its path): its own. */
+    ck_assert_int_eq(stat(bin, &st2), 0);
+    etl_kbuild_id_of_mapping(c, 0x7FFFFFF0u, 0x1000, 0x2000, st2.st_dev, st2.st_ino, bin, &b);
+    ck_assert_uint_eq(b.size, 20);
+    ck_assert(memcmp(b.id, want.id, 20) != 0);
+    /* Read: the file, again once unlinked by the rename (its ctime changed), the new file. */
+    ck_assert_uint_eq(etl_kbid_cache_reads(c), 3);
+    /* Not files: pseudo-paths, a FIFO (not opened: no hang), a process that is gone. */
+    etl_kbuild_id_of_mapping(c, (uint32_t)getpid(), 0x1000, 0x2000, 0, 0, "[vdso]", &b);
+    ck_assert_uint_eq(b.size, 0);
+    snprintf(fifo, sizeof fifo, "%s", test_dir_path("fifo"));
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    ck_assert_int_eq(stat(fifo, &st2), 0);
+    etl_kbuild_id_of_mapping(c, 0x7FFFFFF0u, 0x1000, 0x2000, st2.st_dev, st2.st_ino, fifo, &b);
+    ck_assert_uint_eq(b.size, 0);
+    etl_kbuild_id_of_mapping(c, 0x7FFFFFF0u, 0x1000, 0x2000, 0, 0, fifo, &b);
+    ck_assert_uint_eq(b.size, 0);
+    etl_kbid_cache_free(c);
+}
+END_TEST
+
+START_TEST(kallsyms_chunks)
+{
+    const char *t = "ffffffff81000000 T _stext\nffffffff81000010 t a_b\n0000000000000000 A fixed_percpu\n";
+    size_t len = strlen(t), l1 = 26, l2 = 26 + 23;
+    char *big, *cat;
+    size_t n, at, total;
+
+    /* Whole lines only: a chunk ends at a line's newline, at a boundary and a byte either side. */
+    ck_assert_uint_eq(etl_kallsyms_chunk(t, len, l1 - 1, 0), 0);
+    ck_assert_uint_eq(etl_kallsyms_chunk(t, len, l1, 0), l1);
+    ck_assert_uint_eq(etl_kallsyms_chunk(t, len, l1 + 1, 0), l1);
+    ck_assert_uint_eq(etl_kallsyms_chunk(t, len, l2 - 1, 0), l1);
+    ck_assert_uint_eq(etl_kallsyms_chunk(t, len, l2, 0), l2);
+    ck_assert_uint_eq(etl_kallsyms_chunk(t, len, len, 0), len);
+    ck_assert_uint_eq(etl_kallsyms_chunk(t, len, len + 100, 0), len);
+    /* Not at the end yet: a last line without its newline waits for more; at the end it goes. */
+    ck_assert_uint_eq(etl_kallsyms_chunk(t, len - 1, len + 100, 0), l2);
+    ck_assert_uint_eq(etl_kallsyms_chunk(t, len - 1, len + 100, 1), len - 1);
+    ck_assert_uint_eq(etl_kallsyms_chunk(t, len - 1, len - 2, 1), l2);
+    ck_assert_uint_eq(etl_kallsyms_chunk(t, 0, 10, 1), 0);
+    /* Addresses: any other than 0. */
+    ck_assert_int_eq(etl_kallsyms_has_addresses(t, len), 1);
+    ck_assert_int_eq(etl_kallsyms_has_addresses(t + l2, len - l2), 0);
+    ck_assert_int_eq(etl_kallsyms_has_addresses("0000000000000000 T _stext\n0000000000000000 t x\n", 47), 0);
+    ck_assert_int_eq(etl_kallsyms_has_addresses("", 0), 0);
+    /* 100 000 lines of many lengths cut into chunks of at most max: each ends a line, and
+       they make the text again. */
+    big = malloc(100000 * 80);
+    cat = malloc(100000 * 80);
+    ck_assert_ptr_nonnull(big);
+    ck_assert_ptr_nonnull(cat);
+    total = 0;
+    for (unsigned i = 0; i < 100000; i++)
+        total += (size_t)sprintf(big + total, "ffffffff%08x %c %.*s\n", i * 16, "Tt"[i % 2], (int)(1 + i % 50),
+                                 "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz");
+    for (size_t max = 70; max <= 65536; max = max * 4 + 1) { /* 70: the longest line */
+        at = 0;
+        size_t o = 0, chunks = 0;
+        while (at < total) {
+            size_t rest = total - at, avail = rest < max ? rest : max;
+            n = etl_kallsyms_chunk(big + at, avail, max, avail == rest);
+            ck_assert_uint_gt(n, 0);
+            ck_assert_uint_le(n, max);
+            ck_assert_int_eq(big[at + n - 1], '\n');
+            memcpy(cat + o, big + at, n);
+            o += n;
+            at += n;
+            chunks++;
+        }
+        ck_assert_uint_eq(o, total);
+        ck_assert(memcmp(cat, big, total) == 0);
+        ck_assert_uint_ge(chunks, total / max);
+    }
+    free(big);
+    free(cat);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("kcapture");
@@ -1124,7 +1593,11 @@ static Suite *suite(void)
     tcase_add_test(tc, exec_command_line);
     tcase_add_test(tc, disk_io_v3);
     tcase_add_test(tc, syscall_v2);
+    tcase_add_test(tc, profile_interval_v3);
     tcase_add_test(tc, io_mappings);
+    tcase_add_test(tc, linux_image_id_payloads);
+    tcase_add_test(tc, build_id_notes);
+    tcase_add_test(tc, kallsyms_chunks);
 #if defined(__linux__) && defined(PERF_RECORD_MISC_COMM_EXEC)
     tcase_add_test(tc, exec_waits_for_the_fork);
 #endif
@@ -1135,6 +1608,14 @@ static Suite *suite(void)
 #if defined(__linux__) && defined(PERF_RECORD_MISC_COMM_EXEC)
     tcase_add_test(tc, exec_before_its_fork);
 #endif
+    suite_add_tcase(s, tc);
+    /* ELF files made with gcc: a compiler on a loaded machine takes its time. */
+    tc = tcase_create("elf");
+    tcase_add_checked_fixture(tc, make_dir, remove_dir);
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, build_id_of_elf_files);
+    tcase_add_test(tc, build_id_of_hostile_elf);
+    tcase_add_test(tc, build_id_of_mappings);
     suite_add_tcase(s, tc);
     return s;
 }

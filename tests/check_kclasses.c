@@ -689,6 +689,8 @@ static uint32_t build_payload(const etl_kclass_version *v, unsigned ptr, uint8_t
 
     for (unsigned i = 0; i < v->field_count; i++)
         if (v->fields[i].count_kind == ETL_COUNT_FIELD) counted[v->fields[i].count_ref] = 1;
+    for (unsigned i = 0; i < v->field_count; i++) /* a length in bytes: also 2 */
+        if (v->fields[i].length_kind == ETL_LEN_FIELD) counted[v->fields[i].length_ref] = 1;
     for (unsigned i = 0; i < v->field_count; i += v->fields[i].span) {
         const etl_schema_field *f = &v->fields[i];
         unsigned fixed = etl_in_type_fixed_size(f->in_type, ptr), reps = f->count_kind == ETL_COUNT_ONE ? 1 : 2;
@@ -715,7 +717,7 @@ static uint32_t build_payload(const etl_kclass_version *v, unsigned ptr, uint8_t
                 memcpy(out + n, sid, sizeof sid);
                 n += sizeof sid;
             } else if (f->in_type == ETL_IN_BINARY) {
-                unsigned len = f->length_kind == ETL_LEN_CONST ? f->length : 5;
+                unsigned len = f->length_kind == ETL_LEN_CONST ? f->length : f->length_kind == ETL_LEN_FIELD ? 2 : 5;
                 for (unsigned b = 0; b < len; b++) out[n++] = (uint8_t)b;
             } else {
                 ck_abort_msg("field %s: in type %u", f->name, f->in_type);

@@ -13,6 +13,7 @@
 
 #include "check_run.h"
 #include "etl.h"
+#include "fnstory.h"
 #include "kstory.h"
 #include "synth.h"
 #include "testutil.h"
@@ -173,6 +174,15 @@ static etl_sqlite_options options(struct seen *s)
     return o;
 }
 
+/* The views of the schema itself (CREATE VIEW statements in etl_sqlite_schema()). */
+static int64_t schema_views(void)
+{
+    int64_t n = 0;
+
+    for (const char *p = etl_sqlite_schema(); (p = strstr(p, "CREATE VIEW ")) != NULL; p++) n++;
+    return n;
+}
+
 /* Loads the trace at path into db (fresh or appended): the commit's status. */
 static int load_path(const etl_sqlite_options *o, const char *path)
 {
@@ -198,14 +208,14 @@ START_TEST(schema_text)
     const char *s = etl_sqlite_schema();
     sqlite3 *h;
 
-    ck_assert_ptr_eq(strstr(s, "-- etl2sqlite schema, version 3 "), s);
+    ck_assert_ptr_eq(strstr(s, "-- etl2sqlite schema, version 4 "), s);
     ck_assert_ptr_nonnull(strstr(s, "CREATE TABLE disk_io ("));
     ck_assert_ptr_nonnull(strstr(s, "CREATE TABLE event_names ("));
     ck_assert_ptr_nonnull(strstr(s, "CREATE TABLE event_name_fields ("));
     ck_assert_ptr_nonnull(strstr(s, "CREATE TABLE event_views ("));
     ck_assert_ptr_nonnull(strstr(s, "CREATE INDEX IF NOT EXISTS threads_by_tid"));
     ck_assert_ptr_nonnull(strstr(s, "CREATE VIEW threads_view AS"));
-    ck_assert_int_eq(ETL_SQLITE_SCHEMA_VERSION, 3);
+    ck_assert_int_eq(ETL_SQLITE_SCHEMA_VERSION, 4);
     /* Runs as it is. */
     ck_assert_int_eq(sqlite3_open(":memory:", &h), SQLITE_OK);
     ck_assert_int_eq(sqlite3_exec(h, s, NULL, NULL, NULL), SQLITE_OK);
@@ -224,8 +234,8 @@ START_TEST(load_story)
     ck_assert_int_eq(s.final, 1);
     ck_assert_uint_eq(s.events, KS_ALL_EVENTS);
     ck_assert_uint_eq(s.done, s.total);
-    ck_assert_int_eq(query(db, "SELECT value FROM meta WHERE key = 'schema_version'"), 3);
-    ck_assert_int_eq(query(db, "PRAGMA user_version"), 3);
+    ck_assert_int_eq(query(db, "SELECT value FROM meta WHERE key = 'schema_version'"), 4);
+    ck_assert_int_eq(query(db, "PRAGMA user_version"), 4);
     ck_assert_int_eq(query(db, "SELECT count(*) FROM traces WHERE trace = 1 AND events = 22 AND logger_name = 'NT Kernel Logger'"), 1);
     ck_assert_int_eq(query(db, "SELECT count(*) FROM events"), KS_ALL_EVENTS);
     /* events are numbered in time order: the story's event +n is event n + 3 */
@@ -351,6 +361,51 @@ START_TEST(exec_story_views)
     rows_are(db, "SELECT (time_ns - " T0 ") / 100, tid, pid, process_name FROM samples_view ORDER BY event",
              "5|3000|3000|etlrecord\n"
              "12|3000|3000|demo\n");
+}
+END_TEST
+
+/* The CPU story (tests/kstory.h): each thread's running intervals on each processor, from one
+   context switch to the next on that processor (the last to the trace's last event), and the
+   time summed per thread and per program, exact to the nanosecond. A second trace appended
+   keeps its own intervals. */
+START_TEST(cpu_time_views)
+{
+    struct seen s;
+    etl_sqlite_options o = options(&s);
+    char path[sizeof dir + 16];
+
+    snprintf(path, sizeof path, "%s/cpu.etl", dir);
+    ck_assert_int_eq(kstory_cpu_write(path), 0);
+    ck_assert_int_eq(load_path(&o, path), ETL_OK);
+    rows_are(db, "SELECT cpu, tid, pid, process_name, (start_ns - " T0 ") / 100, (end_ns - " T0 ") / 100, ns"
+                 " FROM cpu_intervals ORDER BY cpu, start_ns",
+             "0|101|100|a.exe|10|30|2000\n"
+             "0|201|200|b.exe|30|35|500\n"
+             "0|101|100|a.exe|35|60|2500\n"
+             "0|0|0|Idle|60|100|4000\n"
+             "1|102|100|a.exe|12|52|4000\n"
+             "1|0|0|Idle|52|70|1800\n"
+             "1|201|200|b.exe|70|100|3000\n");
+    /* the interval's switches: the one that began it, the one that ended it (NULL: the trace's end) */
+    rows_are(db, "SELECT i.start_event = c.event, i.end_event IS NULL FROM cpu_intervals i"
+                 " JOIN cswitches c ON c.event = i.start_event AND c.new_tid = i.tid ORDER BY i.cpu, i.start_ns",
+             "1|0\n1|0\n1|0\n1|1\n1|0\n1|0\n1|1\n");
+    rows_are(db, "SELECT tid, pid, process_name, cpu_ns, intervals FROM cpu_time_by_thread ORDER BY tid",
+             "0|0|Idle|5800|2\n"
+             "101|100|a.exe|4500|2\n"
+             "102|100|a.exe|4000|1\n"
+             "201|200|b.exe|3500|2\n");
+    rows_are(db, "SELECT pid, process_name, threads, cpu_ns, intervals FROM cpu_time_by_process ORDER BY cpu_ns DESC",
+             "100|a.exe|2|8500|3\n"
+             "0|Idle|1|5800|2\n"
+             "200|b.exe|1|3500|2\n");
+    /* Appended, the same trace again: each trace's processors are its own. */
+    o.append = 1;
+    ck_assert_int_eq(load_path(&o, path), ETL_OK);
+    rows_are(db, "SELECT trace, count(*), sum(ns) FROM cpu_intervals GROUP BY trace ORDER BY trace",
+             "1|7|17800\n2|7|17800\n");
+    rows_are(db, "SELECT trace, tid, cpu_ns FROM cpu_time_by_thread WHERE tid = 101 ORDER BY trace",
+             "1|101|4500\n2|101|4500\n");
 }
 END_TEST
 
@@ -511,19 +566,24 @@ START_TEST(refusals)
     o.replace = 0;
     o.append = 1;
     ck_assert_int_eq(load(&o), ETL_FATAL);
-    ck_assert_msg(strstr(s.last, "written in schema version 1, and this etl2sqlite writes version 3") != NULL, "%s", s.last);
+    ck_assert_msg(strstr(s.last, "written in schema version 1, and this etl2sqlite writes version 4") != NULL, "%s", s.last);
     after = slurp(db, &n1);
     ck_assert_uint_eq(n0, n1);
     ck_assert(memcmp(before, after, n0) == 0);
     free(before);
     free(after);
-    /* nor one of version 2 (issue 17's), which has no fields */
-    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
-    ck_assert_int_eq(sqlite3_exec(h, "UPDATE meta SET value = '2' WHERE key = 'schema_version'", NULL, NULL, NULL), SQLITE_OK);
-    sqlite3_close(h);
-    ck_assert_int_eq(load(&o), ETL_FATAL);
-    ck_assert_msg(strstr(s.last, "written in schema version 2, and this etl2sqlite writes version 3; nothing was added") != NULL,
-                  "%s", s.last);
+    /* nor one of version 2 (issue 17's), which has no fields, nor 3 (issue 18's), which has no
+       functions or processor time */
+    for (int v = 2; v <= 3; v++) {
+        char sql[128], want[128];
+        snprintf(sql, sizeof sql, "UPDATE meta SET value = '%d' WHERE key = 'schema_version'", v);
+        snprintf(want, sizeof want, "written in schema version %d, and this etl2sqlite writes version 4; nothing was added", v);
+        ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+        ck_assert_int_eq(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(h);
+        ck_assert_int_eq(load(&o), ETL_FATAL);
+        ck_assert_msg(strstr(s.last, want) != NULL, "%s", s.last);
+    }
 }
 END_TEST
 
@@ -557,7 +617,13 @@ START_TEST(no_payload_and_verbose)
     o.verbose = 1;
     ck_assert_int_eq(load(&o), ETL_OK);
     ck_assert_int_eq(query(db, "SELECT count(*) FROM events WHERE payload IS NULL"), KS_ALL_EVENTS);
-    ck_assert_int_eq(s.messages[0], 5); /* the phases and the processor times */
+    ck_assert_int_eq(s.messages[0], 6); /* the phases, the processor times, what the symbols found */
+    /* without symbols, no line about them */
+    o = options(&s);
+    o.no_payload = o.verbose = o.no_symbols = 1;
+    o.replace = 1;
+    ck_assert_int_eq(load(&o), ETL_OK);
+    ck_assert_int_eq(s.messages[0], 5);
 }
 END_TEST
 
@@ -812,11 +878,139 @@ START_TEST(append_unions_view_columns)
     ck_assert_int_gt(query(db, "SELECT count(*) FROM \"Image/Load\" WHERE trace = 2 AND ImageBase IS NOT NULL"), 0);
     /* the views of the first load are made again, not twice */
     ck_assert_int_eq(query(db, "SELECT count(*) FROM event_views"),
-                     query(db, "SELECT count(*) FROM sqlite_master WHERE type = 'view'") - 8);
+                     query(db, "SELECT count(*) FROM sqlite_master WHERE type = 'view'") - schema_views());
     ck_assert_int_eq(query(db, "SELECT count(*) FROM event_views v LEFT JOIN sqlite_master m ON m.name = v.view"
                                " WHERE m.name IS NULL"), 0);
     free(before);
     free(after);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ functions */
+
+START_TEST(functions_of_samples)
+{
+    struct seen s;
+    etl_sqlite_options o = options(&s);
+    struct fnstory g;
+    char path[sizeof dir + 16], want[4096], fn[4][128], src[4][300], caller_fn[128], caller_src[300], sql[4096];
+    uint64_t base = 0x555500000000ull;
+    char *with, *without;
+
+    ck_assert_int_eq(fnstory_build(dir, &g), 0);
+    /* what addr2line names at each function's middle (and a byte before, for return addresses) */
+    for (int k = 0; k < 4; k++) {
+        ck_assert_int_eq(fnstory_addr2line(&g, fnstory_mid(&g, k), fn[k], sizeof fn[k], src[k], sizeof src[k]), 0);
+        ck_assert_str_eq(fn[k], g.fn[k].name);
+    }
+    ck_assert_int_eq(fnstory_addr2line(&g, fnstory_mid(&g, FN_REC) - 1, caller_fn, sizeof caller_fn, caller_src,
+                                       sizeof caller_src), 0);
+    ck_assert_str_eq(caller_fn, "rec");
+    snprintf(path, sizeof path, "%s/fn.etl", dir);
+    ck_assert_int_eq(fnstory_write(path, &g, base), 0);
+    ck_assert_int_eq(load_path(&o, path), ETL_OK);
+    ck_assert_int_eq(query(db, "SELECT count(*) FROM samples"), FNSTORY_SAMPLES);
+    /* each sample's function is addr2line's, with its offset and source line */
+    for (int k = 0; k < 4; k++) {
+        const char *colon = strrchr(src[k], ':');
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM samples_view WHERE function = '%s' AND function_offset = %llu"
+                                  " AND (source = '%.299s' OR source LIKE '%%/%.299s')", fn[k],
+                 (unsigned long long)(g.fn[k].size / 2), src[k], src[k]);
+        ck_assert_int_eq(query(db, sql), k == 0 ? 3 : k == 1 ? 2 : k == 3 ? 1 : 0);
+        ck_assert_ptr_nonnull(colon);
+    }
+    ck_assert_int_eq(query(db, "SELECT count(*) FROM samples WHERE function IS NULL"), 1);
+    ck_assert_int_eq(query(db, "SELECT count(*) FROM samples WHERE function IS NULL AND image IS NULL AND line IS NULL"), 1);
+    rows_are(db, "SELECT name, image, image_path = (SELECT file_name FROM images) FROM functions ORDER BY name",
+             "hot_a|prog|1\nhot_b|prog|1\nmain|prog|1\nrec|prog|1\n");
+    /* frames past the first are return addresses, named by the call a byte before: the one at
+       rec's end too */
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM stack_frames_view WHERE depth = 1 AND function = 'rec'"
+                              " AND (source = '%s' OR source LIKE '%%/%s')", caller_src, caller_src);
+    ck_assert_int_eq(query(db, sql), 3);
+    ck_assert_int_eq(fnstory_addr2line(&g, g.fn[FN_REC].value + g.fn[FN_REC].size - 1, caller_fn, sizeof caller_fn,
+                                       caller_src, sizeof caller_src), 0);
+    ck_assert_str_eq(caller_fn, "rec");
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM stack_frames_view WHERE depth = 2 AND function = 'rec'"
+                              " AND function_offset = %llu AND (source = '%s' OR source LIKE '%%/%s')",
+             (unsigned long long)g.fn[FN_REC].size, caller_src, caller_src);
+    ck_assert_int_eq(query(db, sql), 3);
+    /* top functions: exclusive (the sample's innermost function) and inclusive (on its stack,
+       once per sample: rec recurses) */
+    rows_are(db, "SELECT name, exclusive, inclusive, exclusive_percent, inclusive_percent FROM top_functions"
+                 " ORDER BY inclusive DESC, name",
+             "main|1|6|14.29|85.71\nhot_a|3|3|42.86|42.86\nrec|0|3|0.0|42.86\nhot_b|2|2|28.57|28.57\n");
+    /* the stacks of a function's samples */
+    rows_are(db, "SELECT stack, samples FROM function_stacks WHERE name = 'main' ORDER BY samples DESC",
+             "hot_a <- rec <- rec <- main|3\nhot_b <- main|2\nmain|1\n");
+    rows_are(db, "SELECT stack, samples FROM function_stacks WHERE name = 'rec'", "hot_a <- rec <- rec <- main|3\n");
+    rows_are(db, "SELECT depth, frame FROM sample_stack_frames WHERE sample = (SELECT min(event) FROM samples) ORDER BY depth",
+             "0|hot_a\n1|rec\n2|rec\n3|main\n");
+    /* Without symbols: the same rows, the function columns NULL and no functions. */
+    with = rows(db, "SELECT event, trace, time_ns, cpu, tid, pid, instruction_pointer, count, flags, rank, image,"
+                    " image_offset, profile_source FROM samples ORDER BY event");
+    ck_assert_uint_lt(strlen(with), sizeof want);
+    memcpy(want, with, strlen(with) + 1);
+    o = options(&s);
+    o.no_symbols = o.replace = 1;
+    ck_assert_int_eq(load_path(&o, path), ETL_OK);
+    without = rows(db, "SELECT event, trace, time_ns, cpu, tid, pid, instruction_pointer, count, flags, rank, image,"
+                       " image_offset, profile_source FROM samples ORDER BY event");
+    ck_assert_str_eq(without, want);
+    ck_assert_int_eq(query(db, "SELECT count(*) FROM functions"), 0);
+    ck_assert_int_eq(query(db, "SELECT count(*) FROM samples WHERE function IS NOT NULL OR line IS NOT NULL"), 0);
+    ck_assert_int_eq(query(db, "SELECT count(*) FROM stack_frames WHERE function IS NOT NULL"), 0);
+    ck_assert_int_eq(query(db, "SELECT count(*) FROM top_functions"), 0);
+    free(with);
+    free(without);
+    /* Appended with symbols: the functions are the first load's, numbered on. */
+    o = options(&s);
+    o.replace = 1;
+    ck_assert_int_eq(load_path(&o, path), ETL_OK);
+    o = options(&s);
+    o.append = 1;
+    ck_assert_int_eq(load_path(&o, path), ETL_OK);
+    ck_assert_int_eq(query(db, "SELECT count(*) FROM functions"), 4);
+    rows_are(db, "SELECT name, exclusive, inclusive FROM top_functions ORDER BY inclusive DESC, name",
+             "main|2|12\nhot_a|6|6\nrec|0|6\nhot_b|4|4\n");
+}
+END_TEST
+
+/* A program no longer at the path the trace recorded is found in a symbol directory
+   (symbol_paths, copied by etl_sqlite_loader_open: the caller's array may change after it). */
+START_TEST(functions_from_symbol_paths)
+{
+    struct seen s;
+    etl_sqlite_options o = options(&s);
+    struct fnstory g, moved;
+    char path[sizeof dir + 16], sdir[sizeof dir + 16];
+    const char *paths[1];
+    etl_sqlite_loader *l;
+
+    ck_assert_int_eq(fnstory_build(dir, &g), 0);
+    moved = g;
+    snprintf(moved.path, sizeof moved.path, "%s/gone/prog", dir);
+    snprintf(path, sizeof path, "%s/moved.etl", dir);
+    ck_assert_int_eq(fnstory_write(path, &moved, 0x555500000000ull), 0);
+    /* without the directory: images and offsets, no functions */
+    ck_assert_int_eq(load_path(&o, path), ETL_OK);
+    ck_assert_int_eq(query(db, "SELECT count(*) FROM samples WHERE image = 'prog'"), FNSTORY_SAMPLES - 1);
+    ck_assert_int_eq(query(db, "SELECT count(*) FROM functions"), 0);
+    /* with it */
+    snprintf(sdir, sizeof sdir, "%s", dir);
+    paths[0] = sdir;
+    o = options(&s);
+    o.replace = 1;
+    o.symbol_paths = paths;
+    o.nsymbol_paths = 1;
+    ck_assert_int_eq(etl_sqlite_loader_open(&l, db, &o), ETL_OK);
+    strcpy(sdir, "/nonexistent");
+    paths[0] = NULL;
+    ck_assert_int_eq(etl_sqlite_loader_add(l, path), ETL_OK);
+    ck_assert_int_eq(etl_sqlite_loader_commit(l), ETL_OK);
+    etl_sqlite_loader_close(l);
+    rows_are(db, "SELECT name, exclusive, inclusive FROM top_functions ORDER BY inclusive DESC, name",
+             "main|1|6\nhot_a|3|3\nrec|0|3\nhot_b|2|2\n");
 }
 END_TEST
 
@@ -1047,6 +1241,9 @@ int main(void)
     tcase_add_test(tc, views_and_name_map);
     tcase_add_test(tc, exec_story_views);
     tcase_add_test(tc, exec_story_name_map);
+    tcase_add_test(tc, cpu_time_views);
+    tcase_add_test(tc, functions_of_samples);
+    tcase_add_test(tc, functions_from_symbol_paths);
     tcase_add_test(tc, append_numbers_on);
     tcase_add_test(tc, failed_append_changes_nothing);
     tcase_add_test(tc, interrupted_new_leaves_nothing);

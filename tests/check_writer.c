@@ -674,6 +674,59 @@ START_TEST(encoders_round_trip)
 }
 END_TEST
 
+/* A classic event (EVENT_TRACE_HEADER, FULL_HEADER64) reads back with its class GUID, type,
+   level, version, ids, timestamp and payload, every header byte where doc/format.md 4.4 puts
+   it; the padding is zeroed; the limit is ETL_MAX_RECORD_SIZE. */
+START_TEST(classic_encoder_round_trip)
+{
+    uint8_t rec[256];
+    const etl_guid g = { 0xf6235471, 0x690f, 0x4985, { 0xa2, 0x5e, 0x2d, 0x98, 0xbc, 0x95, 0x91, 0x97 } };
+    etl_data data[2] = { { "abc", 3 }, { "defgh", 5 } }, big = { NULL, 0 };
+    uint32_t size, step;
+    etl_event ev;
+    const char *why;
+
+    memset(rec, 0xAB, sizeof rec);
+    size = etl_record_encode_classic(rec, sizeof rec, 0x123456789A, &g, 2, 4, 7, 1000, 1001, data, 2);
+    ck_assert_uint_eq(size, 0x30 + 8);
+    ck_assert_uint_eq(etl_le16(rec), size);
+    ck_assert_uint_eq(rec[2], 0x14);
+    ck_assert_uint_eq(rec[3], 0xC0);
+    ck_assert_uint_eq(rec[4], 2);
+    ck_assert_uint_eq(rec[5], 4);
+    ck_assert_uint_eq(etl_le16(rec + 6), 7);
+    ck_assert_uint_eq(etl_le32(rec + 8), 1001);
+    ck_assert_uint_eq(etl_le32(rec + 12), 1000);
+    ck_assert_mem_eq(rec + 0x18, "\x71\x54\x23\xf6\x0f\x69\x85\x49\xa2\x5e\x2d\x98\xbc\x95\x91\x97", 16);
+    ck_assert_uint_eq(etl_le64(rec + 0x28), 0);
+    ck_assert_int_eq(etl_record_decode(NULL, rec, sizeof rec, &ev, &step, &why), ETL_RECORD_OK);
+    ck_assert_int_eq(ev.kind, ETL_KIND_CLASSIC);
+    ck_assert_uint_eq(ev.pointer_size, 8);
+    ck_assert(etl_guid_equal(&ev.provider, &g));
+    ck_assert_uint_eq(ev.opcode, 2);
+    ck_assert_uint_eq(ev.level, 4);
+    ck_assert_uint_eq(ev.version, 7);
+    ck_assert_uint_eq(ev.pid, 1000);
+    ck_assert_uint_eq(ev.tid, 1001);
+    ck_assert_int_eq(ev.timestamp, 0x123456789A);
+    ck_assert_uint_eq(ev.payload_len, 8);
+    ck_assert_mem_eq(ev.payload, "abcdefgh", 8);
+    ck_assert_uint_eq(step, 0x38);
+    /* Padding after an odd size is zeroed. */
+    size = etl_record_encode_classic(rec, sizeof rec, 1, &g, 0, 0, 0, 0, 0, data, 1);
+    ck_assert_uint_eq(size, 0x33);
+    for (uint32_t i = size; i < ETL_RECORD_SPACE(size); i++) ck_assert_uint_eq(rec[i], 0);
+    /* Too small a destination: the size, nothing written; over the limit: 0. */
+    memset(rec, 0xAB, sizeof rec);
+    ck_assert_uint_eq(etl_record_encode_classic(rec, 0x30, 1, &g, 0, 0, 0, 0, 0, data, 2), 0x38);
+    ck_assert_uint_eq(rec[0], 0xAB);
+    big.size = ETL_MAX_RECORD_SIZE - 0x30;
+    ck_assert_uint_eq(etl_record_encode_classic(NULL, 0, 1, &g, 0, 0, 0, 0, 0, &big, 1), ETL_MAX_RECORD_SIZE);
+    big.size++;
+    ck_assert_uint_eq(etl_record_encode_classic(NULL, 0, 1, &g, 0, 0, 0, 0, 0, &big, 1), 0);
+}
+END_TEST
+
 /* Extended items given ready-made (a TraceLogging event's) follow the encoder's own, and
    every item but the last says another follows; their size must be a multiple of 8. */
 START_TEST(encoder_ready_made_items)
@@ -813,6 +866,7 @@ int main(void)
     tcase_add_test(tc, relogger_header);
     tcase_add_test(tc, encoders_round_trip);
     tcase_add_test(tc, encoder_ready_made_items);
+    tcase_add_test(tc, classic_encoder_round_trip);
     tcase_add_test(tc, lbr_round_trip);
     tcase_add_test(tc, direct_batches_match_buffered);
     tcase_add_test(tc, batch_write_error);

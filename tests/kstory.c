@@ -195,6 +195,37 @@ uint8_t *kstory_exec_file(size_t *size)
     return synth_finish(s, size);
 }
 
+uint8_t *kstory_cpu_file(size_t *size)
+{
+    struct synth_options o = { 0 };
+    int64_t t = KS_T0;
+
+    o.logger_name = "NT Kernel Logger";
+    s = synth_new(&o);
+    if (!s) return NULL;
+    failed = 0;
+    process(t + 0, 0x0303, 0, "Idle");
+    process(t + 1, 0x0303, 100, "a.exe");
+    process(t + 2, 0x0303, 200, "b.exe");
+    thread_on(0, t + 3, 0x0503, 0, 0, NULL);
+    thread_on(0, t + 4, 0x0503, 100, 101, NULL);
+    thread_on(0, t + 5, 0x0503, 100, 102, NULL);
+    thread_on(0, t + 6, 0x0503, 200, 201, NULL);
+    cswitch(t + 10, 0, 101, 0);
+    cswitch(t + 12, 1, 102, 0);
+    cswitch(t + 30, 0, 201, 101);
+    cswitch(t + 35, 0, 101, 201);
+    cswitch(t + 52, 1, 0, 102);
+    cswitch(t + 60, 0, 0, 101);
+    cswitch(t + 70, 1, 201, 0);
+    process(t + 100, 0x0304, 200, "b.exe");
+    if (failed) {
+        free(synth_finish(s, size));
+        return NULL;
+    }
+    return synth_finish(s, size);
+}
+
 static int write_file(const char *path, uint8_t *b, size_t size)
 {
     FILE *f;
@@ -220,6 +251,14 @@ int kstory_write(const char *path)
 {
     size_t size = 0;
     uint8_t *b = kstory_file(&size);
+
+    return write_file(path, b, size);
+}
+
+int kstory_cpu_write(const char *path)
+{
+    size_t size = 0;
+    uint8_t *b = kstory_cpu_file(&size);
 
     return write_file(path, b, size);
 }

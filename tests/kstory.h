@@ -77,4 +77,17 @@ int kstory_write(const char *path);
 uint8_t *kstory_exec_file(size_t *size);
 int kstory_exec_write(const char *path);
 
+/*
+ * The CPU story: who ran where, for how long (the same clock and start; tid 0 is the idle
+ * thread of process 0, "Idle"; process 100 "a.exe" has threads 101 and 102, process 200 "b.exe"
+ * thread 201; their DCStart rundowns at +0 .. +6):
+ *   cpu 0: +10 CSwitch new 101 old 0, +30 new 201 old 101, +35 new 101 old 201, +60 new 0 old 101
+ *   cpu 1: +12 CSwitch new 102 old 0, +52 new 0 old 102, +70 new 201 old 0
+ *   +100 cpu 0  Process DCEnd 200 "b.exe"          (the trace's last event)
+ * Running intervals (ticks of 100 ns): cpu 0: 101 [10,30) 201 [30,35) 101 [35,60) 0 [60,100);
+ * cpu 1: 102 [12,52) 0 [52,70) 201 [70,100). Threads: 101 45 ticks, 102 40, 201 35, 0 58.
+ */
+uint8_t *kstory_cpu_file(size_t *size);
+int kstory_cpu_write(const char *path);
+
 #endif

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Helpers shared by the unit tests: test data paths, whole-file reads, expected event tables. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,4 +218,194 @@ int test_dir_remove(void)
 
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", test_dir);
     return system(cmd);
+}
+
+/* ---- a strict JSON syntax check ---- */
+
+struct json_check {
+    const unsigned char *p, *end, *start;
+    char *err;
+    size_t err_size;
+    int depth;
+};
+
+static int json_fail(struct json_check *j, const char *what)
+{
+    snprintf(j->err, j->err_size, "%s at byte %zu", what, (size_t)(j->p - j->start));
+    return -1;
+}
+
+static void json_space(struct json_check *j)
+{
+    while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r')) j->p++;
+}
+
+static int json_literal(struct json_check *j, const char *word)
+{
+    size_t n = strlen(word);
+
+    if ((size_t)(j->end - j->p) < n || memcmp(j->p, word, n) != 0) return json_fail(j, "unexpected character");
+    j->p += n;
+    return 0;
+}
+
+static int json_string(struct json_check *j)
+{
+    j->p++; /* the quote */
+    while (j->p < j->end) {
+        unsigned c = *j->p;
+        if (c == '"') {
+            j->p++;
+            return 0;
+        }
+        if (c < 0x20) return json_fail(j, "control character in a string");
+        if (c == '\\') {
+            if (j->end - j->p < 2) return json_fail(j, "escape at the end");
+            if (j->p[1] == 'u') {
+                if (j->end - j->p < 6) return json_fail(j, "short \\u escape");
+                for (int i = 2; i < 6; i++)
+                    if (!isxdigit(j->p[i])) return json_fail(j, "bad \\u escape");
+                j->p += 6;
+            } else if (strchr("\"\\/bfnrt", j->p[1]) && j->p[1]) {
+                j->p += 2;
+            } else {
+                return json_fail(j, "bad escape");
+            }
+            continue;
+        }
+        if (c < 0x80) {
+            j->p++;
+            continue;
+        }
+        {   /* UTF-8: lead byte, continuation bytes, no overlong forms or surrogates */
+            int n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+            uint32_t cp = c & (n == 2 ? 0x1F : n == 3 ? 0x0F : 0x07);
+            if (!n || j->end - j->p < n) return json_fail(j, "invalid UTF-8");
+            for (int i = 1; i < n; i++) {
+                if ((j->p[i] & 0xC0) != 0x80) return json_fail(j, "invalid UTF-8");
+                cp = cp << 6 | (j->p[i] & 0x3Fu);
+            }
+            if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF))
+                return json_fail(j, "invalid UTF-8");
+            j->p += n;
+        }
+    }
+    return json_fail(j, "unterminated string");
+}
+
+static int json_number(struct json_check *j)
+{
+    if (*j->p == '-') j->p++;
+    if (j->p >= j->end || !isdigit(*j->p)) return json_fail(j, "bad number");
+    if (*j->p == '0') j->p++;
+    else
+        while (j->p < j->end && isdigit(*j->p)) j->p++;
+    if (j->p < j->end && *j->p == '.') {
+        j->p++;
+        if (j->p >= j->end || !isdigit(*j->p)) return json_fail(j, "bad fraction");
+        while (j->p < j->end && isdigit(*j->p)) j->p++;
+    }
+    if (j->p < j->end && (*j->p == 'e' || *j->p == 'E')) {
+        j->p++;
+        if (j->p < j->end && (*j->p == '+' || *j->p == '-')) j->p++;
+        if (j->p >= j->end || !isdigit(*j->p)) return json_fail(j, "bad exponent");
+        while (j->p < j->end && isdigit(*j->p)) j->p++;
+    }
+    return 0;
+}
+
+static int json_value(struct json_check *j)
+{
+    json_space(j);
+    if (j->p >= j->end) return json_fail(j, "value expected");
+    if (++j->depth > 200) return json_fail(j, "nested too deep");
+    switch (*j->p) {
+    case '{': case '[': {
+        unsigned char close = *j->p == '{' ? '}' : ']';
+        int object = close == '}';
+        j->p++;
+        json_space(j);
+        if (j->p < j->end && *j->p == close) {
+            j->p++;
+            break;
+        }
+        for (;;) {
+            if (object) {
+                json_space(j);
+                if (j->p >= j->end || *j->p != '"') return json_fail(j, "member name expected");
+                if (json_string(j) < 0) return -1;
+                json_space(j);
+                if (j->p >= j->end || *j->p != ':') return json_fail(j, "':' expected");
+                j->p++;
+            }
+            if (json_value(j) < 0) return -1;
+            json_space(j);
+            if (j->p < j->end && *j->p == ',') {
+                j->p++;
+                continue;
+            }
+            if (j->p < j->end && *j->p == close) {
+                j->p++;
+                break;
+            }
+            return json_fail(j, object ? "',' or '}' expected" : "',' or ']' expected");
+        }
+        break;
+    }
+    case '"':
+        if (json_string(j) < 0) return -1;
+        break;
+    case 't':
+        if (json_literal(j, "true") < 0) return -1;
+        break;
+    case 'f':
+        if (json_literal(j, "false") < 0) return -1;
+        break;
+    case 'n':
+        if (json_literal(j, "null") < 0) return -1;
+        break;
+    default:
+        if (json_number(j) < 0) return -1;
+    }
+    j->depth--;
+    return 0;
+}
+
+int test_json_check(const char *text, size_t n, char *err, size_t err_size)
+{
+    struct json_check j = { (const unsigned char *)text, (const unsigned char *)text + n, (const unsigned char *)text,
+                            err, err_size, 0 };
+
+    if (err_size) err[0] = '\0';
+    if (json_value(&j) < 0) return -1;
+    json_space(&j);
+    if (j.p != j.end) return json_fail(&j, "text after the value");
+    return 0;
+}
+
+char *test_read_text(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+
+    if (!f) return NULL;
+    for (;;) {
+        if (cap - n < 65536) {
+            char *b = realloc(buf, cap = cap ? 2 * cap : 65536 + 1);
+            if (!b) {
+                free(buf);
+                fclose(f);
+                return NULL;
+            }
+            buf = b;
+        }
+        size_t k = fread(buf + n, 1, cap - n - 1, f);
+        n += k;
+        if (k == 0) break;
+    }
+    fclose(f);
+    buf[n] = '\0';
+    if (size) *size = n;
+    return buf;
 }

@@ -48,4 +48,11 @@ const char *test_dir_create(void);
 const char *test_dir_path(const char *name);
 int test_dir_remove(void);
 
+/* Whether text[0..n) is one JSON value (RFC 8259: objects, arrays, strings with their escapes,
+   numbers, true, false, null; whitespace around) in valid UTF-8 with nothing after it: 0, or -1
+   with what is wrong and where in err. */
+int test_json_check(const char *text, size_t n, char *err, size_t err_size);
+/* Reads the file at path into memory (NUL-terminated; *size without the NUL): NULL on failure. */
+char *test_read_text(const char *path, size_t *size);
+
 #endif

@@ -32,6 +32,23 @@ int tool_parse_seconds(const char *s, int64_t *ns)
     return 0;
 }
 
+int tool_parse_time_range(const char *text, int64_t *from_ns, int64_t *to_ns)
+{
+    const char *comma = strchr(text, ',');
+    char a[64];
+    int64_t from = *from_ns, to = *to_ns;
+
+    if (!comma || strchr(comma + 1, ',') || (size_t)(comma - text) >= sizeof a) return -1;
+    memcpy(a, text, (size_t)(comma - text));
+    a[comma - text] = '\0';
+    if ((a[0] && tool_parse_seconds(a, &from) != 0) || (comma[1] && tool_parse_seconds(comma + 1, &to) != 0))
+        return -1;
+    if (from > to) return -1;
+    *from_ns = from;
+    *to_ns = to;
+    return 0;
+}
+
 int tool_parse_u32(const char *s, uint32_t max, uint32_t *out)
 {
     char *end;
@@ -113,4 +130,37 @@ etl_decoder *tool_decoder_open(const char *prog, char *const *manifests, unsigne
         }
     }
     return d;
+}
+
+int tool_symbols_check(const char *prog, char *const *dirs, unsigned n)
+{
+    struct stat st;
+
+    for (unsigned i = 0; i < n; i++) {
+        if (stat(dirs[i], &st) != 0) {
+            fprintf(stderr, "%s: --symbols %s: %s\n", prog, dirs[i], strerror(errno));
+            return -1;
+        }
+        if (!S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "%s: --symbols %s: not a directory\n", prog, dirs[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+etl_symbolizer *tool_symbolizer_open(const char *prog, char *const *dirs, unsigned n)
+{
+    etl_symbolizer_options o;
+    etl_symbolizer *s;
+
+    if (tool_symbols_check(prog, dirs, n) != 0) return NULL;
+    memset(&o, 0, sizeof o);
+    o.paths = (const char *const *)dirs;
+    o.npaths = n;
+    if (etl_symbolizer_open(&s, &o) != ETL_OK) {
+        fprintf(stderr, "%s: out of memory\n", prog);
+        return NULL;
+    }
+    return s;
 }

@@ -33,6 +33,12 @@ static const char usage_text[] =
     "  -m, --manifest=PATH  decode events with the instrumentation manifest PATH, or\n"
     "                       those of directory PATH (repeatable; ETL_MANIFEST_PATH and\n"
     "                       the manifests installed with libetl are always read)\n"
+    "      --symbols=DIR    look for symbol files in DIR first (repeatable): DIR's\n"
+    "                       .build-id/ tree, debuginfod's cache layout, PDBs in\n"
+    "                       symstore's layout; then /usr/lib/debug, debuginfod's\n"
+    "                       cache and the images' own paths\n"
+    "      --no-symbols     no function names: leave the functions table empty and\n"
+    "                       the function columns NULL (a faster load)\n"
     "      --keep-partial   when an input cannot be read, keep what was loaded (from\n"
     "                       the inputs that could be) instead of writing nothing\n"
     "      --schema         print the schema (tables, indexes, views) and exit\n"
@@ -51,9 +57,10 @@ static const char usage_text[] =
     "Exit status: 0 loaded; 1 loaded, but an input had damaged parts or an event's\n"
     "payload did not fit its schema (stderr names the file and offset; the lost\n"
     "table records it and what was readable is loaded); 2 nothing loaded: bad\n"
-    "usage, an input or a --manifest could not be read, the database exists, or it\n"
-    "could not be written (with --keep-partial, what could be loaded is kept and\n"
-    "the status is still 2).\n";
+    "usage, an input, a --manifest or a --symbols directory could not be read, the\n"
+    "database exists, or it could not be written (with --keep-partial, what could\n"
+    "be loaded is kept and the status is still 2). A missing symbol file is no\n"
+    "error: the address keeps its image and offset.\n";
 
 /* What the messages and the progress bar share. */
 static struct {
@@ -170,10 +177,12 @@ static int run(const char *output, etl_sqlite_options *o, char **inputs, unsigne
     return status ? status : rc == ETL_WARN ? EXIT_DAMAGED : 0;
 }
 
-/* The command line (manifests has room for every --manifest) and the load: the exit status. */
-static int etl2sqlite(int argc, char **argv, const char **manifests)
+/* The command line (manifests and symbols have room for every --manifest and --symbols) and the
+   load: the exit status. */
+static int etl2sqlite(int argc, char **argv, const char **manifests, char **symbols)
 {
-    enum { OPT_NO_PAYLOAD = 256, OPT_KEEP_PARTIAL, OPT_SCHEMA, OPT_PROGRESS, OPT_NO_PROGRESS };
+    enum { OPT_NO_PAYLOAD = 256, OPT_KEEP_PARTIAL, OPT_SCHEMA, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_SYMBOLS,
+           OPT_NO_SYMBOLS };
     static const struct option longopts[] = {
         { "output", required_argument, NULL, 'o' },
         { "append", no_argument, NULL, 'a' },
@@ -181,6 +190,8 @@ static int etl2sqlite(int argc, char **argv, const char **manifests)
         { "no-payload", no_argument, NULL, OPT_NO_PAYLOAD },
         { "manifest", required_argument, NULL, 'm' },
         { "keep-partial", no_argument, NULL, OPT_KEEP_PARTIAL },
+        { "symbols", required_argument, NULL, OPT_SYMBOLS },
+        { "no-symbols", no_argument, NULL, OPT_NO_SYMBOLS },
         { "schema", no_argument, NULL, OPT_SCHEMA },
         { "progress", no_argument, NULL, OPT_PROGRESS },
         { "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
@@ -209,6 +220,8 @@ static int etl2sqlite(int argc, char **argv, const char **manifests)
         case OPT_NO_PAYLOAD: o.no_payload = 1; break;
         case 'm': manifests[o.nmanifests++] = optarg; break;
         case OPT_KEEP_PARTIAL: o.keep_partial = 1; break;
+        case OPT_SYMBOLS: symbols[o.nsymbol_paths++] = optarg; break;
+        case OPT_NO_SYMBOLS: o.no_symbols = 1; break;
         case OPT_PROGRESS: progress = 1; break;
         case OPT_NO_PROGRESS: progress = 0; break;
         case OPT_SCHEMA: fputs(etl_sqlite_schema(), stdout); return 0;
@@ -223,10 +236,15 @@ static int etl2sqlite(int argc, char **argv, const char **manifests)
         fputs("etl2sqlite: --append and --force exclude each other\nTry 'etl2sqlite --help'.\n", stderr);
         return EXIT_ERROR;
     }
+    if (o.no_symbols && o.nsymbol_paths) {
+        fputs("etl2sqlite: --symbols and --no-symbols exclude each other\nTry 'etl2sqlite --help'.\n", stderr);
+        return EXIT_ERROR;
+    }
     if (optind >= argc) {
         fputs("etl2sqlite: no input file\nTry 'etl2sqlite --help'.\n", stderr);
         return EXIT_ERROR;
     }
+    if (tool_symbols_check("etl2sqlite", symbols, o.nsymbol_paths) != 0) return EXIT_ERROR;
     if (!output) {
         output = default_out = default_output(argv[optind]);
         if (!output) return EXIT_ERROR;
@@ -236,6 +254,7 @@ static int etl2sqlite(int argc, char **argv, const char **manifests)
     o.on_progress = ui.show_progress ? on_progress : NULL;
     o.interrupted = interrupted;
     o.manifests = manifests;
+    o.symbol_paths = (const char *const *)symbols;
     status = run(output, &o, argv + optind, (unsigned)(argc - optind));
     free(default_out);
     return status;
@@ -244,13 +263,17 @@ static int etl2sqlite(int argc, char **argv, const char **manifests)
 int main(int argc, char **argv)
 {
     const char **manifests = calloc((size_t)argc, sizeof *manifests);
+    char **symbols = calloc((size_t)argc, sizeof *symbols);
     int status;
 
-    if (!manifests) {
+    if (!manifests || !symbols) {
         fputs("etl2sqlite: out of memory\n", stderr);
+        free(manifests);
+        free(symbols);
         return EXIT_ERROR;
     }
-    status = etl2sqlite(argc, argv, manifests);
+    status = etl2sqlite(argc, argv, manifests, symbols);
     free(manifests);
+    free(symbols);
     return status;
 }

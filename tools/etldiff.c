@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* etldiff: compare two ETL files event by event after normalization (doc/etldiff.1); the
-   comparison is the library's (etl_diff_*, etl/output.h). */
+/* etldiff: compare two ETL files event by event after normalization, or their functions' shares of the samples (--stacks) (doc/etldiff.1); the comparisons are the library's (etl_diff_*, etl_profile_diff_*, etl/output.h). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdint.h>
@@ -18,11 +17,13 @@
 
 static const char usage_text[] =
     "Usage: etldiff [OPTION]... A.etl B.etl\n"
+    "  or:  etldiff --stacks[=self|total] [OPTION]... A.etl B.etl\n"
     "Compare two Event Trace Log files (.etl, .etl.gz) event by event after\n"
     "normalization (timestamps and processors ignored, the sessions' header events left\n"
     "out; decoded events compared by their fields), thread by thread: each thread's events in time order against those of the\n"
     "thread of the other trace that does the same, whatever their ids and however the\n"
-    "threads interleave.\n"
+    "threads interleave. With --stacks: each function's share of the CPU samples, A\n"
+    "against B.\n"
     "\n"
     "  -i, --ignore=FIELDS      ignore these fields too: ts, pid, tid, cpu, payload\n"
     "                           (comma-separated)\n"
@@ -39,34 +40,51 @@ static const char usage_text[] =
     "                           those of directory PATH (repeatable; ETL_MANIFEST_PATH and\n"
     "                           the manifests installed with libetl are always read)\n"
     "  -t, --time-range=A,B     only the events from A to B seconds after each trace's\n"
-    "                           first compared event (either end may be left out)\n"
+    "                           first compared event (either end may be left out);\n"
+    "                           with --stacks, the samples, from each trace's start\n"
     "  -u, --unordered          compare as multisets: order does not matter\n"
     "      --global-order       compare all events in one time order, across threads\n"
     "                           (pids and tids renumbered in first-seen order)\n"
     "      --process=NAME|PID   compare only the events of this process (a name its\n"
-    "                           Process events give, or a process id); repeatable\n"
+    "                           Process events give, or a process id), or with --stacks\n"
+    "                           its samples; repeatable\n"
     "      --process-tree=NAME|PID  the same, with the processes it started, directly\n"
     "                           or not; repeatable\n"
     "      --counts             compare only the number of events per provider, id\n"
     "                           and opcode\n"
     "      --tolerance=T        with --counts: the difference allowed per row, absolute\n"
-    "                           (10) or relative to A's count (5%); default 0\n"
+    "                           (10) or relative to A's count (5%); default 0;\n"
+    "                           with --stacks: the percentage points a function's share\n"
+    "                           may move (2.5); default 1\n"
+    "      --stacks[=MEASURE]   compare each function's share of the samples (with their\n"
+    "                           stacks): self (default), the samples that hit it; total,\n"
+    "                           the samples with it on the stack (once per sample)\n"
+    "  -s, --symbols=DIR        with --stacks: look for symbol files in DIR too, as\n"
+    "                           etlprof does; repeatable\n"
     "      --all-events         keep the sessions' header events (EventTrace group)\n"
-    "  -n, --max-diffs=N        show at most N differing events (default 20; 0: only\n"
-    "                           the summary)\n"
+    "  -n, --max-diffs=N        show at most N differing events, or functions with\n"
+    "                           --stacks (default 20; 0: only the summary)\n"
     "  -U, --context=N          events of context around each difference (default 3)\n"
     "  -f, --format=FMT         text (default) or json\n"
     "  -q, --quiet              print nothing; the exit status tells\n"
     "  -h, --help               show this help and exit\n"
     "  -V, --version            show the versions of etldiff, libetl and zlib and exit\n"
     "\n"
-    "Exit status: 0 the traces match; 1 they differ; 2 trouble: bad usage, an input\n"
-    "that cannot be read, or damage in an input (stderr names the file and offset;\n"
-    "what is readable is still compared and printed).\n";
+    "Exit status: 0 the traces match (--stacks: no share moved more than the\n"
+    "tolerance); 1 they differ; 2 trouble: bad usage, an input that cannot be read,\n"
+    "damage in an input (stderr names the file and offset; what is readable is still\n"
+    "compared and printed), or with --stacks an input with no samples.\n";
 
 struct options {
     etl_diff_options diff;
     int quiet, json;
+    /* --stacks: the measure; --symbols; --process as given; the first option that only the
+       event comparison takes (refused with --stacks) */
+    int stacks, tolerance_given;
+    etl_profile_measure measure;
+    const char **symbols, **process_text;
+    size_t nsymbols, nprocess_text;
+    const char *events_only;
     /* The lists diff.normalize and diff.processes point at, grown as the options come. */
     etl_guid *only, *skip;
     etl_normalize_event_key *skip_events;
@@ -89,6 +107,8 @@ static void options_free(struct options *o)
     free(o->manifests);
     free(o->only_names);
     free(o->skip_names);
+    free(o->symbols);
+    free(o->process_text);
     etl_decoder_close(o->diff.normalize.decoder);
 }
 
@@ -192,18 +212,7 @@ static int add_process(struct options *o, const char *text, int tree)
 
 static int parse_range(etl_normalize_options *o, const char *text)
 {
-    const char *comma = strchr(text, ',');
-    char *a;
-    int ok;
-
-    if (!comma || strchr(comma + 1, ',')) goto bad;
-    a = strndup(text, (size_t)(comma - text));
-    if (!a) return -1;
-    ok = (!*a || tool_parse_seconds(a, &o->from_ns) == 0) && (!comma[1] || tool_parse_seconds(comma + 1, &o->to_ns) == 0);
-    free(a);
-    if (!ok || o->from_ns > o->to_ns) goto bad;
-    return 0;
-bad:
+    if (tool_parse_time_range(text, &o->from_ns, &o->to_ns) == 0) return 0;
     fprintf(stderr, "etldiff: --time-range needs A,B: seconds after each trace's first event (1.5,3), not '%s'\n", text);
     return -1;
 }
@@ -233,6 +242,101 @@ static int parse_tolerance(etl_diff_options *o, const char *text)
         fprintf(stderr, "etldiff: --tolerance needs a number (10) or a percentage (5%%), not '%s'\n", text);
         return -1;
     }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ --stacks */
+
+/* The profile of the trace at path, with the filters of o, in *out. 0, or -1 when the trace
+   cannot be read (said on stderr); *damaged set when damage was skipped. */
+static int load_profile(const struct options *o, const char *path, etl_profile **out, int *damaged)
+{
+    etl_symbolizer_options so = { 0, o->symbols, o->nsymbols, 0, NULL };
+    const etl_normalize_options *norm = &o->diff.normalize;
+    etl_profile_options po;
+    etl_reader *r = NULL;
+    int rc;
+
+    memset(&po, 0, sizeof po);
+    po.processes = o->process_text;
+    po.nprocesses = o->nprocess_text;
+    /* --time-range: here from each trace's start, as etlprof counts */
+    po.has_time_range = norm->from_ns != INT64_MIN || norm->to_ns != INT64_MAX;
+    po.time_from_ns = norm->from_ns < 0 ? 0 : norm->from_ns;
+    po.time_to_ns = norm->to_ns;
+    po.symbols = &so;
+    if (etl_profile_new(out, &po) != ETL_OK) {
+        if (!o->quiet) fputs("etldiff: out of memory\n", stderr);
+        return -1;
+    }
+    rc = etl_reader_open_path(&r, path, NULL);
+    if (rc != ETL_OK && rc != ETL_WARN) {
+        if (!o->quiet) fprintf(stderr, "etldiff: %s\n", r ? etl_reader_error(r) : "out of memory");
+        etl_reader_close(r);
+        return -1;
+    }
+    if (rc == ETL_WARN) {
+        if (!o->quiet) fprintf(stderr, "etldiff: %s\n", etl_reader_error(r));
+        *damaged = 1;
+    }
+    rc = etl_profile_add_trace(*out, r);
+    etl_reader_close(r);
+    if (rc == ETL_WARN) {
+        if (!o->quiet) fprintf(stderr, "etldiff: %s\n", etl_profile_error(*out));
+        *damaged = 1;
+    }
+    else if (rc != ETL_OK) {
+        if (!o->quiet) fprintf(stderr, "etldiff: %s: %s\n", path, etl_profile_error(*out));
+        return -1;
+    }
+    return 0;
+}
+
+static int compare_stacks(struct options *o, const char *path_a, const char *path_b)
+{
+    etl_profile *a = NULL, *b = NULL;
+    etl_profile_diff *d = NULL;
+    etl_profile_diff_stats st;
+    int damaged = 0, status = EXIT_TROUBLE, rc;
+
+    if (load_profile(o, path_a, &a, &damaged) != 0 || load_profile(o, path_b, &b, &damaged) != 0) goto out;
+    if (etl_profile_diff_new(&d, a, b, o->measure, o->diff.tolerance) != ETL_OK) {
+        if (!o->quiet) fputs("etldiff: out of memory\n", stderr);
+        goto out;
+    }
+    etl_profile_diff_stats_get(d, &st);
+    /* No shares without samples: that is no answer to the question, not a match. */
+    if (!st.samples_a || !st.samples_b) {
+        if (!o->quiet)
+            for (int k = 0; k < 2; k++)
+                if (!(k ? st.samples_b : st.samples_a))
+                    fprintf(stderr, "etldiff: %s: no samples to compare (no SampledProfile or PMC sample events%s)\n",
+                            k ? path_b : path_a, o->nprocess_text ? " of the processes --process names" : "");
+        goto out;
+    }
+    if (!o->quiet) {
+        rc = etl_profile_diff_write(stdout, d, path_a, path_b, o->json ? ETL_DIFF_JSON : ETL_DIFF_TEXT,
+                                    o->diff.max_diffs);
+        if (rc != ETL_OK) goto out; /* the write error is said below */
+    }
+    status = damaged ? EXIT_TROUBLE : st.moved ? EXIT_DIFFER : EXIT_SAME;
+out:
+    etl_profile_diff_free(d);
+    etl_profile_free(a);
+    etl_profile_free(b);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "etldiff: write error: %s\n", strerror(errno));
+        status = EXIT_TROUBLE;
+    }
+    return status;
+}
+
+static int push(const char ***list, size_t *n, const char *item)
+{
+    const char **p = realloc(*list, (*n + 1) * sizeof *p);
+    if (!p) return -1;
+    p[(*n)++] = item;
+    *list = p;
     return 0;
 }
 
@@ -284,7 +388,7 @@ out:
 int main(int argc, char **argv)
 {
     enum { OPT_IGNORE_PROVIDER = 256, OPT_IGNORE_EVENT, OPT_COUNTS, OPT_TOLERANCE, OPT_ALL_EVENTS, OPT_GLOBAL_ORDER,
-           OPT_PROCESS, OPT_PROCESS_TREE, OPT_IGNORE_FIELD };
+           OPT_PROCESS, OPT_PROCESS_TREE, OPT_IGNORE_FIELD, OPT_STACKS };
     static const struct option longopts[] = {
         { "ignore", required_argument, NULL, 'i' },
         { "compare", required_argument, NULL, 'c' },
@@ -307,6 +411,8 @@ int main(int argc, char **argv)
         { "version", no_argument, NULL, 'V' },
         { "ignore-field", required_argument, NULL, OPT_IGNORE_FIELD },
         { "manifest", required_argument, NULL, 'm' },
+        { "stacks", optional_argument, NULL, OPT_STACKS },
+        { "symbols", required_argument, NULL, 's' },
         { NULL, 0, NULL, 0 },
     };
     struct options o;
@@ -326,7 +432,12 @@ int main(int argc, char **argv)
         options_free(&o);
         return EXIT_TROUBLE;
     }
-    while ((c = tool_getopt_long("etldiff", argc, argv, "i:c:p:t:un:U:f:qhVm:", longopts, NULL)) != -1) {
+    while ((c = tool_getopt_long("etldiff", argc, argv, "i:c:p:t:un:U:f:qhVm:s:", longopts, NULL)) != -1) {
+        /* the options of the event comparison only, which --stacks refuses */
+        if (!o.events_only && ((c > 0 && c < 256 && strchr("icpmuU", c)) || (c >= OPT_IGNORE_PROVIDER && c != OPT_TOLERANCE &&
+                                                         c != OPT_PROCESS && c != OPT_STACKS)))
+            for (const struct option *l = longopts; l->name; l++)
+                if (l->val == c) o.events_only = l->name;
         switch (c) {
         case 'i':
         case 'c':
@@ -359,10 +470,24 @@ int main(int argc, char **argv)
         case OPT_PROCESS:
         case OPT_PROCESS_TREE:
             if (add_process(&o, optarg, c == OPT_PROCESS_TREE) != 0) goto usage;
+            if (c == OPT_PROCESS && push(&o.process_text, &o.nprocess_text, optarg) != 0) goto nomem;
+            break;
+        case OPT_STACKS:
+            o.stacks = 1;
+            if (!optarg || strcmp(optarg, "self") == 0) o.measure = ETL_PROFILE_SELF;
+            else if (strcmp(optarg, "total") == 0) o.measure = ETL_PROFILE_TOTAL;
+            else {
+                fprintf(stderr, "etldiff: --stacks is self or total, not '%s'\n", optarg);
+                goto usage;
+            }
+            break;
+        case 's':
+            if (push(&o.symbols, &o.nsymbols, optarg) != 0) goto nomem;
             break;
         case OPT_COUNTS: o.diff.counts = 1; break;
         case OPT_TOLERANCE:
             if (parse_tolerance(&o.diff, optarg) != 0) goto usage;
+            o.tolerance_given = 1;
             break;
         case OPT_ALL_EVENTS: norm->all_events = 1; break;
         case 'n':
@@ -395,8 +520,31 @@ int main(int argc, char **argv)
         fprintf(stderr, "etldiff: %s\n", argc - optind < 2 ? "two files to compare are needed" : "only two files can be compared");
         goto usage;
     }
+    if (o.stacks) {
+        if (o.events_only) {
+            fprintf(stderr, "etldiff: --%s does not go with --stacks\n", o.events_only);
+            goto usage;
+        }
+        if (!(o.diff.tolerance <= 100)) { /* and not NaN */
+            fputs("etldiff: --tolerance with --stacks is a number of percentage points from 0 to 100\n", stderr);
+            goto usage;
+        }
+        if (o.diff.tolerance_percent) {
+            fputs("etldiff: --tolerance with --stacks is in percentage points of the samples (2.5), not a percentage\n",
+                  stderr);
+            goto usage;
+        }
+        if (!o.tolerance_given) o.diff.tolerance = 1;
+        status = compare_stacks(&o, argv[optind], argv[optind + 1]);
+        options_free(&o);
+        return status;
+    }
+    if (o.nsymbols) {
+        fputs("etldiff: --symbols goes with --stacks\n", stderr);
+        goto usage;
+    }
     if (o.diff.tolerance > 0 && !o.diff.counts) {
-        fputs("etldiff: --tolerance goes with --counts\n", stderr);
+        fputs("etldiff: --tolerance goes with --counts or --stacks\n", stderr);
         goto usage;
     }
     if (!(norm->decoder = tool_decoder_open("etldiff", o.manifests, o.nmanifests))) {
@@ -413,6 +561,10 @@ int main(int argc, char **argv)
     status = compare(&o, argv[optind], argv[optind + 1]);
     options_free(&o);
     return status;
+nomem:
+    fputs("etldiff: out of memory\n", stderr);
+    options_free(&o);
+    return EXIT_TROUBLE;
 usage:
     fputs("Try 'etldiff --help'.\n", stderr);
     options_free(&o);

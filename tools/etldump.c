@@ -34,6 +34,12 @@ static const char usage_text[] =
     "  -m, --manifest=PATH  decode events with the instrumentation manifest PATH, or\n"
     "                       those of directory PATH (repeatable; ETL_MANIFEST_PATH and\n"
     "                       the manifests installed with libetl are always read)\n"
+    "      --symbols=DIR    look for symbol files in DIR first (repeatable): DIR's\n"
+    "                       .build-id/ tree, debuginfod's cache layout, PDBs in\n"
+    "                       symstore's layout; then /usr/lib/debug, debuginfod's\n"
+    "                       cache and the images' own paths\n"
+    "      --no-symbols     show sample and stack addresses as image+offset only (no\n"
+    "                       symbol lookups: faster)\n"
     "  -q, --quiet          do not report damage on stderr (the exit code still tells)\n"
     "  -h, --help           show this help and exit\n"
     "  -V, --version        show the versions of etldump, libetl and zlib and exit\n"
@@ -52,6 +58,9 @@ struct options {
     int quiet;
     long long max_events;
     etl_decoder *dec;       /* every event's fields, by name */
+    int no_symbols;
+    char **symbols;         /* --symbols directories */
+    unsigned nsymbols;
 };
 
 /* Damage is reported by the pass that prints (the first pass only maps images and learns the
@@ -74,12 +83,13 @@ static void report_damage(void *arg, int64_t offset, const char *message)
  * EventSource manifest decode (doc/etldump.1); its damage is reported by the pass that prints.
  * ETL_OK, or ETL_FATAL (message printed).
  */
-static int first_pass(etl_reader *r, etl_image_map *map, etl_decoder *dec, struct damage_report *d)
+static int first_pass(etl_reader *r, etl_image_map *map, etl_decoder *dec, etl_symbolizer *sym,
+                      struct damage_report *d)
 {
     int rc;
 
     d->mute = 1;
-    rc = etl_dump_first_pass(r, map, dec);
+    rc = etl_dump_first_pass_symbols(r, map, dec, sym);
     if (rc == ETL_FAILED) {
         fprintf(stderr, "etldump: out of memory\n");
         return ETL_FATAL;
@@ -116,6 +126,7 @@ static int dump_file(const char *path, int session, const struct options *o)
     etl_reader_options oo;
     struct damage_report damage = { o->quiet, 0 };
     etl_image_map *map = NULL;
+    etl_symbolizer *sym = NULL;
     etl_reader *r = NULL;
     etl_event ev;
     etl_summary *counts = NULL;
@@ -184,8 +195,15 @@ static int dump_file(const char *path, int session, const struct options *o)
         etl_reader_close(r);
         return EXIT_ERROR;
     }
+    /* The functions at sample and stack addresses: a symbolizer of this file's own (its pids). */
+    if (map && !o->no_symbols && !(sym = tool_symbolizer_open("etldump", o->symbols, o->nsymbols))) {
+        etl_image_map_free(map);
+        etl_reader_close(r);
+        return EXIT_ERROR;
+    }
     /* A session cannot be read twice: its images are mapped as their events come. */
-    if (!session && first_pass(r, map, o->dec, &damage) != ETL_OK) {
+    if (!session && first_pass(r, map, o->dec, sym, &damage) != ETL_OK) {
+        etl_symbolizer_close(sym);
         etl_image_map_free(map);
         etl_summary_free(counts);
         etl_reader_close(r);
@@ -194,7 +212,7 @@ static int dump_file(const char *path, int session, const struct options *o)
     while ((o->max_events < 0 || n < o->max_events) && !tool_interrupted &&
            ((rc = etl_reader_next(r, &ev)) == ETL_OK || rc == ETL_WARN)) {
         n++;
-        if (session && map && etl_image_map_add(map, &ev) != ETL_OK) {
+        if (session && ((map && etl_image_map_add(map, &ev) != ETL_OK) || (sym && etl_symbolizer_add(sym, &ev) != ETL_OK))) {
             fprintf(stderr, "etldump: out of memory\n");
             status = EXIT_ERROR;
             break;
@@ -207,7 +225,7 @@ static int dump_file(const char *path, int session, const struct options *o)
                 break;
             }
             etl_decoder_decode(o->dec, &ev, &de);
-        } else if (etl_dump_event(stdout, o->format, r, &ev, map, o->dec) == ETL_WARN) {
+        } else if (etl_dump_event_symbols(stdout, o->format, r, &ev, map, o->dec, sym) == ETL_WARN) {
             /* a payload that does not fit its schema: shown as far as it goes, and said */
             if (!o->quiet) fprintf(stderr, "etldump: warning: %s: %s\n", path, etl_decoder_error(o->dec));
             undecodable++;
@@ -224,14 +242,18 @@ static int dump_file(const char *path, int session, const struct options *o)
     if (counts && !status) etl_summary_write(counts, stdout, path, r, o->dec);
     etl_summary_free(counts);
     if (!status && (etl_reader_warnings(r) || undecodable)) status = EXIT_DAMAGED;
+    if (sym && !o->quiet && etl_symbolizer_error(sym))
+        fprintf(stderr, "etldump: warning: %s: symbols: %s\n", path, etl_symbolizer_error(sym));
+    etl_symbolizer_close(sym);
     etl_image_map_free(map);
     etl_reader_close(r);
     return status;
 }
 
-/* main's work; manifests has room for every argument's --manifest. */
-static int etldump(int argc, char **argv, char **manifests)
+/* main's work; manifests and symbols have room for every argument's --manifest and --symbols. */
+static int etldump(int argc, char **argv, char **manifests, char **symbols)
 {
+    enum { OPT_SYMBOLS = 256, OPT_NO_SYMBOLS };
     static const struct option longopts[] = {
         { "format", required_argument, NULL, 'f' },  { "order", required_argument, NULL, 'o' },
         { "summary", no_argument, NULL, 's' },       { "max-events", required_argument, NULL, 'n' },
@@ -239,9 +261,11 @@ static int etldump(int argc, char **argv, char **manifests)
         { "quiet", no_argument, NULL, 'q' },         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },       { "session", required_argument, NULL, 'S' },
         { "manifest", required_argument, NULL, 'm' },
+        { "symbols", required_argument, NULL, OPT_SYMBOLS },
+        { "no-symbols", no_argument, NULL, OPT_NO_SYMBOLS },
         { NULL, 0, NULL, 0 },
     };
-    struct options o = { ETL_DUMP_TEXT, ETL_ORDER_TIME, 0, 0, 0, -1, NULL };
+    struct options o = { ETL_DUMP_TEXT, ETL_ORDER_TIME, 0, 0, 0, -1, NULL, 0, symbols, 0 };
     const char *session = NULL;
     unsigned nmanifests = 0;
     int c, status = 0;
@@ -280,6 +304,8 @@ static int etldump(int argc, char **argv, char **manifests)
         case 'q': o.quiet = 1; break;
         case 'S': session = optarg; break;
         case 'm': manifests[nmanifests++] = optarg; break;
+        case OPT_SYMBOLS: symbols[o.nsymbols++] = optarg; break;
+        case OPT_NO_SYMBOLS: o.no_symbols = 1; break;
         case 'h': fputs(usage_text, stdout); return 0;
         case 'V': printf("etldump %s (%s)\n", etl_version(), etl_version_details()); return 0;
         default: fputs("Try 'etldump --help'.\n", stderr); return EXIT_ERROR;
@@ -297,6 +323,11 @@ static int etldump(int argc, char **argv, char **manifests)
         fputs("etldump: --normalize prints text lines: not with --summary or --format\nTry 'etldump --help'.\n", stderr);
         return EXIT_ERROR;
     }
+    if (o.no_symbols && o.nsymbols) {
+        fputs("etldump: --symbols and --no-symbols exclude each other\nTry 'etldump --help'.\n", stderr);
+        return EXIT_ERROR;
+    }
+    if (tool_symbols_check("etldump", symbols, o.nsymbols) != 0) return EXIT_ERROR;
     if (!(o.dec = tool_decoder_open("etldump", manifests, nmanifests))) return EXIT_ERROR;
     if (o.format == ETL_DUMP_CSV && !o.summary) etl_dump_csv_header(stdout);
     if (session) {
@@ -320,13 +351,17 @@ static int etldump(int argc, char **argv, char **manifests)
 int main(int argc, char **argv)
 {
     char **manifests = calloc((size_t)argc, sizeof *manifests);
+    char **symbols = calloc((size_t)argc, sizeof *symbols);
     int status;
 
-    if (!manifests) {
+    if (!manifests || !symbols) {
         fputs("etldump: out of memory\n", stderr);
+        free(manifests);
+        free(symbols);
         return EXIT_ERROR;
     }
-    status = etldump(argc, argv, manifests);
+    status = etldump(argc, argv, manifests, symbols);
     free(manifests);
+    free(symbols);
     return status;
 }

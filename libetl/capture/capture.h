@@ -46,8 +46,71 @@ size_t etl_kpayload_pmc(uint8_t *out, size_t cap, uint64_t ip, uint32_t tid, uin
 size_t etl_kpayload_stack(uint8_t *out, size_t cap, int64_t event_ts, uint32_t pid, uint32_t tid,
                           const uint64_t *frames, unsigned count);
 
-/* KPROFILE_SOURCE ProfileBranchInstructions: the counter the "pmc" LBR trigger samples. */
+/* LinuxImageID (libetl's classic class, format/format.h): BuildId (ImageBase, ImageSize,
+   ProcessId, FileOffset, BuildIdSize, BuildId, FileName), KernelSymbols (Sequence, Text: n
+   bytes of whole kallsyms lines, NUL-terminated in the payload) and KernelModule (ImageBase,
+   ImageSize, BuildIdSize, BuildId, Name). */
+#define ETL_BUILD_ID_MAX 64u /* the longest build-id kept (SHA-1's is 20 bytes) */
+typedef struct etl_kbuild_id {
+    uint8_t size;              /* 0: none known */
+    uint8_t id[ETL_BUILD_ID_MAX];
+} etl_kbuild_id;
+size_t etl_kpayload_build_id(uint8_t *out, size_t cap, uint64_t base, uint64_t size, uint32_t pid, uint64_t file_offset,
+                             const etl_kbuild_id *b, const char *file_name);
+size_t etl_kpayload_kernel_symbols(uint8_t *out, size_t cap, uint32_t sequence, const char *text, size_t n);
+size_t etl_kpayload_kernel_module(uint8_t *out, size_t cap, uint64_t base, uint64_t size, const etl_kbuild_id *b,
+                                  const char *name);
+/* Writes a LinuxImageID event (opcode ETL_LINUX_IMAGE_ID_*) to s: a classic event with pid and
+   tid in its header. ETL_OK, or ETL_FAILED (the session lost it). */
+int etl_kwrite_image_id(etl_session *s, int64_t ts, uint8_t opcode, uint32_t pid, uint32_t tid, const uint8_t *payload,
+                        size_t n);
+
+/* ---- build-ids and kallsyms (kimageid.c) ---- */
+
+/* The NT_GNU_BUILD_ID of an ELF file (fd, read with pread: a bounded number of program
+   headers and PT_NOTE segments of at most 64 KiB; 32- and 64-bit, either byte order) into
+   out: its size, or 0 (not ELF, truncated, no such note, a note whose sizes overrun its
+   segment, or a build-id longer than cap). */
+size_t etl_elf_build_id(int fd, uint8_t *out, size_t cap);
+/* The same in n bytes of notes (a note section: /sys/kernel/notes, a module's
+   .note.gnu.build-id), each padded to align (4 or 8), in the host's byte order. */
+size_t etl_elf_note_build_id(const uint8_t *notes, size_t n, unsigned align, uint8_t *out, size_t cap);
+/* The length of the whole lines at the start of text (len bytes) that fit in max bytes: up to
+   the last newline within them; with eof, the whole text when it fits (its last line need not
+   end with a newline). 0: the first line does not fit. */
+size_t etl_kallsyms_chunk(const char *text, size_t len, size_t max, int eof);
+/* 1 when a line of kallsyms text shows an address other than 0 (kptr_restrict shows zeros). */
+int etl_kallsyms_has_addresses(const char *text, size_t len);
+/* The kernel's build-id (/sys/kernel/notes), size 0 when it cannot be read. */
+void etl_kkernel_build_id(etl_kbuild_id *out);
+/* Build-ids of files, by device, inode, size, mtime and ctime (an inode number reused by
+   another file is another key), read once each (at most 65536 files kept; thread-safe). */
+struct etl_kbid_cache;
+struct etl_kbid_cache *etl_kbid_cache_new(void);
+void etl_kbid_cache_free(struct etl_kbid_cache *c);
+/* How many files c's lookups opened and read (the others came from c). */
+uint64_t etl_kbid_cache_reads(struct etl_kbid_cache *c);
+/*
+ * The build-id of the file pid maps executable at [start, end) (path file; device dev and
+ * inode ino as perf's MMAP2 or /proc/PID/maps give them, ino 0 when unknown): found through
+ * /proc/PID/map_files while the process lives, else its root's path, else the path, each only
+ * when stat says it is a regular file and (ino not 0) that very file; then from c (may be
+ * NULL), else read. size 0 when none: not a file ([vdso]), gone, another file now, not ELF,
+ * no note.
+ */
+void etl_kbuild_id_of_mapping(struct etl_kbid_cache *c, uint32_t pid, uint64_t start, uint64_t end, uint64_t dev,
+                              uint64_t ino, const char *file, etl_kbuild_id *out);
+
+/* KPROFILE_SOURCE ProfileTime (the timer: SampledProfile's, "Timer" in Windows' list of
+   profile sources) and ProfileBranchInstructions (the counter the "pmc" LBR trigger samples). */
+#define ETL_KPROFILE_TIME 0
 #define ETL_KPROFILE_BRANCH_INSTRUCTIONS 6
+
+/* PerfInfo SampledProfileInterval (version 3: SetInterval, CollectionStart, CollectionEnd):
+   Source (KPROFILE_SOURCE), NewInterval and OldInterval (100 ns units for the timer),
+   SourceName (UTF-8 in, UTF-16 out). */
+size_t etl_kpayload_profile_interval(uint8_t *out, size_t cap, uint32_t source, uint32_t new_interval,
+                                     uint32_t old_interval, const char *source_name);
 
 /* Writes one kernel event (payload n bytes) to s in the header kind and version of its hook
    (etl_kcapture_form; pid and tid go into a SYSTEM header, a PERFINFO one has none), in the
@@ -241,8 +304,9 @@ void etl_lbr_perf_cause(int e, const char *what, char *err, size_t errsize);
 /* ---- inside the kernel capture: kcapture.c (the session's side: opening, starting, ending),
    kring.c (rings and records), kprocess.c (processes, threads, images), kexec.c (the command
    line of each exec), ktracepoint.c (tracepoints and their fields), kio.c (disk I/O and system
-   calls), kpayload.c (writing). Calls go one way: kcapture.c -> kring.c -> kprocess.c, kio.c
-   -> kexec.c -> ktracepoint.c, kpayload.c, kexit.c (and lbrcapture.c -> kcapture.c -> lbr.c
+   calls), kimageid.c (build-ids, kallsyms, modules), kpayload.c (writing). Calls go one way:
+   kcapture.c -> kring.c -> kprocess.c, kio.c -> kexec.c -> ktracepoint.c, kimageid.c,
+   kpayload.c, kexit.c (and lbrcapture.c -> kcapture.c -> lbr.c
    -> kpayload.c). ---- */
 
 #if defined(__linux__)
@@ -281,6 +345,14 @@ struct kcpu {
     pthread_t thread;
     int started;
     int64_t last_ts;           /* timestamps of this processor's buffer never go back */
+    /* The NewThreadId of the last CSwitch written of this processor (0 at first: who ran
+       before is not known), and the priorities of the threads its CSwitches named last
+       (0: none), for the switches that the kernel writes no sample of (switch_record,
+       kring.c). */
+    uint32_t last_new_tid;
+    struct { uint32_t tid; int8_t priority; } prio_seen[256];
+    uint32_t out_tid;          /* the thread of the last switch OUT record, preempted or not */
+    int out_preempted;
     uint8_t rec[65536];        /* a record taken out of the ring (it may wrap) */
     /* Records read and not handled yet (see drain, kring.c): copies in q_bytes, in q their
        times and where they are. */
@@ -297,6 +369,7 @@ struct kcpu {
     unsigned disk_waited_ms;   /* at the end, how long it waited for other readers' issues */
     unsigned exec_waited_ms;   /* at the end, how long it waited for execs' command lines */
     struct kwait exec_wait;    /* of the exec's COMM its handling waits at (etl_kexec_wait) */
+    struct kwait task_wait;    /* of the fork or exit its handling waits at (etl_ktask_wait) */
     uint8_t *exec_ring;        /* EV_EXEC's own ring (EXEC_RING_PAGES), read by the exec thread */
     size_t exec_ring_len;
     _Atomic int64_t progress;  /* every record of this processor up to this time is handled */
@@ -368,6 +441,7 @@ struct etl_kcapture {
     struct tp_field sys_id, sys_ret;
     /* The fields of the unload and exit tracepoints (etl_kexit_unmap_tps), in their order. */
     struct tp_field tpf[EV_COUNT][4];
+    struct etl_kbid_cache *bids; /* build-ids of the files mapped (kimageid.c; NULL: no memory) */
     /* What the start did to the system, for the caller to tell (etl_session_kernel_note). */
     char note[160];
 };
@@ -386,6 +460,25 @@ struct io_sample {
 int64_t etl_korder_ts(struct kcpu *c, int64_t ts);
 void etl_kwrite_ev(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32_t pid, uint32_t tid,
                    const uint8_t *payload, size_t n);
+/* Adds text to what the capture tells its caller (k->note, "; " between notes). */
+void etl_knote(struct etl_kcapture *k, const char *text);
+/* LinuxImageID events of the capture: a BuildId after each Image Load and DCStart, and at
+   the start's rundown the kernel's modules (KernelModule) and symbols (KernelSymbols). */
+void etl_kwrite_build_id(struct etl_kcapture *k, int64_t ts, uint32_t pid, uint32_t tid, uint64_t base,
+                         uint64_t size, uint64_t file_offset, const etl_kbuild_id *b, const char *file);
+void etl_kwrite_kernel_module(struct etl_kcapture *k, int64_t ts, uint64_t base, uint64_t size,
+                              const etl_kbuild_id *b, const char *name);
+void etl_kwrite_kernel_symbols(struct etl_kcapture *k, int64_t ts, uint32_t sequence, const char *text, size_t n);
+/* The largest Text a KernelSymbols event of the session holds (its buffers and ETW's record limit). */
+size_t etl_kallsyms_chunk_max(struct etl_kcapture *k);
+
+/* kimageid.c */
+/* A KernelModule of each module /proc/modules lists with an address (its build-id from
+   /sys/module/NAME/notes): how many. */
+unsigned etl_kwrite_modules(struct etl_kcapture *k, int64_t ts);
+/* /proc/kallsyms as KernelSymbols events of at most max bytes of text: 1 written, 0 nothing
+   (its addresses are all 0: kptr_restrict), -1 not readable. */
+int etl_kwrite_kallsyms(struct etl_kcapture *k, int64_t ts, size_t max);
 
 /* kring.c */
 /* A processor's reader thread (pthread_create's start routine; arg: its struct kcpu). */
@@ -396,8 +489,10 @@ extern _Thread_local struct kcpu *etl_kthis_reader;
 void etl_kdefer_unload(struct etl_kcapture *k, int64_t ts, uint32_t pid, uint32_t tid, uint64_t base,
                        uint64_t size, const char *file);
 void etl_kflush_deferred(struct kcpu *c, int64_t ts);
+/* An Image event of the mapping [start, start + len) at file offset pgoff; after a Load or
+   DCStart, its BuildId (bid: the file's build-id, NULL or size 0 when none is known). */
 void etl_kemit_image(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32_t pid, uint32_t tid, uint64_t start,
-                     uint64_t len, uint64_t pgoff, const char *file);
+                     uint64_t len, uint64_t pgoff, const char *file, const etl_kbuild_id *bid);
 void etl_krundown(struct etl_kcapture *k, int64_t ts, int end);
 void etl_kpcache_free(struct etl_kcapture *k);
 /* kexec.c */
@@ -409,7 +504,7 @@ void etl_kproc_cmdline(uint32_t pid, char *out, size_t size);
 int etl_kproc_status(uint32_t pid, char *name, size_t name_size, uint32_t *ppid, uint32_t *uid);
 /*
  * 1 while c is to wait for the readers of the other processors to have handled their records
- * before ts (what happened before an exit or exec may be on another processor); 0 once they
+ * before ts (what happened before a fork, exit or exec may be on another processor); 0 once they
  * have. A reader publishes how far it got before each record (drain), so two readers waiting
  * for each other do not deadlock: the one at the earlier record goes on. A loaded machine
  * keeps a reader behind by as much as hundreds of milliseconds: the wait lasts while the
@@ -418,8 +513,6 @@ int etl_kproc_status(uint32_t pid, char *name, size_t name_size, uint32_t *ppid,
  * 2 s after w began. w holds the wait between calls (a new ts begins a new one).
  */
 int etl_kothers_wait(struct kcpu *c, struct kwait *w, int64_t ts);
-/* Waits as etl_kothers_wait says (an exit's: what decides its status and the images it has). */
-void etl_kwait_readers(struct kcpu *c, int64_t ts);
 /* The exec samples' thread (pthread_create's start routine; arg: the capture): reads the
    processors' exec rings as each exec wakes it, and notes each exec's command line (pid,
    time) from its stack dump, else from /proc read at once if the process still runs what it
@@ -444,6 +537,14 @@ int etl_kexit_unmap_sample(struct kcpu *c, int e, int64_t ts, uint32_t pid, uint
                            uint32_t raw_len);
 /* PERF_RECORD_FORK (fork 1) or PERF_RECORD_EXIT, PERF_RECORD_COMM, PERF_RECORD_MMAP2. */
 void etl_ktask_record(struct kcpu *c, const uint8_t *r, uint32_t size, int fork);
+/* The kernel's prio of a thread (/proc's stat: priority + 100), or 120 (nice 0) when unknown. */
+int etl_kthread_prio(uint32_t pid, uint32_t tid);
+/* 1 while the record r (time ts, as the reader's queue has it) is a process's fork or exit
+   whose handling is to wait for the other readers to have handled what came before it, as
+   etl_kothers_wait says: the fork copies what its parent ran then (an exec another reader
+   holds), the exit takes what decides its status and the images it has. Not final: returns
+   at once (c comes back at its next poll); final: waits. */
+int etl_ktask_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int64_t ts, int final);
 void etl_kcomm_record(struct kcpu *c, const uint8_t *r, uint32_t size, uint16_t misc);
 void etl_kmmap2_record(struct kcpu *c, const uint8_t *r, uint32_t size);
 

@@ -161,6 +161,13 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
             a.task = !!(k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD | ETL_KERNEL_IMAGE_LOAD));
             a.comm = a.comm_exec = !!(k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_IMAGE_LOAD));
             a.mmap = a.mmap2 = !!(k->flags & ETL_KERNEL_IMAGE_LOAD);
+            /* The switches, for those whose sched_switch sample a kernel may not write
+               (kring.c, switch_record). */
+            a.context_switch = !!(k->flags & ETL_KERNEL_CSWITCH);
+            /* No attr.build_id: with it set, a perf record running at the same time (Debian's
+               perf 6.1 on Linux 6.18) got MMAP2 records it took for build-id ones and died of a
+               stack overflow in build_id__init; the capture reads each file's note itself
+               (kimageid.c), once per file. */
             a.watermark = 1;
             a.wakeup_watermark = RING_PAGES * (uint32_t)c->page / 4;
         } else if (e == EV_PROFILE) {
@@ -254,6 +261,7 @@ static void kcapture_free(struct etl_kcapture *k)
     for (unsigned i = 0; i < k->ncpu; i++) close_cpu(&k->cpus[i]);
     free(k->cpus);
     etl_kpcache_free(k);
+    etl_kbid_cache_free(k->bids);
     etl_kexec_free(k);
     pthread_mutex_destroy(&k->plock);
     etl_kdisk_free(k);
@@ -294,12 +302,31 @@ static void stop_threads(struct etl_kcapture *k)
     for (unsigned i = 0; i < k->ncpu; i++) k->cpus[i].started = 0;
 }
 
+/* With the profile: PerfInfo CollectionStart (in the start's rundown) or CollectionEnd (in the
+   end's) of its source, the timer, with its interval (100 ns units) as NewInterval and
+   OldInterval, as Windows writes them: what consumers weigh a sample with. */
+static void write_collection(struct etl_kcapture *k, int64_t ts, uint16_t hook)
+{
+    uint8_t buf[64];
+    size_t n;
+
+    if (!(k->flags & ETL_KERNEL_PROFILE)) return;
+    n = etl_kpayload_profile_interval(buf, sizeof buf, ETL_KPROFILE_TIME, k->interval_100ns, k->interval_100ns,
+                                      "Timer");
+    if (n <= sizeof buf) etl_kwrite_ev(k, ts, hook, 0, 0, buf, n);
+}
+
 void etl_kcapture_end(etl_session *s, struct etl_kcapture *k)
 {
+    int64_t ts;
+
     stop_threads(k);
     etl_session_add_events_lost(s, unsampled(k));
-    /* After every perf record: the DCEnd rundown of what still runs, then its end. */
-    etl_krundown(k, etl_monoclock_exact(), 1);
+    /* After every perf record: the profile's CollectionEnd, the DCEnd rundown of what still
+       runs, then its end. */
+    ts = etl_monoclock_exact();
+    write_collection(k, ts, ETL_HOOK_PROFILE_COLLECTION_END);
+    etl_krundown(k, ts, 1);
     etl_kwrite_ev(k, etl_monoclock_exact(), ETL_HOOK_RUNDOWN_COMPLETE, 0, 0, NULL, 0);
     kcapture_free(k);
 }
@@ -338,6 +365,7 @@ static int kcapture_start(etl_session *s, struct etl_kcapture *k, uint32_t inter
        processor comes after them in its buffer (perf's clock is the session's, read exactly). */
     t0 = etl_monoclock_exact();
     set_enabled(k, 1);
+    write_collection(k, t0, ETL_HOOK_PROFILE_COLLECTION_START);
     etl_krundown(k, t0, 0);
     for (unsigned i = 0; i < k->ncpu; i++) {
         atomic_store(&k->cpus[i].progress, t0);
@@ -396,6 +424,7 @@ static int enable_kernel(etl_session *s, uint32_t flags, uint32_t stackwalk_flag
     }
     k->s = s;
     k->flags = flags;
+    k->bids = etl_kbid_cache_new(); /* (NULL: each file is read at each mapping) */
     k->stackwalk = stackwalk_flags;
     atomic_init(&k->stop, 0);
     pthread_mutex_init(&k->plock, NULL);

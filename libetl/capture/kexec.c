@@ -133,14 +133,6 @@ int etl_kothers_wait(struct kcpu *c, struct kwait *w, int64_t ts)
     return 1;
 }
 
-void etl_kwait_readers(struct kcpu *c, int64_t ts)
-{
-    struct kwait w = { 0, 0, 0, 0 };
-    struct timespec nap = { 0, 1000000 };
-
-    while (etl_kothers_wait(c, &w, ts)) nanosleep(&nap, NULL);
-}
-
 /* ------------------------------------------------------------------ the notes */
 
 /* How long a note waits for its COMM (which comes before it: one lost leaves its note), and

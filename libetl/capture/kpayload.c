@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Kernel capture's payload encoders (the kernel classes' 64-bit payloads), the header each hook is written with, and the Linux-to-Windows mappings (priorities, thread states, block requests, NTSTATUS). */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -235,6 +236,69 @@ size_t etl_kpayload_syscall_exit(uint8_t *out, size_t cap, uint32_t nt_status)
     return done(&b);
 }
 
+size_t etl_kpayload_profile_interval(uint8_t *out, size_t cap, uint32_t source, uint32_t new_interval,
+                                     uint32_t old_interval, const char *source_name)
+{
+    struct kp b = kp_start(out, cap);
+
+    put32(&b, source);
+    put32(&b, new_interval);
+    put32(&b, old_interval);
+    put_str16(&b, source_name);
+    return done(&b);
+}
+
+size_t etl_kpayload_build_id(uint8_t *out, size_t cap, uint64_t base, uint64_t size, uint32_t pid, uint64_t file_offset,
+                             const etl_kbuild_id *b, const char *file_name)
+{
+    struct kp b_ = kp_start(out, cap);
+    uint16_t n = b ? b->size : 0;
+
+    put64(&b_, base);
+    put64(&b_, size);
+    put32(&b_, pid);
+    put64(&b_, file_offset);
+    put8(&b_, (uint8_t)n);
+    put8(&b_, (uint8_t)(n >> 8));
+    if (n) put(&b_, b->id, n);
+    put_str8(&b_, file_name);
+    return done(&b_);
+}
+
+size_t etl_kpayload_kernel_symbols(uint8_t *out, size_t cap, uint32_t sequence, const char *text, size_t n)
+{
+    struct kp b = kp_start(out, cap);
+
+    put32(&b, sequence);
+    put(&b, text, n);
+    put8(&b, 0);
+    return done(&b);
+}
+
+size_t etl_kpayload_kernel_module(uint8_t *out, size_t cap, uint64_t base, uint64_t size, const etl_kbuild_id *b,
+                                  const char *name)
+{
+    struct kp p = kp_start(out, cap);
+    uint16_t n = b ? b->size : 0;
+
+    put64(&p, base);
+    put64(&p, size);
+    put8(&p, (uint8_t)n);
+    put8(&p, (uint8_t)(n >> 8));
+    if (n) put(&p, b->id, n);
+    put_str8(&p, name);
+    return done(&p);
+}
+
+int etl_kwrite_image_id(etl_session *s, int64_t ts, uint8_t opcode, uint32_t pid, uint32_t tid, const uint8_t *payload,
+                        size_t n)
+{
+    etl_data d = { payload, (uint32_t)n };
+
+    return etl_session_write_classic(s, ts, &etl_guid_linux_image_id, opcode, 0, ETL_LINUX_IMAGE_ID_VERSION, pid, tid,
+                                     &d, 1);
+}
+
 /* ------------------------------------------------------------------ header forms */
 
 int etl_kcapture_form(uint16_t hook, int *system, uint16_t *version)
@@ -253,6 +317,7 @@ int etl_kcapture_form(uint16_t hook, int *system, uint16_t *version)
         { ETL_HOOK_DISK_WRITE_INIT, 0, 3 }, { ETL_HOOK_DISK_FLUSH, 0, 3 },      { ETL_HOOK_DISK_FLUSH_INIT, 0, 3 },
         { ETL_HOOK_SYSCALL_ENTER, 0, 2 },   { ETL_HOOK_SYSCALL_EXIT, 0, 2 },
         { ETL_HOOK_IMAGE_UNLOAD, 1, 3 },
+        { ETL_HOOK_PROFILE_COLLECTION_START, 0, 3 }, { ETL_HOOK_PROFILE_COLLECTION_END, 0, 3 },
     };
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
         if (forms[i].hook == hook) {
@@ -359,6 +424,58 @@ void etl_kwrite_ev(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32_t p
                    const uint8_t *payload, size_t n)
 {
     etl_kwrite(k->s, ts, hook, pid, tid, payload, n);
+}
+
+void etl_kwrite_build_id(struct etl_kcapture *k, int64_t ts, uint32_t pid, uint32_t tid, uint64_t base,
+                         uint64_t size, uint64_t file_offset, const etl_kbuild_id *b, const char *file)
+{
+    uint8_t buf[8192];
+    size_t n = etl_kpayload_build_id(buf, sizeof buf, base, size, pid, file_offset, b, file);
+
+    if (n > sizeof buf) /* a path beyond what a record holds (PATH_MAX is less): the build-id stays */
+        n = etl_kpayload_build_id(buf, sizeof buf, base, size, pid, file_offset, b, "");
+    etl_kwrite_image_id(k->s, ts, ETL_LINUX_IMAGE_ID_BUILD_ID, pid, tid, buf, n);
+}
+
+void etl_kwrite_kernel_module(struct etl_kcapture *k, int64_t ts, uint64_t base, uint64_t size,
+                              const etl_kbuild_id *b, const char *name)
+{
+    uint8_t buf[512];
+    size_t n = etl_kpayload_kernel_module(buf, sizeof buf, base, size, b, name);
+
+    if (n <= sizeof buf) etl_kwrite_image_id(k->s, ts, ETL_LINUX_IMAGE_ID_KERNEL_MODULE, 0, 0, buf, n);
+}
+
+void etl_kwrite_kernel_symbols(struct etl_kcapture *k, int64_t ts, uint32_t sequence, const char *text, size_t n)
+{
+    uint8_t *buf = malloc(n + 5);
+
+    if (!buf) {
+        etl_session_add_events_lost(k->s, 1);
+        return;
+    }
+    etl_kwrite_image_id(k->s, ts, ETL_LINUX_IMAGE_ID_KERNEL_SYMBOLS, 0, 0, buf,
+                        etl_kpayload_kernel_symbols(buf, n + 5, sequence, text, n));
+    free(buf);
+}
+
+void etl_knote(struct etl_kcapture *k, const char *text)
+{
+    size_t n = strlen(k->note);
+
+    snprintf(k->note + n, sizeof k->note - n, "%s%s", n ? "; " : "", text);
+}
+
+size_t etl_kallsyms_chunk_max(struct etl_kcapture *k)
+{
+    etl_session_properties p;
+    size_t bsize, record;
+
+    etl_session_properties_get(k->s, &p);
+    bsize = (size_t)(p.buffer_size_kb ? p.buffer_size_kb : 64) * 1024;
+    /* A record's space (8-aligned) must fit in a buffer after its header, and its Size in 16 bits. */
+    record = bsize - ETL_BUFFER_HEADER_SIZE < ETL_MAX_RECORD_SIZE ? bsize - ETL_BUFFER_HEADER_SIZE : ETL_MAX_RECORD_SIZE;
+    return (record & ~(size_t)7) - ETL_CLASSIC_HEADER_SIZE - 4 - 1;
 }
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 
 #include "capture/capture.h"
@@ -19,6 +20,7 @@ struct kimage {
     uint64_t base, size;
     char *file;
     uint64_t code_lo, code_hi; /* what is left of its executable mapping */
+    etl_kbuild_id bid;         /* its file's build-id (a fork's copies have it too) */
 };
 
 /* Mappings a process lost at ts (a munmap; all of them at an exec), kept a while for the
@@ -82,8 +84,7 @@ static int proc_info(uint32_t pid, struct procinfo *pi, const char *name_hint)
     return 0;
 }
 
-/* The kernel's prio of a thread (stat's priority + 100), or 120 (nice 0) when unknown. */
-static int thread_prio(uint32_t pid, uint32_t tid)
+int etl_kthread_prio(uint32_t pid, uint32_t tid)
 {
     char path[96], buf[1024], *p;
     int field = 2;
@@ -114,13 +115,13 @@ static void emit_thread(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint3
                         uint32_t hdr_pid, uint32_t hdr_tid)
 {
     uint8_t buf[128];
-    size_t n = etl_kpayload_thread(buf, sizeof buf, pid, tid, (uint8_t)(tid ? etl_kpriority(thread_prio(pid, tid)) : 0));
+    size_t n = etl_kpayload_thread(buf, sizeof buf, pid, tid, (uint8_t)(tid ? etl_kpriority(etl_kthread_prio(pid, tid)) : 0));
 
     etl_kwrite_ev(k, ts, hook, hdr_pid, hdr_tid, buf, n);
 }
 
 static void pcache_add_image(struct etl_kcapture *k, uint32_t pid, int64_t ts, uint64_t base, uint64_t size,
-                             uint64_t code, const char *file);
+                             uint64_t code, const char *file, const etl_kbuild_id *bid);
 /* The reader this thread is (NULL: the controlling thread, writing the rundown). */
 _Thread_local struct kcpu *etl_kthis_reader;
 
@@ -141,7 +142,7 @@ void etl_kdefer_unload(struct etl_kcapture *k, int64_t ts, uint32_t pid, uint32_
         }
     }
     if (!c || c->ndef == c->defcap) { /* no reader, or no memory: now, out of time order */
-        etl_kemit_image(k, ts, ETL_HOOK_IMAGE_UNLOAD, pid, tid, base, size, 0, file);
+        etl_kemit_image(k, ts, ETL_HOOK_IMAGE_UNLOAD, pid, tid, base, size, 0, file, NULL);
         return;
     }
     for (i = c->ndef; i > 0 && c->def[i - 1].ts > ts; i--) c->def[i] = c->def[i - 1];
@@ -156,7 +157,8 @@ void etl_kflush_deferred(struct kcpu *c, int64_t ts)
 
     while (n < c->ndef && c->def[n].ts <= ts) {
         struct kdeferred *d = &c->def[n++];
-        etl_kemit_image(c->k, d->ts, ETL_HOOK_IMAGE_UNLOAD, d->pid, d->tid, d->base, d->size, 0, d->file ? d->file : "");
+        etl_kemit_image(c->k, d->ts, ETL_HOOK_IMAGE_UNLOAD, d->pid, d->tid, d->base, d->size, 0, d->file ? d->file : "",
+                        NULL);
         if (d->ts > c->last_ts) c->last_ts = d->ts;
         free(d->file);
     }
@@ -165,17 +167,23 @@ void etl_kflush_deferred(struct kcpu *c, int64_t ts)
 }
 
 void etl_kemit_image(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32_t pid, uint32_t tid, uint64_t start,
-                     uint64_t len, uint64_t pgoff, const char *file)
+                     uint64_t len, uint64_t pgoff, const char *file, const etl_kbuild_id *bid)
 {
     uint8_t buf[8192];
     /* The image starts where the file's offset 0 is mapped, so that an address's offset from
        ImageBase is its offset in the file (what symbol lookups want). */
     uint64_t base = pgoff <= start ? start - pgoff : start;
     size_t n = etl_kpayload_image(buf, sizeof buf, base, len + (start - base), pid, file);
+    static const etl_kbuild_id none = { 0, { 0 } };
 
     if (n <= sizeof buf) etl_kwrite_ev(k, ts, hook, pid, tid, buf, n);
-    if (hook == ETL_HOOK_PROCESS_LOAD_IMAGE || hook == ETL_HOOK_IMAGE_DCSTART)
-        pcache_add_image(k, pid, ts, base, len + (start - base), start, file);
+    if (hook != ETL_HOOK_PROCESS_LOAD_IMAGE && hook != ETL_HOOK_IMAGE_DCSTART) return;
+    /* Its BuildId right after it, same time and processor: FileOffset is the file's offset
+       mapped at ImageBase (0 but where pgoff is above the mapping's address). */
+    if (n <= sizeof buf)
+        etl_kwrite_build_id(k, ts, pid, tid, base, len + (start - base), pgoff - (start - base), bid ? bid : &none,
+                            file);
+    pcache_add_image(k, pid, ts, base, len + (start - base), start, file, bid ? bid : &none);
 }
 
 /* ---- the processes known ---- */
@@ -369,7 +377,7 @@ static void unload_images(struct etl_kcapture *k, int64_t ts, uint32_t pid, uint
 {
     if (n > 1) qsort(images, n, sizeof *images, by_base);
     for (unsigned i = 0; i < n; i++)
-        etl_kemit_image(k, ts, ETL_HOOK_IMAGE_UNLOAD, pid, tid, images[i].base, images[i].size, 0, images[i].file);
+        etl_kemit_image(k, ts, ETL_HOOK_IMAGE_UNLOAD, pid, tid, images[i].base, images[i].size, 0, images[i].file, NULL);
     free_images(images, n);
 }
 
@@ -407,7 +415,7 @@ static void pcache_unmap(struct etl_kcapture *k, int64_t ts, uint32_t pid, uint3
 /* Adds an image of pid, known since ts (a process not known has none kept, nor does one whose
    exec, later than ts, a reader of another processor brought first). */
 static void pcache_add_image(struct etl_kcapture *k, uint32_t pid, int64_t ts, uint64_t base, uint64_t size,
-                             uint64_t code, const char *file)
+                             uint64_t code, const char *file, const etl_kbuild_id *bid)
 {
     struct pentry *e;
     struct kremoval gone = { 0, 0, 0, 0 };
@@ -444,6 +452,7 @@ static void pcache_add_image(struct etl_kcapture *k, uint32_t pid, int64_t ts, u
         e->images[e->nimages].size = size;
         e->images[e->nimages].code_lo = code_lo;
         e->images[e->nimages].code_hi = code_hi;
+        e->images[e->nimages].bid = *bid;
         e->nimages++;
     }
     pthread_mutex_unlock(&k->plock);
@@ -522,23 +531,33 @@ static void rundown_images(struct etl_kcapture *k, int64_t ts, uint16_t hook, ui
     f = fopen(path, "re");
     if (!f) return;
     while (fgets(line, sizeof line, f)) {
-        unsigned long long start, end, off;
+        unsigned long long start, end, off, ino;
+        unsigned maj, min;
         char perms[8];
         int pos = 0;
-        if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &off, &pos) < 4 || !pos) continue;
+        etl_kbuild_id bid = { 0, { 0 } };
+        if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &off, &maj, &min, &ino, &pos) < 7 ||
+            !pos)
+            continue;
         if (perms[2] != 'x') continue;
         line[strcspn(line, "\n")] = '\0';
         const char *file = line + pos;
         if (!*file) continue; /* anonymous code has no image */
-        etl_kemit_image(k, ts, hook, pid, 0, start, end - start, off, file);
+        if (hook == ETL_HOOK_IMAGE_DCSTART)
+            etl_kbuild_id_of_mapping(k->bids, pid, start, end, makedev(maj, min), ino, file, &bid);
+        etl_kemit_image(k, ts, hook, pid, 0, start, end - start, off, file, &bid);
     }
     fclose(f);
 }
 
 /* The kernel's own image, in process 0 as Windows puts ntoskrnl.exe: [kernel.kallsyms] from
-   _stext to _etext (when /proc/kallsyms shows addresses: root). */
+   _stext to _etext (when /proc/kallsyms shows addresses: root). At the start, with its
+   build-id, then the KernelModule events of the kernel ("vmlinux") and its modules, and
+   /proc/kallsyms as KernelSymbols. */
 static void rundown_kernel_image(struct etl_kcapture *k, int64_t ts, uint16_t hook)
 {
+    etl_kbuild_id bid = { 0, { 0 } };
+
     FILE *f = fopen("/proc/kallsyms", "re");
     char line[512];
     unsigned long long stext = 0, etext = 0;
@@ -552,7 +571,14 @@ static void rundown_kernel_image(struct etl_kcapture *k, int64_t ts, uint16_t ho
         else if (strcmp(name, "_etext") == 0) etext = a;
     }
     fclose(f);
-    if (stext && etext > stext) etl_kemit_image(k, ts, hook, 0, 0, stext, etext - stext, 0, "[kernel.kallsyms]");
+    if (hook == ETL_HOOK_IMAGE_DCSTART) etl_kkernel_build_id(&bid);
+    if (stext && etext > stext) etl_kemit_image(k, ts, hook, 0, 0, stext, etext - stext, 0, "[kernel.kallsyms]", &bid);
+    if (hook != ETL_HOOK_IMAGE_DCSTART) return;
+    if (stext && etext > stext) etl_kwrite_kernel_module(k, ts, stext, etext - stext, &bid, "vmlinux");
+    etl_kwrite_modules(k, ts);
+    if (etl_kwrite_kallsyms(k, ts, etl_kallsyms_chunk_max(k)) == 0)
+        etl_knote(k, "kernel symbols not recorded: /proc/kallsyms shows no addresses (kernel.kptr_restrict, or no "
+                     "CAP_SYSLOG)");
 }
 
 /* DCStart (start) or DCEnd (end) of every process, thread and executable mapping /proc shows. */
@@ -625,7 +651,7 @@ static int32_t process_exit(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t t
     unsigned n = 0;
     int32_t status = 0;
 
-    etl_kwait_readers(c, ts);
+    /* (The other readers have handled what came before: etl_ktask_wait.) */
     pthread_mutex_lock(&k->plock);
     e = *pfind(k, pid);
     if (e && e->ts <= ts) {
@@ -720,7 +746,8 @@ static void process_fork(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t ppid
         unsigned n = pcache_images_at(c->k, ppid, ts, &images);
         for (unsigned i = 0; i < n; i++)
             etl_kemit_image(c->k, ts, ETL_HOOK_PROCESS_LOAD_IMAGE, pid, pid, images[i].code_lo,
-                            images[i].code_hi - images[i].code_lo, images[i].code_lo - images[i].base, images[i].file);
+                            images[i].code_hi - images[i].code_lo, images[i].code_lo - images[i].base, images[i].file,
+                            &images[i].bid);
         free_images(images, n);
     }
 }
@@ -785,6 +812,25 @@ static void process_exec(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid,
         emit_process(c->k, ts, ETL_HOOK_PROCESS_START, &pi, ETL_KSTILL_ACTIVE, pid, tid);
 }
 
+int etl_ktask_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int64_t ts, int final)
+{
+    uint32_t type = etl_le32(r);
+    struct timespec nap = { 0, 1000000 };
+
+    /* A process's, not a thread's (pid is tid); and only what process_fork and process_end
+       use. The wait is on the record's time as the queue orders it, which is what the other
+       readers' progress says: a time of its own (etl_korder_ts moves it on past an earlier
+       record's) would have two readers wait for each other. */
+    if ((type != PERF_RECORD_FORK && type != PERF_RECORD_EXIT) || size < 8 + 24 || etl_le32(r + 8) != etl_le32(r + 16) ||
+        !(c->k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_IMAGE_LOAD)))
+        return 0;
+    while (etl_kothers_wait(c, &c->task_wait, ts)) {
+        if (!final) return 1;
+        nanosleep(&nap, NULL);
+    }
+    return 0;
+}
+
 void etl_ktask_record(struct kcpu *c, const uint8_t *r, uint32_t size, int fork)
 {
     struct etl_kcapture *k = c->k;
@@ -834,13 +880,22 @@ void etl_kmmap2_record(struct kcpu *c, const uint8_t *r, uint32_t size)
 {
     struct trailer t;
     char file[4096];
-    uint32_t body = 8 + 8 + 24 + 24 + 8;
+    uint32_t body = 8 + 8 + 24 + 24 + 8, pid;
+    uint64_t start, len;
+    etl_kbuild_id bid = { 0, { 0 } };
 
     if (trailer(r, size, body, &t) != 0) return;
     if (!(etl_le32(r + 8 + 8 + 24 + 24) & PROT_EXEC)) return;
     snprintf(file, sizeof file, "%.*s", (int)(size - 32 - body), (const char *)r + body);
-    etl_kemit_image(c->k, etl_korder_ts(c, t.time), ETL_HOOK_PROCESS_LOAD_IMAGE, etl_le32(r + 8), etl_le32(r + 12),
-                    etl_le64(r + 16), etl_le64(r + 24), etl_le64(r + 32), file);
+    pid = etl_le32(r + 8);
+    start = etl_le64(r + 16);
+    len = etl_le64(r + 24);
+    /* After pid, tid, addr, len, pgoff: maj, min, ino, ino_generation (the capture never asks
+       for the build-id in their place, attr.build_id: kcapture.c says why). */
+    etl_kbuild_id_of_mapping(c->k->bids, pid, start, start + len, makedev(etl_le32(r + 40), etl_le32(r + 44)),
+                             etl_le64(r + 48), file, &bid);
+    etl_kemit_image(c->k, etl_korder_ts(c, t.time), ETL_HOOK_PROCESS_LOAD_IMAGE, pid, etl_le32(r + 12), start, len,
+                    etl_le64(r + 32), file, &bid);
 }
 
 #endif

@@ -26,6 +26,14 @@ static int event_of(const struct kcpu *c, uint64_t id)
     return e;
 }
 
+/* The priorities of the threads c's CSwitches name, kept for its switches from the idle task. */
+static void priority_seen(struct kcpu *c, uint32_t tid, int8_t priority)
+{
+    if (!tid) return;
+    c->prio_seen[tid % 256].tid = tid;
+    c->prio_seen[tid % 256].priority = priority;
+}
+
 static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
 {
     struct etl_kcapture *k = c->k;
@@ -83,11 +91,14 @@ static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
         uint8_t state, reason, mode;
         uint32_t prev = (uint32_t)etl_ktp_get(raw, raw_len, &k->prev_pid);
         uint32_t next = (uint32_t)etl_ktp_get(raw, raw_len, &k->next_pid);
+        int8_t next_priority = next ? etl_kpriority((int)etl_ktp_get(raw, raw_len, &k->next_prio)) : 0;
+        int8_t prev_priority = prev ? etl_kpriority((int)etl_ktp_get(raw, raw_len, &k->prev_prio)) : 0;
         etl_kstate(etl_ktp_get(raw, raw_len, &k->prev_state), &state, &reason, &mode);
-        n = etl_kpayload_cswitch(buf, sizeof buf, next, prev,
-                                 next ? etl_kpriority((int)etl_ktp_get(raw, raw_len, &k->next_prio)) : 0,
-                                 prev ? etl_kpriority((int)etl_ktp_get(raw, raw_len, &k->prev_prio)) : 0, reason, mode, state);
+        n = etl_kpayload_cswitch(buf, sizeof buf, next, prev, next_priority, prev_priority, reason, mode, state);
         etl_kwrite_ev(k, ts, ETL_HOOK_CSWITCH, 0, 0, buf, n);
+        priority_seen(c, next, next_priority);
+        priority_seen(c, prev, prev_priority);
+        c->last_new_tid = next;
     } else {
         const struct tp_field *f = e == EV_WAKEUP ? &k->wakeup_pid : &k->wakeup_new_pid;
         n = etl_kpayload_ready_thread(buf, sizeof buf, (uint32_t)etl_ktp_get(raw, raw_len, f));
@@ -98,6 +109,53 @@ static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
         n = etl_kpayload_stack(sbuf, sizeof sbuf, ts, pid, tid, frames, nframes);
         etl_kwrite_ev(k, ts, ETL_HOOK_STACKWALK_STACK, 0, 0, sbuf, n);
     }
+}
+
+/*
+ * A switch on c's processor (PERF_RECORD_SWITCH_CPU_WIDE: next_prev_pid, next_prev_tid, then
+ * the sample_id trailer: pid, tid, time), written twice: OUT by the thread switched from
+ * (PERF_RECORD_MISC_SWITCH_OUT, with _PREEMPT when it was still runnable), IN by the thread
+ * switched to, after the switch. Its sched_switch sample says the same, but a kernel may
+ * write no sample of a tracepoint, and count none lost (doc/kernel-events.md): those fired
+ * while the processor runs the idle task, and on the machine this project is tested on, those
+ * of the threads of its pid 1. So from each IN record comes the CSwitch the sample would
+ * have been, unless the sample came (the last CSwitch of the processor names that thread
+ * already). Its old thread's state: idle's (running), else preempted (Ready) when its OUT said
+ * so, else taken as an interruptible sleep (Waiting, UserRequest), which no record says.
+ */
+static void switch_record(struct kcpu *c, const uint8_t *r, uint32_t size, uint16_t misc)
+{
+    uint8_t buf[64], state, reason, mode;
+    uint32_t tid, pid, prev;
+    int8_t priority, prev_priority = 0;
+    size_t n;
+
+    if (size < 8 + 8 + 32) return;
+    pid = etl_le32(r + size - 32);
+    tid = etl_le32(r + size - 28);
+    if (misc & PERF_RECORD_MISC_SWITCH_OUT) {
+        c->out_tid = tid;
+        c->out_preempted = !!(misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
+        return;
+    }
+    prev = etl_le32(r + 12);
+    /* (A thread that is exiting is -1 in the records: its switches' samples say who it is.) */
+    if (tid == 0 || tid == UINT32_MAX || prev == UINT32_MAX || tid == c->last_new_tid) return;
+    priority = c->prio_seen[tid % 256].tid == tid ? c->prio_seen[tid % 256].priority
+                                                  : etl_kpriority(etl_kthread_prio(pid, tid));
+    if (prev == 0) {
+        etl_kstate(0, &state, &reason, &mode); /* what the idle task's sched_switch says: running */
+    } else {
+        uint32_t prev_pid = etl_le32(r + 8);
+        etl_kstate(c->out_tid == prev && c->out_preempted ? 0x100 : 0x01, &state, &reason, &mode);
+        prev_priority = c->prio_seen[prev % 256].tid == prev ? c->prio_seen[prev % 256].priority
+                                                             : etl_kpriority(etl_kthread_prio(prev_pid, prev));
+    }
+    n = etl_kpayload_cswitch(buf, sizeof buf, tid, prev, priority, prev_priority, reason, mode, state);
+    etl_kwrite_ev(c->k, etl_korder_ts(c, (int64_t)etl_le64(r + size - 24)), ETL_HOOK_CSWITCH, 0, 0, buf, n);
+    priority_seen(c, tid, priority);
+    priority_seen(c, prev, prev_priority);
+    c->last_new_tid = tid;
 }
 
 static void handle(struct kcpu *c, const uint8_t *r, uint32_t size)
@@ -111,6 +169,7 @@ static void handle(struct kcpu *c, const uint8_t *r, uint32_t size)
     case PERF_RECORD_EXIT: etl_ktask_record(c, r, size, 0); break;
     case PERF_RECORD_COMM: etl_kcomm_record(c, r, size, misc); break;
     case PERF_RECORD_MMAP2: etl_kmmap2_record(c, r, size); break;
+    case PERF_RECORD_SWITCH_CPU_WIDE: switch_record(c, r, size, misc); break;
     case PERF_RECORD_LOST:
         if (size >= 24) etl_session_add_events_lost(c->k->s, etl_le64(r + 16));
         break;
@@ -221,14 +280,15 @@ static void drain(struct kcpu *c, int final)
         /* How far it got, before it waits: the other readers' waits (etl_kothers_wait) see it. */
         atomic_store(&c->progress, c->q[done].ts - 1);
         if (etl_kdisk_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, final) ||
-            etl_kexec_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, final))
+            etl_kexec_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, final) ||
+            etl_ktask_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, c->q[done].ts, final))
             break;
         etl_kflush_deferred(c, c->q[done].ts);
         handle(c, c->q_bytes + c->q[done].off, c->q[done].len);
         done++;
     }
     /* Handled up to the first record left (a completion waiting for its issue, an exec for its
-       command line, or one within the horizon's reach of records still to come), or to the horizon. */
+       command line, a fork or exit for the other readers, or one within the horizon's reach of records still to come), or to the horizon. */
     {
         int64_t upto = done < c->qn && c->q[done].ts - 1 < horizon ? c->q[done].ts - 1 : horizon;
         etl_kflush_deferred(c, upto);

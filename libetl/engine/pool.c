@@ -496,6 +496,19 @@ int etl_session_write_perfinfo(etl_session *s, int64_t ts, uint16_t hook, uint16
     return emit_end(s, &e);
 }
 
+int etl_session_write_classic(etl_session *s, int64_t ts, const etl_guid *class_guid, uint8_t type, uint8_t level,
+                              uint16_t version, uint32_t pid, uint32_t tid, const etl_data *data, unsigned ndata)
+{
+    struct emit e;
+    uint8_t *p = emit_begin(s, etl_record_encode_classic(NULL, 0, 0, class_guid, type, level, version, pid, tid, data,
+                                                         ndata), &e);
+
+    if (!p) return ETL_FAILED;
+    etl_record_encode_classic(p, e.space, ts ? ts : etl_session_now(s), class_guid, type, level, version, pid, tid,
+                              data, ndata);
+    return emit_end(s, &e);
+}
+
 int etl_session_write_lbr(etl_session *s, int64_t trigger_ts, uint32_t pid, uint32_t tid, uint32_t filters,
                           const etl_lbr_entry *entries, unsigned count)
 {

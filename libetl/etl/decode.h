@@ -189,6 +189,9 @@ ETL_API size_t etl_decoded_format_text(const etl_decoded_event *e, char *out, si
  */
 ETL_API size_t etl_decoded_format_json(const etl_decoded_event *e, char *out, size_t size);
 
+/* The top-level field of e named name (the first, when a schema repeats a name), or NULL. */
+ETL_API const etl_field *etl_decoded_field_find(const etl_decoded_event *e, const char *name);
+
 /* Field index of e and all it holds, as etl_decoded_format_text shows a value (json 0) or as
    etl_decoded_format_json does (json 1), without its name; into out as snprintf does. */
 ETL_API size_t etl_decoded_field_format(const etl_decoded_event *e, uint32_t index, int json, char *out, size_t size);

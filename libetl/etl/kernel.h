@@ -250,6 +250,85 @@ typedef struct etl_kernel_event {
  */
 ETL_API int etl_kernel_decode(const etl_event *ev, etl_kernel_event *out);
 
+/* ---- Samples with their stacks (doc/kernel-events.md, StackWalk) ---- */
+
+/*
+ * Which earlier event a StackWalk stack (or stack key reference) belongs to, in the manner the
+ * kernel logs them: right after the event, on the same processor, with that event's timestamp
+ * in the stack's EventTimeStamp. Feed every event in the order it was read, each with an id of
+ * the caller's choosing (not 0). For a stack or stack key reference (ke decoded with
+ * etl_kernel_decode, ETL_KCLASS_STACK or ETL_KCLASS_STACK_KEY), *owner is the id of the last
+ * other event of its processor when that event's timestamp is the stack's event timestamp, else
+ * 0; a key definition has no owner (0) and is not remembered. Any other event (ke NULL: not
+ * decoded, or not decodable) becomes its processor's last event. ETL_OK, or ETL_FAILED when
+ * memory ran out.
+ */
+typedef struct etl_stack_owners etl_stack_owners;
+/* A new tracker, or NULL without memory. */
+ETL_API etl_stack_owners *etl_stack_owners_new(void);
+ETL_API void etl_stack_owners_free(etl_stack_owners *o);
+ETL_API int etl_stack_owners_add(etl_stack_owners *o, const etl_event *ev, const etl_kernel_event *ke,
+                                 int64_t id, int64_t *owner);
+
+/*
+ * Samples paired with their stacks. A sample (SampledProfile or PMCSample) and the StackWalk
+ * stacks logged for it are matched by thread and the sample's timestamp (the stacks'
+ * StackThread and EventTimeStamp; for thread 0, the idle threads, also by processor), in
+ * whichever order they come: Windows logs the kernel half and the user half of a stack as two
+ * events (the user half possibly later), both are joined, kernel frames first. A stack key
+ * reference (StackWalk 37 kernel, 38 user) takes the frames of its key's next definition (35
+ * delete, 36 rundown), which the kernel writes when the key leaves its cache or at the end; a
+ * key defined again after a delete is a new stack. With ETL_STACKS_EVENTS, the EVENT_HEADER
+ * events that carry a STACK_TRACE32/64 extended item are paired too, each with its own frames.
+ *
+ * Feed every event of a trace (etl_stack_pairer_add), then read the pairs in the order their
+ * samples came (etl_stack_pairer_next). A sample whose stack never comes has one frame, its
+ * instruction pointer. Memory grows with the samples and their frames until the pairer is freed.
+ */
+typedef struct etl_stack_pairer etl_stack_pairer;
+
+#define ETL_STACKS_EVENTS 0x1u   /* pair EVENT_HEADER events' STACK_TRACE items too */
+/* Most frames a pair has (more are cut: etl_stack_pairer_stats's frames_cut counts them). */
+#define ETL_STACK_MAX_FRAMES 4096u
+
+typedef struct etl_stack_pair {
+    int64_t timestamp;            /* the sample's (or event's) raw timestamp */
+    uint32_t pid;                 /* the stack's StackProcess (or the event's); UINT32_MAX when no
+                                     stack or event says */
+    uint32_t tid;
+    uint16_t cpu;
+    uint16_t profile_source;      /* the sample's KPROFILE_SOURCE (0 for events) */
+    uint32_t count;               /* the sample's Count, at least 1 (1 for events) */
+    uint64_t instruction_pointer; /* the sample's IP (events: their first frame, or 0) */
+    unsigned frame_count;         /* >= 1 for samples */
+    const uint64_t *frames;       /* innermost first; valid until the next call on the pairer */
+    uint8_t has_stack;            /* 0: frames is just the instruction pointer */
+    uint8_t from_ext;             /* 1: an EVENT_HEADER event's STACK_TRACE item */
+    uint16_t ext_event_id;        /* its Id (from_ext) */
+} etl_stack_pair;
+
+typedef struct etl_stack_pairer_stats {
+    uint64_t samples;             /* samples seen */
+    uint64_t samples_with_stack;  /* those paired with at least one stack */
+    uint64_t stacks;              /* StackWalk stacks and key references seen */
+    uint64_t stacks_unpaired;     /* of those, the ones that matched no sample */
+    uint64_t key_refs_undefined;  /* key references whose key was never defined */
+    uint64_t frames_cut;          /* frames past ETL_STACK_MAX_FRAMES left out */
+} etl_stack_pairer_stats;
+
+/* A new pairer (flags: ETL_STACKS_*), or NULL without memory. */
+ETL_API etl_stack_pairer *etl_stack_pairer_new(unsigned flags);
+ETL_API void etl_stack_pairer_free(etl_stack_pairer *p);
+/* Takes ev if it is a sample, a stack, a stack key reference or definition (or with
+   ETL_STACKS_EVENTS an event with a STACK_TRACE item); other events are ignored. Malformed
+   ones are ignored too (etl_kernel_decode fails on them). ETL_OK, or ETL_FAILED when memory ran
+   out (ev is then not counted); ETL_FAILED too once reading has begun. */
+ETL_API int etl_stack_pairer_add(etl_stack_pairer *p, const etl_event *ev);
+/* The next pair into *out: ETL_OK, ETL_EOF after the last, ETL_FAILED when memory ran out. The
+   first call ends the feeding. */
+ETL_API int etl_stack_pairer_next(etl_stack_pairer *p, etl_stack_pair *out);
+ETL_API void etl_stack_pairer_stats_get(const etl_stack_pairer *p, etl_stack_pairer_stats *out);
+
 /*
  * Which image an address falls in: a map of the images of every process over the trace's
  * time, built from the Image, Process and Thread events (Load/DCStart/DCEnd/Unload), so

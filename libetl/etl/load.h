@@ -7,6 +7,7 @@
 #include "reader.h"
 #include "kernel.h"
 #include "merge.h"
+#include "symbols.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,7 +31,7 @@ extern "C" {
 typedef struct etl_sqlite_loader etl_sqlite_loader;
 
 /* The version of the schema (meta.schema_version, PRAGMA user_version). */
-#define ETL_SQLITE_SCHEMA_VERSION 3
+#define ETL_SQLITE_SCHEMA_VERSION 4
 
 /* The schema: its tables, indexes and views as SQL text, exactly as `etl2sqlite --schema`
    prints it. Static storage. */
@@ -77,6 +78,15 @@ typedef struct etl_sqlite_options {
        writes nothing ("interrupted; nothing was written"). */
     int (*interrupted)(void *arg);
     void *arg;             /* passed to the three above */
+    /* Symbols (etl/symbols.h): the function at each sample's and stack frame's address, with
+       its source line where DWARF (or a PDB) gives it: the functions table and the function
+       columns of samples and stack_frames, NULL where no symbol covers an address. Looked up
+       in the symbol directories symbol_paths (nsymbol_paths of them, searched in order; copied
+       by etl_sqlite_loader_add), then in the system's places (etl_symbolizer_options). */
+    const char *const *symbol_paths;
+    unsigned nsymbol_paths;
+    int no_symbols;        /* leave the function columns NULL and the functions table empty
+                              (no symbol lookups: the load costs what it did without them) */
 } etl_sqlite_options;
 
 /*

@@ -120,6 +120,10 @@ ETL_API int etl_session_write_system(etl_session *s, int64_t ts, uint16_t hook, 
 /* The same with a PERFINFO_TRACE_HEADER. */
 ETL_API int etl_session_write_perfinfo(etl_session *s, int64_t ts, uint16_t hook, uint16_t version,
                                        const etl_data *data, unsigned ndata);
+/* The same with an EVENT_TRACE_HEADER (a classic event of class class_guid: etl_record_encode_classic). */
+ETL_API int etl_session_write_classic(etl_session *s, int64_t ts, const etl_guid *class_guid, uint8_t type,
+                                      uint8_t level, uint16_t version, uint32_t pid, uint32_t tid,
+                                      const etl_data *data, unsigned ndata);
 /* An LBR event for the event with timestamp trigger_ts (the same timestamp, as Windows writes it). */
 ETL_API int etl_session_write_lbr(etl_session *s, int64_t trigger_ts, uint32_t pid, uint32_t tid, uint32_t filters,
                                   const etl_lbr_entry *entries, unsigned count);

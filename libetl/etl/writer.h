@@ -73,6 +73,12 @@ ETL_API uint32_t etl_record_encode_system(uint8_t *dst, uint32_t cap, int64_t ts
 ETL_API uint32_t etl_record_encode_perfinfo(uint8_t *dst, uint32_t cap, int64_t ts, uint16_t hook, uint16_t version,
                                             const etl_data *data, unsigned ndata);
 
+/* EVENT_TRACE_HEADER (FULL_HEADER64) event of a classic event class: its class GUID, Class.Type
+   (the opcode), Class.Level and Class.Version; KernelTime and UserTime 0, as merges write them. */
+ETL_API uint32_t etl_record_encode_classic(uint8_t *dst, uint32_t cap, int64_t ts, const etl_guid *class_guid,
+                                           uint8_t type, uint8_t level, uint16_t version, uint32_t pid,
+                                           uint32_t tid, const etl_data *data, unsigned ndata);
+
 /* Encodes an LBR event (PERFINFO64 header, version 2) whose payload is LBR_TRACE_EVENT_DATA
    followed by the entries; ts is the triggering event's timestamp. Same contract as the
    other encoders. */

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Decoding of the ETL format's bytes: buffer headers, trace headers of every kind, GUIDs, names. */
 #include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -53,6 +55,10 @@ static const char *const group_names[ETL_GROUP_COUNT] = {
 
 const etl_guid etl_guid_event_trace =
     G(0x68fdd900, 0x4a3e, 0x11d1, 0x84, 0xf4, 0x00, 0x00, 0xf8, 0x04, 0x64, 0xe3);
+
+/* libetl's own class (random, made for it): Linux images' build-ids, kallsyms, modules. */
+const etl_guid etl_guid_linux_image_id =
+    G(0xf6235471, 0x690f, 0x4985, 0xa2, 0x5e, 0x2d, 0x98, 0xbc, 0x95, 0x91, 0x97);
 
 /* User-mode providers and merge-added event classes seen in real files, and the toolkit's own
    demo provider (tools/etldemo.c), whose GUID is the one Windows derives from the name
@@ -712,4 +718,21 @@ uint32_t etl_utf8_to_utf16(uint8_t *p, const char *s, uint32_t max_units)
     }
     etl_put16(p + 2 * n++, 0);
     return 2 * n;
+}
+
+int etl_grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    size_t c;
+    void *q;
+
+    if (need <= *cap) return 0;
+    c = *cap ? *cap : 16;
+    while (c < need) {
+        if (c > SIZE_MAX / 2 / elem) return -1;
+        c *= 2;
+    }
+    if (c > SIZE_MAX / elem || !(q = realloc(*p, c * elem))) return -1;
+    *p = q;
+    *cap = c;
+    return 0;
 }

@@ -181,6 +181,12 @@ static inline uint32_t etl_align8(uint32_t n) { return (n + 7u) & ~7u; }
 #define ETL_HOOK_PMC_SAMPLE         0x0F2F /* a PMC interrupt (an LBR trigger's sample) */
 #define ETL_HOOK_SYSCALL_ENTER      0x0F33
 #define ETL_HOOK_SYSCALL_EXIT       0x0F34
+/* SampledProfileInterval: a profile source's interval (Source, NewInterval, OldInterval in
+   100 ns units; version 3 adds SourceName), when it is set and at the start and end of a
+   session's collection. */
+#define ETL_HOOK_PROFILE_SET_INTERVAL      0x0F48
+#define ETL_HOOK_PROFILE_COLLECTION_START  0x0F49
+#define ETL_HOOK_PROFILE_COLLECTION_END    0x0F4A
 #define ETL_HOOK_IMAGE_UNLOAD       0x1402 /* Image */
 #define ETL_HOOK_IMAGE_DCSTART      0x1403
 #define ETL_HOOK_IMAGE_DCEND        0x1404
@@ -196,6 +202,15 @@ static inline uint32_t etl_align8(uint32_t n) { return (n + 7u) & ~7u; }
 /* GUID of a kernel group (NULL for groups >= 0x1F). */
 const etl_guid *etl_group_guid(unsigned group);
 extern const etl_guid etl_guid_event_trace; /* 68fdd900-4a3e-11d1-84f4-0000f80464e3 */
+
+/* ---- LinuxImageID: libetl's own classic event class (doc/format.md section 8.9): what
+   symbolizing a Linux capture needs, written by capture/ (doc/kernel-events.md) ---- */
+extern const etl_guid etl_guid_linux_image_id; /* f6235471-690f-4985-a25e-2d98bc959197 */
+#define ETL_LINUX_IMAGE_ID_VERSION        0
+#define ETL_LINUX_IMAGE_ID_BUILD_ID       0 /* ImageBase P, ImageSize P, ProcessId u32, FileOffset u64,
+                                               BuildIdSize u16, BuildId, FileName A */
+#define ETL_LINUX_IMAGE_ID_KERNEL_SYMBOLS 1 /* Sequence u32, Text A (whole lines of /proc/kallsyms) */
+#define ETL_LINUX_IMAGE_ID_KERNEL_MODULE  2 /* ImageBase P, ImageSize P, BuildIdSize u16, BuildId, Name A */
 
 /* ---- TRACE_LOGFILE_HEADER, section 3.2 (offsets for the 32-bit / 64-bit forms) ---- */
 #define ETL_TLH_BUFFER_SIZE        0x00
@@ -324,6 +339,12 @@ size_t etl_xpress_compress_bound(size_t n);
    conforming MS-XCA plain LZ77 decoder; it ends with the all-ones flag padding of MS-XCA 2.3.
    Thread-safe; uses about 48 KiB of stack and no heap. */
 size_t etl_xpress_compress(const uint8_t *in, size_t n, uint8_t *out, size_t cap);
+
+/* ---- Growing arrays ----
+ * Room for need elements of elem bytes in the array *p of *cap elements: doubled from 16 (or
+ * *cap) until it holds need. 0, or -1 without memory or when the size would overflow; *p and
+ * *cap are unchanged on failure. */
+int etl_grow(void **p, size_t *cap, size_t need, size_t elem);
 
 /* ---- The real-time stream (doc/format.md section 14) ----
  * What a session in real-time mode sends its consumer once it has

@@ -379,7 +379,7 @@ int etl_load_event(struct etl_sqlite_loader *l, struct input *in, const etl_merg
         etl_kernel_event ke;
         if (etl_kernel_decode(ev, &ke) == 1 &&
             ((etl_load_main_thread_class(ke.kclass) &&
-              etl_load_kernel_row(&l->sink, NULL, in, NULL, ev, &ke, r->v[0], time_ns) != 0) ||
+              etl_load_kernel_row(&l->sink, NULL, in, 0, ev, &ke, r->v[0], time_ns) != 0) ||
              io_row(l, in, ev, &ke, r->v[0], time_ns) != 0))
             return -1;
     }

@@ -152,6 +152,8 @@ static int insert_stack(struct kernel_side *ks, const struct input *in, int64_t 
         rv_u64(r, 3, fs->addr[i]);
         rv_text(r, 4, fs->image[i]);
         if (fs->image[i]) rv_u64(r, 5, fs->offset[i]); else rv_null(r, 5);
+        /* Only a new frame list's frames are looked up: each distinct list once. */
+        if (etl_load_rv_function(ks, in, r, 6, pid, fs->addr[i], lookup_ts, i > 0) != 0) return -1;
         if (etl_sink_row_end(k, S_FRAME) != 0) return -1;
     }
     return 0;
@@ -195,21 +197,6 @@ static int insert_ext_stacks(struct kernel_side *ks, const struct input *in, con
     return 0;
 }
 
-/* The owner slot of processor cpu of an input. */
-static struct owner *owner_of(struct kinput *ki, unsigned cpu)
-{
-    if (cpu >= ki->nowners) {
-        unsigned n = cpu + 1 < 64 ? 64 : 2 * (cpu + 1);
-        struct owner *p = realloc(ki->owners, n * sizeof *p);
-        if (!p) return NULL;
-        for (unsigned i = ki->nowners; i < n; i++) p[i].ts = INT64_MIN, p[i].event = 0;
-        ki->owners = p;
-        ki->nowners = n;
-    }
-    return &ki->owners[cpu];
-}
-
-
 /* Which thread writes which class: the main thread those that need no image map (processes,
    threads, images, context switches), straight into the database; the kernel thread those
    that do (samples, stacks, LBR), copied in at the end. Measured on a kernel trace, this
@@ -220,7 +207,7 @@ int etl_load_main_thread_class(int kclass)
            kclass == ETL_KCLASS_CSWITCH || kclass == ETL_KCLASS_READY_THREAD;
 }
 
-int etl_load_kernel_row(struct sink *k, struct kernel_side *ks, const struct input *in, struct kinput *ki,
+int etl_load_kernel_row(struct sink *k, struct kernel_side *ks, const struct input *in, int64_t owner,
                         const etl_event *ev, const etl_kernel_event *ke, int64_t event, int64_t time_ns)
 {
     sqlite3_stmt *s;
@@ -316,6 +303,7 @@ int etl_load_kernel_row(struct sink *k, struct kernel_side *ks, const struct inp
         else { rv_i64(r, 8, p->count); rv_i64(r, 9, p->flags); rv_i64(r, 10, p->rank); }
         etl_load_rv_image(in, r, 11, pid, p->instruction_pointer, ev->timestamp);
         rv_i64(r, 13, p->profile_source);
+        if (etl_load_rv_function(ks, in, r, 14, pid, p->instruction_pointer, ev->timestamp, 0) != 0) return -1;
         return etl_sink_row_end(k, S_SAMPLE);
     }
     case ETL_KCLASS_STACK: case ETL_KCLASS_STACK_KEY: case ETL_KCLASS_STACK_KEY_DEF: {
@@ -324,12 +312,6 @@ int etl_load_kernel_row(struct sink *k, struct kernel_side *ks, const struct inp
         const char *kind = ke->kclass == ETL_KCLASS_STACK ? "stack"
                            : def ? "key_def"
                            : ev->hook_id == 0x1825 ? "key_kernel" : "key_user";
-        int64_t owner = 0;
-        if (!def) {
-            struct owner *o = owner_of(ki, ev->cpu);
-            if (!o) return etl_sink_error(k, "out of memory");
-            if (o->event && o->ts == st->event_timestamp) owner = o->event;
-        }
         return insert_stack(ks, in, event, time_ns, kind, owner, def ? INT64_MIN : st->event_timestamp,
                             def ? -1 : (int64_t)st->pid, def ? -1 : (int64_t)st->tid, ke->kclass != ETL_KCLASS_STACK,
                             st->stack_key, st->frames, st->frame_count, st->frame_size,
@@ -366,23 +348,20 @@ static int kernel_event(struct kernel_side *ks, const struct input *in, struct k
     int64_t event = ks->next_event++, time_ns = etl_clock_time_ns(etl_merge_clock(ks->merge), me->timestamp);
     etl_kernel_event ke;
     int krc = etl_kernel_decode(ev, &ke);
+    int64_t owner;
 
+    /* A stack that follows on this processor with this event's timestamp belongs to it. */
+    if (!ki->owners && !(ki->owners = etl_stack_owners_new())) return etl_sink_error(&ks->sink, "out of memory");
+    if (etl_stack_owners_add(ki->owners, ev, krc == 1 ? &ke : NULL, event, &owner) != ETL_OK)
+        return etl_sink_error(&ks->sink, "out of memory");
     /* A payload that does not fit the class's layout does not fit its schema either: the main
        thread's decoding of the fields lists it in lost (decode_failed). */
     if (krc == 1 && !etl_load_main_thread_class(ke.kclass) &&
-        etl_load_kernel_row(&ks->sink, ks, in, ki, ev, &ke, event, time_ns) != 0)
+        etl_load_kernel_row(&ks->sink, ks, in, owner, ev, &ke, event, time_ns) != 0)
         return -1;
     if (ev->ext_count) {
         if (insert_ext(&ks->sink, ev, event) != 0) return -1;
         if (ev->kind == ETL_KIND_EVENT && insert_ext_stacks(ks, in, ev, event, time_ns) != 0) return -1;
-    }
-    /* A stack that follows on this processor with this event's timestamp belongs to it. */
-    if (krc != 1 || (ke.kclass != ETL_KCLASS_STACK && ke.kclass != ETL_KCLASS_STACK_KEY &&
-                     ke.kclass != ETL_KCLASS_STACK_KEY_DEF)) {
-        struct owner *o = owner_of(ki, ev->cpu);
-        if (!o) return etl_sink_error(&ks->sink, "out of memory");
-        o->ts = ev->timestamp;
-        o->event = event;
     }
     return 0;
 }
@@ -467,6 +446,7 @@ int etl_load_kernel_open(struct etl_sqlite_loader *l, int fresh)
         ks->frame_sets.next_id = etl_sink_max(&l->sink, "SELECT max(frames) FROM stack_frames");
         ks->next_stack = etl_sink_max(&l->sink, "SELECT max(stack) FROM stacks") + 1;
         ks->next_lbr = etl_sink_max(&l->sink, "SELECT max(lbr) FROM lbr") + 1;
+        if (etl_load_functions_read(l) != 0) return -1;
     }
     else ks->next_stack = ks->next_lbr = 1;
     sql = sqlite3_mprintf("ATTACH %Q AS kernel", ks->path);
@@ -477,7 +457,8 @@ int etl_load_kernel_open(struct etl_sqlite_loader *l, int fresh)
 }
 
 /* The tables the kernel thread fills, copied into the main database at the end. */
-static const char *const kernel_tables[] = { "event_ext", "samples", "stacks", "stack_frames", "lbr", "lbr_entries" };
+static const char *const kernel_tables[] = { "event_ext", "samples", "stacks", "stack_frames", "lbr", "lbr_entries",
+                                             "functions" };
 
 int etl_load_kernel_copy(struct etl_sqlite_loader *l)
 {

@@ -23,14 +23,14 @@ extern const char etl_sqlite_schema_views[];   /* CREATE VIEW statements */
 /* ---- the prepared inserts of a connection */
 enum stmt_id {
     S_EVENT, S_EXT, S_PROVIDER, S_PROCESS, S_THREAD, S_IMAGE, S_CSWITCH, S_READY, S_SAMPLE, S_STACK,
-    S_FRAME, S_LBR, S_LBR_ENTRY, S_LOST, S_DISK_IO, S_SYSCALL, S_NAME, S_NAME_FIELD, S_COUNT
+    S_FRAME, S_LBR, S_LBR_ENTRY, S_LOST, S_DISK_IO, S_SYSCALL, S_NAME, S_NAME_FIELD, S_FUNCTION, S_COUNT
 };
 
 /* Rows of one table inserted ROW_BATCH at a time by one multi-row INSERT (the tables with about
    a row per event): values are integers, NULLs, or text that outlives the batch (string
    constants, and the image names the image maps own). */
 #define ROW_BATCH 64
-#define ROW_COLUMNS_MAX 16
+#define ROW_COLUMNS_MAX 20
 
 struct rowval {
     int64_t i;
@@ -66,6 +66,7 @@ struct input {
     int merge_index;            /* index among the merge's inputs */
     etl_reader *probe;          /* the first pass's reader (closed after it) */
     etl_image_map *map;
+    etl_symbolizer *sym;        /* the functions at its addresses; NULL with no_symbols */
     uint64_t events;
     int64_t first_ns, last_ns;
     unsigned warnings;
@@ -103,6 +104,7 @@ struct frame_sets {
     uint64_t *addr, *offset;
     const char **image;
     unsigned frames_cap;
+    etl_symbol *symbols;        /* one address's frames (ETL_LOAD_SYMBOL_FRAMES) */
     struct name_hash { const char *name; uint64_t hash; } names[256];
 };
 
@@ -112,11 +114,30 @@ struct provider_slot {
     int64_t id;                 /* 0: empty */
 };
 
+/* The frames one address may resolve to (inlined calls, then the function that holds them). */
+#define ETL_LOAD_SYMBOL_FRAMES 16
+
+/* The functions table's rows, by name, image path and source file: an open-addressing table
+   of ids, and a small cache of the last ids by the symbolizer's interned pointers. */
+struct function_slot {
+    const char *name, *image, *image_path, *source_file; /* the symbolizer's strings, or owned
+                                                            (an appended database's, owned_text) */
+    uint64_t hash;
+    int64_t id;                 /* 0: empty */
+};
+
+struct functions {
+    struct function_slot *slot;
+    unsigned cap, count;
+    int64_t next_id;
+    struct { const char *name, *image_path, *source_file; int64_t id; } recent[1024];
+    char **owned_text;          /* strings read from an appended database */
+    unsigned nowned, cap_owned;
+};
+
 /* What the kernel thread keeps per input. */
 struct kinput {
-    struct owner { int64_t ts; int64_t event; } *owners; /* per processor: the last event other
-                                                            than a stack, which a stack follows */
-    unsigned nowners;
+    etl_stack_owners *owners;   /* which event a stack follows (reader/stacks.c) */
 };
 
 struct kernel_side {
@@ -126,6 +147,7 @@ struct kernel_side {
     etl_merge *merge;
     struct kinput *kin;         /* per input */
     struct frame_sets frame_sets;
+    struct functions functions;
     int64_t next_event, next_stack, next_lbr;
     int rc;
     double cpu_s, rows_s;       /* the thread's processor time at its end, after its rows (verbose) */
@@ -215,6 +237,7 @@ struct etl_sqlite_loader {
     struct event_row batch[EVENT_BATCH];
     unsigned nbatch;
     etl_decoder *decoder;       /* every event's fields (main thread) */
+    char **symbol_paths;        /* copies of options' symbol_paths (o.symbol_paths points here) */
     int decoder_quiet;          /* its warnings are the first pass's again: not repeated */
     struct event_names names;
     sqlite3_stmt *event_batch;  /* the multi-row INSERT */
@@ -308,10 +331,25 @@ void etl_load_names_free(struct event_names *names);
 /* ---- the decoded kernel tables and the kernel thread (kernel.c) */
 /* Which thread writes a class's rows: 1 the main thread, 0 the kernel thread. */
 int etl_load_main_thread_class(int kclass);
-int etl_load_kernel_row(struct sink *k, struct kernel_side *ks, const struct input *in, struct kinput *ki,
+int etl_load_kernel_row(struct sink *k, struct kernel_side *ks, const struct input *in, int64_t owner,
                         const etl_event *ev, const etl_kernel_event *ke, int64_t event, int64_t time_ns);
 int etl_load_kernel_open(struct etl_sqlite_loader *l, int fresh);
 void *etl_load_kernel_thread(void *arg);
 int etl_load_kernel_copy(struct etl_sqlite_loader *l);
+
+/* ---- the functions at addresses (symbols.c) */
+/* The symbolizer of an input (unless no_symbols), fed every event of it by the first pass:
+   ETL_OK, or ETL_FATAL without memory (said). */
+int etl_load_symbols_open(struct etl_sqlite_loader *l, struct input *in);
+/* The functions an appended database has: 0, or -1 (said). */
+int etl_load_functions_read(struct etl_sqlite_loader *l);
+/* Sets the columns function, function_offset, outer_function and line at columns i .. i+3 of
+   a batched row for address addr of pid at raw time ts; a return address (a stack's frame
+   past its first) is looked up one byte before it, in the call. 0, or -1 (said). */
+int etl_load_rv_function(struct kernel_side *ks, const struct input *in, struct rowval *r, int i, int64_t pid,
+                         uint64_t addr, int64_t ts, int return_address);
+/* What the symbolizers found (verbose), and what they have to say (a warning). */
+void etl_load_symbols_report(struct etl_sqlite_loader *l);
+void etl_load_functions_free(struct functions *f);
 
 #endif

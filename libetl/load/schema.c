@@ -8,7 +8,7 @@
 #include "load/load.h"
 
 #define SCHEMA_TABLES \
-    "-- etl2sqlite schema, version 3 (PRAGMA user_version = 3).\n" \
+    "-- etl2sqlite schema, version 4 (PRAGMA user_version = 4).\n" \
     "-- Times: *_ns columns are nanoseconds since 1970-01-01 UTC on the common timeline of the\n" \
     "-- database (every trace placed on one PerfCounter clock, as etlmerge places them).\n" \
     "-- 64-bit unsigned values (keywords, addresses) are stored as signed 64-bit integers with the\n" \
@@ -280,8 +280,13 @@
     "  rank INTEGER,\n" \
     "  image TEXT,\n" \
     "  image_offset INTEGER,\n" \
-    "  profile_source INTEGER NOT NULL -- KPROFILE_SOURCE: 0 the timer (SampleProf); else a PMCSample's\n" \
+    "  profile_source INTEGER NOT NULL, -- KPROFILE_SOURCE: 0 the timer (SampleProf); else a PMCSample's\n" \
     "                                  -- counter (6 branch instructions, ...), count, flags, rank NULL\n" \
+    "  function INTEGER,                -- functions.function at instruction_pointer (the innermost: an\n" \
+    "                                   -- inlined function where the code was inlined); NULL: no symbol\n" \
+    "  function_offset INTEGER,         -- instruction_pointer - the function's start (0 when inlined)\n" \
+    "  outer_function INTEGER,          -- the function that holds the code (function when not inlined)\n" \
+    "  line INTEGER                     -- source line in functions.source_file; NULL when unknown\n" \
     ");\n" \
     "\n" \
     "-- Stacks: StackWalk events (kind 'stack'), stack key references ('key_kernel', 'key_user')\n" \
@@ -309,8 +314,23 @@
     "  address INTEGER NOT NULL,\n" \
     "  image TEXT,\n" \
     "  image_offset INTEGER,\n" \
+    "  function INTEGER,                -- as in samples; a frame past a stack's first is a return\n" \
+    "  function_offset INTEGER,         -- address, looked up one byte before it (in the call)\n" \
+    "  outer_function INTEGER,\n" \
+    "  line INTEGER,\n" \
     "  PRIMARY KEY (frames, depth)\n" \
     ") WITHOUT ROWID;\n" \
+    "\n" \
+    "-- The functions of the samples' and stack frames' addresses, as the symbolizer names them\n" \
+    "-- (etl/symbols.h: ELF symbols and DWARF, the trace's kallsyms, PDBs, .NET methods): one row per\n" \
+    "-- name, image and source file.\n" \
+    "CREATE TABLE functions (\n" \
+    "  function INTEGER PRIMARY KEY,\n" \
+    "  name TEXT NOT NULL,              -- 'main', 'RtlUserThreadStart', 'System.String.Concat'\n" \
+    "  image TEXT,                      -- the image's file name ('libc.so.6', 'vmlinux'); NULL: none\n" \
+    "  image_path TEXT,                 -- the image's path as the trace gives it\n" \
+    "  source_file TEXT                 -- where DWARF or the PDB gives it; NULL when unknown\n" \
+    ");\n" \
     "\n" \
     "-- Last branch records: the branches before the event that triggered them.\n" \
     "CREATE TABLE lbr (\n" \
@@ -361,7 +381,9 @@
     "CREATE INDEX IF NOT EXISTS stacks_by_event ON stacks (event);\n" \
     "CREATE INDEX IF NOT EXISTS stacks_by_frames ON stacks (frames);\n" \
     "CREATE INDEX IF NOT EXISTS stacks_by_owner ON stacks (owner_event);\n" \
-    "CREATE INDEX IF NOT EXISTS lbr_by_event ON lbr (event);\n"
+    "CREATE INDEX IF NOT EXISTS lbr_by_event ON lbr (event);\n" \
+    "CREATE INDEX IF NOT EXISTS functions_by_name ON functions (name);\n" \
+    "CREATE INDEX IF NOT EXISTS stacks_key_definitions ON stacks (trace, stack_key, event) WHERE kind = 'key_def';\n"
 
 /* The views' lookups at an event (trace tr, time t, number e), each by an index: the program
    (image_file_name), or the run, of process pid; the pid of thread tid. */
@@ -377,6 +399,14 @@
     "                 ORDER BY h.event DESC LIMIT 1),\n" \
     "                (SELECT h.pid FROM threads h WHERE h.trace = " tr " AND h.tid = " tid " AND h.event > " e "\n" \
     "                 ORDER BY h.event LIMIT 1))"
+
+/* A function's source location as text: 'file:line', or the file alone; NULL when unknown. */
+#define SOURCE_TEXT(fn, line) \
+    "CASE WHEN " fn ".source_file IS NULL THEN NULL WHEN " line " IS NULL THEN " fn ".source_file\n" \
+    "            ELSE " fn ".source_file || ':' || " line " END"
+/* A frame as one word: the function's name, else image+0x1a, else the address. */
+#define FRAME_WORD(fn, f) \
+    "coalesce(" fn ".name, " f ".image || printf('+0x%x', " f ".image_offset), printf('0x%x', " f ".address))"
 
 #define SCHEMA_VIEWS \
     "-- One row per event, with the columns named as etldump's JSON keys.\n" \
@@ -443,8 +473,9 @@
     "SELECT s.event AS event, s.time_ns AS time_ns, s.cpu AS cpu, s.tid AS tid, s.pid AS pid,\n" \
     "       " NAME_AT("s.trace", "s.pid", "s.time_ns", "s.event") " AS process_name,\n" \
     "       printf('0x%x', s.instruction_pointer) AS ip, s.image AS image,\n" \
-    "       s.image_offset AS image_offset, s.trace AS trace\n" \
-    "FROM samples s;\n" \
+    "       s.image_offset AS image_offset, s.trace AS trace,\n" \
+    "       fn.name AS function, s.function_offset AS function_offset, " SOURCE_TEXT("fn", "s.line") " AS source\n" \
+    "FROM samples s LEFT JOIN functions fn ON fn.function = s.function;\n" \
     "\n" \
     "-- Context switches with the processes of both threads and their programs at the switch.\n" \
     "CREATE VIEW cswitches_view AS\n" \
@@ -459,6 +490,33 @@
     "             " PID_AT("c.trace", "c.new_tid", "c.event") " AS new_pid\n" \
     "      FROM cswitches c) c;\n" \
     "\n" \
+    "-- Who ran where: one row per running interval of a thread on a processor, from the context\n" \
+    "-- switch to it (start_event) to the next context switch on that processor (end_event), or to\n" \
+    "-- the trace's last event (end_event NULL) when the trace ends with it running. The time\n" \
+    "-- before a processor's first switch is not counted (who ran then is not known). pid: the\n" \
+    "-- thread's process at the switch; process_name: the program it ran then. Needs no stacks.\n" \
+    "CREATE VIEW cpu_intervals AS\n" \
+    "SELECT i.trace AS trace, i.cpu AS cpu, i.tid AS tid, i.pid AS pid,\n" \
+    "       " NAME_AT("i.trace", "i.pid", "i.start_ns", "i.start_event") " AS process_name,\n" \
+    "       i.start_ns AS start_ns, i.end_ns AS end_ns, i.end_ns - i.start_ns AS ns,\n" \
+    "       i.start_event AS start_event, i.end_event AS end_event\n" \
+    "FROM (SELECT w.*, " PID_AT("w.trace", "w.tid", "w.start_event") " AS pid,\n" \
+    "             coalesce(w.next_ns, (SELECT t.last_time_ns FROM traces t WHERE t.trace = w.trace)) AS end_ns\n" \
+    "      FROM (SELECT c.trace AS trace, c.cpu AS cpu, c.new_tid AS tid, c.time_ns AS start_ns,\n" \
+    "                   c.event AS start_event, lead(c.time_ns) OVER w AS next_ns, lead(c.event) OVER w AS end_event\n" \
+    "            FROM cswitches c WINDOW w AS (PARTITION BY c.trace, c.cpu ORDER BY c.event)) w) i;\n" \
+    "\n" \
+    "-- Processor time per thread (and program it ran: a thread whose process execs has a row for\n" \
+    "-- each), summed over its running intervals on every processor.\n" \
+    "CREATE VIEW cpu_time_by_thread AS\n" \
+    "SELECT trace, tid, pid, process_name, sum(ns) AS cpu_ns, count(*) AS intervals\n" \
+    "FROM cpu_intervals GROUP BY trace, tid, pid, process_name;\n" \
+    "\n" \
+    "-- Processor time per process and program, summed over its threads.\n" \
+    "CREATE VIEW cpu_time_by_process AS\n" \
+    "SELECT trace, pid, process_name, count(DISTINCT tid) AS threads, sum(ns) AS cpu_ns, count(*) AS intervals\n" \
+    "FROM cpu_intervals GROUP BY trace, pid, process_name;\n" \
+    "\n" \
     "-- System calls with their thread's process and its program at the call.\n" \
     "CREATE VIEW syscalls_view AS\n" \
     "SELECT s.event AS event, s.time_ns AS time_ns, s.cpu AS cpu, s.name AS name,\n" \
@@ -472,8 +530,72 @@
     "SELECT s.stack AS stack, s.event AS event, s.owner_event AS owner_event, s.kind AS kind,\n" \
     "       s.pid AS pid, s.tid AS tid, f.depth AS depth, printf('0x%x', f.address) AS address,\n" \
     "       CASE WHEN f.image IS NULL THEN printf('0x%x', f.address)\n" \
-    "            ELSE f.image || printf('+0x%x', f.image_offset) END AS frame\n" \
-    "FROM stacks s JOIN stack_frames f ON f.frames = s.frames;\n" \
+    "            ELSE f.image || printf('+0x%x', f.image_offset) END AS frame,\n" \
+    "       fn.name AS function, f.function_offset AS function_offset, " SOURCE_TEXT("fn", "f.line") " AS source\n" \
+    "FROM stacks s JOIN stack_frames f ON f.frames = s.frames LEFT JOIN functions fn ON fn.function = f.function;\n" \
+    "\n" \
+    "-- The stack of each sample, one row per frame from the innermost (depth 0): the frames of the\n" \
+    "-- stacks that belong to it (stacks.owner_event: its StackWalk, or a kernel half then a user\n" \
+    "-- half, in the order logged; a stack key reference by its definition, the nearest after it,\n" \
+    "-- else before). frame: the function's name, else image+0x1a, else the address.\n" \
+    "CREATE VIEW sample_stack_frames AS\n" \
+    "SELECT x.sample AS sample, x.trace AS trace, x.time_ns AS time_ns, x.pid AS pid, x.tid AS tid,\n" \
+    "       row_number() OVER (PARTITION BY x.sample ORDER BY x.stack, x.depth) - 1 AS depth,\n" \
+    "       x.address AS address, x.image AS image, x.image_offset AS image_offset, x.function AS function,\n" \
+    "       x.function_offset AS function_offset, x.outer_function AS outer_function, x.line AS line,\n" \
+    "       " FRAME_WORD("fn", "x") " AS frame\n" \
+    "FROM (SELECT s.event AS sample, s.trace AS trace, s.time_ns AS time_ns, s.pid AS pid, s.tid AS tid,\n" \
+    "             st.stack AS stack, f.*\n" \
+    "      FROM samples s JOIN stacks st ON st.owner_event = s.event\n" \
+    "      JOIN stack_frames f ON f.frames = coalesce(st.frames,\n" \
+    "        (SELECT d.frames FROM stacks d WHERE d.kind = 'key_def' AND d.trace = st.trace AND d.stack_key = st.stack_key\n" \
+    "         AND d.event > st.event ORDER BY d.event LIMIT 1),\n" \
+    "        (SELECT d.frames FROM stacks d WHERE d.kind = 'key_def' AND d.trace = st.trace AND d.stack_key = st.stack_key\n" \
+    "         AND d.event < st.event ORDER BY d.event DESC LIMIT 1))) x\n" \
+    "LEFT JOIN functions fn ON fn.function = x.function;\n" \
+    "\n" \
+    "-- Each function once per sample it is on: self 1 when the sample's instruction pointer is in\n" \
+    "-- it (the innermost function: exclusive), else 0 (on the stack: inclusive; a function that\n" \
+    "-- recurses still counts once). Frames count with the function that holds an inlined one.\n" \
+    "CREATE VIEW sample_functions AS\n" \
+    "SELECT x.sample AS sample, x.trace AS trace, x.profile_source AS profile_source, x.pid AS pid,\n" \
+    "       x.tid AS tid, x.function AS function, max(x.self) AS self\n" \
+    "FROM (SELECT s.event AS sample, s.trace AS trace, s.profile_source AS profile_source, s.pid AS pid,\n" \
+    "             s.tid AS tid, s.function AS function, 1 AS self FROM samples s WHERE s.function IS NOT NULL\n" \
+    "      UNION ALL\n" \
+    "      SELECT s.event, s.trace, s.profile_source, s.pid, s.tid, s.outer_function, 0 FROM samples s\n" \
+    "      WHERE s.outer_function IS NOT NULL\n" \
+    "      UNION ALL\n" \
+    "      SELECT f.sample, f.trace, s.profile_source, f.pid, f.tid, f.function, 0\n" \
+    "      FROM sample_stack_frames f JOIN samples s ON s.event = f.sample WHERE f.function IS NOT NULL\n" \
+    "      UNION ALL\n" \
+    "      SELECT f.sample, f.trace, s.profile_source, f.pid, f.tid, f.outer_function, 0\n" \
+    "      FROM sample_stack_frames f JOIN samples s ON s.event = f.sample WHERE f.outer_function IS NOT NULL) x\n" \
+    "GROUP BY x.sample, x.function;\n" \
+    "\n" \
+    "-- Top functions by samples of each profile source (0: the timer), over every trace: exclusive\n" \
+    "-- (the samples whose instruction pointer is in it) and inclusive (the samples it is on the\n" \
+    "-- stack of, itself included), and their shares of all the samples of that source in percent.\n" \
+    "CREATE VIEW top_functions AS\n" \
+    "SELECT f.function AS function, f.name AS name, f.image AS image, f.source_file AS source_file,\n" \
+    "       sf.profile_source AS profile_source, sum(sf.self) AS exclusive, count(*) AS inclusive,\n" \
+    "       round(sum(sf.self) * 100.0 / t.samples, 2) AS exclusive_percent,\n" \
+    "       round(count(*) * 100.0 / t.samples, 2) AS inclusive_percent\n" \
+    "FROM sample_functions sf JOIN functions f ON f.function = sf.function\n" \
+    "JOIN (SELECT profile_source, count(*) AS samples FROM samples GROUP BY profile_source) t\n" \
+    "  ON t.profile_source = sf.profile_source\n" \
+    "GROUP BY sf.function, sf.profile_source;\n" \
+    "\n" \
+    "-- The stacks of each function's samples: for each function, each distinct stack of the samples\n" \
+    "-- it is on, as one text from the innermost frame ('hot <- work <- main'), and how many samples\n" \
+    "-- had it: SELECT stack, samples FROM function_stacks WHERE name = 'hot' ORDER BY samples DESC.\n" \
+    "CREATE VIEW function_stacks AS\n" \
+    "SELECT sf.function AS function, f.name AS name, f.image AS image, st.stack AS stack, count(*) AS samples\n" \
+    "FROM sample_functions sf JOIN functions f ON f.function = sf.function\n" \
+    "JOIN (SELECT sample, group_concat(frame, ' <- ') AS stack\n" \
+    "      FROM (SELECT sample, frame FROM sample_stack_frames ORDER BY sample, depth) GROUP BY sample) st\n" \
+    "  ON st.sample = sf.sample\n" \
+    "GROUP BY sf.function, st.stack;\n" \
     "\n" \
     "-- Events per provider and kind, as etldump --summary counts them.\n" \
     "CREATE VIEW provider_counts AS\n" \

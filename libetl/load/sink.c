@@ -15,9 +15,9 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_IMAGE] = "INSERT INTO images VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)",
     [S_CSWITCH] = "INSERT INTO cswitches VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)",
     [S_READY] = "INSERT INTO ready_threads VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
-    [S_SAMPLE] = "INSERT INTO samples VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
+    [S_SAMPLE] = "INSERT INTO samples VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)",
     [S_STACK] = "INSERT INTO stacks VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
-    [S_FRAME] = "INSERT INTO stack_frames VALUES (?1,?2,?3,?4,?5)",
+    [S_FRAME] = "INSERT INTO stack_frames VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)",
     [S_LBR] = "INSERT INTO lbr VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)",
     [S_LBR_ENTRY] = "INSERT INTO lbr_entries VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
     [S_LOST] = "INSERT INTO lost VALUES (?1,?2,?3,?4,?5,?6)",
@@ -25,6 +25,7 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_SYSCALL] = "INSERT INTO syscalls VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
     [S_NAME] = "INSERT INTO event_names VALUES (?1,?2,?3,?4,?5,?6)",
     [S_NAME_FIELD] = "INSERT INTO event_name_fields VALUES (?1,?2,?3,?4,?5)",
+    [S_FUNCTION] = "INSERT INTO functions VALUES (?1,?2,?3,?4,?5)",
 };
 
 int etl_sink_error(struct sink *k, const char *what)
@@ -59,7 +60,7 @@ int etl_sink_step(struct sink *k, enum stmt_id id)
 
 /* The tables whose rows are batched, and their column counts. */
 static const struct { enum stmt_id id; int cols; } batched[] = {
-    { S_CSWITCH, 15 }, { S_READY, 8 }, { S_SAMPLE, 13 }, { S_STACK, 12 }, { S_FRAME, 5 }, { S_LBR_ENTRY, 8 },
+    { S_CSWITCH, 15 }, { S_READY, 8 }, { S_SAMPLE, 17 }, { S_STACK, 12 }, { S_FRAME, 9 }, { S_LBR_ENTRY, 8 },
     { S_DISK_IO, 15 }, { S_SYSCALL, 8 },
 };
 

@@ -156,6 +156,7 @@ static int first_pass(struct etl_sqlite_loader *l)
         if (!(in->map = etl_image_map_new())) goto nomem;
         while ((rc = etl_reader_next(in->probe, &ev)) == ETL_OK || rc == ETL_WARN) {
             if (etl_image_map_add(in->map, &ev) != ETL_OK || etl_decoder_learn(l->decoder, &ev) == ETL_FATAL) goto nomem;
+            if (in->sym && etl_symbolizer_add(in->sym, &ev) != ETL_OK) goto nomem;
             if ((++n & 65535) == 0 && poll_interrupted(l)) return -1;
         }
         etl_reader_close(in->probe);
@@ -211,7 +212,8 @@ static int load(struct etl_sqlite_loader *l, int fresh)
         if (l->interrupted) etl_load_message(l, ETL_FATAL, 0, NULL, -1, "interrupted; nothing was written");
         return -1;
     }
-    phase_done(l, "first pass (image maps, EventSource manifests)", 0);
+    phase_done(l, l->o.no_symbols ? "first pass (image maps, EventSource manifests)"
+                                  : "first pass (image maps, EventSource manifests, symbols)", 0);
     memset(&mo, 0, sizeof mo);
     mo.on_message = on_merge_message;
     mo.on_message_arg = l;
@@ -252,6 +254,7 @@ static int load(struct etl_sqlite_loader *l, int fresh)
     if (atomic_load(&l->stop) || ks->rc != 0 || l->sink.failed) return -1;
     progress(l, events, 1);
     phase_done(l, "events and kernel tables, two threads", events);
+    etl_load_symbols_report(l);
     /* SQLite numbered the events (max + 1 each): they must be the numbers the kernel tables use. */
     if (etl_sink_max(&l->sink, "SELECT max(event) FROM main.events") != l->next_event - 1) {
         etl_load_message(l, ETL_FATAL, 0, NULL, -1, "%s: the events were not numbered as expected", l->output);
@@ -423,6 +426,21 @@ int etl_sqlite_loader_open(etl_sqlite_loader **out, const char *path, const etl_
     if (etl_load_decoder_open(l) != ETL_OK) return ETL_FATAL;
     l->o.manifests = NULL; /* read: the caller's strings are not kept */
     l->o.nmanifests = 0;
+    /* The symbol directories, for the inputs' symbolizers (made as they are added). */
+    if (l->o.nsymbol_paths && !l->o.no_symbols) {
+        if (!(l->symbol_paths = calloc(l->o.nsymbol_paths, sizeof *l->symbol_paths))) goto nomem;
+        for (unsigned i = 0; i < l->o.nsymbol_paths; i++)
+            if (!(l->symbol_paths[i] = strdup(l->o.symbol_paths[i]))) goto nomem;
+        l->o.symbol_paths = (const char *const *)l->symbol_paths;
+    }
+    else {
+        l->o.symbol_paths = NULL;
+        l->o.nsymbol_paths = 0;
+    }
+    return ETL_OK;
+nomem:
+    etl_load_message(l, ETL_FATAL, 0, NULL, -1, "out of memory");
+    return ETL_FATAL;
     return ETL_OK;
 }
 
@@ -478,6 +496,14 @@ int etl_sqlite_loader_add(etl_sqlite_loader *l, const char *path)
         etl_load_message(l, ETL_FATAL, 0, NULL, -1, "out of memory");
         return ETL_FATAL;
     }
+    if (etl_load_symbols_open(l, in) != ETL_OK) {
+        free(in->path);
+        etl_cpu_threads_free(in->running);
+        etl_disk_io_pairing_free(in->issues);
+        etl_process_runs_free(in->runs);
+        etl_reader_close(r);
+        return ETL_FATAL;
+    }
     in->file_size = etl_reader_info(r)->file_size;
     in->merge_index = (int)l->ninputs;
     l->total_bytes += in->file_size;
@@ -509,13 +535,14 @@ void etl_sqlite_loader_close(etl_sqlite_loader *l)
     for (unsigned i = 0; i < l->ninputs; i++) {
         etl_reader_close(l->in[i].probe);
         etl_image_map_free(l->in[i].map);
+        etl_symbolizer_close(l->in[i].sym);
         etl_cpu_threads_free(l->in[i].running);
         etl_disk_io_pairing_free(l->in[i].issues);
         etl_process_runs_free(l->in[i].runs);
         free(l->in[i].undecoded);
         free(l->in[i].failed_rest);
         free(l->in[i].path);
-        if (ks->kin) free(ks->kin[i].owners);
+        if (ks->kin) etl_stack_owners_free(ks->kin[i].owners);
     }
     free(ks->kin);
     etl_merge_close(ks->merge);
@@ -533,6 +560,11 @@ void etl_sqlite_loader_close(etl_sqlite_loader *l)
     free(ks->frame_sets.addr);
     free(ks->frame_sets.offset);
     free(ks->frame_sets.image);
+    free(ks->frame_sets.symbols);
+    etl_load_functions_free(&ks->functions);
+    if (l->symbol_paths)
+        for (unsigned i = 0; i < l->o.nsymbol_paths; i++) free(l->symbol_paths[i]);
+    free(l->symbol_paths);
     free(l->db_path);
     free(l->output);
     free(l->error);

@@ -122,16 +122,35 @@ static char *kstring(const etl_string *s)
     return out;
 }
 
+/* Where addresses resolve: the image map, and the symbolizer (NULL: no function names). */
+struct where {
+    etl_image_map *map;
+    etl_symbolizer *sym;
+};
+
 /* Where an address of process pid (or of the kernel) was at ts: 1 and *in filled, or 0. */
-static int resolve(etl_image_map *map, uint32_t pid, uint64_t addr, int64_t ts, etl_image_info *in)
+static int resolve(const struct where *map, uint32_t pid, uint64_t addr, int64_t ts, etl_image_info *in)
 {
-    return map && etl_image_map_find(map, pid, addr, ts, in) == 1;
+    return map && map->map && etl_image_map_find(map->map, pid, addr, ts, in) == 1;
+}
+
+/* The function at an address (a return address, past a stack's first frame, is looked up a
+   byte before it: in the call): 1 and *out (the innermost frame: an inlined function where
+   code was inlined) with its offset from the address itself in *offset, or 0. */
+static int function_at(const struct where *map, uint32_t pid, uint64_t addr, int64_t ts, int return_address,
+                       etl_symbol *out, uint64_t *offset)
+{
+    uint64_t at = return_address && addr ? addr - 1 : addr;
+
+    if (!map || !map->sym || etl_symbolizer_resolve(map->sym, pid, at, ts, out, 1) < 1 || !out->function) return 0;
+    *offset = out->function_offset + (addr - at);
+    return 1;
 }
 
 /* The process of a sample's thread, or UINT32_MAX (then only kernel addresses resolve). */
-static uint32_t thread_pid(etl_image_map *map, uint32_t tid, int64_t ts)
+static uint32_t thread_pid(const struct where *map, uint32_t tid, int64_t ts)
 {
-    int64_t pid = map ? etl_image_map_thread_pid(map, tid, ts) : -1;
+    int64_t pid = map && map->map ? etl_image_map_thread_pid(map->map, tid, ts) : -1;
     return pid < 0 ? UINT32_MAX : (uint32_t)pid;
 }
 
@@ -150,23 +169,33 @@ static void text_str(FILE *f, const char *key, const etl_string *s)
     free(u);
 }
 
-static void text_addr(FILE *f, etl_image_map *map, uint32_t pid, uint64_t addr, int64_t ts)
+/* An address as text: function+0x1a (image) where a function is known, image+0x1234 where
+   only the image is, else '?'. */
+static void text_addr(FILE *f, const struct where *map, uint32_t pid, uint64_t addr, int64_t ts, int return_address)
 {
     etl_image_info in;
+    etl_symbol sym;
+    uint64_t off;
+    int has_image = resolve(map, pid, addr, ts, &in);
 
-    if (resolve(map, pid, addr, ts, &in))
+    if (function_at(map, pid, addr, ts, return_address, &sym, &off)) {
+        const char *image = sym.image ? sym.image : has_image ? in.base_name : NULL;
+        fprintf(f, "%s+0x%" PRIx64, sym.function, off);
+        if (image) fprintf(f, " (%s)", image);
+    }
+    else if (has_image)
         fprintf(f, "%s+0x%" PRIx64, in.base_name, addr - in.base);
     else
         fputc('?', f);
 }
 
-static void text_frames(FILE *f, const etl_kstack *s, etl_image_map *map, uint32_t pid, int64_t ts)
+static void text_frames(FILE *f, const etl_kstack *s, const struct where *map, uint32_t pid, int64_t ts)
 {
     fprintf(f, " frames=%u", s->frame_count);
     for (unsigned i = 0; i < s->frame_count; i++) {
         uint64_t a = etl_kstack_frame_at(s, i);
         fprintf(f, " 0x%" PRIx64 "=", a);
-        text_addr(f, map, pid, a, ts);
+        text_addr(f, map, pid, a, ts, i > 0);
     }
 }
 
@@ -181,7 +210,7 @@ static void text_process(FILE *f, const etl_kprocess *p)
 }
 
 /* Prints what a decoded kernel event holds (LBR keeps its own form); 1 if it did. */
-static int dump_kernel_text(FILE *f, const etl_event *ev, etl_image_map *map)
+static int dump_kernel_text(FILE *f, const etl_event *ev, const struct where *map)
 {
     etl_kernel_event k;
 
@@ -214,7 +243,7 @@ static int dump_kernel_text(FILE *f, const etl_event *ev, etl_image_map *map)
         if (k.u.sample.profile_source) fprintf(f, " source=%u", k.u.sample.profile_source);
         fputs(" image=", f);
         text_addr(f, map, thread_pid(map, k.u.sample.tid, ev->timestamp), k.u.sample.instruction_pointer,
-                  ev->timestamp);
+                  ev->timestamp, 0);
         break;
     case ETL_KCLASS_STACK:
         fprintf(f, " pid=%" PRIu32 " tid=%" PRIu32 " event_ts=%" PRId64, k.u.stack.pid, k.u.stack.tid,
@@ -277,24 +306,43 @@ static void json_str(FILE *f, const char *key, const etl_string *s)
     free(u);
 }
 
-/* "image":"ntdll.dll","offset":N when addr resolves. */
-static void json_image(FILE *f, etl_image_map *map, uint32_t pid, uint64_t addr, int64_t ts)
+/* "image":"ntdll.dll","offset":N when addr resolves to an image; "function":"RtlUserThreadStart",
+   "function_offset":N and "source":"file:line" (where known) when a function is known. */
+static void json_image(FILE *f, const struct where *map, uint32_t pid, uint64_t addr, int64_t ts, int return_address)
 {
     etl_image_info in;
+    etl_symbol sym;
+    uint64_t off;
 
-    if (!resolve(map, pid, addr, ts, &in)) return;
-    fputs(",\"image\":", f);
-    etl_dump_json_string(f, in.base_name);
-    json_u(f, "offset", addr - in.base);
+    if (resolve(map, pid, addr, ts, &in)) {
+        fputs(",\"image\":", f);
+        etl_dump_json_string(f, in.base_name);
+        json_u(f, "offset", addr - in.base);
+    }
+    if (!function_at(map, pid, addr, ts, return_address, &sym, &off)) return;
+    fputs(",\"function\":", f);
+    etl_dump_json_string(f, sym.function);
+    json_u(f, "function_offset", off);
+    if (sym.source_file) {
+        fputs(",\"source\":\"", f);
+        /* the file name as a JSON string's inside, then :line */
+        for (const unsigned char *c = (const unsigned char *)sym.source_file; *c; c++) {
+            if (*c == '"' || *c == '\\') fprintf(f, "\\%c", *c);
+            else if (*c < 0x20) fprintf(f, "\\u%04x", *c);
+            else fputc(*c, f);
+        }
+        if (sym.line) fprintf(f, ":%" PRIu32, sym.line);
+        fputc('"', f);
+    }
 }
 
-static void json_frames(FILE *f, const etl_kstack *s, etl_image_map *map, uint32_t pid, int64_t ts)
+static void json_frames(FILE *f, const etl_kstack *s, const struct where *map, uint32_t pid, int64_t ts)
 {
     fputs(",\"frames\":[", f);
     for (unsigned i = 0; i < s->frame_count; i++) {
         uint64_t a = etl_kstack_frame_at(s, i);
         fprintf(f, "%s{\"addr\":%" PRIu64, i ? "," : "", a);
-        json_image(f, map, pid, a, ts);
+        json_image(f, map, pid, a, ts, i > 0);
         fputc('}', f);
     }
     fputc(']', f);
@@ -392,7 +440,7 @@ static void json_header(FILE *f, const etl_ktrace_header *h)
     json_str(f, "log_file_name", &h->log_file_name);
 }
 
-static void dump_kernel_json(FILE *f, const etl_event *ev, etl_image_map *map)
+static void dump_kernel_json(FILE *f, const etl_event *ev, const struct where *map)
 {
     etl_kernel_event k;
     const etl_kstack *s = &k.u.stack;
@@ -418,7 +466,7 @@ static void dump_kernel_json(FILE *f, const etl_event *ev, etl_image_map *map)
         json_u(f, "rank", k.u.sample.rank);
         if (k.u.sample.profile_source) json_u(f, "profile_source", k.u.sample.profile_source);
         json_image(f, map, thread_pid(map, k.u.sample.tid, ev->timestamp), k.u.sample.instruction_pointer,
-                   ev->timestamp);
+                   ev->timestamp, 0);
         break;
     case ETL_KCLASS_STACK: case ETL_KCLASS_STACK_KEY:
         json_i(f, "event_timestamp", s->event_timestamp);
@@ -465,7 +513,7 @@ static void dump_kernel_json(FILE *f, const etl_event *ev, etl_image_map *map)
 }
 
 /* The row of an event, in the order of columns[]: the same for JSON and CSV. */
-static void dump_row(FILE *f, etl_dump_format format, const etl_reader *r, const etl_event *ev, etl_image_map *map,
+static void dump_row(FILE *f, etl_dump_format format, const etl_reader *r, const etl_event *ev, const struct where *map,
                      const struct decoded *d)
 {
     char t[40], g[ETL_GUID_STRING_SIZE];
@@ -528,28 +576,28 @@ static void dump_row(FILE *f, etl_dump_format format, const etl_reader *r, const
 }
 
 /* What libetl adds to a decoded sample's or stack's fields: where the addresses are. */
-static void text_resolved(FILE *f, const etl_event *ev, etl_image_map *map)
+static void text_resolved(FILE *f, const etl_event *ev, const struct where *map)
 {
     etl_kernel_event k;
 
-    if (!map || etl_kernel_decode(ev, &k) != 1) return;
+    if (!map || (!map->map && !map->sym) || etl_kernel_decode(ev, &k) != 1) return;
     if (k.kclass == ETL_KCLASS_SAMPLED_PROFILE) {
         fputs(" image=", f);
         text_addr(f, map, thread_pid(map, k.u.sample.tid, ev->timestamp), k.u.sample.instruction_pointer,
-                  ev->timestamp);
+                  ev->timestamp, 0);
     } else if (k.kclass == ETL_KCLASS_STACK || k.kclass == ETL_KCLASS_STACK_KEY_DEF) {
         uint32_t pid = k.kclass == ETL_KCLASS_STACK ? k.u.stack.pid : UINT32_MAX;
         int64_t ts = k.kclass == ETL_KCLASS_STACK ? k.u.stack.event_timestamp : ev->timestamp;
         fputs(" images=[", f);
         for (unsigned i = 0; i < k.u.stack.frame_count; i++) {
             if (i) fputc(',', f);
-            text_addr(f, map, pid, etl_kstack_frame_at(&k.u.stack, i), ts);
+            text_addr(f, map, pid, etl_kstack_frame_at(&k.u.stack, i), ts, i > 0);
         }
         fputc(']', f);
     }
 }
 
-static void dump_text(FILE *f, const etl_reader *r, const etl_event *ev, etl_image_map *map, const struct decoded *d)
+static void dump_text(FILE *f, const etl_reader *r, const etl_event *ev, const struct where *map, const struct decoded *d)
 {
     char t[40], g[ETL_GUID_STRING_SIZE];
     const char *name = d->e.provider_name ? d->e.provider_name
@@ -606,23 +654,36 @@ static void dump_text(FILE *f, const etl_reader *r, const etl_event *ev, etl_ima
 int etl_dump_event(FILE *f, etl_dump_format format, const etl_reader *r, const etl_event *ev,
                    etl_image_map *map, etl_decoder *dec)
 {
+    return etl_dump_event_symbols(f, format, r, ev, map, dec, NULL);
+}
+
+int etl_dump_event_symbols(FILE *f, etl_dump_format format, const etl_reader *r, const etl_event *ev,
+                           etl_image_map *map, etl_decoder *dec, etl_symbolizer *sym)
+{
+    struct where w = { map, sym };
     struct decoded d;
     int rc;
 
     decode(dec, ev, &d);
-    if (format == ETL_DUMP_JSONL || format == ETL_DUMP_CSV) dump_row(f, format, r, ev, map, &d);
-    else dump_text(f, r, ev, map, &d);
+    if (format == ETL_DUMP_JSONL || format == ETL_DUMP_CSV) dump_row(f, format, r, ev, map || sym ? &w : NULL, &d);
+    else dump_text(f, r, ev, map || sym ? &w : NULL, &d);
     rc = output_status(f);
     return rc == ETL_OK && d.rc == ETL_FAILED ? ETL_WARN : rc;
 }
 
 int etl_dump_first_pass(etl_reader *r, etl_image_map *map, etl_decoder *dec)
 {
+    return etl_dump_first_pass_symbols(r, map, dec, NULL);
+}
+
+int etl_dump_first_pass_symbols(etl_reader *r, etl_image_map *map, etl_decoder *dec, etl_symbolizer *sym)
+{
     etl_event ev;
     int rc;
 
     while ((rc = etl_reader_next(r, &ev)) == ETL_OK || rc == ETL_WARN) {
         if (map && etl_image_map_add(map, &ev) != ETL_OK) return ETL_FAILED;
+        if (sym && etl_symbolizer_add(sym, &ev) != ETL_OK) return ETL_FAILED;
         if (dec && etl_decoder_learn(dec, &ev) == ETL_FATAL) return ETL_FAILED;
     }
     if (rc == ETL_FATAL || etl_reader_rewind(r) != ETL_OK) return ETL_FATAL;

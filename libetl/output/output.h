@@ -2,7 +2,10 @@
 /* Private to libetl: what the output formats' files share (the public face is etl/output.h).
    One file per format family: dump.c (event lines), summary.c, normalize.c, and the
    comparison: diff.c, diffthreads.c (the threads matched), diffselect.c (who an event belongs
-   to, the processes kept) and diffwrite.c (its output); a new one (flame graph, pprof, timeline) goes beside them, uses
+   to, the processes kept) and diffwrite.c (its output), diffstacks.c (two profiles' functions'
+   shares of the samples); chrome.c (the timeline in Chrome's
+   trace-event JSON), flame.c (stacks and counts) with speedscope.c and flamegraph.c (their
+   writers), and escape.c (JSON and XML quoting); a new one goes beside them, uses
    reader/ and format/ only, and writes to the caller's FILE *. */
 #ifndef LIBETL_OUTPUT_H
 #define LIBETL_OUTPUT_H
@@ -21,6 +24,55 @@ static inline int output_status(FILE *f)
 {
     return ferror(f) ? ETL_FATAL : ETL_OK;
 }
+
+/* ---- escape.c: text in the formats' own quoting, always valid UTF-8 ---- */
+
+/* s as a JSON string literal: quotes, backslashes and control characters escaped, and each
+   byte that is not part of valid UTF-8 written as U+FFFD, so that strict parsers take it. */
+void output_json_string(FILE *f, const char *s);
+/* s as XML character data or an attribute value: & < > " ' as references, control
+   characters XML 1.0 does not allow and invalid UTF-8 as U+FFFD. */
+void output_xml_text(FILE *f, const char *s);
+/* The length of the valid UTF-8 sequence at s (1 to 4), or 0 when s does not start one. */
+size_t output_utf8_length(const unsigned char *s);
+
+/* ---- flame.c: the flame's tree; speedscope.c and flamegraph.c write it ---- */
+
+/* A distinct frame (name, file, line), interned. */
+struct flame_frame {
+    char *name, *file;
+    uint32_t line;
+};
+
+/* A node: one call path. Node 0 is the root; its children are the profiles (frame: the
+   profile's name), theirs the outermost callers. */
+struct flame_node {
+    uint32_t frame;             /* index in frames; the root's is unused */
+    uint32_t parent;
+    uint32_t depth;             /* 0 the root, 1 a profile */
+    uint64_t total;             /* samples of this path and all below */
+    uint64_t self;              /* samples that ended here */
+};
+
+struct etl_flame {
+    struct flame_frame *frames;
+    size_t nframes, frames_cap;
+    uint32_t *frame_table;      /* open addressing: frame index + 1 */
+    size_t frame_table_cap;
+    struct flame_node *nodes;
+    size_t nnodes, nodes_cap;
+    uint32_t *node_table;       /* (parent, frame) -> node index + 1 */
+    size_t node_table_cap;
+};
+
+/* The children of every node, each node's sorted by its frame's name (then file, line):
+   child[first[i] .. first[i + 1]) are node i's. Both malloc'ed; -1 without memory. */
+int flame_children(const etl_flame *fl, uint32_t **first, uint32_t **child);
+/* Visits start and every node below it, parents before children, children in their order:
+   path[0..depth] are the nodes from start to node. Stops at the first visit that does not
+   return 0 and returns what it returned; -1 without memory. */
+int flame_walk(const etl_flame *fl, const uint32_t *first, const uint32_t *child, uint32_t start,
+               int (*visit)(void *arg, uint32_t node, const uint32_t *path, size_t depth), void *arg);
 
 /* ---- The comparison of two traces: diff.c compares, diffwrite.c writes the result ---- */
 
@@ -161,5 +213,63 @@ int diff_threads_match(etl_diff *d);
 /* The thread's process and thread ids, and their names where the trace has them, as "pid 12
    (name), tid 34" into buf. */
 const char *diff_thread_text(const struct diff_side *s, const struct diff_thread *t, char *buf, size_t size);
+
+/* ---------------------------------------------------------------- profiles (profile.c, pprof.c) */
+
+/* An address's place in a profile: its frames (innermost first, indexes of etl_profile.frames
+   in etl_profile.loc_frames) and its image's mapping (0: none, else index + 1). */
+struct profile_location {
+    uint64_t address;             /* as sampled (the first process it was seen in) */
+    uint32_t first, count;        /* in loc_frames */
+    uint32_t mapping;
+    const char *key_path;         /* what the location is known by: the image's path and the
+                                     offset looked up, or (no image) the process and address */
+    uint64_t key_offset;
+    uint32_t key_pid;
+};
+struct profile_mapping {
+    const char *image, *path, *build_id;
+    uint64_t start, limit;        /* the image's base and end in the first process it was seen in */
+};
+struct profile_stack {
+    uint32_t process;             /* index of processes */
+    uint32_t pid, tid;
+    uint32_t first, count;        /* locations, leaf first, in stack_locs */
+    uint64_t samples, weight_ns;
+};
+/* An open-addressing table of indexes by hash; callers compare the candidates. */
+struct profile_table {
+    uint64_t *hash;
+    uint32_t *index;              /* UINT32_MAX: empty */
+    size_t cap, count;
+};
+struct etl_profile {
+    etl_profile_options o;
+    char **process_filters;
+    uint32_t *thread_filters;
+    etl_symbolizer_options so;
+    char **so_paths;
+    char *so_llvm;
+    int has_so;
+    char **strings; size_t nstrings, cstrings;          /* interned, each its own allocation */
+    struct profile_table string_table;
+    etl_profile_frame *frames; size_t nframes, cframes;
+    struct profile_table frame_table;
+    uint32_t *loc_frames; size_t nloc_frames, cloc_frames;
+    struct profile_location *locations; size_t nlocations, clocations;
+    struct profile_table location_table;
+    struct profile_mapping *mappings; size_t nmappings, cmappings;
+    struct profile_table mapping_table;
+    struct profile_stack *stacks; size_t nstacks, cstacks;
+    uint32_t *stack_locs; size_t nstack_locs, cstack_locs;
+    struct profile_table stack_table;
+    const char **processes; size_t nprocesses, cprocesses; /* interned names */
+    uint32_t *expanded;           /* etl_profile_stack_get's frames */
+    size_t cexpanded;
+    etl_profile_stats stats;
+    int64_t first_ns, last_ns;
+    int have_time;
+    char error[512];
+};
 
 #endif

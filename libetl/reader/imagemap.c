@@ -78,21 +78,6 @@ void etl_image_map_free(etl_image_map *m)
     free(m);
 }
 
-/* Room for one more element in a growing array. */
-static int grow(void **a, size_t *cap, size_t n, size_t elem)
-{
-    void *p;
-    size_t c;
-
-    if (n < *cap) return ETL_OK;
-    c = *cap ? 2 * *cap : 256;
-    p = realloc(*a, c * elem);
-    if (!p) return ETL_FAILED;
-    *a = p;
-    *cap = c;
-    return ETL_OK;
-}
-
 static int add_image(etl_image_map *m, const etl_event *ev, const etl_kimage *k)
 {
     struct image_event *e;
@@ -105,7 +90,7 @@ static int add_image(etl_image_map *m, const etl_event *ev, const etl_kimage *k)
     case 4: what = IMG_DCEND; break;
     default: what = IMG_LOAD; break;
     }
-    if (grow((void **)&m->ie, &m->cie, m->nie, sizeof *m->ie) != ETL_OK) return ETL_FAILED;
+    if (etl_grow((void **)&m->ie, &m->cie, m->nie + 1, sizeof *m->ie) != 0) return ETL_FAILED;
     e = &m->ie[m->nie];
     e->file_name = malloc(n);
     if (!e->file_name) return ETL_FAILED;
@@ -129,7 +114,7 @@ int etl_image_map_add(etl_image_map *m, const etl_event *ev)
     if (k.kclass == ETL_KCLASS_IMAGE) {
         if (add_image(m, ev, &k.u.image) != ETL_OK) return ETL_FAILED;
     } else if (k.kclass == ETL_KCLASS_THREAD) {
-        if (grow((void **)&m->te, &m->cte, m->nte, sizeof *m->te) != ETL_OK) return ETL_FAILED;
+        if (etl_grow((void **)&m->te, &m->cte, m->nte + 1, sizeof *m->te) != 0) return ETL_FAILED;
         m->te[m->nte].tid = k.u.thread.tid;
         m->te[m->nte].pid = k.u.thread.pid;
         m->te[m->nte].ts = ev->timestamp;
@@ -137,7 +122,7 @@ int etl_image_map_add(etl_image_map *m, const etl_event *ev)
                              : ev->opcode == 3 ? THR_DCSTART : THR_DCEND;
         m->nte++;
     } else if (k.kclass == ETL_KCLASS_PROCESS && ev->opcode == 2) {
-        if (grow((void **)&m->pe, &m->cpe, m->npe, sizeof *m->pe) != ETL_OK) return ETL_FAILED;
+        if (etl_grow((void **)&m->pe, &m->cpe, m->npe + 1, sizeof *m->pe) != 0) return ETL_FAILED;
         m->pe[m->npe].pid = k.u.process.pid;
         m->pe[m->npe].ts = ev->timestamp;
         m->npe++;

@@ -49,6 +49,8 @@
 /* MOF extension("IPAddrV6"): 16 bytes */
 #define IP6(n) { .name = (n), .in_type = ETL_IN_BINARY, .out_type = ETL_OUT_IPV6, .length_kind = ETL_LEN_CONST, .length = 16, .span = 1 }
 #define BIN(n, c, s) { .name = (n), .in_type = ETL_IN_BINARY, .length_kind = ETL_LEN_CONST, .length = (c), .span = 1, .slot = (s) }
+/* bytes, as many as the earlier field `ref` says */
+#define BINF(n, ref) { .name = (n), .in_type = ETL_IN_BINARY, .length_kind = ETL_LEN_FIELD, .length_ref = (ref), .span = 1 }
 #define BINREST(n) { .name = (n), .in_type = ETL_IN_BINARY, .length_kind = ETL_LEN_REST, .span = 1 }
 /* pointers to the end of the payload */
 #define PTRS(n, s) { .name = (n), .in_type = ETL_IN_POINTER, .count_kind = ETL_COUNT_REST, .span = 1, .slot = (s) }
@@ -68,14 +70,15 @@
 enum {
     P_EVENTTRACE, P_DISKIO, P_PAGEFAULT, P_PROCESS, P_FILEIO, P_THREAD, P_TCPIP, P_UDPIP, P_REGISTRY,
     P_SYSCONFIG, P_LBR, P_PERFINFO, P_IMAGE, P_STACKWALK, P_ALPC, P_SPLITIO,
-    P_IMAGEID, P_SYSCONFIGEX, P_WINSAT, P_LOST_EVENT, P_COUNT
+    P_IMAGEID, P_SYSCONFIGEX, P_WINSAT, P_LOST_EVENT, P_LINUX_IMAGEID, P_COUNT
 };
 
 #define G(d1, d2, d3, a, b, c, d, e, f, g, h) { d1, d2, d3, { a, b, c, d, e, f, g, h } }
 
 /* The kernel's groups have their GUIDs in format.c (etl_group_guid); the others are the class
    GUIDs of classic events: KernelTraceControl's ImageID, SysConfigEx and WinSat (added by xperf
-   and PerfView merges) [TE: SymbolTraceEventParser, KernelTraceEventParser], and Lost_Event [MOF]. */
+   and PerfView merges) [TE: SymbolTraceEventParser, KernelTraceEventParser], Lost_Event [MOF], and
+   libetl's own LinuxImageID (etl_guid_linux_image_id, format/format.h). */
 static const struct {
     int group;              /* ETL_GROUP_*, or -1: guid */
     etl_guid guid;
@@ -101,6 +104,8 @@ static const struct {
     [P_SYSCONFIGEX] = { -1, G(0x9b79ee91, 0xb5fd, 0x41c0, 0xa2, 0x43, 0x42, 0x48, 0xe2, 0x66, 0xe9, 0xd0), "SysConfigEx" },
     [P_WINSAT] = { -1, G(0xed54dff8, 0xc409, 0x4cf6, 0xbf, 0x83, 0x05, 0xe1, 0xe6, 0x1a, 0x09, 0xc4), "WinSat" },
     [P_LOST_EVENT] = { -1, G(0x6a399ae0, 0x4bc6, 0x4de9, 0x87, 0x0b, 0x36, 0x57, 0xf8, 0x94, 0x7e, 0x7e), "Lost_Event" },
+    [P_LINUX_IMAGEID] = { -1, G(0xf6235471, 0x690f, 0x4985, 0xa2, 0x5e, 0x2d, 0x98, 0xbc, 0x95, 0x91, 0x97),
+                          "LinuxImageID" },
 };
 
 const etl_guid *etl_kclass_provider_guid(unsigned provider)
@@ -1105,6 +1110,32 @@ static const etl_kclass_op lost_ops[] = {
 static const etl_kclass_version lost_v[] = { KVN(0, 0, no_fields, 0) };
 static const etl_kclass_family FAMILY(lost_fam, P_LOST_EVENT, ETL_KCLASS_NONE, "Lost_Event", lost_ops, lost_v);
 
+/* ================================================================ LinuxImageID (libetl's own classic events) */
+
+/* What symbolizing a Linux kernel capture needs, written by libetl's capture (doc/kernel-events.md,
+   doc/format.md 8.9): an image's ELF build-id after its Image Load or DCStart, /proc/kallsyms in
+   chunks of whole lines, and the kernel's and its modules' ranges and build-ids. */
+static const etl_schema_field lid_build_id[] = {
+    PTR("ImageBase", 0), PTR("ImageSize", 0), U32("ProcessId", 0), U64("FileOffset", 0), U16("BuildIdSize", 0),
+    BINF("BuildId", 4), ASTR("FileName", 0),
+};
+static const etl_schema_field lid_kallsyms[] = { U32("Sequence", 0), ASTR("Text", 0) };
+static const etl_schema_field lid_module[] = {
+    PTR("ImageBase", 0), PTR("ImageSize", 0), U16("BuildIdSize", 0), BINF("BuildId", 2), ASTR("Name", 0),
+};
+static const etl_kclass_op lid_build_id_ops[] = { OP("LinuxImageID", 0, "BuildId") };
+static const etl_kclass_op lid_kallsyms_ops[] = { OP("LinuxImageID", 1, "KernelSymbols") };
+static const etl_kclass_op lid_module_ops[] = { OP("LinuxImageID", 2, "KernelModule") };
+static const etl_kclass_version lid_build_id_v[] = { KV(0, 6, lid_build_id) };
+static const etl_kclass_version lid_kallsyms_v[] = { KV(0, 1, lid_kallsyms) };
+static const etl_kclass_version lid_module_v[] = { KV(0, 4, lid_module) };
+static const etl_kclass_family FAMILY(lid_build_id_fam, P_LINUX_IMAGEID, ETL_KCLASS_NONE, "LinuxImageID",
+                                      lid_build_id_ops, lid_build_id_v);
+static const etl_kclass_family FAMILY(lid_kallsyms_fam, P_LINUX_IMAGEID, ETL_KCLASS_NONE, "LinuxImageID",
+                                      lid_kallsyms_ops, lid_kallsyms_v);
+static const etl_kclass_family FAMILY(lid_module_fam, P_LINUX_IMAGEID, ETL_KCLASS_NONE, "LinuxImageID",
+                                      lid_module_ops, lid_module_v);
+
 /* ---------------------------------------------------------------- every family */
 
 const etl_kclass_family *const etl_kclass_families[] = {
@@ -1131,7 +1162,7 @@ const etl_kclass_family *const etl_kclass_families[] = {
     &sc_telemetry_fam, &sc_family_fam, &sc_flights_fam, &sc_processors_fam,
     &scx_build_fam, &scx_paths_fam, &scx_unknown_fam, &scx_volume_fam, &scx_family_fam, &winsat_fam,
     &iid_info_fam, &iid_none_fam, &iid_rsds_fam, &iid_ppdb_fam, &iid_determ_fam, &iid_version_fam,
-    &lost_fam,
+    &lost_fam, &lid_build_id_fam, &lid_kallsyms_fam, &lid_module_fam,
 };
 const unsigned etl_kclass_family_count = (unsigned)N(etl_kclass_families);
 

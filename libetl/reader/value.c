@@ -199,6 +199,13 @@ static uint64_t raw(const etl_field *f)
     }
 }
 
+const etl_field *etl_decoded_field_find(const etl_decoded_event *e, const char *name)
+{
+    for (uint32_t i = 0; i < e->field_count; i = e->fields[i].end > i ? e->fields[i].end : i + 1)
+        if (e->fields[i].name && strcmp(e->fields[i].name, name) == 0) return &e->fields[i];
+    return NULL;
+}
+
 int etl_field_uint(const etl_field *f, uint64_t *out)
 {
     uint64_t v;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Encoding of event records (EVENT_HEADER, system, perfinfo, LBR). */
+/* Encoding of event records (EVENT_HEADER, system, perfinfo, classic, LBR). */
 #include <string.h>
 
 #include "format/format.h"
@@ -147,6 +147,29 @@ uint32_t etl_record_encode_system(uint8_t *dst, uint32_t cap, int64_t ts, uint16
     etl_put32(dst + 0x18, 0); /* KernelTime */
     etl_put32(dst + 0x1C, 0); /* UserTime */
     put_data(dst + ETL_SYSTEM_HEADER_SIZE, data, ndata, ETL_SYSTEM_HEADER_SIZE);
+    return size;
+}
+
+uint32_t etl_record_encode_classic(uint8_t *dst, uint32_t cap, int64_t ts, const etl_guid *class_guid, uint8_t type,
+                                   uint8_t level, uint16_t version, uint32_t pid, uint32_t tid, const etl_data *data,
+                                   unsigned ndata)
+{
+    uint32_t size = ETL_CLASSIC_HEADER_SIZE + data_size(data, ndata);
+
+    if (size > ETL_MAX_RECORD_SIZE) return 0;
+    if (!dst || cap < ETL_RECORD_SPACE(size)) return size;
+    /* Size in the low word, then HeaderType and MarkerFlags (doc/format.md 4.4). */
+    etl_put32(dst, size | (uint32_t)ETL_HT_FULL64 << 16 | 0xC0u << 24);
+    dst[4] = type;
+    dst[5] = level;
+    etl_put16(dst + 6, version);
+    etl_put32(dst + 8, tid);
+    etl_put32(dst + 12, pid);
+    etl_put64(dst + 16, (uint64_t)ts);
+    etl_guid_write(dst + 0x18, class_guid);
+    etl_put32(dst + 0x28, 0); /* KernelTime */
+    etl_put32(dst + 0x2C, 0); /* UserTime */
+    put_data(dst + ETL_CLASSIC_HEADER_SIZE, data, ndata, ETL_CLASSIC_HEADER_SIZE);
     return size;
 }
 
