@@ -39,6 +39,16 @@ static uint64_t hash_u64(uint64_t h, uint64_t v)
 
 /* ---------------------------------------------------------------- the index tables */
 
+/* Where hash h starts its walk: FNV-1a's low bits, which the mask keeps, are mixed from few
+   of the input's bits (a multiply carries only upwards): its high bits are folded in. */
+static size_t table_start(uint64_t h, size_t mask)
+{
+    h ^= h >> 33;
+    h *= 0xFF51AFD7ED558CCDull;
+    h ^= h >> 33;
+    return (size_t)h & mask;
+}
+
 static void table_free(struct profile_table *t)
 {
     free(t->hash);
@@ -60,7 +70,7 @@ static int table_grow(struct profile_table *t)
     for (size_t i = 0; i < t->cap; i++) {
         size_t j;
         if (t->index[i] == NONE) continue;
-        for (j = (size_t)t->hash[i] & (cap - 1); ix[j] != NONE; j = (j + 1) & (cap - 1)) {}
+        for (j = table_start(t->hash[i], cap - 1); ix[j] != NONE; j = (j + 1) & (cap - 1)) {}
         h[j] = t->hash[i];
         ix[j] = t->index[i];
     }
@@ -77,7 +87,7 @@ static int table_grow(struct profile_table *t)
 static uint32_t table_next(const struct profile_table *t, uint64_t h, size_t *slot)
 {
     size_t mask = t->cap - 1;
-    size_t i = *slot == SIZE_MAX ? (size_t)h & mask : (*slot + 1) & mask;
+    size_t i = *slot == SIZE_MAX ? table_start(h, mask) : (*slot + 1) & mask;
 
     for (; t->index[i] != NONE; i = (i + 1) & mask) {
         if (t->hash[i] == h) {

@@ -77,6 +77,9 @@ struct part {
     uint8_t kernel, is_ref;
 };
 struct def { uint64_t off; uint32_t n; };
+/* The entry a processor's last sample or stack met at (e NONE: none yet). */
+#define RECENT 64
+struct recent { int64_t ts; uint64_t b; uint32_t e; };
 
 struct etl_stack_pairer {
     unsigned flags;
@@ -90,6 +93,7 @@ struct etl_stack_pairer {
     uint64_t *pool; size_t npool, cpool;
     size_t cursor;
     uint64_t *scratch;
+    struct recent recent[RECENT];
     etl_stack_pairer_stats stats;
 };
 
@@ -118,10 +122,9 @@ static uint32_t table_get(etl_stack_pairer *p, uint64_t a, uint64_t b)
     return s->used ? s->value : NONE;
 }
 
-static int table_put(etl_stack_pairer *p, uint64_t a, uint64_t b, uint32_t value)
+/* Room for one more in the table (it grows at half full): 0, or -1 without memory. */
+static int table_reserve(etl_stack_pairer *p)
 {
-    struct slot *s;
-
     if ((p->tcount + 1) * 2 > p->tcap) {
         size_t cap = p->tcap ? 2 * p->tcap : 1024;
         struct slot *old = p->table;
@@ -134,6 +137,14 @@ static int table_put(etl_stack_pairer *p, uint64_t a, uint64_t b, uint32_t value
             if (old[i].used) *lookup(p, old[i].a, old[i].b) = old[i];
         free(old);
     }
+    return 0;
+}
+
+static int table_put(etl_stack_pairer *p, uint64_t a, uint64_t b, uint32_t value)
+{
+    struct slot *s;
+
+    if (table_reserve(p) != 0) return -1;
     s = lookup(p, a, b);
     if (!s->used) p->tcount++;
     s->a = a;
@@ -148,6 +159,7 @@ etl_stack_pairer *etl_stack_pairer_new(unsigned flags)
     etl_stack_pairer *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     p->flags = flags;
+    for (unsigned i = 0; i < RECENT; i++) p->recent[i].e = NONE;
     p->scratch = malloc(ETL_STACK_MAX_FRAMES * sizeof *p->scratch);
     if (!p->scratch) {
         free(p);
@@ -174,14 +186,25 @@ void etl_stack_pairer_free(etl_stack_pairer *p)
 static uint32_t entry_of(etl_stack_pairer *p, uint32_t tid, int64_t ts, uint16_t cpu)
 {
     uint64_t b = (uint64_t)TAG_ENTRY << 56 | (uint64_t)tid << 16 | (tid == 0 ? cpu : 0);
-    uint32_t e = table_get(p, (uint64_t)ts, b);
+    struct recent *r = &p->recent[cpu % RECENT];
+    struct slot *s;
+    uint32_t e;
 
-    if (e != NONE) return e;
-    if (p->nentries >= NONE - 1 || etl_grow((void **)&p->entries, &p->centries, p->nentries + 1, sizeof *p->entries))
-        return NONE;
-    e = (uint32_t)p->nentries;
-    if (table_put(p, (uint64_t)ts, b, e) != 0) return NONE;
-    p->entries[p->nentries++] = (struct entry){ NONE, NONE, 0, UINT32_MAX };
+    /* A sample's stacks follow it on its processor: the entry it made last, without the table. */
+    if (r->e != NONE && r->ts == ts && r->b == b) return r->e;
+    if (table_reserve(p) != 0) return NONE;
+    s = lookup(p, (uint64_t)ts, b);
+    if (s->used) {
+        e = s->value;
+    } else {
+        if (p->nentries >= NONE - 1 || etl_grow((void **)&p->entries, &p->centries, p->nentries + 1, sizeof *p->entries))
+            return NONE;
+        e = (uint32_t)p->nentries;
+        *s = (struct slot){ (uint64_t)ts, b, e, 1 };
+        p->tcount++;
+        p->entries[p->nentries++] = (struct entry){ NONE, NONE, 0, UINT32_MAX };
+    }
+    *r = (struct recent){ ts, b, e };
     return e;
 }
 
