@@ -29,7 +29,19 @@ struct kmod {
     const char *name;         /* interned */
 };
 
+/* A resolved address, kept: a profile's kernel frames are few addresses many times over. */
+#define KCACHE 4096u
+struct kcached {
+    uint64_t addr;
+    int rc;                   /* what the lookup returned; 0 with addr 0: an empty slot */
+    const char *function;     /* interned */
+    uint64_t function_offset;
+    const char *module;       /* interned, or NULL */
+    uint64_t module_base;
+};
+
 struct etl_sym_kallsyms {
+    struct kcached *cache;    /* KCACHE slots by address (NULL: no memory for it) */
     struct kchunk *chunks;
     size_t nchunks, cchunks;
     struct ksym *syms;
@@ -51,6 +63,7 @@ void etl_sym_kallsyms_free(etl_sym_kallsyms *k)
     free(k->chunks);
     free(k->syms);
     free(k->mods);
+    free(k->cache);
     free(k);
 }
 
@@ -103,6 +116,7 @@ static int add_module(etl_symbolizer *s, etl_sym_kallsyms *k, const etl_event *e
         k->cmods = c;
     }
     k->mods[k->nmods++] = m;
+    if (k->cache) memset(k->cache, 0, KCACHE * sizeof *k->cache);
     return ETL_OK;
 }
 
@@ -140,6 +154,7 @@ static int add_chunk(etl_symbolizer *s, etl_sym_kallsyms *k, const etl_event *ev
     }
     k->chunks[k->nchunks++] = c;
     k->built = 0;
+    if (k->cache) memset(k->cache, 0, KCACHE * sizeof *k->cache);
     return ETL_OK;
 }
 
@@ -291,15 +306,14 @@ static const struct kmod *module_at(const etl_sym_kallsyms *k, uint64_t addr)
     return NULL;
 }
 
-int etl_sym_kallsyms_resolve(etl_symbolizer *s, etl_sym_kallsyms *k, uint64_t addr, etl_sym_frame *frame,
-                             const char **module, uint64_t *module_base)
+static int resolve(etl_symbolizer *s, etl_sym_kallsyms *k, uint64_t addr, etl_sym_frame *frame, const char **module,
+                   uint64_t *module_base)
 {
     const struct kmod *m;
     size_t lo = 0, hi, i;
     const struct ksym *sym;
     const char *symmod;
 
-    if (!k->built && build(s, k) != ETL_OK) return ETL_FAILED;
     memset(frame, 0, sizeof *frame);
     *module = NULL;
     *module_base = 0;
@@ -331,4 +345,27 @@ int etl_sym_kallsyms_resolve(etl_symbolizer *s, etl_sym_kallsyms *k, uint64_t ad
     if (!(frame->function = etl_sym_intern_str(s, sym->name))) return ETL_FAILED;
     frame->function_offset = addr - sym->addr;
     return 1;
+}
+
+int etl_sym_kallsyms_resolve(etl_symbolizer *s, etl_sym_kallsyms *k, uint64_t addr, etl_sym_frame *frame,
+                             const char **module, uint64_t *module_base)
+{
+    struct kcached *c;
+    int rc;
+
+    if (!k->built && build(s, k) != ETL_OK) return ETL_FAILED;
+    if (!k->cache) k->cache = calloc(KCACHE, sizeof *k->cache); /* (NULL: every lookup is made) */
+    c = k->cache ? &k->cache[(addr ^ addr >> 12) % KCACHE] : NULL;
+    if (c && c->addr == addr && (c->rc || addr)) {
+        memset(frame, 0, sizeof *frame);
+        frame->function = c->function;
+        frame->function_offset = c->function_offset;
+        *module = c->module;
+        *module_base = c->module_base;
+        return c->rc;
+    }
+    rc = resolve(s, k, addr, frame, module, module_base);
+    if (c && rc != ETL_FAILED)
+        *c = (struct kcached){ addr, rc, frame->function, frame->function_offset, *module, *module_base };
+    return rc;
 }
