@@ -1106,12 +1106,13 @@ START_TEST(kallsyms_module_suffix)
     etl_symbol out[2];
 
     tr_begin(&t);
+    /* (out of address order: kallsyms is sorted, but a text need not be) */
     tr_ksyms(&t, 0,
-             "ffffffff81000000 T _stext\n"
+             "ffffffffc0b00000 t other\t[other]\n"
              "ffffffff81000100 T start_kernel\n"
              "ffffffffc0a00000 t mod_fn\t[mymod]\n"
-             "ffffffffc0a00400 t mod_fn2\t[mymod]\n"
-             "ffffffffc0b00000 t other\t[other]\n", 1);
+             "ffffffff81000000 T _stext\n"
+             "ffffffffc0a00400 t mod_fn2\t[mymod]\n", 1);
     s = tr_load(&t, NULL);
     ck_assert_int_eq(etl_symbolizer_resolve(s, 0, 0xffffffffc0a00410ull, 1, out, 2), 1);
     ck_assert_str_eq(out[0].function, "mod_fn2");

@@ -289,7 +289,13 @@ static int build(etl_symbolizer *s, etl_sym_kallsyms *k)
     if (bad)
         etl_sym_set_error(s, "kallsyms: %zu lines are not \"ADDRESS TYPE NAME\" (the first in chunk %u, at file offset %llu): skipped",
                           bad, first_bad_seq, first_bad);
-    if (k->nsyms) qsort(k->syms, k->nsyms, sizeof *k->syms, cmp_sym);
+    {
+        /* /proc/kallsyms lists its functions in address order: sorted already, but for the
+           odd kernel or a hand-made text. */
+        size_t i = 1;
+        while (i < k->nsyms && k->syms[i - 1].addr <= k->syms[i].addr) i++;
+        if (i < k->nsyms) qsort(k->syms, k->nsyms, sizeof *k->syms, cmp_sym);
+    }
     for (size_t i = 0, j; i < k->nsyms; i = j) { /* each module's run of symbols: its base */
         for (j = i + 1; j < k->nsyms && strcmp(k->syms[j].module, k->syms[i].module) == 0; j++) {}
         for (size_t x = i; x < j; x++) k->syms[x].module_base = k->syms[i].addr;
