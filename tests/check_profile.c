@@ -200,6 +200,45 @@ START_TEST(test_halves_joined_kernel_first)
 }
 END_TEST
 
+/* Halves that come after the processor's next samples, or on another processor, still meet
+   their sample (the pairer keeps each processor's last entry at hand and puts the others in its
+   table only while they may still get a half). */
+START_TEST(test_halves_after_other_samples)
+{
+    static struct pair pairs[8];
+    struct trace t;
+    etl_stack_pairer_stats st;
+    const uint64_t kern[] = { HI + 0x10, HI + 0x20 }, user[] = { 0x401010, 0x402020 };
+    const uint64_t want[] = { HI + 0x10, HI + 0x20, 0x401010, 0x402020 };
+
+    trace_begin(&t);
+    /* A (kernel mode): its user half first; B on the same processor; then A's kernel half */
+    sample(&t, 0, 1000, 7, HI + 0x10, 1);
+    stack(&t, 0, 1000, 1000, 100, 7, user, 2);
+    sample(&t, 0, 1100, 8, 0x401010, 1);
+    stack(&t, 0, 1100, 1100, 100, 8, user, 2);
+    stack(&t, 0, 1150, 1000, 100, 7, kern, 2);
+    /* C (kernel mode): its kernel half; D and E on its processor; C's user half on the other */
+    sample(&t, 0, 1200, 9, HI + 0x10, 1);
+    stack(&t, 0, 1200, 1200, 100, 9, kern, 2);
+    sample(&t, 0, 1300, 8, 0x401010, 1);
+    sample(&t, 0, 1400, 8, 0x401010, 1);
+    stack(&t, 1, 1450, 1200, 100, 9, user, 2);
+    /* F: its stack logged on the other processor while F is still its processor's last */
+    sample(&t, 0, 1500, 10, 0x401010, 1);
+    stack(&t, 1, 1500, 1500, 100, 10, user, 2);
+    ck_assert_uint_eq(pair_all(&t, 0, pairs, 8, &st), 6);
+    frames_are(&pairs[0], want, 4);     /* A */
+    frames_are(&pairs[1], user, 2);     /* B */
+    frames_are(&pairs[2], want, 4);     /* C */
+    ck_assert_int_eq(pairs[3].p.has_stack, 0); /* D */
+    ck_assert_int_eq(pairs[4].p.has_stack, 0); /* E */
+    frames_are(&pairs[5], user, 2);     /* F */
+    ck_assert_uint_eq(st.stacks, 6);
+    ck_assert_uint_eq(st.stacks_unpaired, 0);
+}
+END_TEST
+
 START_TEST(test_stack_before_sample_and_unpaired)
 {
     static struct pair pairs[4];
@@ -719,6 +758,7 @@ static Suite *profile_suite(void)
     Suite *s = suite_create("profile");
     TCase *tc = tcase_create("pairing");
     tcase_add_test(tc, test_halves_joined_kernel_first);
+    tcase_add_test(tc, test_halves_after_other_samples);
     tcase_add_test(tc, test_stack_before_sample_and_unpaired);
     tcase_add_test(tc, test_idle_threads_by_processor);
     tcase_add_test(tc, test_stack_keys);

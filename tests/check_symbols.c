@@ -1048,6 +1048,56 @@ START_TEST(kallsyms_basic)
 }
 END_TEST
 
+/* Kernel lookups are kept by address: asked again, in any order, with addresses that share a
+   slot of that cache, each gets the answer it got first. */
+START_TEST(kallsyms_cached)
+{
+    enum { N = 3 * 1024 };
+    static etl_symbol first[N];
+    struct trace t;
+    etl_symbolizer *s;
+    uint64_t addr[N];
+
+    tr_begin(&t);
+    tr_ksyms(&t, 0,
+             "ffffffff81000000 T _stext\n"
+             "ffffffff81000100 T start_kernel\n"
+             "ffffffff81004000 t middle\n"
+             "ffffffff81009000 T far_one\n"
+             "ffffffffc0a00000 t mod_fn\t[mymod]\n"
+             "ffffffffc0a00400 t mod_fn2\t[mymod]\n"
+             "ffffffffc0a00700 T mod_end\t[mymod]\n", 1);
+    tr_kmodule(&t, 0xffffffff81000000ull, 0x1000000, "vmlinux");
+    tr_kmodule(&t, 0xffffffffc0a00000ull, 0x800, "mymod");
+    s = tr_load(&t, NULL);
+    for (int i = 0; i < N; i++) {
+        /* three runs of addresses 0x10 apart, 4 MiB apart: many share a cache slot */
+        addr[i] = (i % 3 == 0 ? 0xffffffff81000000ull : i % 3 == 1 ? 0xffffffff81400000ull : 0xffffffffc0a00000ull) +
+                  (uint64_t)(i / 3) * 0x10;
+        ck_assert_int_eq(etl_symbolizer_resolve(s, 0, addr[i], 1, &first[i], 1), 1);
+    }
+    for (int round = 0; round < 2; round++)
+        for (int j = 0; j < N; j++) {
+            int i = round ? N - 1 - j : (j * 7) % N;
+            etl_symbol again;
+            ck_assert_int_eq(etl_symbolizer_resolve(s, 0, addr[i], 1, &again, 1), 1);
+            ck_assert_ptr_eq(again.function, first[i].function);
+            ck_assert_uint_eq(again.function_offset, first[i].function_offset);
+            ck_assert_ptr_eq(again.image, first[i].image);
+            ck_assert_uint_eq(again.image_offset, first[i].image_offset);
+        }
+    /* what the first answers were */
+    ck_assert_str_eq(first[3 * 0x10].function, "start_kernel"); /* 0x...81000100 */
+    ck_assert_uint_eq(first[3 * 0x10].function_offset, 0);
+    ck_assert_str_eq(first[1].function, "far_one"); /* 0x...81400000, within vmlinux */
+    ck_assert_uint_eq(first[1].function_offset, 0x3f7000);
+    ck_assert_str_eq(first[3 * 0x41 + 2].function, "mod_fn2"); /* 0x...c0a00410 */
+    ck_assert_str_eq(first[3 * 0x41 + 2].image, "mymod");
+    ck_assert_ptr_null(first[3 * 0x80 + 2].function); /* 0x...c0a00800: past mymod's end */
+    etl_symbolizer_close(s);
+}
+END_TEST
+
 /* Without KernelModule events, the "[mod]" suffix names the image. */
 START_TEST(kallsyms_module_suffix)
 {
@@ -1056,12 +1106,13 @@ START_TEST(kallsyms_module_suffix)
     etl_symbol out[2];
 
     tr_begin(&t);
+    /* (out of address order: kallsyms is sorted, but a text need not be) */
     tr_ksyms(&t, 0,
-             "ffffffff81000000 T _stext\n"
+             "ffffffffc0b00000 t other\t[other]\n"
              "ffffffff81000100 T start_kernel\n"
              "ffffffffc0a00000 t mod_fn\t[mymod]\n"
-             "ffffffffc0a00400 t mod_fn2\t[mymod]\n"
-             "ffffffffc0b00000 t other\t[other]\n", 1);
+             "ffffffff81000000 T _stext\n"
+             "ffffffffc0a00400 t mod_fn2\t[mymod]\n", 1);
     s = tr_load(&t, NULL);
     ck_assert_int_eq(etl_symbolizer_resolve(s, 0, 0xffffffffc0a00410ull, 1, out, 2), 1);
     ck_assert_str_eq(out[0].function, "mod_fn2");
@@ -1191,6 +1242,7 @@ static Suite *suite(void)
     suite_add_tcase(su, tc);
     tc = tcase_create("kallsyms");
     tcase_add_test(tc, kallsyms_basic);
+    tcase_add_test(tc, kallsyms_cached);
     tcase_add_test(tc, kallsyms_module_suffix);
     tcase_add_test(tc, kallsyms_hostile);
     tcase_add_test(tc, kallsyms_messages);

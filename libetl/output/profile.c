@@ -25,16 +25,24 @@ static void set_error(etl_profile *p, const char *fmt, ...)
     va_end(ap);
 }
 
+/* FNV-1a's step on 64-bit words (table_start mixes the result before the mask). */
+static uint64_t hash_u64(uint64_t h, uint64_t v)
+{
+    return (h ^ v) * 0x100000001B3ull;
+}
+
 static uint64_t hash_bytes(uint64_t h, const void *data, size_t n)
 {
     const unsigned char *b = data;
-    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001B3ull;
-    return h;
-}
+    size_t i = 0;
 
-static uint64_t hash_u64(uint64_t h, uint64_t v)
-{
-    return hash_bytes(h, &v, sizeof v);
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, b + i, sizeof w);
+        h = hash_u64(h, w);
+    }
+    for (; i < n; i++) h = (h ^ b[i]) * 0x100000001B3ull;
+    return h;
 }
 
 /* ---------------------------------------------------------------- the index tables */
@@ -205,8 +213,7 @@ static uint32_t location_of(etl_profile *p, etl_symbolizer *s, uint32_t pid, uin
     size_t slot = SIZE_MAX;
     int n, fail = 0;
 
-    memset(sym, 0, sizeof sym);
-    n = etl_symbolizer_resolve(s, pid, lookup, ts, sym, MAX_INLINE);
+    n = etl_symbolizer_resolve(s, pid, lookup, ts, sym, MAX_INLINE); /* (fills sym[0..n)) */
     if (n < 0) return NONE;
     if (n == 0) {
         memset(&sym[0], 0, sizeof sym[0]);

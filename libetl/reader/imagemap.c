@@ -109,7 +109,11 @@ static int add_image(etl_image_map *m, const etl_event *ev, const etl_kimage *k)
 int etl_image_map_add(etl_image_map *m, const etl_event *ev)
 {
     etl_kernel_event k;
+    unsigned group = ev->hook_id >> 8;
 
+    /* Only the Process, Thread and Image groups' hooks say anything here (most of a profile's
+       events are samples and stacks: not decoded for nothing). */
+    if (group != 0x03 && group != 0x05 && group != 0x14) return ETL_OK;
     if (etl_kernel_decode(ev, &k) != 1) return ETL_OK;
     if (k.kclass == ETL_KCLASS_IMAGE) {
         if (add_image(m, ev, &k.u.image) != ETL_OK) return ETL_FAILED;

@@ -54,9 +54,11 @@ int etl_stack_owners_add(etl_stack_owners *o, const etl_event *ev, const etl_ker
 /*
  * Everything is kept until the end, in arrays: samples (in the order they came), "entries" (one
  * per thread and sample timestamp: the samples and stacks that met there), "parts" (a stack half
- * or a key reference, chained from its entry) and key definitions; frames in one pool. One
- * hash table finds an entry by (timestamp, thread, processor), a key's generation (how many
- * times it was defined so far) and a key's definition by (key, generation).
+ * or a key reference, chained from its entry) and key definitions; frames in one pool. Each
+ * processor's last entry is at hand (a sample's stacks follow it there); one hash table finds
+ * the entries before those that may still get a stack, by (timestamp, thread, processor), a
+ * key's generation (how many times it was defined so far) and a key's definition by (key,
+ * generation).
  */
 #define NONE UINT32_MAX
 enum { TAG_ENTRY = 0, TAG_KEYGEN = 1, TAG_DEF = 2 };
@@ -69,7 +71,7 @@ struct sample {
     uint16_t cpu, source, ext_id;
     uint8_t from_ext;
 };
-struct entry { uint32_t head, tail, samples, pid; };
+struct entry { uint32_t head, tail, samples, pid; uint8_t kernel_ip; /* a sample of it was in kernel mode */ };
 struct part {
     uint64_t off_or_key;          /* frames' offset in the pool, or the key */
     uint32_t n_or_gen;            /* frames, or the key's generation */
@@ -77,7 +79,8 @@ struct part {
     uint8_t kernel, is_ref;
 };
 struct def { uint64_t off; uint32_t n; };
-/* The entry a processor's last sample or stack met at (e NONE: none yet). */
+/* The entry a processor's last sample or stack met at (e NONE: none yet). Entries are put in
+   the table only when they stop being one (entry_of). */
 #define RECENT 64
 struct recent { int64_t ts; uint64_t b; uint32_t e; };
 
@@ -94,6 +97,7 @@ struct etl_stack_pairer {
     size_t cursor;
     uint64_t *scratch;
     struct recent recent[RECENT];
+    unsigned nrecent;             /* the slots used: those below the highest processor's */
     etl_stack_pairer_stats stats;
 };
 
@@ -181,30 +185,45 @@ void etl_stack_pairer_free(etl_stack_pairer *p)
     free(p);
 }
 
+/* Whether entry e may still get a stack: it has no sample yet, or no user-mode half, or a
+   sample in kernel mode and no kernel half (the halves come in either order). */
+static int still_open(const etl_stack_pairer *p, uint32_t e)
+{
+    int user = 0, kernel = 0;
+
+    for (uint32_t i = p->entries[e].head; i != NONE; i = p->parts[i].next) {
+        if (p->parts[i].kernel) kernel = 1;
+        else user = 1;
+    }
+    return !p->entries[e].samples || !user || (p->entries[e].kernel_ip && !kernel);
+}
+
 /* The entry of thread tid's event at ts (processor cpu counts for thread 0, the idle threads,
    which every processor has): found or made. NONE without memory. */
 static uint32_t entry_of(etl_stack_pairer *p, uint32_t tid, int64_t ts, uint16_t cpu)
 {
     uint64_t b = (uint64_t)TAG_ENTRY << 56 | (uint64_t)tid << 16 | (tid == 0 ? cpu : 0);
-    struct recent *r = &p->recent[cpu % RECENT];
-    struct slot *s;
+    unsigned slot = cpu % RECENT;
+    struct recent *r = &p->recent[slot];
     uint32_t e;
 
-    /* A sample's stacks follow it on its processor: the entry it made last, without the table. */
+    /* A sample's stacks follow it on its processor: the entry it made last. */
     if (r->e != NONE && r->ts == ts && r->b == b) return r->e;
-    if (table_reserve(p) != 0) return NONE;
-    s = lookup(p, (uint64_t)ts, b);
-    if (s->used) {
-        e = s->value;
-    } else {
+    for (unsigned i = 0; i < p->nrecent; i++) /* another processor's last (a stack logged elsewhere) */
+        if (i != slot && p->recent[i].e != NONE && p->recent[i].ts == ts && p->recent[i].b == b) return p->recent[i].e;
+    e = table_get(p, (uint64_t)ts, b);
+    if (e == NONE) {
         if (p->nentries >= NONE - 1 || etl_grow((void **)&p->entries, &p->centries, p->nentries + 1, sizeof *p->entries))
             return NONE;
-        e = (uint32_t)p->nentries;
-        *s = (struct slot){ (uint64_t)ts, b, e, 1 };
-        p->tcount++;
-        p->entries[p->nentries++] = (struct entry){ NONE, NONE, 0, UINT32_MAX };
+        e = (uint32_t)p->nentries++;
+        p->entries[e] = (struct entry){ NONE, NONE, 0, UINT32_MAX, 0 };
     }
+    /* It becomes the processor's last; the one it replaces goes to the table while a stack may
+       still come for it (still_open): a sample in user mode with its user stack has all it
+       will get, and most samples are that. */
+    if (r->e != NONE && r->e != e && still_open(p, r->e) && table_put(p, (uint64_t)r->ts, r->b, r->e) != 0) return NONE;
     *r = (struct recent){ ts, b, e };
+    if (slot >= p->nrecent) p->nrecent = slot + 1;
     return e;
 }
 
@@ -264,7 +283,7 @@ static int add_ext(etl_stack_pairer *p, const etl_event *ev)
         if (p->nentries >= NONE - 1 || etl_grow((void **)&p->entries, &p->centries, p->nentries + 1, sizeof *p->entries))
             return ETL_FAILED;
         e = (uint32_t)p->nentries++;
-        p->entries[e] = (struct entry){ NONE, NONE, 1, (ev->has & ETL_HAS_PID_TID) ? ev->pid : UINT32_MAX };
+        p->entries[e] = (struct entry){ NONE, NONE, 1, (ev->has & ETL_HAS_PID_TID) ? ev->pid : UINT32_MAX, 0 };
         if ((off = pool_add(p, NULL, it.data + 8, n, fs)) < 0 ||
             part_add(p, e, (struct part){ (uint64_t)off, n, NONE, 0, 0 }) != 0 ||
             sample_add(p, (struct sample){ ev->timestamp, n ? p->pool[off] : 0,
@@ -281,6 +300,12 @@ int etl_stack_pairer_add(etl_stack_pairer *p, const etl_event *ev)
     uint32_t e;
 
     if (p->reading) return ETL_FAILED;
+    /* (Only samples and the StackWalk group's hooks are decoded: an event of another group
+       can only be one with stack items.) */
+    if ((ev->hook_id >> 8) != 0x18 && ev->hook_id != ETL_HOOK_SAMPLED_PROFILE && ev->hook_id != ETL_HOOK_PMC_SAMPLE) {
+        if ((p->flags & ETL_STACKS_EVENTS) && ev->kind == ETL_KIND_EVENT && ev->ext_count) return add_ext(p, ev);
+        return ETL_OK;
+    }
     if (etl_kernel_decode(ev, &ke) != 1) {
         if ((p->flags & ETL_STACKS_EVENTS) && ev->kind == ETL_KIND_EVENT && ev->ext_count) return add_ext(p, ev);
         return ETL_OK;
@@ -293,6 +318,7 @@ int etl_stack_pairer_add(etl_stack_pairer *p, const etl_event *ev)
                                            ev->cpu, s->profile_source, 0, 0 }) != 0)
             return ETL_FAILED;
         p->entries[e].samples++;
+        if (is_kernel_address(s->instruction_pointer, ev->pointer_size == 4 ? 4 : 8)) p->entries[e].kernel_ip = 1;
         p->stats.samples++;
         return ETL_OK;
     }

@@ -29,7 +29,19 @@ struct kmod {
     const char *name;         /* interned */
 };
 
+/* A resolved address, kept: a profile's kernel frames are few addresses many times over. */
+#define KCACHE 4096u
+struct kcached {
+    uint64_t addr;
+    int rc;                   /* what the lookup returned; 0 with addr 0: an empty slot */
+    const char *function;     /* interned */
+    uint64_t function_offset;
+    const char *module;       /* interned, or NULL */
+    uint64_t module_base;
+};
+
 struct etl_sym_kallsyms {
+    struct kcached *cache;    /* KCACHE slots by address (NULL: no memory for it) */
     struct kchunk *chunks;
     size_t nchunks, cchunks;
     struct ksym *syms;
@@ -51,6 +63,7 @@ void etl_sym_kallsyms_free(etl_sym_kallsyms *k)
     free(k->chunks);
     free(k->syms);
     free(k->mods);
+    free(k->cache);
     free(k);
 }
 
@@ -103,6 +116,7 @@ static int add_module(etl_symbolizer *s, etl_sym_kallsyms *k, const etl_event *e
         k->cmods = c;
     }
     k->mods[k->nmods++] = m;
+    if (k->cache) memset(k->cache, 0, KCACHE * sizeof *k->cache);
     return ETL_OK;
 }
 
@@ -140,6 +154,7 @@ static int add_chunk(etl_symbolizer *s, etl_sym_kallsyms *k, const etl_event *ev
     }
     k->chunks[k->nchunks++] = c;
     k->built = 0;
+    if (k->cache) memset(k->cache, 0, KCACHE * sizeof *k->cache);
     return ETL_OK;
 }
 
@@ -274,7 +289,13 @@ static int build(etl_symbolizer *s, etl_sym_kallsyms *k)
     if (bad)
         etl_sym_set_error(s, "kallsyms: %zu lines are not \"ADDRESS TYPE NAME\" (the first in chunk %u, at file offset %llu): skipped",
                           bad, first_bad_seq, first_bad);
-    if (k->nsyms) qsort(k->syms, k->nsyms, sizeof *k->syms, cmp_sym);
+    {
+        /* /proc/kallsyms lists its functions in address order: sorted already, but for the
+           odd kernel or a hand-made text. */
+        size_t i = 1;
+        while (i < k->nsyms && k->syms[i - 1].addr <= k->syms[i].addr) i++;
+        if (i < k->nsyms) qsort(k->syms, k->nsyms, sizeof *k->syms, cmp_sym);
+    }
     for (size_t i = 0, j; i < k->nsyms; i = j) { /* each module's run of symbols: its base */
         for (j = i + 1; j < k->nsyms && strcmp(k->syms[j].module, k->syms[i].module) == 0; j++) {}
         for (size_t x = i; x < j; x++) k->syms[x].module_base = k->syms[i].addr;
@@ -291,15 +312,14 @@ static const struct kmod *module_at(const etl_sym_kallsyms *k, uint64_t addr)
     return NULL;
 }
 
-int etl_sym_kallsyms_resolve(etl_symbolizer *s, etl_sym_kallsyms *k, uint64_t addr, etl_sym_frame *frame,
-                             const char **module, uint64_t *module_base)
+static int resolve(etl_symbolizer *s, etl_sym_kallsyms *k, uint64_t addr, etl_sym_frame *frame, const char **module,
+                   uint64_t *module_base)
 {
     const struct kmod *m;
     size_t lo = 0, hi, i;
     const struct ksym *sym;
     const char *symmod;
 
-    if (!k->built && build(s, k) != ETL_OK) return ETL_FAILED;
     memset(frame, 0, sizeof *frame);
     *module = NULL;
     *module_base = 0;
@@ -331,4 +351,27 @@ int etl_sym_kallsyms_resolve(etl_symbolizer *s, etl_sym_kallsyms *k, uint64_t ad
     if (!(frame->function = etl_sym_intern_str(s, sym->name))) return ETL_FAILED;
     frame->function_offset = addr - sym->addr;
     return 1;
+}
+
+int etl_sym_kallsyms_resolve(etl_symbolizer *s, etl_sym_kallsyms *k, uint64_t addr, etl_sym_frame *frame,
+                             const char **module, uint64_t *module_base)
+{
+    struct kcached *c;
+    int rc;
+
+    if (!k->built && build(s, k) != ETL_OK) return ETL_FAILED;
+    if (!k->cache) k->cache = calloc(KCACHE, sizeof *k->cache); /* (NULL: every lookup is made) */
+    c = k->cache ? &k->cache[(addr ^ addr >> 12) % KCACHE] : NULL;
+    if (c && c->addr == addr && (c->rc || addr)) {
+        memset(frame, 0, sizeof *frame);
+        frame->function = c->function;
+        frame->function_offset = c->function_offset;
+        *module = c->module;
+        *module_base = c->module_base;
+        return c->rc;
+    }
+    rc = resolve(s, k, addr, frame, module, module_base);
+    if (c && rc != ETL_FAILED)
+        *c = (struct kcached){ addr, rc, frame->function, frame->function_offset, *module, *module_base };
+    return rc;
 }
