@@ -26,7 +26,8 @@ static int event_of(const struct kcpu *c, uint64_t id)
     return e;
 }
 
-/* The priorities of the threads c's CSwitches name, kept for its switches from the idle task. */
+/* The priorities of the threads c's CSwitches name, kept for the switches written from perf's
+   switch records (switch_record). */
 static void priority_seen(struct kcpu *c, uint32_t tid, int8_t priority)
 {
     if (!tid) return;
@@ -288,7 +289,8 @@ static void drain(struct kcpu *c, int final)
         done++;
     }
     /* Handled up to the first record left (a completion waiting for its issue, an exec for its
-       command line, a fork or exit for the other readers, or one within the horizon's reach of records still to come), or to the horizon. */
+       command line, a fork or exit for the other readers, or one within the horizon's reach of
+       records still to come), or to the horizon. */
     {
         int64_t upto = done < c->qn && c->q[done].ts - 1 < horizon ? c->q[done].ts - 1 : horizon;
         etl_kflush_deferred(c, upto);
