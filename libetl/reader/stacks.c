@@ -302,11 +302,8 @@ int etl_stack_pairer_add(etl_stack_pairer *p, const etl_event *ev)
     if (p->reading) return ETL_FAILED;
     /* (Only samples and the StackWalk group's hooks are decoded: an event of another group
        can only be one with stack items.) */
-    if ((ev->hook_id >> 8) != 0x18 && ev->hook_id != ETL_HOOK_SAMPLED_PROFILE && ev->hook_id != ETL_HOOK_PMC_SAMPLE) {
-        if ((p->flags & ETL_STACKS_EVENTS) && ev->kind == ETL_KIND_EVENT && ev->ext_count) return add_ext(p, ev);
-        return ETL_OK;
-    }
-    if (etl_kernel_decode(ev, &ke) != 1) {
+    if (((ev->hook_id >> 8) != 0x18 && ev->hook_id != ETL_HOOK_SAMPLED_PROFILE && ev->hook_id != ETL_HOOK_PMC_SAMPLE) ||
+        etl_kernel_decode(ev, &ke) != 1) {
         if ((p->flags & ETL_STACKS_EVENTS) && ev->kind == ETL_KIND_EVENT && ev->ext_count) return add_ext(p, ev);
         return ETL_OK;
     }
