@@ -325,38 +325,54 @@ static int note(struct ctx *c, struct prof *p, const char *fmt, ...)
     return ETL_OK;
 }
 
+
+/* A BufferSize or Buffers element e into co: 1 taken, 0 not one of them, -1 malformed. */
+static int buffer_setting(struct ctx *c, xmlNodePtr e, struct coll *co)
+{
+    const char *v;
+    uint64_t x;
+
+    if (is_element(e, "BufferSize")) {
+        if (value_of(c, e, &v) != ETL_OK || parse_uint(c, e, "Value", v, 1024, &x) != ETL_OK) return -1;
+        if (!x) return bad(c, e, "BufferSize: Value=\"0\": a buffer is 1 to 1024 KB"), -1;
+        co->c.buffer_size_kb = (uint32_t)x;
+        return 1;
+    }
+    if (is_element(e, "Buffers")) {
+        int pct = 0;
+        if (parse_bool(c, e, "PercentageOfTotalMemory", &pct) != ETL_OK) return -1;
+        if (value_of(c, e, &v) != ETL_OK || parse_uint(c, e, "Value", v, pct ? 100 : 1000000, &x) != ETL_OK) return -1;
+        if (!x) return bad(c, e, "Buffers: Value=\"0\""), -1;
+        co->c.buffers = (uint32_t)x;
+        co->c.buffers_percent = pct;
+        return 1;
+    }
+    return 0;
+}
+
 /* A SystemCollector's or EventCollector's own settings, its Base= first. */
-static int collector_def(struct ctx *c, xmlNodePtr d, struct coll *co, int depth)
+static int collector_def(struct ctx *c, struct prof *p, xmlNodePtr d, struct coll *co, int depth)
 {
     const char *base, *v;
 
     if (depth > MAX_DEPTH) return bad(c, d, "%s: Base= goes deeper than %d (a cycle?)", (const char *)d->name, MAX_DEPTH);
     base = attr(c, d, "Base");
     if (c->oom) return nomem(c);
-    if (base) {
+    if (base && *base) {
         xmlNodePtr b = find_def(c, (const char *)d->name, base);
         if (!b) return bad(c, d, "%s: Base=\"%s\" names no %s", (const char *)d->name, shown(c, base), (const char *)d->name);
-        if (collector_def(c, b, co, depth + 1) != ETL_OK) return ETL_FAILED;
+        if (collector_def(c, p, b, co, depth + 1) != ETL_OK) return ETL_FAILED;
     }
     if ((v = attr(c, d, "Id"))) co->c.id = v;
     if ((v = attr(c, d, "Name"))) co->c.name = v;
     if ((v = attr(c, d, "FileName"))) co->c.file_name = v;
     if (c->oom) return nomem(c);
     for (xmlNodePtr e = d->children; e; e = e->next) {
-        uint64_t x;
-        if (is_element(e, "BufferSize")) {
-            if (value_of(c, e, &v) != ETL_OK || parse_uint(c, e, "Value", v, 1024, &x) != ETL_OK) return ETL_FAILED;
-            if (!x) return bad(c, e, "BufferSize: Value=\"0\": a buffer is 1 to 1024 KB");
-            co->c.buffer_size_kb = (uint32_t)x;
-        } else if (is_element(e, "Buffers")) {
-            int pct = 0;
-            if (parse_bool(c, e, "PercentageOfTotalMemory", &pct) != ETL_OK) return ETL_FAILED;
-            if (value_of(c, e, &v) != ETL_OK || parse_uint(c, e, "Value", v, pct ? 100 : 1000000, &x) != ETL_OK)
-                return ETL_FAILED;
-            if (!x) return bad(c, e, "Buffers: Value=\"0\"");
-            co->c.buffers = (uint32_t)x;
-            co->c.buffers_percent = pct;
-        }
+        int r = buffer_setting(c, e, co);
+        if (r < 0) return ETL_FAILED;
+        if (!r && e->type == XML_ELEMENT_NODE &&
+            note(c, p, "%s %s: <%s> not taken", (const char *)d->name, shown(c, co->c.id ? co->c.id : "?"), (const char *)e->name) != ETL_OK)
+            return ETL_FAILED;
     }
     if (!co->c.name) return bad(c, d, "%s Id=\"%s\" without its Name", (const char *)d->name, shown(c, co->c.id));
     return ETL_OK;
@@ -420,7 +436,7 @@ static int sysprov_def(struct ctx *c, struct prof *p, xmlNodePtr d, struct kwlis
     if (depth > MAX_DEPTH) return bad(c, d, "SystemProvider: Base= goes deeper than %d (a cycle?)", MAX_DEPTH);
     base = attr(c, d, "Base");
     if (c->oom) return nomem(c);
-    if (base) {
+    if (base && *base) {
         xmlNodePtr b = find_def(c, "SystemProvider", base);
         if (!b) return bad(c, d, "SystemProvider: Base=\"%s\" names no SystemProvider", shown(c, base));
         if (sysprov_def(c, p, b, l, depth + 1) != ETL_OK) return ETL_FAILED;
@@ -464,7 +480,7 @@ static int evprov_def(struct ctx *c, xmlNodePtr d, etl_wprp_provider *pv, int de
     if (depth > MAX_DEPTH) return bad(c, d, "EventProvider: Base= goes deeper than %d (a cycle?)", MAX_DEPTH);
     base = attr(c, d, "Base");
     if (c->oom) return nomem(c);
-    if (base) {
+    if (base && *base) {
         xmlNodePtr b = find_def(c, "EventProvider", base);
         if (!b) return bad(c, d, "EventProvider: Base=\"%s\" names no EventProvider", shown(c, base));
         if (evprov_def(c, b, pv, depth + 1) != ETL_OK) return ETL_FAILED;
@@ -529,7 +545,7 @@ static struct coll *collector_for(struct ctx *c, struct prof *p, xmlNodePtr ref,
     }
     memset(&fresh, 0, sizeof fresh);
     fresh.c.kind = kind;
-    if (collector_def(c, d, &fresh, 0) != ETL_OK) return NULL;
+    if (collector_def(c, p, d, &fresh, 0) != ETL_OK) return NULL;
     fresh.c.id = id; /* referenced by the Id the profile names */
     if (kind == ETL_WPRP_SYSTEM_COLLECTOR) {
         for (size_t i = 0; i < p->nco; i++)
@@ -640,6 +656,10 @@ static int collectors(struct ctx *c, struct prof *p, xmlNodePtr cs)
         if (rc != ETL_OK) return ETL_FAILED;
         for (xmlNodePtr e = r->children; e; e = e->next) {
             if (e->type != XML_ELEMENT_NODE) continue;
+            if (is_element(e, "BufferSize") || is_element(e, "Buffers")) {
+                if (co && buffer_setting(c, e, co) < 0) return ETL_FAILED;
+                continue;
+            }
             any = 1;
             if (!co) continue;
             if (kind == ETL_WPRP_SYSTEM_COLLECTOR && (is_element(e, "SystemProviderId") || is_element(e, "SystemProvider"))) {
@@ -688,7 +708,7 @@ static int profile_def(struct ctx *c, xmlNodePtr d, struct prof *p, int depth)
     if (depth > MAX_DEPTH) return bad(c, d, "Profile: Base= goes deeper than %d (a cycle?)", MAX_DEPTH);
     base = attr(c, d, "Base");
     if (c->oom) return nomem(c);
-    if (base) {
+    if (base && *base) {
         xmlNodePtr b = find_def(c, "Profile", base);
         if (!b) return bad(c, d, "Profile: Base=\"%s\" names no Profile (of this file or built in)", shown(c, base));
         if (profile_def(c, b, p, depth + 1) != ETL_OK) return ETL_FAILED;
