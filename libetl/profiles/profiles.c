@@ -899,8 +899,30 @@ static const struct {
 static pthread_once_t xml_once = PTHREAD_ONCE_INIT;
 static void xml_init(void) { xmlInitParser(); }
 
+/* The XML reader's first error (the later ones follow from it): its line and message. */
+struct first_error {
+    int set, line;
+    char what[256];
+};
+
+#if LIBXML_VERSION >= 21200
+static void first_error(void *data, const xmlError *e)
+#else
+static void first_error(void *data, xmlErrorPtr e)
+#endif
+{
+    xmlParserCtxtPtr pc = data;
+    struct first_error *f = pc ? pc->_private : NULL;
+
+    if (!f || f->set || !e || e->level < XML_ERR_ERROR) return;
+    f->set = 1;
+    f->line = e->line;
+    snprintf(f->what, sizeof f->what, "%s", e->message ? e->message : "not XML");
+}
+
 static xmlDocPtr read_doc(struct ctx *c, const void *xml, size_t size)
 {
+    struct first_error first = {0, 0, ""};
     xmlParserCtxtPtr pc;
     xmlDocPtr doc;
 
@@ -913,17 +935,21 @@ static xmlDocPtr read_doc(struct ctx *c, const void *xml, size_t size)
         nomem(c);
         return NULL;
     }
-    /* No network, no DTD or external entity, nothing printed: errors are read back. */
+    /* No network, no DTD or external entity, nothing printed: the first error is kept. */
+    pc->_private = &first;
+    pc->sax->serror = first_error;
     doc = xmlCtxtReadMemory(pc, xml, (int)size, c->name, NULL,
                             XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_BIG_LINES);
     if (!doc) {
         const xmlError *e = xmlCtxtGetLastError(pc);
-        char what[256];
         size_t n;
-        snprintf(what, sizeof what, "%s", e && e->message ? e->message : "not XML");
-        n = strlen(what);
-        while (n && (what[n - 1] == '\n' || what[n - 1] == ' ')) what[--n] = '\0';
-        snprintf(c->err, c->errsize, "%s:%d: not a WPR profile file: XML: %s", c->name, e ? e->line : 0, what);
+        if (!first.set) {
+            first.line = e ? e->line : 0;
+            snprintf(first.what, sizeof first.what, "%s", e && e->message ? e->message : "not XML");
+        }
+        n = strlen(first.what);
+        while (n && (first.what[n - 1] == '\n' || first.what[n - 1] == ' ')) first.what[--n] = '\0';
+        snprintf(c->err, c->errsize, "%s:%d: not a WPR profile file: XML: %s", c->name, first.line, first.what);
     }
     xmlFreeParserCtxt(pc);
     return doc;
