@@ -98,7 +98,7 @@ START_TEST(builtin_profiles)
     ck_assert(has_unmapped(p, "CpuConfig"));
     ck_assert(has_unmapped(p, "Interrupt"));
     ck_assert_uint_eq(collector(must_find(w, "CPU.Light", NULL), ETL_WPRP_SYSTEM_COLLECTOR)->stackwalk_flags, ETL_KERNEL_PROFILE);
-    ck_assert_uint_eq(collector(must_find(w, "DiskIO", NULL), ETL_WPRP_SYSTEM_COLLECTOR)->kernel_flags & ETL_KERNEL_DISK_IO,
+    ck_assert_uint_eq(collector(must_find(w, "DiskIO.Light", NULL), ETL_WPRP_SYSTEM_COLLECTOR)->kernel_flags & ETL_KERNEL_DISK_IO,
                       ETL_KERNEL_DISK_IO);
     ck_assert(has_unmapped(must_find(w, "FileIO", NULL), "keyword FileIO"));
     ck_assert(has_unmapped(must_find(w, "Network.Light", NULL), "keyword NetworkTrace"));
