@@ -283,13 +283,44 @@ START_TEST(malformed)
                7, "Keyword without its Value");
     expect_bad(HEAD SYSCOL "<Profile Id=\"P\" Name=\"P\">\n<Collectors Operation=\"Merge\"/>\n</Profile>\n" TAIL, 6,
                "Operation=\"Merge\" is not Set, Add or Remove");
-    expect_bad(HEAD SYSCOL "<SystemCollector Id=\"T\" Name=\"Other\"/>\n<Profile Id=\"P\" Name=\"P\"><Collectors>\n"
-                           "<SystemCollectorId Value=\"S\"/>\n<SystemCollectorId Value=\"T\"/>\n</Collectors></Profile>\n" TAIL,
-               8, "a second system collector");
     expect_bad(HEAD SYSCOL "<Profile Id=\"P\" Name=\"P\" Stack=\"yes\"><Collectors><SystemCollectorId Value=\"S\">\n"
                            "<SystemProvider Id=\"I\" Stack=\"x\"><Stacks><Keyword Value=\"CSwitch\"/></Stacks></SystemProvider>\n"
                            "</SystemCollectorId></Collectors></Profile>\n" TAIL,
                6, "<Keyword> in <Stacks>");
+}
+END_TEST
+
+/* Two system collectors: of one name they are one kernel session, of two names the second is noted. */
+START_TEST(system_collectors)
+{
+    etl_wprp *w;
+    char err[512];
+    const etl_wprp_profile *p;
+
+    ck_assert_msg(parse(&w, HEAD SYSCOL "<SystemCollector Id=\"T\" Name=\"NT Kernel Logger\" Realtime=\"true\"/>\n"
+                                  "<SystemCollector Id=\"U\" Name=\"Circular Kernel Context Logger\"/>\n"
+                                  "<SystemProvider Id=\"K1\"><Keywords><Keyword Value=\"CSwitch\"/></Keywords></SystemProvider>\n"
+                                  "<SystemProvider Id=\"K2\"><Keywords><Keyword Value=\"Loader\"/></Keywords></SystemProvider>\n"
+                                  "<EventCollector Id=\"E\" Name=\"N\"/>\n"
+                                  "<Profile Id=\"P\" Name=\"P\"><Collectors>\n"
+                                  "<SystemCollectorId Value=\"S\"><SystemProviderId Value=\"K1\"/></SystemCollectorId>\n"
+                                  "<SystemCollectorId Value=\"T\"><SystemProviderId Value=\"K2\"/></SystemCollectorId>\n"
+                                  "<EventCollectorId Value=\"E\"><EventProviders><EventProvider Id=\"X\" Name=\"Process\">"
+                                  "<EventFilters/></EventProvider></EventProviders></EventCollectorId>\n"
+                                  "</Collectors></Profile>\n"
+                                  "<Profile Id=\"Q\" Name=\"Q\" Base=\"P\"><Collectors Operation=\"Add\">\n"
+                                  "<SystemCollectorId Value=\"U\"><SystemProviderId Value=\"K1\"/></SystemCollectorId>\n"
+                                  "</Collectors></Profile>\n" TAIL, err, sizeof err) == ETL_OK, "%s", err);
+    p = must_find(w, "P", NULL);
+    ck_assert_uint_eq(p->collector_count, 2);
+    ck_assert_str_eq(p->collectors[0].id, "S");
+    ck_assert_uint_eq(p->collectors[0].kernel_flags, ETL_KERNEL_CSWITCH | ETL_KERNEL_IMAGE_LOAD);
+    ck_assert(has_unmapped(p, "SystemCollector T: Realtime=\"true\" not taken"));
+    ck_assert(has_unmapped(p, "EventProvider Process: <EventFilters> not taken"));
+    p = must_find(w, "Q", NULL);
+    ck_assert_uint_eq(p->collector_count, 3);
+    ck_assert(has_unmapped(p, "SystemCollector U (\"Circular Kernel Context Logger\"): a second system logger"));
+    etl_wprp_free(w);
 }
 END_TEST
 
@@ -401,6 +432,7 @@ int main(void)
     tcase_add_test(tc, real_file);
     tcase_add_test(tc, inheritance_and_operations);
     tcase_add_test(tc, malformed);
+    tcase_add_test(tc, system_collectors);
     tcase_add_test(tc, base_cycles);
     tcase_add_test(tc, hostile);
     suite_add_tcase(s, tc);

@@ -367,6 +367,16 @@ static int collector_def(struct ctx *c, struct prof *p, xmlNodePtr d, struct col
     if ((v = attr(c, d, "Name"))) co->c.name = v;
     if ((v = attr(c, d, "FileName"))) co->c.file_name = v;
     if (c->oom) return nomem(c);
+    {
+        static const char *const modes[] = {"Private", "ProcessPrivate", "Secure", "Realtime"};
+        for (size_t i = 0; i < sizeof modes / sizeof *modes; i++) {
+            int on = 0;
+            if (parse_bool(c, d, modes[i], &on) != ETL_OK) return ETL_FAILED;
+            if (on && note(c, p, "%s %s: %s=\"true\" not taken", (const char *)d->name, shown(c, co->c.id ? co->c.id : "?"),
+                           modes[i]) != ETL_OK)
+                return ETL_FAILED;
+        }
+    }
     for (xmlNodePtr e = d->children; e; e = e->next) {
         int r = buffer_setting(c, e, co);
         if (r < 0) return ETL_FAILED;
@@ -472,7 +482,7 @@ static int sysprov_def(struct ctx *c, struct prof *p, xmlNodePtr d, struct kwlis
 }
 
 /* One event provider's settings (Base= first). */
-static int evprov_def(struct ctx *c, xmlNodePtr d, etl_wprp_provider *pv, int depth)
+static int evprov_def(struct ctx *c, struct prof *p, xmlNodePtr d, etl_wprp_provider *pv, int depth)
 {
     const char *base, *v;
     uint64_t x;
@@ -483,7 +493,7 @@ static int evprov_def(struct ctx *c, xmlNodePtr d, etl_wprp_provider *pv, int de
     if (base && *base) {
         xmlNodePtr b = find_def(c, "EventProvider", base);
         if (!b) return bad(c, d, "EventProvider: Base=\"%s\" names no EventProvider", shown(c, base));
-        if (evprov_def(c, b, pv, depth + 1) != ETL_OK) return ETL_FAILED;
+        if (evprov_def(c, p, b, pv, depth + 1) != ETL_OK) return ETL_FAILED;
     }
     if ((v = attr(c, d, "Id"))) pv->id = v;
     if ((v = attr(c, d, "Name"))) pv->name = v;
@@ -513,6 +523,10 @@ static int evprov_def(struct ctx *c, xmlNodePtr d, etl_wprp_provider *pv, int de
             pv->capture_state_on_start = 1;
         } else if (is_element(e, "CaptureStateOnSave")) {
             pv->capture_state_on_save = 1;
+        } else if (e->type == XML_ELEMENT_NODE) {
+            if (note(c, p, "EventProvider %s: <%s> not taken", shown(c, pv->name ? pv->name : pv->id ? pv->id : "?"),
+                     (const char *)e->name) != ETL_OK)
+                return ETL_FAILED;
         }
     }
     if (!pv->name || !*pv->name) return bad(c, d, "EventProvider Id=\"%s\" without its Name", shown(c, pv->id ? pv->id : ""));
@@ -548,12 +562,17 @@ static struct coll *collector_for(struct ctx *c, struct prof *p, xmlNodePtr ref,
     if (collector_def(c, p, d, &fresh, 0) != ETL_OK) return NULL;
     fresh.c.id = id; /* referenced by the Id the profile names */
     if (kind == ETL_WPRP_SYSTEM_COLLECTOR) {
+        /* One system logger of a name: a second collector naming it adds to the first. */
         for (size_t i = 0; i < p->nco; i++)
-            if (p->co[i].c.kind == kind) {
-                bad(c, ref, "a second system collector (%s; the profile has %s): there is one kernel session", shown(c, id),
-                    p->co[i].c.id);
-                return NULL;
+            if (p->co[i].c.kind == kind && strcmp(p->co[i].c.name, fresh.c.name) == 0) {
+                *rc = ETL_OK;
+                return &p->co[i];
             }
+        for (size_t i = 0; i < p->nco; i++)
+            if (p->co[i].c.kind == kind &&
+                note(c, p, "SystemCollector %s (\"%s\"): a second system logger beside \"%s\" (libetl records one kernel session)",
+                     shown(c, id), shown(c, fresh.c.name), p->co[i].c.name) != ETL_OK)
+                return NULL;
     }
     if (grow(&p->co, &p->capco, p->nco, sizeof *p->co) < 0) {
         nomem(c);
@@ -580,14 +599,14 @@ static int apply_sysprov(struct ctx *c, struct prof *p, struct coll *co, xmlNode
     return rc;
 }
 
-static int apply_evprov(struct ctx *c, struct coll *co, xmlNodePtr d, char op)
+static int apply_evprov(struct ctx *c, struct prof *p, struct coll *co, xmlNodePtr d, char op)
 {
     etl_wprp_provider pv;
     size_t i;
 
     memset(&pv, 0, sizeof pv);
     pv.level = 5;
-    if (evprov_def(c, d, &pv, 0) != ETL_OK) return ETL_FAILED;
+    if (evprov_def(c, p, d, &pv, 0) != ETL_OK) return ETL_FAILED;
     for (i = 0; i < co->npv; i++)
         if (strcmp(co->pv[i].id, pv.id) == 0 || (co->pv[i].has_guid && pv.has_guid && etl_guid_equal(&co->pv[i].guid, &pv.guid)))
             break;
@@ -608,7 +627,7 @@ static int apply_evprov(struct ctx *c, struct coll *co, xmlNodePtr d, char op)
 }
 
 /* The providers of an EventProviders element (by Id or inline) into co. */
-static int event_providers(struct ctx *c, struct coll *co, xmlNodePtr eps, char op)
+static int event_providers(struct ctx *c, struct prof *p, struct coll *co, xmlNodePtr eps, char op)
 {
     for (xmlNodePtr e = eps->children; e; e = e->next) {
         xmlNodePtr d = e;
@@ -624,7 +643,7 @@ static int event_providers(struct ctx *c, struct coll *co, xmlNodePtr eps, char 
             if (c->oom) return nomem(c);
             if (!id || !*id) return bad(c, e, "EventProvider without its Id");
         }
-        if (apply_evprov(c, co, d, op) != ETL_OK) return ETL_FAILED;
+        if (apply_evprov(c, p, co, d, op) != ETL_OK) return ETL_FAILED;
     }
     return ETL_OK;
 }
@@ -675,7 +694,7 @@ static int collectors(struct ctx *c, struct prof *p, xmlNodePtr cs)
                 char eop = op;
                 if (xmlHasProp(e, (const xmlChar *)"Operation") && operation(c, e, &eop) != ETL_OK) return ETL_FAILED;
                 if (eop == 'S' && op != 'S') co->npv = 0;
-                if (event_providers(c, co, e, eop) != ETL_OK) return ETL_FAILED;
+                if (event_providers(c, p, co, e, eop) != ETL_OK) return ETL_FAILED;
             } else {
                 return bad(c, e, "<%s> in <%s>: not a provider of this collector", (const char *)e->name, (const char *)r->name);
             }
