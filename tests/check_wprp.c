@@ -299,7 +299,8 @@ START_TEST(system_collectors)
 
     ck_assert_msg(parse(&w, HEAD SYSCOL "<SystemCollector Id=\"T\" Name=\"NT Kernel Logger\" Realtime=\"true\"/>\n"
                                   "<SystemCollector Id=\"U\" Name=\"Circular Kernel Context Logger\"/>\n"
-                                  "<SystemProvider Id=\"K1\"><Keywords><Keyword Value=\"CSwitch\"/></Keywords></SystemProvider>\n"
+                                  "<SystemProvider Id=\"K1\"><Keywords><Keyword Value=\"CSwitch\"/><CustomKeyword Value=\"0x00040000\"/>"
+                                  "</Keywords></SystemProvider>\n"
                                   "<SystemProvider Id=\"K2\"><Keywords><Keyword Value=\"Loader\"/></Keywords></SystemProvider>\n"
                                   "<EventCollector Id=\"E\" Name=\"N\"/>\n"
                                   "<Profile Id=\"P\" Name=\"P\"><Collectors>\n"
@@ -317,6 +318,7 @@ START_TEST(system_collectors)
     ck_assert_uint_eq(p->collectors[0].kernel_flags, ETL_KERNEL_CSWITCH | ETL_KERNEL_IMAGE_LOAD);
     ck_assert(has_unmapped(p, "SystemCollector T: Realtime=\"true\" not taken"));
     ck_assert(has_unmapped(p, "EventProvider Process: <EventFilters> not taken"));
+    ck_assert(has_unmapped(p, "SystemProvider K1: CustomKeyword 0x00040000 (a raw group mask) not taken"));
     p = must_find(w, "Q", NULL);
     ck_assert_uint_eq(p->collector_count, 3);
     ck_assert(has_unmapped(p, "SystemCollector U (\"Circular Kernel Context Logger\"): a second system logger"));

@@ -470,6 +470,15 @@ static int sysprov_def(struct ctx *c, struct prof *p, xmlNodePtr d, struct kwlis
         for (xmlNodePtr k = e->children; k; k = k->next) {
             const char *v;
             if (k->type != XML_ELEMENT_NODE) continue;
+            if (keywords && is_element(k, "CustomKeyword")) {
+                /* A raw group mask of the NT Kernel Logger's: no Linux events stand behind it. */
+                const char *pid = attr(c, d, "Id");
+                if (value_of(c, k, &v) != ETL_OK) return ETL_FAILED;
+                if (note(c, p, "SystemProvider %s: CustomKeyword %s (a raw group mask) not taken", pid ? shown(c, pid) : "?",
+                         shown(c, v)) != ETL_OK)
+                    return ETL_FAILED;
+                continue;
+            }
             if (!is_element(k, keywords ? "Keyword" : "Stack"))
                 return bad(c, k, "<%s> in <%s>: only <%s> belongs there", (const char *)k->name, (const char *)e->name,
                            keywords ? "Keyword" : "Stack");
