@@ -424,6 +424,52 @@ START_TEST(hostile)
 }
 END_TEST
 
+/* Random damage to a good file: each damaged copy is read or refused with a message naming the
+   file, never crashes (the sanitizer build checks the reads), in the manner of check_damage. */
+START_TEST(random_damage)
+{
+    FILE *f = fopen(testdata("inherit.wprp"), "rb");
+    char *good, *copy, err[1024];
+    long n;
+    unsigned seed = 20;
+
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+    n = ftell(f);
+    ck_assert_int_gt(n, 100);
+    rewind(f);
+    good = malloc((size_t)n);
+    copy = malloc((size_t)n);
+    ck_assert(good && copy);
+    ck_assert_uint_eq(fread(good, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    for (int round = 0; round < 400; round++) {
+        etl_wprp *w = NULL;
+        static const char bytes[] = "<>\"=/!x0 \n&;Base";
+        size_t len = (size_t)n;
+        memcpy(copy, good, len);
+        for (int k = 0; k < 1 + round % 4; k++) {
+            seed = seed * 1103515245u + 12345u;
+            size_t at = (seed >> 8) % len;
+            seed = seed * 1103515245u + 12345u;
+            if (round % 5 == 4) len = at; /* cut short */
+            else copy[at] = bytes[(seed >> 8) % (sizeof bytes - 1)];
+        }
+        err[0] = '\0';
+        if (etl_wprp_parse(&w, copy, len, "t.wprp", err, sizeof err) == ETL_OK) {
+            ck_assert_ptr_nonnull(w);
+            for (size_t i = 0; i < etl_wprp_profile_count(w); i++) ck_assert_ptr_nonnull(etl_wprp_profile_at(w, i)->id);
+            etl_wprp_free(w);
+        } else {
+            ck_assert_ptr_null(w);
+            ck_assert_msg(strncmp(err, "t.wprp:", 7) == 0, "round %d: '%s'", round, err);
+        }
+    }
+    free(good);
+    free(copy);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("wprp");
@@ -437,6 +483,7 @@ int main(void)
     tcase_add_test(tc, system_collectors);
     tcase_add_test(tc, base_cycles);
     tcase_add_test(tc, hostile);
+    tcase_add_test(tc, random_damage);
     suite_add_tcase(s, tc);
     return check_run(s);
 }
