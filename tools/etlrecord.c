@@ -880,7 +880,8 @@ static int cmd_profiles(const struct options *o)
     if (o->file) {
         const char *bang = strrchr(o->file, '!');
         snprintf(path, sizeof path, "%s", o->file);
-        if (bang && (size_t)(bang - o->file) < sizeof path) {
+        /* FILE!PROFILE, unless a file of that whole name exists. */
+        if (bang && access(o->file, F_OK) != 0 && (size_t)(bang - o->file) < sizeof path) {
             path[bang - o->file] = '\0';
             pick = bang + 1;
         }
