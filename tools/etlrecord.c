@@ -35,6 +35,7 @@ static const char usage_text[] =
     "       etlrecord flush NAME [-o SNAPSHOT [--force]]\n"
     "       etlrecord update NAME [--provider SPEC]... [--flush-timer S] [--max-buffers N]\n"
     "       etlrecord list [--json]\n"
+    "       etlrecord profiles [--json] [FILE.wprp[!PROFILE]]\n"
     "Control named ETW-style sessions: 'start' leaves a controller process in the\n"
     "background that owns the session (its buffers, flush thread and file) and\n"
     "answers the other commands over a private socket. 'run' is that controller for\n"
@@ -89,8 +90,9 @@ static const char usage_text[] =
     "                           (10 to 1000000; default 1000)\n"
     "Other options:\n"
     "      --name=NAME          run: the session's name (default etlrecord-PID)\n"
-    "      --json               stop, query, list: print one JSON value; run: the\n"
-    "                           final statistics as one JSON object on stderr\n"
+    "      --json               stop, query, list, profiles: print one JSON value;\n"
+    "                           run: the final statistics as one JSON object on\n"
+    "                           stderr\n"
     "  -o, --output=SNAPSHOT    flush of a buffering session: the snapshot to write\n"
     "  -h, --help               show this help and exit\n"
     "  -V, --version            show the versions of etlrecord, libetl and zlib and exit\n"
@@ -106,7 +108,16 @@ static const char usage_text[] =
     "the processor or virtual machine has no branch-stack sampling, no session is\n"
     "then started).\n"
     "run: COMMAND's exit status, 128+N when signal N ended it, 127 when it could not\n"
-    "be run; 2 when the session could not be started (COMMAND was not run).\n";
+    "be run; 2 when the session could not be started (COMMAND was not run).\n"
+    "\n"
+    "'profiles' lists the built-in recording profiles (WPR's names: GeneralProfile,\n"
+    "CPU, DiskIO, FileIO, Network, each Light and Verbose, in File and Memory mode;\n"
+    "Heap, Pool, Registry and Handle listed as unavailable), or those of a WPR\n"
+    "profile file (.wprp; !PROFILE picks one by Id or Name), each resolved as it\n"
+    "would run: its collectors, their buffers, kernel flags (with the SystemProvider\n"
+    "keywords they come from), stack walks and event providers. What Linux cannot\n"
+    "honour is listed under 'unmapped' and warned of on stderr. Exit 2 for a file\n"
+    "that is not a valid profile file (its name, line and what is wrong).\n";
 
 enum { OPT_MODE = 256, OPT_BUFSIZE, OPT_MINBUF, OPT_MAXBUF, OPT_MAXFILE, OPT_FLUSH, OPT_CLOCK, OPT_PROVIDER,
        OPT_JSON, OPT_STACKWALK, OPT_NAME, OPT_LBR, OPT_LBR_FILTER, OPT_KERNEL, OPT_PROFILE, OPT_DIRECT };
@@ -122,6 +133,7 @@ struct options {
     int direct_io;           /* ETL_ENGINE_DIRECT_IO */
     const char *stackwalk_events; /* --stackwalk=EVENTS: kernel events with stack walks */
     const char *kernel;      /* --kernel=FLAGS */
+    const char *file;        /* profiles: FILE.wprp[!PROFILE] */
     uint32_t kernel_flags, kernel_stackwalk, profile_interval_us; /* ETL_KERNEL_*; microseconds */
     int has_flush_timer, has_max_buffers;
     uint32_t buffer_size_kb, min_buffers, max_buffers, max_file_size_mb, flush_timer_s;
@@ -742,10 +754,166 @@ static int cmd_list(const struct options *o)
     return 0;
 }
 
+/* ---- profiles ---- */
+
+static void json_str(const char *key, const char *v, int comma)
+{
+    printf("%s\"%s\":", comma ? "," : "", key);
+    if (v) etl_dump_json_string(stdout, v);
+    else fputs("null", stdout);
+}
+
+/* One keyword or stack list: "Name(flags)" words, or JSON objects. */
+static void print_keywords(const etl_wprp_keyword *k, size_t n, int json)
+{
+    char names[128];
+
+    for (size_t i = 0; i < n; i++) {
+        etl_kernel_flags_format(k[i].flags, names, sizeof names);
+        if (json) {
+            printf("%s{", i ? "," : "");
+            json_str("Name", k[i].name, 0);
+            json_str("KernelFlags", k[i].flags ? names : "", 1);
+            fputc('}', stdout);
+        } else {
+            printf(" %s%s%s%s", k[i].name, k[i].flags ? "(" : "(unmapped", k[i].flags ? names : "", ")");
+        }
+    }
+}
+
+static void print_profile(const etl_wprp_profile *p, int json, int comma)
+{
+    char names[128], guid[ETL_GUID_STRING_SIZE];
+
+    if (json) {
+        printf("%s{", comma ? "," : "");
+        json_str("Id", p->id, 0);
+        json_str("Name", p->name, 1);
+        json_str("DetailLevel", p->detail_level, 1);
+        json_str("LoggingMode", p->logging_mode, 1);
+        json_str("Description", p->description, 1);
+        json_str("Unavailable", p->unavailable, 1);
+        fputs(",\"Collectors\":[", stdout);
+    } else {
+        printf("%s: %s, %s, %s mode%s%s\n", p->id, p->name, p->detail_level, p->logging_mode,
+               p->description && *p->description ? ": " : "", p->description ? p->description : "");
+        if (p->unavailable) printf("  unavailable: %s\n", p->unavailable);
+    }
+    for (size_t i = 0; i < p->collector_count; i++) {
+        const etl_wprp_collector *c = &p->collectors[i];
+        int sys = c->kind == ETL_WPRP_SYSTEM_COLLECTOR;
+        if (json) {
+            printf("%s{", i ? "," : "");
+            json_str("Kind", sys ? "system" : "event", 0);
+            json_str("Id", c->id, 1);
+            json_str("Name", c->name, 1);
+            json_str("FileName", c->file_name, 1);
+            printf(",\"BufferSizeKB\":%u,\"Buffers\":%u,\"BuffersPercentOfMemory\":%s", c->buffer_size_kb, c->buffers,
+                   c->buffers_percent ? "true" : "false");
+            if (sys) {
+                json_str("KernelFlags", etl_kernel_flags_format(c->kernel_flags, names, sizeof names), 1);
+                json_str("StackWalk", etl_kernel_flags_format(c->stackwalk_flags, names, sizeof names), 1);
+                fputs(",\"Keywords\":[", stdout);
+                print_keywords(c->keywords, c->keyword_count, 1);
+                fputs("],\"Stacks\":[", stdout);
+                print_keywords(c->stacks, c->stack_count, 1);
+                fputc(']', stdout);
+            } else {
+                fputs(",\"Providers\":[", stdout);
+                for (size_t k = 0; k < c->provider_count; k++) {
+                    const etl_wprp_provider *pv = &c->providers[k];
+                    printf("%s{", k ? "," : "");
+                    json_str("Id", pv->id, 0);
+                    json_str("Name", pv->name, 1);
+                    json_str("Guid", pv->has_guid ? etl_guid_format(&pv->guid, guid) : NULL, 1);
+                    printf(",\"Level\":%u,\"Keywords\":\"0x%llx\",\"Stack\":%s}", pv->level, (unsigned long long)pv->keywords,
+                           pv->stack ? "true" : "false");
+                }
+                fputc(']', stdout);
+            }
+            fputc('}', stdout);
+            continue;
+        }
+        printf("  %s collector %s \"%s\": buffers %u KB %s %u%s%s%s\n", sys ? "system" : "event", c->id, c->name,
+               c->buffer_size_kb, c->buffers_percent ? "up to" : "x", c->buffers, c->buffers_percent ? "% of memory" : "",
+               c->file_name ? ", file " : "",
+               c->file_name ? c->file_name : "");
+        if (sys) {
+            printf("    kernel flags: %s\n", c->kernel_flags ? etl_kernel_flags_format(c->kernel_flags, names, sizeof names) : "(none)");
+            fputs("    keywords:", stdout);
+            print_keywords(c->keywords, c->keyword_count, 0);
+            printf("\n    stack walks: %s\n",
+                   c->stackwalk_flags ? etl_kernel_flags_format(c->stackwalk_flags, names, sizeof names) : "(none)");
+            if (c->stack_count) {
+                fputs("    stacks:", stdout);
+                print_keywords(c->stacks, c->stack_count, 0);
+                fputc('\n', stdout);
+            }
+        }
+        for (size_t k = 0; k < c->provider_count; k++) {
+            const etl_wprp_provider *pv = &c->providers[k];
+            printf("    provider %s: guid %s, level %u, keywords 0x%llx%s\n", pv->name,
+                   pv->has_guid ? etl_guid_format(&pv->guid, guid) : "(unknown)", pv->level,
+                   (unsigned long long)pv->keywords, pv->stack ? ", stack" : "");
+        }
+    }
+    if (json) {
+        fputs("],\"Unmapped\":[", stdout);
+        for (size_t i = 0; i < p->unmapped_count; i++) {
+            if (i) fputc(',', stdout);
+            etl_dump_json_string(stdout, p->unmapped[i]);
+        }
+        fputs("]}", stdout);
+    } else {
+        for (size_t i = 0; i < p->unmapped_count; i++) printf("  unmapped: %s\n", p->unmapped[i]);
+    }
+}
+
+static int cmd_profiles(const struct options *o)
+{
+    etl_wprp *w = NULL;
+    char err[1024], path[4096];
+    const char *pick = NULL;
+    const etl_wprp_profile *one = NULL;
+    int rc;
+
+    if (o->file) {
+        const char *bang = strrchr(o->file, '!');
+        snprintf(path, sizeof path, "%s", o->file);
+        /* FILE!PROFILE, unless a file of that whole name exists. */
+        if (bang && access(o->file, F_OK) != 0 && (size_t)(bang - o->file) < sizeof path) {
+            path[bang - o->file] = '\0';
+            pick = bang + 1;
+        }
+        rc = etl_wprp_open(&w, path, err, sizeof err);
+    } else {
+        rc = etl_wprp_builtin(&w, err, sizeof err);
+    }
+    if (rc != ETL_OK) {
+        fprintf(stderr, "etlrecord: %s\n", err);
+        return EXIT_ERROR;
+    }
+    if (pick && !(one = etl_wprp_find(w, pick, NULL)) && !(one = etl_wprp_find(w, pick, "Memory"))) {
+        fprintf(stderr, "etlrecord: %s: no profile '%s'\n", path, pick);
+        etl_wprp_free(w);
+        return EXIT_ERROR;
+    }
+    if (o->json) fputc('[', stdout);
+    for (size_t i = 0, n = 0; i < etl_wprp_profile_count(w); i++) {
+        const etl_wprp_profile *p = etl_wprp_profile_at(w, i);
+        if (one && p != one) continue;
+        for (size_t k = 0; k < p->unmapped_count; k++) fprintf(stderr, "etlrecord: warning: %s: %s\n", p->id, p->unmapped[k]);
+        print_profile(p, o->json, n++ > 0);
+    }
+    if (o->json) fputs("]\n", stdout);
+    etl_wprp_free(w);
+    return 0;
+}
+
 /* ---- the command line ---- */
 
 /* What each command takes: its arguments after the options, and which options. */
-enum { ARGS_NONE, ARGS_NAME, ARGS_COMMAND };
+enum { ARGS_NONE, ARGS_NAME, ARGS_COMMAND, ARGS_FILE };
 
 struct command {
     const char *name;
@@ -770,6 +938,7 @@ static const struct command commands[] = {
     { "flush", ARGS_NAME, " output force ", cmd_flush },
     { "update", ARGS_NAME, " provider flush-timer max-buffers ", cmd_update },
     { "list", ARGS_NONE, " json ", cmd_list },
+    { "profiles", ARGS_FILE, " json ", cmd_profiles },
 };
 
 __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
@@ -934,7 +1103,7 @@ static int command_line(int argc, char **argv, struct options *o)
         }
         for (const struct option *l = longopts; !lname && l->name; l++)
             if (l->val == c) lname = l->name;
-        if (!cmd) return usage_error("no command (start, run, stop, query, flush, update, list) before --%s", lname);
+        if (!cmd) return usage_error("no command (start, run, stop, query, flush, update, list, profiles) before --%s", lname);
         char pat[40];
         snprintf(pat, sizeof pat, " %s ", lname);
         if (!strstr(cmd->options, pat)) {
@@ -947,7 +1116,7 @@ static int command_line(int argc, char **argv, struct options *o)
             return EXIT_ERROR;
         }
     }
-    if (!cmd) return usage_error("%s", "no command (start, run, stop, query, flush, update, list)");
+    if (!cmd) return usage_error("%s", "no command (start, run, stop, query, flush, update, list, profiles)");
     if (o->lbr_filter && !o->lbr) return usage_error("--lbr-filter goes with --lbr TRIGGER[,TRIGGER...]");
     if (kernel_options(o) != 0) return EXIT_ERROR;
     if (cmd->args == ARGS_NAME) {
@@ -958,7 +1127,8 @@ static int command_line(int argc, char **argv, struct options *o)
         if (optind >= argc) return usage_error("run needs a command: etlrecord run -o FILE -- COMMAND [ARG]...");
         o->command = argv + optind;
     }
-    else if (optind < argc) return usage_error("unexpected argument '%s'", argv[optind]);
+    else if (cmd->args == ARGS_FILE && optind < argc) o->file = argv[optind++];
+    if (cmd->args != ARGS_COMMAND && optind < argc) return usage_error("unexpected argument '%s'", argv[optind]);
     if (o->name) {
         char key[ETL_SESSION_NAME_MAX + 1];
         if (etl_session_name_key(o->name, key) != ETL_OK)

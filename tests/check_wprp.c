@@ -1,0 +1,489 @@
+/* SPDX-License-Identifier: MIT */
+/* Tests of recording profiles: the built-in ones, real and written .wprp files resolved (Base=, Operation), malformed and hostile files refused with their line. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_run.h"
+#include "etl.h"
+
+#define HEAD "<?xml version=\"1.0\"?>\n<WindowsPerformanceRecorder Version=\"1.0\">\n<Profiles>\n"
+#define TAIL "</Profiles>\n</WindowsPerformanceRecorder>\n"
+#define SYSCOL "<SystemCollector Id=\"S\" Name=\"NT Kernel Logger\"><BufferSize Value=\"64\"/><Buffers Value=\"8\"/></SystemCollector>\n"
+
+static const char *testdata(const char *name)
+{
+    static char path[4096];
+    const char *dir = getenv("ETL_TESTDATA");
+    snprintf(path, sizeof path, "%s/wprp/%s", dir ? dir : "testdata", name);
+    return path;
+}
+
+static const etl_wprp_profile *must_find(const etl_wprp *w, const char *text, const char *mode)
+{
+    const etl_wprp_profile *p = etl_wprp_find(w, text, mode);
+    ck_assert_msg(p != NULL, "no profile %s (%s)", text, mode ? mode : "File");
+    return p;
+}
+
+static const etl_wprp_collector *collector(const etl_wprp_profile *p, int kind)
+{
+    for (size_t i = 0; i < p->collector_count; i++)
+        if (p->collectors[i].kind == kind) return &p->collectors[i];
+    return NULL;
+}
+
+static int has_unmapped(const etl_wprp_profile *p, const char *text)
+{
+    for (size_t i = 0; i < p->unmapped_count; i++)
+        if (strstr(p->unmapped[i], text)) return 1;
+    return 0;
+}
+
+static int parse(etl_wprp **w, const char *xml, char *err, size_t errsize)
+{
+    return etl_wprp_parse(w, xml, strlen(xml), "t.wprp", err, errsize);
+}
+
+/* xml is refused with "t.wprp:LINE: ...WHAT...". */
+static void expect_bad(const char *xml, long line, const char *what)
+{
+    etl_wprp *w = (etl_wprp *)1;
+    char err[1024], want[64];
+
+    err[0] = '\0';
+    ck_assert_int_eq(parse(&w, xml, err, sizeof err), ETL_FAILED);
+    ck_assert_ptr_null(w);
+    snprintf(want, sizeof want, "t.wprp:%ld: ", line);
+    ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "'%s' does not begin with '%s'", err, want);
+    ck_assert_msg(strstr(err, what) != NULL, "'%s' does not say '%s'", err, what);
+}
+
+START_TEST(builtin_profiles)
+{
+    etl_wprp *w;
+    char err[512];
+    const etl_wprp_profile *p;
+    const etl_wprp_collector *c;
+    static const char *const names[] = {"GeneralProfile", "CPU", "DiskIO", "FileIO", "Network"};
+
+    ck_assert_int_eq(etl_wprp_builtin(&w, err, sizeof err), ETL_OK);
+    for (size_t i = 0; i < 5; i++) {
+        static const char *const ids[] = {"Light.File", "Light.Memory", "Verbose.File", "Verbose.Memory"};
+        for (size_t k = 0; k < 4; k++) {
+            char id[64];
+            snprintf(id, sizeof id, "%s.%s", names[i], ids[k]);
+            p = must_find(w, id, NULL);
+            ck_assert_str_eq(p->id, id);
+            ck_assert_str_eq(p->name, names[i]);
+            ck_assert_ptr_null(p->unavailable);
+            c = collector(p, ETL_WPRP_SYSTEM_COLLECTOR);
+            ck_assert_ptr_nonnull(c);
+            ck_assert_str_eq(c->name, "NT Kernel Logger");
+            ck_assert_uint_eq(c->kernel_flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD | ETL_KERNEL_IMAGE_LOAD),
+                              ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD | ETL_KERNEL_IMAGE_LOAD);
+            ck_assert_str_eq(c->id, k % 2 ? "SystemCollector_WPRSystemCollectorInMemory" : "SystemCollector_WPRSystemCollectorInFile");
+            ck_assert_int_eq(c->buffers_percent, (int)(k % 2));
+        }
+    }
+    /* "CPU" is CPU.Verbose.File as wpr -start CPU; a detail level and a mode pick others. */
+    p = must_find(w, "CPU", NULL);
+    ck_assert_str_eq(p->id, "CPU.Verbose.File");
+    ck_assert_str_eq(must_find(w, "cpu.light", "Memory")->id, "CPU.Light.Memory");
+    c = collector(p, ETL_WPRP_SYSTEM_COLLECTOR);
+    ck_assert_uint_eq(c->kernel_flags, ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD | ETL_KERNEL_IMAGE_LOAD | ETL_KERNEL_CSWITCH |
+                                           ETL_KERNEL_DISPATCHER | ETL_KERNEL_PROFILE);
+    ck_assert_uint_eq(c->stackwalk_flags, ETL_KERNEL_PROFILE | ETL_KERNEL_CSWITCH | ETL_KERNEL_DISPATCHER);
+    ck_assert(has_unmapped(p, "CpuConfig"));
+    ck_assert(has_unmapped(p, "Interrupt"));
+    ck_assert_uint_eq(collector(must_find(w, "CPU.Light", NULL), ETL_WPRP_SYSTEM_COLLECTOR)->stackwalk_flags, ETL_KERNEL_PROFILE);
+    ck_assert_uint_eq(collector(must_find(w, "DiskIO.Light", NULL), ETL_WPRP_SYSTEM_COLLECTOR)->kernel_flags & ETL_KERNEL_DISK_IO,
+                      ETL_KERNEL_DISK_IO);
+    ck_assert(has_unmapped(must_find(w, "FileIO", NULL), "keyword FileIO"));
+    ck_assert(has_unmapped(must_find(w, "Network.Light", NULL), "keyword NetworkTrace"));
+    /* Windows-only profiles are listed, unavailable, with nothing to run. */
+    p = must_find(w, "Heap", NULL);
+    ck_assert_str_eq(p->id, "Heap.Verbose.File");
+    ck_assert_ptr_nonnull(p->unavailable);
+    ck_assert_uint_eq(p->collector_count, 0);
+    ck_assert_ptr_null(etl_wprp_find(w, "NoSuchProfile", NULL));
+    ck_assert_ptr_null(etl_wprp_find(w, "CPU.Medium", NULL));
+    etl_wprp_free(w);
+}
+END_TEST
+
+/* WSL's storage profile (testdata/wprp/README.md): 25 providers by GUID. */
+START_TEST(real_file)
+{
+    etl_wprp *w;
+    char err[512], g[ETL_GUID_STRING_SIZE];
+    const etl_wprp_profile *p;
+    const etl_wprp_collector *c;
+
+    ck_assert_msg(etl_wprp_open(&w, testdata("wsl_storage.wprp"), err, sizeof err) == ETL_OK, "%s", err);
+    ck_assert_uint_eq(etl_wprp_profile_count(w), 1);
+    p = etl_wprp_profile_at(w, 0);
+    ck_assert_str_eq(p->id, "WSL.Verbose.File");
+    ck_assert_str_eq(p->name, "WSL");
+    ck_assert_str_eq(p->detail_level, "Verbose");
+    ck_assert_str_eq(p->logging_mode, "File");
+    ck_assert_str_eq(p->description, "Traces for all WSL components");
+    ck_assert_ptr_eq(etl_wprp_find(w, "WSL", NULL), p);
+    ck_assert_uint_eq(p->collector_count, 1);
+    c = &p->collectors[0];
+    ck_assert_int_eq(c->kind, ETL_WPRP_EVENT_COLLECTOR);
+    ck_assert_str_eq(c->id, "Collector");
+    ck_assert_uint_eq(c->buffer_size_kb, 256);
+    ck_assert_uint_eq(c->buffers, 1024);
+    ck_assert_int_eq(c->buffers_percent, 0);
+    ck_assert_uint_eq(c->provider_count, 25);
+    ck_assert_str_eq(c->providers[0].id, "lxcore_kernel");
+    ck_assert(c->providers[0].has_guid);
+    ck_assert_str_eq(etl_guid_format(&c->providers[0].guid, g), "0cd1c309-0878-4515-83db-749843b3f5c9");
+    ck_assert_uint_eq(c->providers[0].level, 5);
+    ck_assert_uint_eq(c->providers[0].keywords, 0);
+    ck_assert_str_eq(c->providers[15].id, "storvsp_io");
+    ck_assert_uint_eq(c->providers[15].keywords, UINT64_MAX);
+    ck_assert_int_eq(c->providers[15].non_paged_memory, 1);
+    ck_assert_str_eq(c->providers[16].id, "virtdisk");
+    ck_assert_uint_eq(c->providers[16].level, 4);
+    ck_assert_str_eq(c->providers[20].id, "HyperV_SyntheticStorage");
+    ck_assert_uint_eq(c->providers[20].level, 6);
+    /* NonPagedMemory on four providers, each named. */
+    ck_assert_uint_eq(p->unmapped_count, 4);
+    ck_assert(has_unmapped(p, "10b3d268-9782-49a4-aacc-a93c5482cb6f: NonPagedMemory"));
+    etl_wprp_free(w);
+}
+END_TEST
+
+START_TEST(inheritance_and_operations)
+{
+    etl_wprp *w;
+    char err[512];
+    const etl_wprp_profile *p;
+    const etl_wprp_collector *s, *e;
+
+    ck_assert_msg(etl_wprp_open(&w, testdata("inherit.wprp"), err, sizeof err) == ETL_OK, "%s", err);
+    ck_assert_uint_eq(etl_wprp_profile_count(w), 4);
+
+    /* The system collector inherits its buffers from WPR's built-in one, its size its own. */
+    p = must_find(w, "Sched", NULL);
+    s = collector(p, ETL_WPRP_SYSTEM_COLLECTOR);
+    ck_assert_str_eq(s->id, "MySystemCollector");
+    ck_assert_uint_eq(s->buffer_size_kb, 512);
+    ck_assert_uint_eq(s->buffers, 160);
+    ck_assert_uint_eq(s->kernel_flags, ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD | ETL_KERNEL_CSWITCH | ETL_KERNEL_DISPATCHER);
+    ck_assert_uint_eq(s->stackwalk_flags, ETL_KERNEL_CSWITCH);
+    ck_assert_uint_eq(s->keyword_count, 4);
+    ck_assert_str_eq(s->keywords[0].name, "ProcessThread");
+    ck_assert_uint_eq(s->keywords[0].flags, ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD);
+    ck_assert_str_eq(s->keywords[3].name, "FileIO");
+    ck_assert_uint_eq(s->keywords[3].flags, 0);
+    ck_assert(has_unmapped(p, "keyword FileIO"));
+    ck_assert(has_unmapped(p, "stack ThreadCreate"));
+    ck_assert(has_unmapped(p, "Process: NonPagedMemory"));
+    ck_assert(has_unmapped(p, "Process: CaptureStateOnSave"));
+    e = collector(p, ETL_WPRP_EVENT_COLLECTOR);
+    ck_assert_str_eq(e->file_name, "my-events.etl");
+    ck_assert_uint_eq(e->provider_count, 2);
+    ck_assert_uint_eq(e->providers[0].keywords, 0x13);
+    ck_assert_uint_eq(e->providers[0].level, 4);
+    ck_assert_int_eq(e->providers[0].stack, 1);
+    /* A provider by a name libetl knows has its GUID. */
+    ck_assert_str_eq(e->providers[1].name, "Process");
+    ck_assert(e->providers[1].has_guid);
+    ck_assert_int_eq(e->providers[1].capture_state_on_save, 1);
+
+    /* Base= within the file, Operation="Remove" of a keyword and a provider. */
+    p = must_find(w, "Sched.Light", NULL);
+    ck_assert_str_eq(p->detail_level, "Light");
+    ck_assert_str_eq(p->description, "Scheduling, less");
+    s = collector(p, ETL_WPRP_SYSTEM_COLLECTOR);
+    ck_assert_uint_eq(s->keyword_count, 3);
+    ck_assert(!has_unmapped(p, "keyword FileIO"));
+    e = collector(p, ETL_WPRP_EVENT_COLLECTOR);
+    ck_assert_uint_eq(e->provider_count, 1);
+    ck_assert(!has_unmapped(p, "Process:"));
+
+    /* Base= from a built-in profile, Operation="Add", an inline SystemProvider and EventProvider,
+       a provider's own Base= with Keywords Operation="Remove", a buffer size in the reference. */
+    p = must_find(w, "CpuPlus", NULL);
+    ck_assert_str_eq(p->detail_level, "Verbose");
+    s = collector(p, ETL_WPRP_SYSTEM_COLLECTOR);
+    ck_assert_uint_eq(s->kernel_flags, ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD | ETL_KERNEL_IMAGE_LOAD | ETL_KERNEL_CSWITCH |
+                                           ETL_KERNEL_DISPATCHER | ETL_KERNEL_PROFILE | ETL_KERNEL_DISK_IO);
+    e = collector(p, ETL_WPRP_EVENT_COLLECTOR);
+    ck_assert_str_eq(e->id, "EventCollector_WPREventCollectorInFile");
+    ck_assert_uint_eq(e->buffer_size_kb, 64);
+    ck_assert_uint_eq(e->provider_count, 3);
+    ck_assert_str_eq(e->providers[0].id, "DemoLess");
+    ck_assert_uint_eq(e->providers[0].keywords, 0x11);
+    ck_assert_uint_eq(e->providers[1].level, 2);
+    ck_assert(e->providers[1].has_guid);
+    ck_assert(!e->providers[2].has_guid);
+    ck_assert(has_unmapped(p, "Microsoft-Windows-Nowhere: a name libetl knows no GUID of"));
+
+    /* Removing a whole collector. */
+    p = must_find(w, "Events", "Memory");
+    ck_assert_str_eq(p->logging_mode, "Memory");
+    ck_assert_uint_eq(p->collector_count, 1);
+    ck_assert_int_eq(p->collectors[0].kind, ETL_WPRP_EVENT_COLLECTOR);
+    ck_assert(!has_unmapped(p, "CpuConfig"));
+    etl_wprp_free(w);
+}
+END_TEST
+
+START_TEST(malformed)
+{
+    expect_bad(HEAD "<Profile Id=\"A\" Name=\"A\">\n<Collectors>\n</Profile>\n" TAIL, 6, "XML: Opening and ending tag mismatch");
+    expect_bad("<?xml version=\"1.0\"?>\n<instrumentationManifest/>\n", 2, "not <WindowsPerformanceRecorder>");
+    expect_bad(HEAD SYSCOL TAIL, 2, "no Profile");
+    expect_bad(HEAD SYSCOL "<Profile Name=\"A\"/>\n" TAIL, 5, "Profile without its Id");
+    expect_bad(HEAD SYSCOL "<Profile Id=\"A.Verbose.File\" Description=\"d\"/>\n" TAIL, 5, "without its Name");
+    expect_bad(HEAD "<Unknown Id=\"x\"/>\n" TAIL, 4, "<Unknown> is not a WPR definition");
+    expect_bad(HEAD SYSCOL "<SystemCollector Id=\"S\" Name=\"x\"/>\n<Profile Id=\"P\" Name=\"P\"/>\n" TAIL, 5,
+               "SystemCollector Id=\"S\" is defined twice (first on line 4)");
+    expect_bad(HEAD SYSCOL "<Profile Id=\"P\" Name=\"P\">\n<Collectors>\n<SystemCollectorId Value=\"Nope\"/>\n</Collectors>\n</Profile>\n" TAIL,
+               7, "SystemCollectorId Value=\"Nope\" names no SystemCollector");
+    expect_bad(HEAD SYSCOL "<Profile Id=\"P\" Name=\"P\">\n<Collectors>\n<SystemCollectorId Value=\"S\">\n"
+                           "<SystemProviderId Value=\"Gone\"/>\n</SystemCollectorId>\n</Collectors>\n</Profile>\n" TAIL,
+               8, "SystemProviderId Value=\"Gone\" names no SystemProvider");
+    expect_bad(HEAD SYSCOL "<Profile Id=\"P\" Name=\"P\" Base=\"Q\"/>\n" TAIL, 5, "Base=\"Q\" names no Profile");
+    expect_bad(HEAD SYSCOL "<Profile Id=\"P\" Name=\"P\" LoggingMode=\"Disk\"/>\n" TAIL, 5, "LoggingMode=\"Disk\" is not File or Memory");
+    expect_bad(HEAD SYSCOL "<Profile Id=\"P\" Name=\"P\" DetailLevel=\"Heavy\"/>\n" TAIL, 5, "DetailLevel=\"Heavy\"");
+    expect_bad(HEAD "<SystemCollector Id=\"S\" Name=\"N\">\n<BufferSize Value=\"0\"/>\n</SystemCollector>\n"
+                    "<Profile Id=\"P\" Name=\"P\"><Collectors><SystemCollectorId Value=\"S\"/></Collectors></Profile>\n" TAIL,
+               5, "BufferSize");
+    expect_bad(HEAD "<SystemCollector Id=\"S\" Name=\"N\">\n<BufferSize Value=\"2048\"/>\n</SystemCollector>\n"
+                    "<Profile Id=\"P\" Name=\"P\"><Collectors><SystemCollectorId Value=\"S\"/></Collectors></Profile>\n" TAIL,
+               5, "larger than 1024");
+    expect_bad(HEAD "<EventCollector Id=\"E\" Name=\"N\">\n<Buffers Value=\"many\"/>\n</EventCollector>\n"
+                    "<Profile Id=\"P\" Name=\"P\"><Collectors><EventCollectorId Value=\"E\"/></Collectors></Profile>\n" TAIL,
+               5, "Value=\"many\" is not a number");
+    expect_bad(HEAD "<EventCollector Id=\"E\" Name=\"N\">\n<Buffers Value=\"150\" PercentageOfTotalMemory=\"true\"/>\n</EventCollector>\n"
+                    "<Profile Id=\"P\" Name=\"P\"><Collectors><EventCollectorId Value=\"E\"/></Collectors></Profile>\n" TAIL,
+               5, "larger than 100");
+    expect_bad(HEAD "<EventCollector Id=\"E\" Name=\"N\"/>\n<EventProvider Id=\"X\" Name=\"Process\" Level=\"300\"/>\n"
+                    "<Profile Id=\"P\" Name=\"P\"><Collectors><EventCollectorId Value=\"E\"><EventProviders>\n"
+                    "<EventProviderId Value=\"X\"/></EventProviders></EventCollectorId></Collectors></Profile>\n" TAIL,
+               5, "Level=\"300\" is larger than 255");
+    expect_bad(HEAD "<EventCollector Id=\"E\" Name=\"N\"/>\n<EventProvider Id=\"X\" Name=\"Process\">\n<Keywords>\n"
+                    "<Keyword Value=\"0xZZ\"/>\n</Keywords>\n</EventProvider>\n"
+                    "<Profile Id=\"P\" Name=\"P\"><Collectors><EventCollectorId Value=\"E\"><EventProviders>\n"
+                    "<EventProviderId Value=\"X\"/></EventProviders></EventCollectorId></Collectors></Profile>\n" TAIL,
+               7, "Value=\"0xZZ\" is not a number");
+    expect_bad(HEAD "<EventCollector Id=\"E\" Name=\"N\"/>\n<EventProvider Id=\"X\"/>\n"
+                    "<Profile Id=\"P\" Name=\"P\"><Collectors><EventCollectorId Value=\"E\"><EventProviders>\n"
+                    "<EventProviderId Value=\"X\"/></EventProviders></EventCollectorId></Collectors></Profile>\n" TAIL,
+               5, "EventProvider Id=\"X\" without its Name");
+    expect_bad(HEAD SYSCOL "<SystemProvider Id=\"K\">\n<Keywords>\n<Keyword/>\n</Keywords>\n</SystemProvider>\n"
+                           "<Profile Id=\"P\" Name=\"P\"><Collectors><SystemCollectorId Value=\"S\"><SystemProviderId Value=\"K\"/>"
+                           "</SystemCollectorId></Collectors></Profile>\n" TAIL,
+               7, "Keyword without its Value");
+    expect_bad(HEAD SYSCOL "<Profile Id=\"P\" Name=\"P\">\n<Collectors Operation=\"Merge\"/>\n</Profile>\n" TAIL, 6,
+               "Operation=\"Merge\" is not Set, Add or Remove");
+    expect_bad(HEAD SYSCOL "<Profile Id=\"P\" Name=\"P\" Stack=\"yes\"><Collectors><SystemCollectorId Value=\"S\">\n"
+                           "<SystemProvider Id=\"I\" Stack=\"x\"><Stacks><Keyword Value=\"CSwitch\"/></Stacks></SystemProvider>\n"
+                           "</SystemCollectorId></Collectors></Profile>\n" TAIL,
+               6, "<Keyword> in <Stacks>");
+}
+END_TEST
+
+/* Two system collectors: of one name they are one kernel session, of two names the second is noted. */
+START_TEST(system_collectors)
+{
+    etl_wprp *w;
+    char err[512];
+    const etl_wprp_profile *p;
+
+    ck_assert_msg(parse(&w, HEAD SYSCOL "<SystemCollector Id=\"T\" Name=\"NT Kernel Logger\" Realtime=\"true\"/>\n"
+                                  "<SystemCollector Id=\"U\" Name=\"Circular Kernel Context Logger\"/>\n"
+                                  "<SystemProvider Id=\"K1\"><Keywords><Keyword Value=\"CSwitch\"/><CustomKeyword Value=\"0x00040000\"/>"
+                                  "</Keywords></SystemProvider>\n"
+                                  "<SystemProvider Id=\"K2\"><Keywords><Keyword Value=\"Loader\"/></Keywords></SystemProvider>\n"
+                                  "<EventCollector Id=\"E\" Name=\"N\"/>\n"
+                                  "<Profile Id=\"P\" Name=\"P\"><Collectors>\n"
+                                  "<SystemCollectorId Value=\"S\"><SystemProviderId Value=\"K1\"/></SystemCollectorId>\n"
+                                  "<SystemCollectorId Value=\"T\"><SystemProviderId Value=\"K2\"/></SystemCollectorId>\n"
+                                  "<EventCollectorId Value=\"E\"><EventProviders><EventProvider Id=\"X\" Name=\"Process\">"
+                                  "<EventFilters/></EventProvider></EventProviders></EventCollectorId>\n"
+                                  "</Collectors></Profile>\n"
+                                  "<Profile Id=\"Q\" Name=\"Q\" Base=\"P\"><Collectors Operation=\"Add\">\n"
+                                  "<SystemCollectorId Value=\"U\"><SystemProviderId Value=\"K1\"/></SystemCollectorId>\n"
+                                  "</Collectors></Profile>\n" TAIL, err, sizeof err) == ETL_OK, "%s", err);
+    p = must_find(w, "P", NULL);
+    ck_assert_uint_eq(p->collector_count, 2);
+    ck_assert_str_eq(p->collectors[0].id, "S");
+    ck_assert_uint_eq(p->collectors[0].kernel_flags, ETL_KERNEL_CSWITCH | ETL_KERNEL_IMAGE_LOAD);
+    ck_assert(has_unmapped(p, "SystemCollector T: Realtime=\"true\" not taken"));
+    ck_assert(has_unmapped(p, "EventProvider Process: <EventFilters> not taken"));
+    ck_assert(has_unmapped(p, "SystemProvider K1: CustomKeyword 0x00040000 (a raw group mask) not taken"));
+    p = must_find(w, "Q", NULL);
+    ck_assert_uint_eq(p->collector_count, 3);
+    ck_assert(has_unmapped(p, "SystemCollector U (\"Circular Kernel Context Logger\"): a second system logger"));
+    etl_wprp_free(w);
+}
+END_TEST
+
+START_TEST(base_cycles)
+{
+    /* Profiles, collectors and providers whose Base= loops are refused, not followed forever. */
+    expect_bad(HEAD SYSCOL "<Profile Id=\"A\" Name=\"A\" Base=\"B\"/>\n<Profile Id=\"B\" Name=\"B\" Base=\"A\"/>\n" TAIL, 6,
+               "Base= goes deeper than");
+    expect_bad(HEAD SYSCOL "<Profile Id=\"A\" Name=\"A\" Base=\"A\"/>\n" TAIL, 5, "(a cycle?)");
+    expect_bad(HEAD "<SystemCollector Id=\"S\" Name=\"N\" Base=\"S\"/>\n"
+                    "<Profile Id=\"P\" Name=\"P\"><Collectors><SystemCollectorId Value=\"S\"/></Collectors></Profile>\n" TAIL,
+               4, "SystemCollector: Base= goes deeper");
+    expect_bad(HEAD SYSCOL "<SystemProvider Id=\"K\" Base=\"L\"/>\n<SystemProvider Id=\"L\" Base=\"K\"/>\n"
+                           "<Profile Id=\"P\" Name=\"P\"><Collectors><SystemCollectorId Value=\"S\"><SystemProviderId Value=\"K\"/>"
+                           "</SystemCollectorId></Collectors></Profile>\n" TAIL,
+               6, "SystemProvider: Base= goes deeper");
+    expect_bad(HEAD "<EventCollector Id=\"E\" Name=\"N\"/>\n<EventProvider Id=\"X\" Name=\"Process\" Base=\"X\"/>\n"
+                    "<Profile Id=\"P\" Name=\"P\"><Collectors><EventCollectorId Value=\"E\"><EventProviders>\n"
+                    "<EventProviderId Value=\"X\"/></EventProviders></EventCollectorId></Collectors></Profile>\n" TAIL,
+               5, "EventProvider: Base= goes deeper");
+}
+END_TEST
+
+/* Appends s to the growing buffer *b (length *n). */
+static void put(char **b, size_t *n, size_t *cap, const char *s)
+{
+    size_t len = strlen(s);
+    if (*n + len + 1 > *cap) {
+        *cap = (*n + len + 1) * 2;
+        *b = realloc(*b, *cap);
+        ck_assert_ptr_nonnull(*b);
+    }
+    memcpy(*b + *n, s, len + 1);
+    *n += len;
+}
+
+START_TEST(hostile)
+{
+    etl_wprp *w;
+    char err[1024], *b = NULL, *big;
+    size_t n = 0, cap = 0;
+    int rc;
+
+    /* A 1 MB attribute: taken as a name, but never printed whole. */
+    big = malloc(1 << 20);
+    ck_assert_ptr_nonnull(big);
+    memset(big, 'x', (1 << 20) - 1);
+    big[(1 << 20) - 1] = '\0';
+    put(&b, &n, &cap, HEAD SYSCOL "<Profile Id=\"P\" Name=\"P\" Base=\"");
+    put(&b, &n, &cap, big);
+    put(&b, &n, &cap, "\"/>\n" TAIL);
+    rc = parse(&w, b, err, sizeof err);
+    ck_assert_int_eq(rc, ETL_FAILED);
+    ck_assert_msg(strstr(err, "t.wprp:5: ") == err && strstr(err, "(1048575 bytes)"), "%s", err);
+    ck_assert_uint_lt(strlen(err), 300);
+
+    /* Deep nesting: refused by the XML reader with a line, no recursion of ours. */
+    n = 0;
+    put(&b, &n, &cap, HEAD SYSCOL "<Profile Id=\"P\" Name=\"P\">");
+    for (int i = 0; i < 100000; i++) put(&b, &n, &cap, "<a>");
+    put(&b, &n, &cap, "</Profile>" TAIL);
+    ck_assert_int_eq(parse(&w, b, err, sizeof err), ETL_FAILED);
+    ck_assert_msg(strncmp(err, "t.wprp:5: ", 10) == 0, "%s", err);
+
+    /* A long chain of Base= is cut at the limit, with the line of the profile that went too deep. */
+    n = 0;
+    put(&b, &n, &cap, HEAD SYSCOL "<Profile Id=\"P0\" Name=\"P\"/>\n");
+    for (int i = 1; i < 100; i++) {
+        char line[128];
+        snprintf(line, sizeof line, "<Profile Id=\"P%d\" Name=\"P\" Base=\"P%d\"/>\n", i, i - 1);
+        put(&b, &n, &cap, line);
+    }
+    put(&b, &n, &cap, TAIL);
+    ck_assert_int_eq(parse(&w, b, err, sizeof err), ETL_FAILED);
+    ck_assert_msg(strstr(err, "Base= goes deeper than 32"), "%s", err);
+
+    /* Many profiles each adding to the same collector: all resolved. */
+    n = 0;
+    put(&b, &n, &cap, HEAD SYSCOL "<SystemProvider Id=\"K\"><Keywords><Keyword Value=\"CSwitch\"/></Keywords></SystemProvider>\n");
+    for (int i = 0; i < 2000; i++) {
+        char line[256];
+        snprintf(line, sizeof line,
+                 "<Profile Id=\"P%d\" Name=\"P%d\"><Collectors><SystemCollectorId Value=\"S\"><SystemProviderId Value=\"K\"/>"
+                 "</SystemCollectorId></Collectors></Profile>\n", i, i);
+        put(&b, &n, &cap, line);
+    }
+    put(&b, &n, &cap, TAIL);
+    ck_assert_msg(parse(&w, b, err, sizeof err) == ETL_OK, "%s", err);
+    ck_assert_uint_eq(etl_wprp_profile_count(w), 2000);
+    ck_assert_uint_eq(etl_wprp_profile_at(w, 1999)->collectors[0].kernel_flags, ETL_KERNEL_CSWITCH);
+    etl_wprp_free(w);
+
+    /* Empty input, and not a file at all. */
+    ck_assert_int_eq(etl_wprp_parse(&w, "", 0, "t.wprp", err, sizeof err), ETL_FAILED);
+    ck_assert_int_eq(etl_wprp_open(&w, testdata("no-such.wprp"), err, sizeof err), ETL_FAILED);
+    ck_assert_msg(strstr(err, "no-such.wprp: No such file"), "%s", err);
+    free(big);
+    free(b);
+}
+END_TEST
+
+/* Random damage to a good file: each damaged copy is read or refused with a message naming the
+   file, never crashes (the sanitizer build checks the reads), in the manner of check_damage. */
+START_TEST(random_damage)
+{
+    FILE *f = fopen(testdata("inherit.wprp"), "rb");
+    char *good, *copy, err[1024];
+    long n;
+    unsigned seed = 20;
+
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+    n = ftell(f);
+    ck_assert_int_gt(n, 100);
+    rewind(f);
+    good = malloc((size_t)n);
+    copy = malloc((size_t)n);
+    ck_assert(good && copy);
+    ck_assert_uint_eq(fread(good, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    for (int round = 0; round < 400; round++) {
+        etl_wprp *w = NULL;
+        static const char bytes[] = "<>\"=/!x0 \n&;Base";
+        size_t len = (size_t)n;
+        memcpy(copy, good, len);
+        for (int k = 0; k < 1 + round % 4; k++) {
+            seed = seed * 1103515245u + 12345u;
+            size_t at = (seed >> 8) % len;
+            seed = seed * 1103515245u + 12345u;
+            if (round % 5 == 4) len = at; /* cut short */
+            else copy[at] = bytes[(seed >> 8) % (sizeof bytes - 1)];
+        }
+        err[0] = '\0';
+        if (etl_wprp_parse(&w, copy, len, "t.wprp", err, sizeof err) == ETL_OK) {
+            ck_assert_ptr_nonnull(w);
+            for (size_t i = 0; i < etl_wprp_profile_count(w); i++) ck_assert_ptr_nonnull(etl_wprp_profile_at(w, i)->id);
+            etl_wprp_free(w);
+        } else {
+            ck_assert_ptr_null(w);
+            ck_assert_msg(strncmp(err, "t.wprp:", 7) == 0, "round %d: '%s'", round, err);
+        }
+    }
+    free(good);
+    free(copy);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("wprp");
+    TCase *tc = tcase_create("profiles");
+
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, builtin_profiles);
+    tcase_add_test(tc, real_file);
+    tcase_add_test(tc, inheritance_and_operations);
+    tcase_add_test(tc, malformed);
+    tcase_add_test(tc, system_collectors);
+    tcase_add_test(tc, base_cycles);
+    tcase_add_test(tc, hostile);
+    tcase_add_test(tc, random_damage);
+    suite_add_tcase(s, tc);
+    return check_run(s);
+}
