@@ -819,6 +819,34 @@ START_TEST(exit_status)
     etl_kexit_status(&x, 100, &st);
     ck_assert_int_eq(st, 7);
 
+    /* An exec forgets what the program before it was sent, not what its successor was: the
+       successor's kill -9 can be read (on another processor) before the exec is. */
+    etl_kexit_init(&x);
+    etl_kexit_sent(&x, 10, SIGTERM);   /* the program before the exec at 20 caught these */
+    etl_kexit_delivered(&x, 11, SIGTERM, 0);
+    etl_kexit_group(&x, 12, 4);        /* (a thread's exit_group, not the process's end) */
+    etl_kexit_sent(&x, 30, SIGKILL);   /* the new program's kill -9, read first */
+    etl_kexit_delivered(&x, 31, SIGKILL, 1);
+    etl_kexit_forget(&x, 20);
+    etl_kexit_status(&x, 100, &st);
+    ck_assert_int_eq(st, 128 + SIGKILL);
+    etl_kexit_init(&x);
+    etl_kexit_sent(&x, 10, SIGHUP);    /* sent before the exec: decides nothing after it */
+    etl_kexit_delivered(&x, 11, SIGKILL, 1);
+    etl_kexit_leader(&x, 12, 6);
+    etl_kexit_forget(&x, 20);
+    ck_assert_int_eq(etl_kexit_status(&x, 100, &st), 0);
+    etl_kexit_delivered(&x, 40, SIGKILL, 1);
+    etl_kexit_status(&x, 100, &st);
+    ck_assert_int_eq(st, 128 + SIGKILL);
+    etl_kexit_init(&x);
+    etl_kexit_sent(&x, 25, SIGTERM);   /* after the exec: kept */
+    etl_kexit_sent(&x, 15, SIGUSR1);
+    etl_kexit_forget(&x, 20);
+    etl_kexit_delivered(&x, 40, SIGKILL, 1);
+    etl_kexit_status(&x, 100, &st);
+    ck_assert_int_eq(st, 128 + SIGTERM);
+
     etl_kexit_init(&x); /* more signals than kept: the latest count */
     for (int i = 0; i < 3 * ETL_KEXIT_SIGNALS; i++) etl_kexit_sent(&x, 10 + i, i % 2 ? SIGHUP : SIGUSR2);
     etl_kexit_sent(&x, 1, SIGINT); /* older than all kept: dropped */

@@ -196,6 +196,9 @@ typedef struct etl_kexit {
 void etl_kexit_init(etl_kexit *x);
 void etl_kexit_group(etl_kexit *x, int64_t ts, int64_t code);
 void etl_kexit_leader(etl_kexit *x, int64_t ts, int64_t code);
+/* An exec at ts: what was noted of the program before it (before ts) is forgotten; what was
+   noted of the new program (read first, on another processor) is kept. */
+void etl_kexit_forget(etl_kexit *x, int64_t ts);
 /* A signal sent to the process (signal_generate, queued). */
 void etl_kexit_sent(etl_kexit *x, int64_t ts, int sig);
 /* A signal delivered to one of its threads (signal_deliver): to its default action (dfl), or

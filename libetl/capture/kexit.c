@@ -76,6 +76,19 @@ void etl_kexit_leader(etl_kexit *x, int64_t ts, int64_t code)
     x->leader_code = (int)(code & 0xFF);
 }
 
+void etl_kexit_forget(etl_kexit *x, int64_t ts)
+{
+    unsigned o = 0;
+
+    if (x->group_ts < ts) x->group_ts = INT64_MAX;
+    if (x->fatal_ts < ts) x->fatal_ts = INT64_MAX;
+    if (x->kill_ts < ts) x->kill_ts = INT64_MAX;
+    if (x->leader_ts < ts) x->leader_ts = INT64_MAX;
+    for (unsigned i = 0; i < x->nsent; i++)
+        if (x->sent[i].ts >= ts) x->sent[o++] = x->sent[i];
+    x->nsent = o;
+}
+
 /* Keeps the ETL_KEXIT_SIGNALS latest of x->sent in time order. */
 static void kexit_note(etl_kexit *x, int64_t ts, int sig)
 {

@@ -252,7 +252,10 @@ static void pcache_put(struct etl_kcapture *k, int64_t ts, const struct procinfo
                 struct pstate was = { e->ts, e->ppid, e->uid, "", e->cmdline };
                 memcpy(was.name, e->name, sizeof was.name);
                 pstate_keep(e, was);
-            } else free(e->cmdline);
+            } else {
+                free(e->cmdline);
+                etl_kexit_forget(&e->exit, ts); /* (a placeholder's notes from before: not its) */
+            }
             e->ts = ts;
             e->ppid = now.ppid;
             e->uid = now.uid;
@@ -488,7 +491,8 @@ static void pcache_exec_images(struct etl_kcapture *k, uint32_t pid, uint32_t ti
             else free(e->images[i].file);
         }
         e->nimages = o;
-        if (e->ts <= ts) etl_kexit_init(&e->exit);
+        /* (What the new program was sent may have been read first, on another processor.) */
+        if (e->ts <= ts) etl_kexit_forget(&e->exit, ts);
     }
     pthread_mutex_unlock(&k->plock);
     unload_images(k, ts, pid, tid, gone, ngone);
@@ -675,6 +679,14 @@ static void pcache_exit_note(struct etl_kcapture *k, uint32_t pid, int64_t ts, i
 
     pthread_mutex_lock(&k->plock);
     e = *pfind(k, pid);
+    if (!e && (e = calloc(1, sizeof *e))) {
+        /* Its fork is not read yet (it waits for the other readers, and this one went on): a
+           placeholder, as pcache_exec_images makes, keeps the note for the fork to find. */
+        e->pid = pid;
+        e->ts = INT64_MIN;
+        etl_kexit_init(&e->exit);
+        *pfind(k, pid) = e;
+    }
     if (e && ts >= e->ts) { /* (not of the program before an exec) */
         switch (what) {
         case XN_GROUP: etl_kexit_group(&e->exit, ts, value); break;
