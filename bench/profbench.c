@@ -47,7 +47,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "benchstat.h"
+#include "benchrun.h"
 
 #define MAX_ROUNDS 64
 #define NCMD 4
@@ -61,11 +61,6 @@ struct config {
 };
 
 /* What one run of a command cost. */
-struct cost {
-    double wall, cpu;
-    long maxrss_kb;
-};
-
 static int usage(void)
 {
     fputs("usage: profbench --tools BUILDDIR [-s SECONDS] [-r ROUNDS] [-F HZ] [-d DIR] [--keep]\n"
@@ -96,40 +91,10 @@ static int on_path(const char *name, char *out, size_t size)
     return 0;
 }
 
-/* Runs argv (stdout to out_path or /dev/null, stderr to err_path) and waits for it: 0 and its
-   cost when it exited 0, -1 (said on stderr) otherwise. */
-static int run(char *const argv[], const char *out_path, const char *err_path, struct cost *c)
+/* Runs argv (stdout to out_path or /dev/null, stderr to err_path) and waits for it. */
+static int run(char *const argv[], const char *out_path, const char *err_path, struct bench_cost *c)
 {
-    struct rusage ru;
-    int status;
-    double t0;
-    pid_t pid;
-
-    fflush(stdout);
-    t0 = bench_now_s();
-    pid = fork();
-    if (pid < 0) return -1;
-    if (pid == 0) {
-        if (!freopen(out_path ? out_path : "/dev/null", "w", stdout)) _exit(127);
-        if (err_path && !freopen(err_path, "w", stderr)) _exit(127);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    while (wait4(pid, &status, 0, &ru) < 0)
-        if (errno != EINTR) return -1;
-    if (c) {
-        c->wall = bench_now_s() - t0;
-        c->cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
-                 (double)ru.ru_stime.tv_usec / 1e6;
-        c->maxrss_kb = ru.ru_maxrss;
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        fprintf(stderr, "profbench: %s failed (%s %d)%s%s\n", argv[0], WIFEXITED(status) ? "exit" : "signal",
-                WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), err_path ? ", see " : "",
-                err_path ? err_path : "");
-        return -1;
-    }
-    return 0;
+    return bench_run("profbench", argv, NULL, out_path, err_path, c);
 }
 
 /* The first unsigned number after key in file path, or -1. */
@@ -245,7 +210,7 @@ int main(int argc, char **argv)
     struct config cfg = { NULL, NULL, NULL, 60, 5, 1000, 0 };
     char perf[4096], etlrecord[4096], etlprof[4096], profload[4096], dir[4096], trace[4200], data[4200], rundir[4200],
         home[4200], err[NCMD][4200], secs[32], hz[32];
-    struct cost cost[NCMD][MAX_ROUNDS];
+    struct bench_cost cost[NCMD][MAX_ROUNDS];
     int status = 1;
 
     for (int i = 1; i < argc; i++) {
@@ -306,7 +271,7 @@ int main(int argc, char **argv)
 
     if (!cfg.reuse) {
         char log[4200];
-        struct cost rec;
+        struct bench_cost rec;
         snprintf(secs, sizeof secs, "%u", cfg.seconds);
         snprintf(hz, sizeof hz, "%u", cfg.hz);
         snprintf(log, sizeof log, "%s/record.err", dir);

@@ -29,6 +29,7 @@
  * and reports the median wall time and events per second of each, and their ratios.
  * --write-trace writes the trace to FILE and stops (to profile etl2sqlite on it).
  */
+#define _DEFAULT_SOURCE 1 /* wait4 (benchrun.h) */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -40,7 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "benchstat.h"
+#include "benchrun.h"
 #include "etl.h"
 #include "synth.h"
 
@@ -359,44 +360,18 @@ static int build_trace(const char *path, uint64_t target, int user_mix, int tl_m
     return 0;
 }
 
-/* Runs argv[0] with argv (stdin from in_path when not NULL, stdout to out_path when not NULL);
-   returns the wall time, or -1 when it could not run or did not exit 0. */
 /* The processor time (user and system) of the last run, in seconds. */
 static double last_cpu;
 
-/* The processor time of the children that ended so far. */
-static double children_cpu(void)
-{
-    struct rusage ru;
-
-    if (getrusage(RUSAGE_CHILDREN, &ru) != 0) return 0;
-    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
-           (double)ru.ru_stime.tv_usec / 1e6;
-}
-
+/* Runs argv[0] with argv (stdin from in_path when not NULL, stdout to out_path when not NULL);
+   returns the wall time, or -1 when it could not run or did not exit 0. */
 static double run(char *const argv[], const char *in_path, const char *out_path)
 {
-    double t0, c0 = children_cpu();
-    int status;
-    pid_t pid;
+    struct bench_cost c;
 
-    fflush(stdout);
-    t0 = bench_now_s();
-    pid = fork();
-
-    if (pid < 0) return -1;
-    if (pid == 0) {
-        if (in_path && !freopen(in_path, "r", stdin)) _exit(127);
-        if (!freopen(out_path ? out_path : "/dev/null", "w", stdout)) _exit(127);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        fprintf(stderr, "sqlitebench: %s failed\n", argv[0]);
-        return -1;
-    }
-    last_cpu = children_cpu() - c0;
-    return bench_now_s() - t0;
+    if (bench_run("sqlitebench", argv, in_path, out_path, NULL, &c) != 0) return -1;
+    last_cpu = c.cpu;
+    return c.wall;
 }
 
 static const char *sqlite3_shell(void)
