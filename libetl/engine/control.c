@@ -377,7 +377,7 @@ static int controller_enable(etl_controller *c, const etl_provider_spec *p, char
     unsigned i;
 
     if (etl_session_enable_provider_ex(c->session, &p->guid, p->level, p->keywords, 0,
-                                       c->stackwalk ? ETL_ENABLE_STACK_TRACE : 0) != ETL_OK) {
+                                       c->stackwalk || p->stack ? ETL_ENABLE_STACK_TRACE : 0) != ETL_OK) {
         snprintf(err, errsize, "provider %s could not be enabled: %s", etl_guid_format(&p->guid, g),
                  strerror(errno));
         return -1;
@@ -431,8 +431,8 @@ static void send_properties(FILE *f, const etl_controller *c)
         fputs(lines, f);
     }
     for (unsigned i = 0; i < c->nproviders; i++)
-        fprintf(f, "Provider %s %u 0x%llx\n", etl_guid_format(&c->providers[i].guid, g), c->providers[i].level,
-                (unsigned long long)c->providers[i].keywords);
+        fprintf(f, "Provider %s %u 0x%llx%s\n", etl_guid_format(&c->providers[i].guid, g), c->providers[i].level,
+                (unsigned long long)c->providers[i].keywords, c->providers[i].stack ? " stack" : "");
 }
 
 /* "update provider SPEC flush-timer S max-buffers N ...": all checked before any is applied;

@@ -28,6 +28,9 @@ typedef struct etl_provider_spec {
     etl_guid guid;
     uint8_t level;     /* 0: all */
     uint64_t keywords; /* MatchAnyKeyword; 0: all */
+    int stack;         /* its events with their writers' stacks (ETL_ENABLE_STACK_TRACE) whatever
+                          the controller's stackwalk says (a profile's EventProvider Stack="true";
+                          the parse leaves it 0) */
 } etl_provider_spec;
 /* ETL_OK, or ETL_FAILED with a message in err (not a GUID or a known name, a level above 255,
    keywords that are not a number). */
