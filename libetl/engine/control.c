@@ -609,11 +609,15 @@ static int answer_request(etl_controller *c, FILE *f, char *line)
         int buffering = c->props.log_file_mode == ETL_MODE_BUFFERING;
         if (buffering && !path) fputs("error a buffering session is flushed to a snapshot: flush -o SNAPSHOT\n", f);
         else if (!buffering && path) fputs("error -o SNAPSHOT is for buffering sessions; this one writes its file\n", f);
-        else if ((buffering ? etl_session_snapshot(c->session, path) : etl_session_flush(c->session)) != ETL_OK)
-            fprintf(f, "error %s\n", etl_session_error(c->session));
         else {
-            if (path) fprintf(f, "Snapshot %s\n", path);
-            fputs("ok\n", f);
+            /* What a plug-in holds back (the kernel capture's readers) goes in first. */
+            if (c->hooks && c->hooks->flush) c->hooks->flush(c->hooks->arg, c->session);
+            if ((buffering ? etl_session_snapshot(c->session, path) : etl_session_flush(c->session)) != ETL_OK)
+                fprintf(f, "error %s\n", etl_session_error(c->session));
+            else {
+                if (path) fprintf(f, "Snapshot %s\n", path);
+                fputs("ok\n", f);
+            }
         }
     }
     else if (strncmp(line, "update ", 7) == 0) {

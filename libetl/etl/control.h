@@ -55,6 +55,9 @@ typedef struct etl_controller_hooks {
     /* Before the session stops. */
     void (*stop)(void *arg);
     void *arg;
+    /* Before a flush or a snapshot of session s (NULL: none): what the plug-in holds back is
+       written into it first. */
+    void (*flush)(void *arg, etl_session *s);
 } etl_controller_hooks;
 
 typedef struct etl_controller_config {
