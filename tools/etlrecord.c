@@ -1232,7 +1232,7 @@ static int collector_start(const struct recording *r, unsigned i, const etl_wprp
 static int collectors_check(const etl_wprp_profile *p)
 {
     if (p->unavailable) {
-        fprintf(stderr, "etlrecord: profile %s cannot be recorded on Linux: %s\n", p->id, p->unavailable);
+        fprintf(stderr, "etlrecord: cannot record on Linux: profile %s\n", p->unavailable);
         return -1;
     }
     if (!p->collector_count) {
