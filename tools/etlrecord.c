@@ -3,6 +3,7 @@
    the controller and its protocol are libetl's (etl_controller_*, etl_control_request). */
 #define _GNU_SOURCE /* pipe2, pidfd_open */
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
@@ -1036,6 +1037,7 @@ static int recording_save(const struct recording *r)
 }
 
 /* Reads the state of the recording of instance into r: 0; 1 when there is no such recording;
+   2 when its directory has no state (a start that did not get so far: no session started);
    -1 (said) when it cannot be read. */
 static int recording_load(const char *instance, struct recording *r)
 {
@@ -1047,9 +1049,8 @@ static int recording_load(const char *instance, struct recording *r)
     snprintf(path, sizeof path, "%s/state", r->dir);
     if (!(f = fopen(path, "r"))) {
         struct stat st;
-        if (errno == ENOENT && stat(r->dir, &st) != 0) return 1;
-        fprintf(stderr, "etlrecord: recording %s: %s: %s (a start that did not finish?)\n", instance, path,
-                strerror(errno));
+        if (errno == ENOENT) return stat(r->dir, &st) != 0 ? 1 : 2;
+        fprintf(stderr, "etlrecord: recording %s: %s: %s\n", instance, path, strerror(errno));
         return -1;
     }
     while (fgets(line, sizeof line, f)) {
@@ -1091,6 +1092,22 @@ static void recording_remove(const struct recording *r)
     unlink(path);
     if (rmdir(r->dir) != 0 && errno != ENOENT)
         fprintf(stderr, "etlrecord: %s: %s (left there)\n", r->dir, strerror(errno));
+}
+
+/* Removes a recording's directory that has no state, with what it holds. */
+static void stateless_remove(const char *dir)
+{
+    char path[4400];
+    struct dirent *e;
+    DIR *d = opendir(dir);
+
+    while (d && (e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            unlink(path);
+        }
+    if (d) closedir(d);
+    if (rmdir(dir) != 0) fprintf(stderr, "etlrecord: %s: %s (left there)\n", dir, strerror(errno));
 }
 
 /* Stops the session name of a recording quietly: 0, or -1 when no controller answered (said). */
@@ -1207,6 +1224,9 @@ static int recording_claim(const char *instance, struct recording *r)
     if (rc == 0 && recording_alive(&old, &alive))
         fprintf(stderr, "etlrecord: recording %s is running (profile %s, session %s); stop or cancel it first, or "
                 "give another --instance\n", instance, old.profile, alive);
+    else if (rc == 2)
+        fprintf(stderr, "etlrecord: recording %s: %s is there without its state (a start that did not finish); "
+                "'etlrecord cancel --profile --instance %s' removes it\n", instance, r->dir, instance);
     else if (rc == 0 && old.stopped)
         fprintf(stderr, "etlrecord: recording %s was stopped but not merged; its files are in %s ('etlrecord stop "
                 "--profile --instance %s -o FILE' merges them, 'etlrecord cancel --profile --instance %s' discards "
@@ -1397,6 +1417,9 @@ static int recording_find(const struct options *o, struct recording *r)
 
     if (rc == 1) fprintf(stderr, "etlrecord: no recording %s (etlrecord start --profile PROFILE%s%s)\n", instance,
                          o->instance ? " --instance " : "", o->instance ? instance : "");
+    if (rc == 2) fprintf(stderr, "etlrecord: recording %s: %s is there without its state (a start that did not "
+                         "finish); 'etlrecord cancel --profile%s%s' removes it\n", instance, r->dir,
+                         o->instance ? " --instance " : "", o->instance ? instance : "");
     return rc == 0 ? 0 : EXIT_ERROR;
 }
 
@@ -1517,6 +1540,11 @@ static int cmd_cancel(const struct options *o)
     if (!o->profile_flag) {
         fputs("etlrecord: cancel needs --profile (it cancels a profile's recording)\nTry 'etlrecord --help'.\n", stderr);
         return EXIT_ERROR;
+    }
+    /* A directory without its state: a start that ended before any session started. */
+    if (recording_load(o->instance ? o->instance : DEFAULT_INSTANCE, &r) == 2) {
+        stateless_remove(r.dir);
+        return 0;
     }
     if (recording_find(o, &r) != 0) return EXIT_ERROR;
     for (unsigned i = 0; !r.stopped && i < r.count; i++) stop_quietly(r.names[i]);
