@@ -1536,16 +1536,19 @@ static int cmd_profile_stop(const struct options *o)
 static int cmd_cancel(const struct options *o)
 {
     struct recording r;
+    int rc;
 
     if (!o->profile_flag) {
         fputs("etlrecord: cancel needs --profile (it cancels a profile's recording)\nTry 'etlrecord --help'.\n", stderr);
         return EXIT_ERROR;
     }
     /* A directory without its state: a start that ended before any session started. */
-    if (recording_load(o->instance ? o->instance : DEFAULT_INSTANCE, &r) == 2) {
+    rc = recording_load(o->instance ? o->instance : DEFAULT_INSTANCE, &r);
+    if (rc == 2) {
         stateless_remove(r.dir);
         return 0;
     }
+    if (rc == 0) recording_free(&r);
     if (recording_find(o, &r) != 0) return EXIT_ERROR;
     for (unsigned i = 0; !r.stopped && i < r.count; i++) stop_quietly(r.names[i]);
     recording_remove(&r);
