@@ -240,15 +240,19 @@ START_TEST(test_requests)
 {
     const char *name = name_of("Req");
     etl_control_answer *a;
-    etl_provider_spec spec = { prov, 5, 0x30 };
+    etl_provider_spec spec[2] = { { prov, 5, 0x30, 0 }, { prov, 0, 0, 0 } };
     struct served sv;
     char want[64], file[4096];
-    int rc;
+    int rc = 0;
 
     served_init(&sv, name, ETL_MODE_FILE_SEQUENTIAL, 0);
     sv.cfg.properties.log_file_name = file_of(file, "req");
-    sv.cfg.providers = &spec;
-    sv.cfg.provider_count = 1;
+    /* The second with its events' stacks (a profile's Stack="true"), whatever cfg.stackwalk says. */
+    ck_assert_int_eq(etl_guid_parse("458d4a63-7cc9-5239-62c4-f8aebbe597ac", &spec[1].guid), ETL_OK);
+    spec[1].level = 4;
+    spec[1].stack = 1;
+    sv.cfg.providers = spec;
+    sv.cfg.provider_count = 2;
     served_start(&sv);
 
     ck_assert_int_eq(ask(name, "query", &a), ETL_OK);
@@ -261,6 +265,13 @@ START_TEST(test_requests)
     ck_assert_str_eq(etl_control_answer_value(a, "LogFileName"), file);
     ck_assert_str_eq(etl_control_answer_value(a, "ClockType"), "perfcounter");
     ck_assert_str_eq(etl_control_answer_value(a, "Provider"), "5eed0099-abcd-4ef0-0102-030405060708 5 0x30");
+    ck_assert_ptr_null(etl_control_answer_value(a, "StackWalk"));
+    for (unsigned i = 0; i < etl_control_answer_count(a); i++)
+        if (strstr(etl_control_answer_line(a, i), "458d4a63")) {
+            ck_assert_str_eq(etl_control_answer_line(a, i), "Provider 458d4a63-7cc9-5239-62c4-f8aebbe597ac 4 0x0 stack");
+            rc = 1;
+        }
+    ck_assert_int_eq(rc, 1);
     ck_assert_str_eq(etl_control_answer_value(a, "EventsLost"), "0");
     etl_control_answer_free(a);
 

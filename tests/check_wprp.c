@@ -234,6 +234,127 @@ START_TEST(inheritance_and_operations)
 }
 END_TEST
 
+/* Profiles recorded together: collectors of one name merged, their flags and providers united. */
+START_TEST(combine)
+{
+    etl_wprp *w, *b, *cw;
+    char err[512];
+    const etl_wprp_profile *p, *list[3];
+    const etl_wprp_collector *s, *e;
+
+    ck_assert_msg(etl_wprp_open(&w, testdata("inherit.wprp"), err, sizeof err) == ETL_OK, "%s", err);
+    ck_assert_int_eq(etl_wprp_builtin(&b, err, sizeof err), ETL_OK);
+    /* Sched (its own system collector, named NT Kernel Logger), DiskIO.Light and CpuPlus. */
+    list[0] = must_find(w, "Sched", NULL);
+    list[1] = must_find(b, "DiskIO.Light", NULL);
+    list[2] = must_find(w, "CpuPlus", NULL);
+    ck_assert_msg(etl_wprp_combine(&cw, list, 3, err, sizeof err) == ETL_OK, "%s", err);
+    etl_wprp_free(w); /* the combined set owns copies of everything */
+    etl_wprp_free(b);
+    ck_assert_uint_eq(etl_wprp_profile_count(cw), 1);
+    p = etl_wprp_profile_at(cw, 0);
+    ck_assert_str_eq(p->id, "Sched.Verbose.File+DiskIO.Light.File+CpuPlus.Verbose.File");
+    ck_assert_str_eq(p->name, "Sched");
+    ck_assert_str_eq(p->logging_mode, "File");
+    ck_assert_ptr_null(p->unavailable);
+    /* One system collector (one name), two event collectors (two names). */
+    ck_assert_uint_eq(p->collector_count, 3);
+    s = collector(p, ETL_WPRP_SYSTEM_COLLECTOR);
+    ck_assert_str_eq(s->name, "NT Kernel Logger");
+    ck_assert_str_eq(s->id, "MySystemCollector");
+    ck_assert_uint_eq(s->kernel_flags, ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD | ETL_KERNEL_IMAGE_LOAD | ETL_KERNEL_CSWITCH |
+                                           ETL_KERNEL_DISPATCHER | ETL_KERNEL_PROFILE | ETL_KERNEL_DISK_IO);
+    ck_assert_uint_eq(s->stackwalk_flags, ETL_KERNEL_CSWITCH | ETL_KERNEL_PROFILE | ETL_KERNEL_DISPATCHER);
+    ck_assert_uint_eq(s->buffer_size_kb, 1024); /* the larger */
+    ck_assert_uint_eq(s->buffers, 160);
+    ck_assert(has_unmapped(p, "keyword FileIO"));
+    ck_assert(has_unmapped(p, "CpuConfig"));
+    ck_assert(has_unmapped(p, "Microsoft-Windows-Nowhere"));
+    ck_assert(has_unmapped(p, "stack ThreadCreate"));
+    ck_assert_str_eq(p->collectors[1].name, "My Event Collector");
+    ck_assert_uint_eq(p->collectors[1].provider_count, 2);
+    e = &p->collectors[2];
+    ck_assert_str_eq(e->name, "WPR Event Collector");
+    ck_assert_uint_eq(e->provider_count, 3);
+    etl_wprp_free(cw);
+
+    /* The same provider in two profiles' collectors of one name: the higher level, keywords OR'd,
+       the stack if either asks; 0 keywords (all events) wins. */
+    ck_assert_int_eq(parse(&w, HEAD
+        "<EventCollector Id=\"E\" Name=\"Ev\"><BufferSize Value=\"64\"/><Buffers Value=\"8\"/></EventCollector>\n"
+        "<EventCollector Id=\"E2\" Name=\"ev\"><BufferSize Value=\"128\"/><Buffers Value=\"4\"/></EventCollector>\n"
+        "<EventProvider Id=\"P1\" Name=\"458d4a63-7cc9-5239-62c4-f8aebbe597ac\" Level=\"2\"><Keywords><Keyword Value=\"0x1\"/></Keywords></EventProvider>\n"
+        "<EventProvider Id=\"P2\" Name=\"458D4A63-7CC9-5239-62C4-F8AEBBE597AC\" Level=\"4\" Stack=\"true\"><Keywords><Keyword Value=\"0x8\"/></Keywords></EventProvider>\n"
+        "<EventProvider Id=\"P3\" Name=\"458d4a63-7cc9-5239-62c4-f8aebbe597ac\" Level=\"1\"/>\n"
+        "<Profile Id=\"A.Verbose.File\" Name=\"A\"><Collectors><EventCollectorId Value=\"E\"><EventProviders><EventProviderId Value=\"P1\"/></EventProviders></EventCollectorId></Collectors></Profile>\n"
+        "<Profile Id=\"B.Verbose.File\" Name=\"B\"><Collectors><EventCollectorId Value=\"E2\"><EventProviders><EventProviderId Value=\"P2\"/></EventProviders></EventCollectorId></Collectors></Profile>\n"
+        "<Profile Id=\"C.Verbose.File\" Name=\"C\"><Collectors><EventCollectorId Value=\"E\"><EventProviders><EventProviderId Value=\"P3\"/></EventProviders></EventCollectorId></Collectors></Profile>\n"
+        "<Profile Id=\"D.Verbose.File\" Name=\"D\"><Collectors><SystemCollectorId Value=\"S\"/></Collectors></Profile>\n"
+        "<SystemCollector Id=\"S\" Name=\"EV\"/>\n"
+        TAIL, err, sizeof err), ETL_OK);
+    list[0] = must_find(w, "A", NULL);
+    list[1] = must_find(w, "B", NULL);
+    ck_assert_msg(etl_wprp_combine(&cw, list, 2, err, sizeof err) == ETL_OK, "%s", err);
+    p = etl_wprp_profile_at(cw, 0);
+    ck_assert_uint_eq(p->collector_count, 1);
+    e = &p->collectors[0];
+    ck_assert_str_eq(e->name, "Ev");
+    ck_assert_uint_eq(e->buffer_size_kb, 128);
+    ck_assert_uint_eq(e->buffers, 8);
+    ck_assert_uint_eq(e->provider_count, 1);
+    ck_assert_uint_eq(e->providers[0].level, 4);
+    ck_assert_uint_eq(e->providers[0].keywords, 0x9);
+    ck_assert_int_eq(e->providers[0].stack, 1);
+    etl_wprp_free(cw);
+    list[1] = must_find(w, "C", NULL);
+    ck_assert_int_eq(etl_wprp_combine(&cw, list, 2, err, sizeof err), ETL_OK);
+    ck_assert_uint_eq(etl_wprp_profile_at(cw, 0)->collectors[0].providers[0].keywords, 0);
+    ck_assert_uint_eq(etl_wprp_profile_at(cw, 0)->collectors[0].providers[0].level, 2);
+    etl_wprp_free(cw);
+    /* A system and an event collector of one name cannot be one session. */
+    list[1] = must_find(w, "D", NULL);
+    cw = (etl_wprp *)1;
+    ck_assert_int_eq(etl_wprp_combine(&cw, list, 2, err, sizeof err), ETL_FAILED);
+    ck_assert_ptr_null(cw);
+    ck_assert_msg(strstr(err, "\"EV\" is a system collector in one profile and an event collector") != NULL, "%s", err);
+    ck_assert_int_eq(etl_wprp_combine(&cw, list, 0, err, sizeof err), ETL_FAILED);
+    etl_wprp_free(w);
+
+    /* Windows-only profiles stay unavailable when combined. */
+    ck_assert_int_eq(etl_wprp_builtin(&b, err, sizeof err), ETL_OK);
+    list[0] = must_find(b, "CPU", NULL);
+    list[1] = must_find(b, "Heap", NULL);
+    ck_assert_int_eq(etl_wprp_combine(&cw, list, 2, err, sizeof err), ETL_OK);
+    ck_assert_ptr_nonnull(strstr(etl_wprp_profile_at(cw, 0)->unavailable, "Heap.Verbose.File: "));
+    etl_wprp_free(cw);
+    etl_wprp_free(b);
+}
+END_TEST
+
+/* Buffers as a count, or as a share of the memory in buffers of the collector's size. */
+START_TEST(buffer_count)
+{
+    etl_wprp_collector c;
+
+    memset(&c, 0, sizeof c);
+    ck_assert_uint_eq(etl_wprp_collector_buffer_count(&c, 1ull << 33), 0);
+    c.buffers = 160;
+    c.buffer_size_kb = 1024;
+    ck_assert_uint_eq(etl_wprp_collector_buffer_count(&c, 1ull << 33), 160);
+    c.buffers = 3;
+    c.buffers_percent = 1;
+    /* 3% of 8 GiB in 1 MiB buffers: 245. */
+    ck_assert_uint_eq(etl_wprp_collector_buffer_count(&c, 1ull << 33), (uint32_t)((1ull << 33) / 100 * 3 / (1 << 20)));
+    ck_assert_uint_eq(etl_wprp_collector_buffer_count(&c, 1ull << 33), 245);
+    c.buffer_size_kb = 0; /* 64 KB */
+    ck_assert_uint_eq(etl_wprp_collector_buffer_count(&c, 1ull << 33), 3932);
+    ck_assert_uint_eq(etl_wprp_collector_buffer_count(&c, 1000), 1);
+    c.buffers = 100;
+    c.buffer_size_kb = 1;
+    ck_assert_uint_eq(etl_wprp_collector_buffer_count(&c, UINT64_MAX), UINT32_MAX);
+}
+END_TEST
+
 START_TEST(malformed)
 {
     expect_bad(HEAD "<Profile Id=\"A\" Name=\"A\">\n<Collectors>\n</Profile>\n" TAIL, 6, "XML: Opening and ending tag mismatch");
@@ -479,6 +600,8 @@ int main(void)
     tcase_add_test(tc, builtin_profiles);
     tcase_add_test(tc, real_file);
     tcase_add_test(tc, inheritance_and_operations);
+    tcase_add_test(tc, combine);
+    tcase_add_test(tc, buffer_count);
     tcase_add_test(tc, malformed);
     tcase_add_test(tc, system_collectors);
     tcase_add_test(tc, base_cycles);

@@ -3,6 +3,7 @@
    the controller and its protocol are libetl's (etl_controller_*, etl_control_request). */
 #define _GNU_SOURCE /* pipe2, pidfd_open */
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
@@ -36,6 +37,11 @@ static const char usage_text[] =
     "       etlrecord update NAME [--provider SPEC]... [--flush-timer S] [--max-buffers N]\n"
     "       etlrecord list [--json]\n"
     "       etlrecord profiles [--json] [FILE.wprp[!PROFILE]]\n"
+    "       etlrecord start --profile PROFILE [--profile PROFILE]... [--mode MODE]\n"
+    "                       [--instance NAME]\n"
+    "       etlrecord stop --profile [--instance NAME] -o OUT.etl [--force] [--json]\n"
+    "       etlrecord query --profile [--instance NAME] [--json]\n"
+    "       etlrecord cancel --profile [--instance NAME]\n"
     "Control named ETW-style sessions: 'start' leaves a controller process in the\n"
     "background that owns the session (its buffers, flush thread and file) and\n"
     "answers the other commands over a private socket. 'run' is that controller for\n"
@@ -88,6 +94,15 @@ static const char usage_text[] =
     "                           cswitch, dispatcher\n"
     "      --profile-interval=US  with --kernel profile: sample every US microseconds\n"
     "                           (10 to 1000000; default 1000)\n"
+    "Recordings of profiles (start, stop, query, cancel with --profile):\n"
+    "      --profile=PROFILE    start: a recording profile to record, as WPR's: a\n"
+    "                           built-in one's name (CPU, CPU.Light,\n"
+    "                           GeneralProfile.Verbose, ...) or FILE.wprp[!PROFILE]\n"
+    "                           (may be repeated: the profiles are combined);\n"
+    "                           stop, query, cancel: --profile alone, the recording\n"
+    "      --mode=MODE          with --profile: file (default) or memory\n"
+    "      --instance=NAME      the recording's instance (default etlrecord)\n"
+    "  -o, --output=OUT.etl     stop --profile: the merged file of all its sessions\n"
     "Other options:\n"
     "      --name=NAME          run: the session's name (default etlrecord-PID)\n"
     "      --json               stop, query, list, profiles: print one JSON value;\n"
@@ -117,10 +132,25 @@ static const char usage_text[] =
     "would run: its collectors, their buffers, kernel flags (with the SystemProvider\n"
     "keywords they come from), stack walks and event providers. What Linux cannot\n"
     "honour is listed under 'unmapped' and warned of on stderr. Exit 2 for a file\n"
-    "that is not a valid profile file (its name, line and what is wrong).\n";
+    "that is not a valid profile file (its name, line and what is wrong).\n"
+    "\n"
+    "'start --profile' records profiles in the manner of 'wpr -start': each collector\n"
+    "of the profiles (collectors of one name combined) is a session with a\n"
+    "controller of its own, the system collector a kernel session (root) named as\n"
+    "the collector (NT Kernel Logger), each event collector a session of its\n"
+    "providers; in file mode each writes its file, in memory mode each keeps its\n"
+    "buffers in memory. 'stop --profile' (memory mode: a snapshot of each session\n"
+    "first) stops them all, prints each one's statistics as 'stop' does and merges\n"
+    "their files into OUT.etl (as etlmerge); 'cancel --profile' stops them and\n"
+    "discards what they recorded; 'query --profile' shows each session. One\n"
+    "recording per instance; a collector's session name taken by another session\n"
+    "refuses the start, which stops what it started. Exit status 2 also when a\n"
+    "profile cannot be recorded on Linux, and when a stop or merge fails (the\n"
+    "recorded files are then kept; stop again merges them, cancel discards them).\n";
 
 enum { OPT_MODE = 256, OPT_BUFSIZE, OPT_MINBUF, OPT_MAXBUF, OPT_MAXFILE, OPT_FLUSH, OPT_CLOCK, OPT_PROVIDER,
-       OPT_JSON, OPT_STACKWALK, OPT_NAME, OPT_LBR, OPT_LBR_FILTER, OPT_KERNEL, OPT_PROFILE, OPT_DIRECT };
+       OPT_JSON, OPT_STACKWALK, OPT_NAME, OPT_LBR, OPT_LBR_FILTER, OPT_KERNEL, OPT_PROFILE, OPT_DIRECT,
+       OPT_WPR_PROFILE, OPT_INSTANCE };
 
 struct options {
     const char *name;
@@ -141,6 +171,10 @@ struct options {
     const char **providers; /* the specs as given */
     unsigned nproviders;
     char **command;         /* run: the command and its arguments */
+    const char **profiles;  /* start --profile PROFILE...: the profiles as given */
+    unsigned nprofiles;
+    int profile_flag;       /* --profile given (stop, query, cancel: the recording of profiles) */
+    const char *instance;   /* --instance NAME */
 };
 
 /* An absolute path for the controller, which works from "/"; NULL without memory. */
@@ -369,26 +403,23 @@ static void controller_run(struct start *st, int report_fd)
     _exit(etl_controller_stop(c, NULL) == ETL_OK ? 0 : EXIT_ERROR);
 }
 
-static int cmd_start(const struct options *o)
+/* Forks the controller of st's session into the background and waits until its session runs:
+   0, or -1 (said on stderr: why it failed, or how its controller ended). */
+static int spawn_controller(struct start *st)
 {
-    struct start st;
+    const char *name = st->cfg.properties.logger_name;
     char line[LINE_MAX_LEN];
     int pfd[2], status, ok = 0;
     pid_t pid;
     FILE *f;
 
-    if (start_config(o, o->name, &st) != 0) {
-        start_free(&st);
-        return EXIT_ERROR;
-    }
     if (pipe(pfd) != 0 || (pid = fork()) < 0) {
-        fprintf(stderr, "etlrecord: session %s: cannot start a controller: %s\n", o->name, strerror(errno));
-        start_free(&st);
-        return EXIT_ERROR;
+        fprintf(stderr, "etlrecord: session %s: cannot start a controller: %s\n", name, strerror(errno));
+        return -1;
     }
     if (pid == 0) {
         close(pfd[0]);
-        controller_run(&st, pfd[1]);
+        controller_run(st, pfd[1]);
     }
     close(pfd[1]);
     f = fdopen(pfd[0], "r");
@@ -402,13 +433,30 @@ static int cmd_start(const struct options *o)
         else if (strncmp(line, "ok ", 3) == 0) ok = 1;
     }
     if (f) fclose(f);
-    start_free(&st);
+    else close(pfd[0]);
     if (ok == 1) return 0;
     waitpid(pid, &status, 0);
     if (ok == 0) fprintf(stderr, "etlrecord: session %s: the controller ended before the session ran (%s %d)\n",
-                         o->name, WIFSIGNALED(status) ? "signal" : "exit status",
+                         name, WIFSIGNALED(status) ? "signal" : "exit status",
                          WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-    return EXIT_ERROR;
+    return -1;
+}
+
+static int cmd_profile_start(const struct options *o);
+
+static int cmd_start(const struct options *o)
+{
+    struct start st;
+    int rc;
+
+    if (o->nprofiles) return cmd_profile_start(o);
+    if (start_config(o, o->name, &st) != 0) {
+        start_free(&st);
+        return EXIT_ERROR;
+    }
+    rc = spawn_controller(&st);
+    start_free(&st);
+    return rc == 0 ? 0 : EXIT_ERROR;
 }
 
 
@@ -433,20 +481,21 @@ static void print_answer(FILE *out, const etl_control_answer *a, int json)
         const char *value = sp ? sp + 1 : "";
         int klen = sp ? (int)(sp - key) : (int)strlen(key);
         if (strncmp(key, "Provider ", 9) == 0) {
-            char guid[64] = "", kw[32] = "";
+            char guid[64] = "", kw[32] = "", stack[8] = "";
             unsigned level = 0;
-            sscanf(value, "%63s %u %31s", guid, &level, kw);
+            sscanf(value, "%63s %u %31s %7s", guid, &level, kw, stack);
             const char *pname = NULL;
             etl_guid g;
             if (etl_guid_parse(guid, &g) == ETL_OK) pname = etl_guid_name(&g);
             if (!json) {
-                fprintf(out, "%-20s %s%s%s level %u keywords %s\n", "Provider", guid, pname ? " " : "",
-                        pname ? pname : "", level, kw);
+                fprintf(out, "%-20s %s%s%s level %u keywords %s%s\n", "Provider", guid, pname ? " " : "",
+                        pname ? pname : "", level, kw, strcmp(stack, "stack") == 0 ? " stack" : "");
                 continue;
             }
             fprintf(out, "%s\"Providers\":[", i ? "," : "");
             for (unsigned j = i; j < n && strncmp(etl_control_answer_line(a, j), "Provider ", 9) == 0; j++, nprov++) {
-                sscanf(etl_control_answer_line(a, j) + 9, "%63s %u %31s", guid, &level, kw);
+                stack[0] = '\0';
+                sscanf(etl_control_answer_line(a, j) + 9, "%63s %u %31s %7s", guid, &level, kw, stack);
                 pname = etl_guid_parse(guid, &g) == ETL_OK ? etl_guid_name(&g) : NULL;
                 fprintf(out, "%s{\"Guid\":\"%s\",", j > i ? "," : "", guid);
                 if (pname) {
@@ -454,7 +503,8 @@ static void print_answer(FILE *out, const etl_control_answer *a, int json)
                     etl_dump_json_string(out, pname);
                     fputc(',', out);
                 }
-                fprintf(out, "\"Level\":%u,\"MatchAnyKeyword\":\"%s\"}", level, kw);
+                fprintf(out, "\"Level\":%u,\"MatchAnyKeyword\":\"%s\"%s}", level, kw,
+                        strcmp(stack, "stack") == 0 ? ",\"Stack\":true" : "");
             }
             fputc(']', out);
             i += nprov - 1;
@@ -910,7 +960,651 @@ static int cmd_profiles(const struct options *o)
     return 0;
 }
 
+/* ---- recordings of profiles (in the manner of wpr -start, -stop, -cancel, -status) ---- */
+
+/*
+ * A recording is the sessions of its profiles' collectors, each with a controller of its own
+ * (as 'start' leaves one), and a private directory RUNTIME/KEY.recording (KEY: the instance's
+ * name as a session name's key) that holds the log files (memory mode: the snapshots taken at
+ * the stop) and the file "state": the mode, the profile's Id, each session's name and file,
+ * and "stopped" once a stop stopped them. Creating the directory claims the instance.
+ */
+#define DEFAULT_INSTANCE "etlrecord"
+#define MAX_COLLECTORS 64
+
+struct recording {
+    char dir[4096];
+    char mode[16];           /* "file" or "memory" */
+    char profile[1024];      /* the profile's Id */
+    unsigned count;
+    char *names[MAX_COLLECTORS], *files[MAX_COLLECTORS];
+    int stopped;             /* a stop stopped the sessions (the merge may have failed) */
+};
+
+static void recording_free(struct recording *r)
+{
+    for (unsigned i = 0; i < r->count; i++) {
+        free(r->names[i]);
+        free(r->files[i]);
+    }
+    r->count = 0;
+}
+
+/* The instance's directory into r->dir: 0, or -1 (said). */
+static int recording_dir(const char *instance, struct recording *r)
+{
+    char run[4096], err[1024], key[ETL_SESSION_NAME_MAX + 1];
+
+    if (etl_session_name_key(instance, key) != ETL_OK) {
+        fprintf(stderr, "etlrecord: --instance: '%s' is not an instance name (1 to 200 bytes, no '/' or control "
+                "characters)\n", instance);
+        return -1;
+    }
+    if (etl_session_runtime_dir(run, sizeof run, err, sizeof err) != ETL_OK) {
+        fprintf(stderr, "etlrecord: %s\n", err);
+        return -1;
+    }
+    if ((size_t)snprintf(r->dir, sizeof r->dir, "%s/%s.recording", run, key) >= sizeof r->dir) {
+        fprintf(stderr, "etlrecord: %s: the runtime directory's name is too long\n", run);
+        return -1;
+    }
+    return 0;
+}
+
+/* Writes r's state (through a temporary file, renamed): 0, or -1 (said). */
+static int recording_save(const struct recording *r)
+{
+    char path[4200], tmp[4300];
+    FILE *f;
+    int bad;
+
+    snprintf(path, sizeof path, "%s/state", r->dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    if (!(f = fopen(tmp, "w"))) {
+        fprintf(stderr, "etlrecord: %s: %s\n", tmp, strerror(errno));
+        return -1;
+    }
+    fprintf(f, "mode %s\nprofile %s\n", r->mode, r->profile);
+    for (unsigned i = 0; i < r->count; i++) fprintf(f, "session %s\nfile %s\n", r->names[i], r->files[i]);
+    if (r->stopped) fputs("stopped\n", f);
+    bad = ferror(f);
+    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
+        fprintf(stderr, "etlrecord: %s: %s\n", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+/* Reads the state of the recording of instance into r: 0; 1 when there is no such recording;
+   2 when its directory has no state (a start that did not get so far: no session started);
+   -1 (said) when it cannot be read. */
+static int recording_load(const char *instance, struct recording *r)
+{
+    char path[4200], line[LINE_MAX_LEN];
+    FILE *f;
+
+    memset(r, 0, sizeof *r);
+    if (recording_dir(instance, r) != 0) return -1;
+    snprintf(path, sizeof path, "%s/state", r->dir);
+    if (!(f = fopen(path, "r"))) {
+        struct stat st;
+        if (errno == ENOENT) return stat(r->dir, &st) != 0 ? 1 : 2;
+        fprintf(stderr, "etlrecord: recording %s: %s: %s\n", instance, path, strerror(errno));
+        return -1;
+    }
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (strncmp(line, "mode ", 5) == 0) snprintf(r->mode, sizeof r->mode, "%.15s", line + 5);
+        else if (strncmp(line, "profile ", 8) == 0) snprintf(r->profile, sizeof r->profile, "%.1023s", line + 8);
+        else if (strcmp(line, "stopped") == 0) r->stopped = 1;
+        else if (strncmp(line, "session ", 8) == 0 && r->count < MAX_COLLECTORS) {
+            if (!(r->names[r->count] = strdup(line + 8))) break;
+            r->files[r->count++] = NULL;
+        } else if (strncmp(line, "file ", 5) == 0 && r->count && !r->files[r->count - 1]) {
+            if (!(r->files[r->count - 1] = strdup(line + 5))) break;
+        }
+    }
+    fclose(f);
+    for (unsigned i = 0; i < r->count; i++)
+        if (!r->files[i]) {
+            fprintf(stderr, "etlrecord: recording %s: %s is damaged\n", instance, path);
+            recording_free(r);
+            return -1;
+        }
+    if (strcmp(r->mode, "file") != 0 && strcmp(r->mode, "memory") != 0) {
+        fprintf(stderr, "etlrecord: recording %s: %s is damaged (no mode)\n", instance, path);
+        recording_free(r);
+        return -1;
+    }
+    return 0;
+}
+
+/* Removes the recording's files and its directory (discarding what was recorded). */
+static void recording_remove(const struct recording *r)
+{
+    char path[4200];
+
+    for (unsigned i = 0; i < r->count; i++) unlink(r->files[i]);
+    snprintf(path, sizeof path, "%s/state", r->dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/state.tmp", r->dir);
+    unlink(path);
+    if (rmdir(r->dir) != 0 && errno != ENOENT)
+        fprintf(stderr, "etlrecord: %s: %s (left there)\n", r->dir, strerror(errno));
+}
+
+/* Removes a recording's directory that has no state, with what it holds. */
+static void stateless_remove(const char *dir)
+{
+    char path[4400];
+    struct dirent *e;
+    DIR *d = opendir(dir);
+
+    while (d && (e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            unlink(path);
+        }
+    if (d) closedir(d);
+    if (rmdir(dir) != 0) fprintf(stderr, "etlrecord: %s: %s (left there)\n", dir, strerror(errno));
+}
+
+/* Stops the session name of a recording quietly: 0, or -1 when no controller answered (said). */
+static int stop_quietly(const char *name)
+{
+    etl_control_answer *a;
+    int rc = etl_control_request(&a, name, "stop");
+
+    if (rc == ETL_FATAL) fprintf(stderr, "etlrecord: %s\n", a ? etl_control_answer_error(a) : "out of memory");
+    else if (rc != ETL_OK) fprintf(stderr, "etlrecord: session %s: %s\n", name, etl_control_answer_error(a));
+    etl_control_answer_free(a);
+    return rc == ETL_FATAL ? -1 : 0;
+}
+
+/* The log file name of collector c in the recording's directory: its FileName's last part, or
+   its name made a file name; NULL without memory. */
+static char *collector_file(const struct recording *r, const etl_wprp_collector *c)
+{
+    const char *base = c->file_name ? strrchr(c->file_name, '/') : NULL;
+    char name[256];
+    size_t n = 0;
+    char *out;
+
+    if (c->file_name) snprintf(name, sizeof name, "%s", base ? base + 1 : c->file_name);
+    else {
+        for (const char *s = c->name; *s && n < sizeof name - 5; s++)
+            name[n++] = (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '-' ||
+                                *s == '_' || *s == '.'
+                            ? *s
+                            : '-';
+        strcpy(name + n, ".etl");
+    }
+    if (!name[0] || strcmp(name, ".") == 0 || strcmp(name, "..") == 0 || strcmp(name, "state") == 0 ||
+        strcmp(name, "state.tmp") == 0)
+        snprintf(name, sizeof name, "collector.etl");
+    out = malloc(strlen(r->dir) + strlen(name) + 2);
+    if (out) sprintf(out, "%s/%s", r->dir, name);
+    return out;
+}
+
+/* One --profile: a built-in profile's name or FILE.wprp[!PROFILE], in mode ("File", "Memory"),
+   from *builtin (opened when first needed) or a file's set (added to sets). NULL when it names
+   none (said). */
+static const etl_wprp_profile *profile_lookup(const char *text, const char *mode, etl_wprp **builtin, etl_wprp **sets,
+                                              unsigned *nsets)
+{
+    const char *bang = strrchr(text, '!');
+    const char *dot = strstr(text, ".wprp");
+    char path[4096], err[1024];
+    const etl_wprp_profile *p = NULL;
+    etl_wprp *w;
+
+    if (dot || (bang && access(text, F_OK) != 0)) {
+        snprintf(path, sizeof path, "%s", text);
+        if (bang && access(text, F_OK) != 0 && (size_t)(bang - text) < sizeof path) path[bang - text] = '\0';
+        else bang = NULL;
+        if (etl_wprp_open(&w, path, err, sizeof err) != ETL_OK) {
+            fprintf(stderr, "etlrecord: %s\n", err);
+            return NULL;
+        }
+        sets[(*nsets)++] = w;
+        if (bang) p = etl_wprp_find(w, bang + 1, mode);
+        else
+            for (size_t i = 0; !p && i < etl_wprp_profile_count(w); i++)
+                if (strcasecmp(etl_wprp_profile_at(w, i)->logging_mode, mode) == 0) p = etl_wprp_profile_at(w, i);
+        if (!p) fprintf(stderr, "etlrecord: %s: no %s profile%s%s\n", path, mode, bang ? " " : "", bang ? bang + 1 : "");
+    } else {
+        if (!*builtin && etl_wprp_builtin(builtin, err, sizeof err) != ETL_OK) {
+            fprintf(stderr, "etlrecord: %s\n", err);
+            return NULL;
+        }
+        if (!(p = etl_wprp_find(*builtin, text, mode)))
+            fprintf(stderr, "etlrecord: --profile: no built-in profile '%s' in %s mode ('etlrecord profiles' lists "
+                    "them)\n", text, mode);
+    }
+    if (p && strcasecmp(p->logging_mode, mode) != 0) {
+        fprintf(stderr, "etlrecord: --profile %s: profile %s records in %s mode; this recording is in %s mode "
+                "(--mode)\n", text, p->id, p->logging_mode, mode);
+        return NULL;
+    }
+    return p;
+}
+
+/* Whether any session of r has a live controller (the first such name into *name). */
+static int recording_alive(const struct recording *r, const char **name)
+{
+    for (unsigned i = 0; i < r->count; i++) {
+        etl_control_answer *a;
+        int rc = etl_control_request(&a, r->names[i], "query");
+        etl_control_answer_free(a);
+        if (rc != ETL_FATAL) {
+            *name = r->names[i];
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Claims the instance by creating its directory: 0, or -1 (said: a recording runs, or one
+   whose controllers are gone left its files). */
+static int recording_claim(const char *instance, struct recording *r)
+{
+    struct recording old;
+    const char *alive = NULL;
+    int rc;
+
+    if (recording_dir(instance, r) != 0) return -1;
+    if (mkdir(r->dir, 0700) == 0) return 0;
+    if (errno != EEXIST) {
+        fprintf(stderr, "etlrecord: %s: %s\n", r->dir, strerror(errno));
+        return -1;
+    }
+    rc = recording_load(instance, &old);
+    if (rc == 0 && recording_alive(&old, &alive))
+        fprintf(stderr, "etlrecord: recording %s is running (profile %s, session %s); stop or cancel it first, or "
+                "give another --instance\n", instance, old.profile, alive);
+    else if (rc == 2)
+        fprintf(stderr, "etlrecord: recording %s: %s is there without its state (a start that did not finish); "
+                "'etlrecord cancel --profile --instance %s' removes it\n", instance, r->dir, instance);
+    else if (rc == 0 && old.stopped)
+        fprintf(stderr, "etlrecord: recording %s was stopped but not merged; its files are in %s ('etlrecord stop "
+                "--profile --instance %s -o FILE' merges them, 'etlrecord cancel --profile --instance %s' discards "
+                "them)\n", instance, r->dir, instance, instance);
+    else
+        fprintf(stderr, "etlrecord: recording %s: its controllers are gone, its files are left in %s ('etlrecord "
+                "cancel --profile --instance %s' discards them)\n", instance, r->dir, instance);
+    if (rc == 0) recording_free(&old);
+    return -1;
+}
+
+/* What one collector's controller is started with (st zeroed first; start_free frees it):
+   0, or -1 (said). */
+static int collector_start(const struct recording *r, unsigned i, const etl_wprp_collector *c, uint64_t memory,
+                           struct start *st)
+{
+    etl_session_properties *p = &st->cfg.properties;
+    unsigned n = 0;
+
+    memset(st, 0, sizeof *st);
+    p->logger_name = r->names[i];
+    p->buffer_size_kb = c->buffer_size_kb;
+    p->minimum_buffers = etl_wprp_collector_buffer_count(c, memory);
+    p->clock_type = ETL_CLOCK_PERFCOUNTER;
+    p->engine_flags = ETL_ENGINE_SHARED;
+    if (strcmp(r->mode, "memory") == 0) p->log_file_mode = ETL_MODE_BUFFERING;
+    else {
+        p->log_file_mode = ETL_MODE_FILE_SEQUENTIAL;
+        p->log_file_name = r->files[i];
+    }
+    if (!(st->specs = calloc(c->provider_count + 1, sizeof *st->specs))) return -1;
+    for (size_t k = 0; k < c->provider_count; k++) {
+        const etl_wprp_provider *pv = &c->providers[k];
+        if (!pv->has_guid) continue; /* (in the unmapped list, warned of) */
+        st->specs[n].guid = pv->guid;
+        st->specs[n].level = pv->level;
+        st->specs[n].keywords = pv->keywords;
+        st->specs[n++].stack = pv->stack;
+    }
+    st->cfg.providers = st->specs;
+    st->cfg.provider_count = n;
+    st->cap.kernel_flags = c->kind == ETL_WPRP_SYSTEM_COLLECTOR ? c->kernel_flags : 0;
+    st->cap.kernel_stackwalk = c->kind == ETL_WPRP_SYSTEM_COLLECTOR ? c->stackwalk_flags : 0;
+    st->cap.profile_interval_us = 1000;
+    etl_controller_capture_hooks(&st->cap, &st->hooks);
+    st->cfg.hooks = &st->hooks;
+    return 0;
+}
+
+/* The collectors of p checked before anything starts: 0, or -1 (said). */
+static int collectors_check(const etl_wprp_profile *p)
+{
+    if (p->unavailable) {
+        fprintf(stderr, "etlrecord: cannot record on Linux: profile %s\n", p->unavailable);
+        return -1;
+    }
+    if (!p->collector_count) {
+        fprintf(stderr, "etlrecord: profile %s has no collector\n", p->id);
+        return -1;
+    }
+    if (p->collector_count > MAX_COLLECTORS) {
+        fprintf(stderr, "etlrecord: profile %s has more than %d collectors\n", p->id, MAX_COLLECTORS);
+        return -1;
+    }
+    for (size_t i = 0; i < p->collector_count; i++) {
+        const etl_wprp_collector *c = &p->collectors[i];
+        char key[ETL_SESSION_NAME_MAX + 1];
+        if (etl_session_name_key(c->name, key) != ETL_OK) {
+            fprintf(stderr, "etlrecord: profile %s: collector \"%s\": not a session name (1 to 200 bytes, no '/' or "
+                    "control characters)\n", p->id, c->name);
+            return -1;
+        }
+        if (c->kind != ETL_WPRP_SYSTEM_COLLECTOR) continue;
+        if (!c->kernel_flags) {
+            fprintf(stderr, "etlrecord: profile %s: system collector \"%s\" has no keyword Linux can record\n", p->id,
+                    c->name);
+            return -1;
+        }
+        if (geteuid() != 0) {
+            fprintf(stderr, "etlrecord: profile %s: system collector \"%s\" is a kernel session (the NT Kernel "
+                    "Logger's events from Linux perf events), which needs root, as --kernel does\n", p->id, c->name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The profiles of --profile, resolved and combined into *out (a set of one profile): 0, or -1
+   (said). The unmapped keywords and options are warned of. */
+static int profiles_resolve(const struct options *o, const char *mode, etl_wprp **out)
+{
+    etl_wprp *builtin = NULL, **sets = calloc(o->nprofiles + 1, sizeof *sets);
+    const etl_wprp_profile **list = calloc(o->nprofiles + 1, sizeof *list);
+    unsigned nsets = 0, n = 0;
+    char err[1024];
+    int rc = -1;
+
+    *out = NULL;
+    if (!sets || !list) goto done;
+    for (n = 0; n < o->nprofiles; n++)
+        if (!(list[n] = profile_lookup(o->profiles[n], mode, &builtin, sets, &nsets))) goto done;
+    if (etl_wprp_combine(out, list, n, err, sizeof err) != ETL_OK) {
+        fprintf(stderr, "etlrecord: %s\n", err);
+        goto done;
+    }
+    rc = 0;
+done:
+    for (unsigned i = 0; i < nsets; i++) etl_wprp_free(sets[i]);
+    etl_wprp_free(builtin);
+    free(sets);
+    free(list);
+    return rc;
+}
+
+static int cmd_profile_start(const struct options *o)
+{
+    const char *instance = o->instance ? o->instance : DEFAULT_INSTANCE;
+    const char *mode = o->mode ? o->mode : "file";
+    struct recording r;
+    const etl_wprp_profile *p;
+    etl_wprp *w;
+    uint64_t memory;
+    unsigned started = 0;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+
+    memset(&r, 0, sizeof r);
+    if (strcmp(mode, "file") != 0 && strcmp(mode, "memory") != 0) {
+        fprintf(stderr, "etlrecord: --mode: '%s': a profile records in file or memory mode\n", mode);
+        return EXIT_ERROR;
+    }
+    if (profiles_resolve(o, strcmp(mode, "file") == 0 ? "File" : "Memory", &w) != 0) return EXIT_ERROR;
+    p = etl_wprp_profile_at(w, 0);
+    for (size_t k = 0; k < p->unmapped_count; k++) fprintf(stderr, "etlrecord: warning: %s: %s\n", p->id, p->unmapped[k]);
+    if (collectors_check(p) != 0) {
+        etl_wprp_free(w);
+        return EXIT_ERROR;
+    }
+    snprintf(r.mode, sizeof r.mode, "%s", mode);
+    snprintf(r.profile, sizeof r.profile, "%s", p->id);
+    if (recording_claim(instance, &r) != 0) {
+        etl_wprp_free(w);
+        return EXIT_ERROR;
+    }
+    for (size_t i = 0; i < p->collector_count; i++) {
+        if (!(r.names[i] = strdup(p->collectors[i].name)) || !(r.files[i] = collector_file(&r, &p->collectors[i]))) {
+            free(r.names[i]);
+            fputs("etlrecord: out of memory\n", stderr);
+            goto undo;
+        }
+        r.count++;
+        for (unsigned k = 0; k < i; k++)
+            if (strcmp(r.files[k], r.files[i]) == 0) {
+                fprintf(stderr, "etlrecord: profile %s: collectors \"%s\" and \"%s\" have one log file name (%s); "
+                        "each collector needs its own\n", p->id, r.names[k], r.names[i], strrchr(r.files[i], '/') + 1);
+                goto undo;
+            }
+    }
+    if (recording_save(&r) != 0) goto undo;
+    memory = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+    for (started = 0; started < r.count; started++) {
+        struct start st;
+        int rc = collector_start(&r, started, &p->collectors[started], memory, &st);
+        if (rc == 0) rc = spawn_controller(&st);
+        else fputs("etlrecord: out of memory\n", stderr);
+        start_free(&st);
+        if (rc != 0) goto undo;
+    }
+    etl_wprp_free(w);
+    recording_free(&r);
+    return 0;
+undo:
+    /* Nothing of a start that failed is left running, nor its files. */
+    for (unsigned i = 0; i < started; i++) stop_quietly(r.names[i]);
+    if (started)
+        fprintf(stderr, "etlrecord: recording %s not started: stopped the %u session%s it had started\n", instance,
+                started, started > 1 ? "s" : "");
+    recording_remove(&r);
+    recording_free(&r);
+    etl_wprp_free(w);
+    return EXIT_ERROR;
+}
+
+/* The recording of --instance, loaded: 0, or EXIT_ERROR (said: none, or unreadable). */
+static int recording_find(const struct options *o, struct recording *r)
+{
+    const char *instance = o->instance ? o->instance : DEFAULT_INSTANCE;
+    int rc = recording_load(instance, r);
+
+    if (rc == 1) fprintf(stderr, "etlrecord: no recording %s (etlrecord start --profile PROFILE%s%s)\n", instance,
+                         o->instance ? " --instance " : "", o->instance ? instance : "");
+    if (rc == 2) fprintf(stderr, "etlrecord: recording %s: %s is there without its state (a start that did not "
+                         "finish); 'etlrecord cancel --profile%s%s' removes it\n", instance, r->dir,
+                         o->instance ? " --instance " : "", o->instance ? instance : "");
+    return rc == 0 ? 0 : EXIT_ERROR;
+}
+
+struct merge_said {
+    int damage;
+};
+
+static void merge_message(void *arg, const etl_merge_message *m)
+{
+    struct merge_said *said = arg;
+
+    said->damage |= m->damage;
+    fprintf(stderr, "etlrecord: %s%s", m->damage ? "" : "note: ", m->path ? m->path : "");
+    if (m->offset >= 0) fprintf(stderr, ": offset %lld", (long long)m->offset);
+    fprintf(stderr, "%s%s\n", m->path ? ": " : "", m->text);
+}
+
+/* The recording's files merged into out with etlmerge's engine: 0, or -1 (said). */
+static int recording_merge(const struct recording *r, const char *out)
+{
+    const char *paths[MAX_COLLECTORS];
+    unsigned n = 0;
+    etl_merge_options mo;
+    struct merge_said said = { 0 };
+    etl_merge *m;
+    int rc;
+
+    for (unsigned i = 0; i < r->count; i++) {
+        struct stat st;
+        if (stat(r->files[i], &st) == 0 && st.st_size > 0) paths[n++] = r->files[i];
+        else fprintf(stderr, "etlrecord: session %s: no file %s to merge\n", r->names[i], r->files[i]);
+    }
+    if (!n) {
+        fprintf(stderr, "etlrecord: recording: nothing to merge into %s\n", out);
+        return -1;
+    }
+    memset(&mo, 0, sizeof mo);
+    mo.on_message = merge_message;
+    mo.on_message_arg = &said;
+    mo.cancel = &tool_interrupted;
+    rc = etl_merge_open(&m, paths, n, &mo);
+    if (rc != ETL_FATAL) rc = etl_merge_write(m, out);
+    if (rc == ETL_FATAL) fprintf(stderr, "etlrecord: merging into %s: %s\n", out, m ? etl_merge_error(m) : "out of memory");
+    etl_merge_close(m);
+    return rc == ETL_FATAL ? -1 : 0;
+}
+
+/* Each session's answer: text blocks apart by a blank line, or a JSON array (opened and closed
+   by the caller). */
+static void print_session(const etl_control_answer *a, int json, unsigned index)
+{
+    if (json && index) fputc(',', stdout);
+    if (!json && index) fputc('\n', stdout);
+    print_answer(stdout, a, json);
+}
+
+static int cmd_profile_stop(const struct options *o)
+{
+    struct recording r;
+    int status = 0, failed = 0;
+    unsigned shown = 0;
+
+    if (!o->output) {
+        fputs("etlrecord: stop --profile needs -o OUT.etl, the merged file\nTry 'etlrecord --help'.\n", stderr);
+        return EXIT_ERROR;
+    }
+    if (tool_output_check("etlrecord", o->output, o->force) != 0) return EXIT_ERROR;
+    if (recording_find(o, &r) != 0) return EXIT_ERROR;
+    if (o->json) fputc('[', stdout);
+    if (!r.stopped) {
+        /* Memory mode: each session's buffers into its file first, all of them, then the stops. */
+        for (unsigned i = 0; strcmp(r.mode, "memory") == 0 && i < r.count; i++) {
+            etl_control_answer *a;
+            char req[LINE_MAX_LEN];
+            snprintf(req, sizeof req, "flush %s", r.files[i]);
+            if (etl_control_request(&a, r.names[i], req) != ETL_OK) {
+                fprintf(stderr, "etlrecord: session %s: no snapshot: %s\n", r.names[i],
+                        a ? etl_control_answer_error(a) : "out of memory");
+                failed = 1;
+            }
+            etl_control_answer_free(a);
+        }
+        for (unsigned i = 0; i < r.count; i++) {
+            etl_control_answer *a;
+            int rc = etl_control_request(&a, r.names[i], "stop");
+            if (rc == ETL_FATAL) {
+                fprintf(stderr, "etlrecord: %s\n", a ? etl_control_answer_error(a) : "out of memory");
+                failed = 1;
+            } else if (a) {
+                print_session(a, o->json, shown++);
+                rc = answer_status(r.names[i], a, 1);
+                if (rc == EXIT_ERROR) failed = 1;
+                else if (rc == EXIT_LOST) status = EXIT_LOST;
+            }
+            etl_control_answer_free(a);
+        }
+        r.stopped = 1;
+        recording_save(&r);
+    }
+    if (o->json) fputs("]\n", stdout);
+    fflush(stdout);
+    tool_catch_signals();
+    if (recording_merge(&r, o->output) != 0 || failed) {
+        fprintf(stderr, "etlrecord: recording %s: the recorded files are kept in %s\n",
+                o->instance ? o->instance : DEFAULT_INSTANCE, r.dir);
+        recording_free(&r);
+        return EXIT_ERROR;
+    }
+    recording_remove(&r);
+    recording_free(&r);
+    return status;
+}
+
+static int cmd_cancel(const struct options *o)
+{
+    struct recording r;
+    int rc;
+
+    if (!o->profile_flag) {
+        fputs("etlrecord: cancel needs --profile (it cancels a profile's recording)\nTry 'etlrecord --help'.\n", stderr);
+        return EXIT_ERROR;
+    }
+    /* A directory without its state: a start that ended before any session started. */
+    rc = recording_load(o->instance ? o->instance : DEFAULT_INSTANCE, &r);
+    if (rc == 2) {
+        stateless_remove(r.dir);
+        return 0;
+    }
+    if (rc == 0) recording_free(&r);
+    if (recording_find(o, &r) != 0) return EXIT_ERROR;
+    for (unsigned i = 0; !r.stopped && i < r.count; i++) stop_quietly(r.names[i]);
+    recording_remove(&r);
+    recording_free(&r);
+    return 0;
+}
+
+static int cmd_profile_query(const struct options *o)
+{
+    const char *instance = o->instance ? o->instance : DEFAULT_INSTANCE;
+    struct recording r;
+    int status = 0;
+
+    if (recording_find(o, &r) != 0) return EXIT_ERROR;
+    if (o->json) {
+        fputs("{\"Instance\":", stdout);
+        etl_dump_json_string(stdout, instance);
+        fputs(",\"Profile\":", stdout);
+        etl_dump_json_string(stdout, r.profile);
+        printf(",\"Mode\":\"%s\",\"Directory\":", r.mode);
+        etl_dump_json_string(stdout, r.dir);
+        printf(",\"Stopped\":%s,\"Sessions\":[", r.stopped ? "true" : "false");
+    } else {
+        printf("Recording %s: profile %s, %s mode, in %s%s\n", instance, r.profile, r.mode, r.dir,
+               r.stopped ? " (stopped, not merged)" : "");
+    }
+    for (unsigned i = 0; !r.stopped && i < r.count; i++) {
+        etl_control_answer *a;
+        int rc = etl_control_request(&a, r.names[i], "query");
+        if (rc == ETL_FATAL || !a) {
+            fprintf(stderr, "etlrecord: %s\n", a ? etl_control_answer_error(a) : "out of memory");
+            if (o->json) {
+                fputs(i ? ",{\"LoggerName\":" : "{\"LoggerName\":", stdout);
+                etl_dump_json_string(stdout, r.names[i]);
+                fputs(",\"Error\":", stdout);
+                etl_dump_json_string(stdout, a ? etl_control_answer_error(a) : "out of memory");
+                fputs("}\n", stdout);
+            } else {
+                printf("\n%-20s %s\n%-20s %s\n", "LoggerName", r.names[i], "Error", a ? etl_control_answer_error(a) : "");
+            }
+            status = EXIT_ERROR;
+        } else {
+            if (!o->json) fputc('\n', stdout);
+            print_session(a, o->json, o->json ? i : 0);
+            if (answer_status(r.names[i], a, 0) != 0) status = EXIT_ERROR;
+        }
+        etl_control_answer_free(a);
+    }
+    if (o->json) fputs("]}\n", stdout);
+    recording_free(&r);
+    return status;
+}
+
 /* ---- the command line ---- */
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* What each command takes: its arguments after the options, and which options. */
 enum { ARGS_NONE, ARGS_NAME, ARGS_COMMAND, ARGS_FILE };
@@ -922,19 +1616,29 @@ struct command {
     int (*run)(const struct options *);
 };
 
-static int cmd_stop(const struct options *o) { return request(o, "stop", 1); }
-static int cmd_query(const struct options *o) { return request(o, "query", 1); }
+static int cmd_stop(const struct options *o)
+{
+    if (o->profile_flag) return cmd_profile_stop(o);
+    if (o->output) return usage_error("stop takes -o only with --profile (the merged file of a recording)");
+    return request(o, "stop", 1);
+}
+
+static int cmd_query(const struct options *o)
+{
+    return o->profile_flag ? cmd_profile_query(o) : request(o, "query", 1);
+}
 
 static const struct command commands[] = {
     { "start", ARGS_NAME,
       " output force mode buffer-size min-buffers max-buffers max-file-size flush-timer clock provider stackwalk "
-      "kernel profile-interval lbr lbr-filter direct-io ", cmd_start },
+      "kernel profile-interval lbr lbr-filter direct-io profile instance ", cmd_start },
     { "run", ARGS_COMMAND,
       " output force mode buffer-size min-buffers max-buffers max-file-size flush-timer clock provider stackwalk "
       "kernel profile-interval name json lbr lbr-filter direct-io ",
       cmd_run },
-    { "stop", ARGS_NAME, " json ", cmd_stop },
-    { "query", ARGS_NAME, " json ", cmd_query },
+    { "stop", ARGS_NAME, " json profile instance output force ", cmd_stop },
+    { "query", ARGS_NAME, " json profile instance ", cmd_query },
+    { "cancel", ARGS_NONE, " profile instance ", cmd_cancel },
     { "flush", ARGS_NAME, " output force ", cmd_flush },
     { "update", ARGS_NAME, " provider flush-timer max-buffers ", cmd_update },
     { "list", ARGS_NONE, " json ", cmd_list },
@@ -1035,6 +1739,24 @@ static int kernel_options(struct options *o)
     return 0;
 }
 
+/* With --profile, start takes only --mode and --instance; --instance goes with --profile. 0, or
+   -1 (said). */
+static int profile_options(const struct command *cmd, const struct options *o)
+{
+    if (o->instance && !o->profile_flag) {
+        usage_error("--instance goes with --profile (the recording of profiles it names)");
+        return -1;
+    }
+    if (!o->profile_flag || strcmp(cmd->name, "start") != 0) return 0;
+    if (o->output || o->force || o->kernel || o->nproviders || o->stackwalk || o->lbr || o->lbr_filter || o->clock ||
+        o->buffer_size_kb || o->min_buffers || o->has_max_buffers || o->max_file_size_mb || o->has_flush_timer ||
+        o->direct_io || o->profile_interval_us) {
+        usage_error("start --profile takes only --mode (file or memory) and --instance: the profiles say the rest");
+        return -1;
+    }
+    return 0;
+}
+
 /* Parses the command line into o (whose providers array the caller owns) and runs the command. */
 static int command_line(int argc, char **argv, struct options *o)
 {
@@ -1049,6 +1771,7 @@ static int command_line(int argc, char **argv, struct options *o)
         { "help", no_argument, NULL, 'h' },                     { "version", no_argument, NULL, 'V' },
         { "direct-io", no_argument, NULL, OPT_DIRECT },      { "force", no_argument, NULL, 'f' },
         { "lbr", required_argument, NULL, OPT_LBR },            { "lbr-filter", required_argument, NULL, OPT_LBR_FILTER },
+        { "profile", optional_argument, NULL, OPT_WPR_PROFILE }, { "instance", required_argument, NULL, OPT_INSTANCE },
         { NULL, 0, NULL, 0 },
     };
     const struct command *cmd = NULL;
@@ -1099,11 +1822,25 @@ static int command_line(int argc, char **argv, struct options *o)
         case OPT_NAME: o->name = optarg; break;
         case OPT_LBR: o->lbr = optarg; break;
         case OPT_LBR_FILTER: o->lbr_filter = optarg; break;
+        case OPT_INSTANCE: o->instance = optarg; break;
+        case OPT_WPR_PROFILE:
+            /* start: --profile PROFILE (repeated); stop, query, cancel: --profile alone. */
+            o->profile_flag = 1;
+            if (cmd && strcmp(cmd->name, "start") == 0) {
+                if (!optarg && optind < argc && argv[optind][0] != '-') optarg = argv[optind++];
+                if (!optarg) return usage_error("start --profile needs a PROFILE (a built-in profile's name, or "
+                                                "FILE.wprp[!PROFILE])");
+                o->profiles[o->nprofiles++] = optarg;
+            } else if (optarg) {
+                return usage_error("--profile=%s: only start takes a PROFILE; %s --profile acts on the recording of "
+                                   "--instance", optarg, cmd ? cmd->name : "stop");
+            }
+            break;
         default: fputs("Try 'etlrecord --help'.\n", stderr); return EXIT_ERROR;
         }
         for (const struct option *l = longopts; !lname && l->name; l++)
             if (l->val == c) lname = l->name;
-        if (!cmd) return usage_error("no command (start, run, stop, query, flush, update, list, profiles) before --%s", lname);
+        if (!cmd) return usage_error("no command (start, run, stop, query, cancel, flush, update, list, profiles) before --%s", lname);
         char pat[40];
         snprintf(pat, sizeof pat, " %s ", lname);
         if (!strstr(cmd->options, pat)) {
@@ -1116,10 +1853,11 @@ static int command_line(int argc, char **argv, struct options *o)
             return EXIT_ERROR;
         }
     }
-    if (!cmd) return usage_error("%s", "no command (start, run, stop, query, flush, update, list, profiles)");
+    if (!cmd) return usage_error("%s", "no command (start, run, stop, query, cancel, flush, update, list, profiles)");
+    if (profile_options(cmd, o) != 0) return EXIT_ERROR;
     if (o->lbr_filter && !o->lbr) return usage_error("--lbr-filter goes with --lbr TRIGGER[,TRIGGER...]");
     if (kernel_options(o) != 0) return EXIT_ERROR;
-    if (cmd->args == ARGS_NAME) {
+    if (cmd->args == ARGS_NAME && !o->profile_flag) {
         if (optind >= argc) return usage_error("%s needs a session name", cmd->name);
         o->name = argv[optind++];
     }
@@ -1145,8 +1883,14 @@ int main(int argc, char **argv)
 
     memset(&o, 0, sizeof o);
     o.providers = calloc((size_t)argc, sizeof *o.providers);
-    if (!o.providers) return EXIT_ERROR;
+    o.profiles = calloc((size_t)argc, sizeof *o.profiles);
+    if (!o.providers || !o.profiles) {
+        free(o.providers);
+        free(o.profiles);
+        return EXIT_ERROR;
+    }
     rc = command_line(argc, argv, &o);
     free(o.providers);
+    free(o.profiles);
     return rc;
 }

@@ -76,11 +76,21 @@ static void capture_stop(void *arg)
     cap->lbr_capture = NULL;
 }
 
+/* A snapshot (or flush) has the kernel's events up to its request: the capture's readers hold
+   them back a while (up to 2 s when one is slow to run); 3 s at most. */
+static void capture_flush(void *arg, etl_session *s)
+{
+    etl_controller_capture *cap = arg;
+
+    if (cap->kernel_flags) etl_session_kernel_sync(s, 3000);
+}
+
 void etl_controller_capture_hooks(etl_controller_capture *cap, etl_controller_hooks *hooks)
 {
     memset(hooks, 0, sizeof *hooks);
     hooks->start = capture_start;
     hooks->describe = capture_describe;
     hooks->stop = capture_stop;
+    hooks->flush = capture_flush;
     hooks->arg = cap;
 }

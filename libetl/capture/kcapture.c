@@ -573,6 +573,23 @@ const char *etl_session_kernel_note(const etl_session *s)
     return k ? k->note : "";
 }
 
+int etl_session_kernel_sync(const etl_session *s, unsigned timeout_ms)
+{
+    struct etl_kcapture *k = s ? etl_session_kcapture(s) : NULL;
+    int64_t now = etl_monoclock_exact(), until = now + (int64_t)timeout_ms * 1000000;
+
+    for (;;) {
+        unsigned i;
+        for (i = 0; k && i < k->ncpu && atomic_load(&k->cpus[i].progress) >= now; i++) {}
+        if (!k || i == k->ncpu) return ETL_OK;
+        if (etl_monoclock_exact() >= until) {
+            errno = ETIMEDOUT;
+            return ETL_FAILED;
+        }
+        nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
+    }
+}
+
 void etl_kcapture_lbr_stop(struct etl_kcapture *k)
 {
     for (unsigned i = 0; k && i < k->ncpu; i++)
@@ -610,6 +627,13 @@ const char *etl_session_kernel_note(const etl_session *s)
 {
     (void)s;
     return "";
+}
+
+int etl_session_kernel_sync(const etl_session *s, unsigned timeout_ms)
+{
+    (void)s;
+    (void)timeout_ms;
+    return ETL_OK;
 }
 
 #endif

@@ -377,7 +377,7 @@ static int controller_enable(etl_controller *c, const etl_provider_spec *p, char
     unsigned i;
 
     if (etl_session_enable_provider_ex(c->session, &p->guid, p->level, p->keywords, 0,
-                                       c->stackwalk ? ETL_ENABLE_STACK_TRACE : 0) != ETL_OK) {
+                                       c->stackwalk || p->stack ? ETL_ENABLE_STACK_TRACE : 0) != ETL_OK) {
         snprintf(err, errsize, "provider %s could not be enabled: %s", etl_guid_format(&p->guid, g),
                  strerror(errno));
         return -1;
@@ -431,8 +431,8 @@ static void send_properties(FILE *f, const etl_controller *c)
         fputs(lines, f);
     }
     for (unsigned i = 0; i < c->nproviders; i++)
-        fprintf(f, "Provider %s %u 0x%llx\n", etl_guid_format(&c->providers[i].guid, g), c->providers[i].level,
-                (unsigned long long)c->providers[i].keywords);
+        fprintf(f, "Provider %s %u 0x%llx%s\n", etl_guid_format(&c->providers[i].guid, g), c->providers[i].level,
+                (unsigned long long)c->providers[i].keywords, c->providers[i].stack ? " stack" : "");
 }
 
 /* "update provider SPEC flush-timer S max-buffers N ...": all checked before any is applied;
@@ -609,11 +609,15 @@ static int answer_request(etl_controller *c, FILE *f, char *line)
         int buffering = c->props.log_file_mode == ETL_MODE_BUFFERING;
         if (buffering && !path) fputs("error a buffering session is flushed to a snapshot: flush -o SNAPSHOT\n", f);
         else if (!buffering && path) fputs("error -o SNAPSHOT is for buffering sessions; this one writes its file\n", f);
-        else if ((buffering ? etl_session_snapshot(c->session, path) : etl_session_flush(c->session)) != ETL_OK)
-            fprintf(f, "error %s\n", etl_session_error(c->session));
         else {
-            if (path) fprintf(f, "Snapshot %s\n", path);
-            fputs("ok\n", f);
+            /* What a plug-in holds back (the kernel capture's readers) goes in first. */
+            if (c->hooks && c->hooks->flush) c->hooks->flush(c->hooks->arg, c->session);
+            if ((buffering ? etl_session_snapshot(c->session, path) : etl_session_flush(c->session)) != ETL_OK)
+                fprintf(f, "error %s\n", etl_session_error(c->session));
+            else {
+                if (path) fprintf(f, "Snapshot %s\n", path);
+                fputs("ok\n", f);
+            }
         }
     }
     else if (strncmp(line, "update ", 7) == 0) {

@@ -28,6 +28,9 @@ typedef struct etl_provider_spec {
     etl_guid guid;
     uint8_t level;     /* 0: all */
     uint64_t keywords; /* MatchAnyKeyword; 0: all */
+    int stack;         /* its events with their writers' stacks (ETL_ENABLE_STACK_TRACE) whatever
+                          the controller's stackwalk says (a profile's EventProvider Stack="true";
+                          the parse leaves it 0) */
 } etl_provider_spec;
 /* ETL_OK, or ETL_FAILED with a message in err (not a GUID or a known name, a level above 255,
    keywords that are not a number). */
@@ -52,6 +55,9 @@ typedef struct etl_controller_hooks {
     /* Before the session stops. */
     void (*stop)(void *arg);
     void *arg;
+    /* Before a flush or a snapshot of session s (NULL: none): what the plug-in holds back is
+       written into it first. */
+    void (*flush)(void *arg, etl_session *s);
 } etl_controller_hooks;
 
 typedef struct etl_controller_config {

@@ -99,6 +99,29 @@ ETL_API const etl_wprp_profile *etl_wprp_profile_at(const etl_wprp *w, size_t in
  */
 ETL_API const etl_wprp_profile *etl_wprp_find(const etl_wprp *w, const char *text, const char *mode);
 
+/*
+ * Several profiles recorded together, combined as WPR combines them (wpr -start A -start B):
+ * collectors of the same Name (ASCII case ignored) become one, with their SystemProvider
+ * keywords and stacks united (the kernel flags and stack walks OR'd) and their event providers
+ * united (a provider given twice, by GUID, or by name where it has none: the higher level, the
+ * keywords OR'd with 0, all events, winning, a stack if either asks one), the larger BufferSize
+ * and Buffers (Buffers of different kinds, a count and a percentage: the first's), the first
+ * FileName given. *out gets a new set holding that one profile, which owns copies of everything:
+ * its Id is the Ids joined with '+', its name, detail level and logging mode the first's, its
+ * unavailable reason the first one any has, its unmapped list all of theirs. ETL_OK, or
+ * ETL_FAILED with err (no profile, a system and an event collector of one Name, out of memory)
+ * and *out NULL.
+ */
+ETL_API int etl_wprp_combine(etl_wprp **out, const etl_wprp_profile *const *profiles, size_t count, char *err,
+                             size_t errsize);
+
+/*
+ * The number of buffers collector c asks for: its Buffers, or, with PercentageOfTotalMemory,
+ * that share of total_memory (bytes) in buffers of its BufferSize (64 KB when not given), at
+ * least 1 and at most UINT32_MAX; 0 when it gives no Buffers.
+ */
+ETL_API uint32_t etl_wprp_collector_buffer_count(const etl_wprp_collector *c, uint64_t total_memory);
+
 #ifdef __cplusplus
 }
 #endif

@@ -299,6 +299,12 @@ ETL_API int etl_session_enable_kernel(etl_session *s, uint32_t flags, uint32_t s
    /sys/kernel/tracing"; it stays mounted. When that mount fails, the capture fails, saying why.
    "" when it did nothing of the kind, or s has no kernel capture. libetl prints nothing. */
 ETL_API const char *etl_session_kernel_note(const etl_session *s);
+/* Waits until the kernel capture of s has written into it every event that happened before
+   the call, at most timeout_ms: its readers hold records back a while, for their time order
+   and for the command lines of execs (up to 2 s when a processor's reader is slow to run),
+   and a snapshot or a flush wants them first. ETL_OK (at once when s has no kernel capture),
+   or ETL_FAILED with errno ETIMEDOUT. */
+ETL_API int etl_session_kernel_sync(const etl_session *s, unsigned timeout_ms);
 
 /* ---- Session names: unique per user on the machine (doc/etlrecord-design.md) ---- */
 

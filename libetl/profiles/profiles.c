@@ -1161,3 +1161,170 @@ const etl_wprp_profile *etl_wprp_find(const etl_wprp *w, const char *text, const
     }
     return any;
 }
+
+/* ---- several profiles in one recording ---- */
+
+/* Copies of the strings of list (n entries) into the set, added to *dst (a keyword or stack list). */
+static int unite_list(struct ctx *c, etl_wprp_keyword **dst, size_t *n, size_t *cap, const etl_wprp_keyword *list,
+                      size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        size_t k;
+        for (k = 0; k < *n && strcmp((*dst)[k].name, list[i].name) != 0; k++) {}
+        if (k < *n) continue;
+        const char *name = keep(c->w, list[i].name, strlen(list[i].name));
+        if (!name || list_apply(c, dst, n, cap, name, 'A') != ETL_OK) return nomem(c);
+    }
+    return ETL_OK;
+}
+
+static int same_provider(const etl_wprp_provider *a, const etl_wprp_provider *b)
+{
+    if (a->has_guid || b->has_guid) return a->has_guid && b->has_guid && etl_guid_equal(&a->guid, &b->guid);
+    return strcasecmp(a->name, b->name) == 0;
+}
+
+/* Provider pv (of another set) into co: added as a copy, or merged with the one it repeats. */
+static int unite_provider(struct ctx *c, struct coll *co, const etl_wprp_provider *pv)
+{
+    etl_wprp_provider *q;
+
+    for (size_t k = 0; k < co->npv; k++) {
+        q = &co->pv[k];
+        if (!same_provider(q, pv)) continue;
+        if (pv->level > q->level) q->level = pv->level;
+        q->keywords = q->keywords && pv->keywords ? q->keywords | pv->keywords : 0;
+        q->stack |= pv->stack;
+        q->non_paged_memory |= pv->non_paged_memory;
+        q->capture_state_on_start |= pv->capture_state_on_start;
+        q->capture_state_on_save |= pv->capture_state_on_save;
+        return ETL_OK;
+    }
+    if (grow(&co->pv, &co->cappv, co->npv, sizeof *co->pv) < 0) return nomem(c);
+    q = &co->pv[co->npv];
+    *q = *pv;
+    q->id = keep(c->w, pv->id ? pv->id : "", strlen(pv->id ? pv->id : ""));
+    q->name = keep(c->w, pv->name, strlen(pv->name));
+    if (!q->id || !q->name) return nomem(c);
+    co->npv++;
+    return ETL_OK;
+}
+
+/* Collector src (of another set) into p: a new collector, or merged with the one of its name. */
+static int unite_collector(struct ctx *c, struct prof *p, const etl_wprp_collector *src)
+{
+    struct coll *co = NULL;
+
+    for (size_t i = 0; i < p->nco; i++)
+        if (strcasecmp(p->co[i].c.name, src->name) == 0) co = &p->co[i];
+    if (co && co->c.kind != src->kind) {
+        snprintf(c->err, c->errsize, "collector \"%s\" is a system collector in one profile and an event collector in "
+                 "another", src->name);
+        return ETL_FAILED;
+    }
+    if (!co) {
+        if (grow(&p->co, &p->capco, p->nco, sizeof *p->co) < 0) return nomem(c);
+        co = &p->co[p->nco++];
+        memset(co, 0, sizeof *co);
+        co->c.kind = src->kind;
+        co->c.id = keep(c->w, src->id ? src->id : "", strlen(src->id ? src->id : ""));
+        co->c.name = keep(c->w, src->name, strlen(src->name));
+        co->c.buffer_size_kb = src->buffer_size_kb;
+        co->c.buffers = src->buffers;
+        co->c.buffers_percent = src->buffers_percent;
+        if (!co->c.id || !co->c.name) return nomem(c);
+    } else {
+        if (src->buffer_size_kb > co->c.buffer_size_kb) co->c.buffer_size_kb = src->buffer_size_kb;
+        if (!co->c.buffers) {
+            co->c.buffers = src->buffers;
+            co->c.buffers_percent = src->buffers_percent;
+        } else if (src->buffers_percent == co->c.buffers_percent && src->buffers > co->c.buffers) {
+            co->c.buffers = src->buffers;
+        }
+    }
+    if (!co->c.file_name && src->file_name && !(co->c.file_name = keep(c->w, src->file_name, strlen(src->file_name))))
+        return nomem(c);
+    if (unite_list(c, &co->kw, &co->nkw, &co->capkw, src->keywords, src->keyword_count) != ETL_OK ||
+        unite_list(c, &co->st, &co->nst, &co->capst, src->stacks, src->stack_count) != ETL_OK)
+        return ETL_FAILED;
+    for (size_t k = 0; k < src->provider_count; k++)
+        if (unite_provider(c, co, &src->providers[k]) != ETL_OK) return ETL_FAILED;
+    return ETL_OK;
+}
+
+/* p's Id, name and levels from the profiles, and their unmapped lists. */
+static int unite_profile(struct ctx *c, struct prof *p, const etl_wprp_profile *const *profiles, size_t count)
+{
+    size_t len = 0;
+    char *id;
+
+    for (size_t i = 0; i < count; i++) len += strlen(profiles[i]->id) + 1;
+    if (!(id = malloc(len))) return nomem(c);
+    id[0] = '\0';
+    for (size_t i = 0; i < count; i++) {
+        if (i) strcat(id, "+");
+        strcat(id, profiles[i]->id);
+    }
+    p->p.id = keep(c->w, id, strlen(id));
+    free(id);
+    p->p.name = keep(c->w, profiles[0]->name, strlen(profiles[0]->name));
+    p->p.detail_level = keep(c->w, profiles[0]->detail_level, strlen(profiles[0]->detail_level));
+    p->p.logging_mode = keep(c->w, profiles[0]->logging_mode, strlen(profiles[0]->logging_mode));
+    p->p.description = keep(c->w, profiles[0]->description, strlen(profiles[0]->description));
+    if (!p->p.id || !p->p.name || !p->p.detail_level || !p->p.logging_mode || !p->p.description) return nomem(c);
+    for (size_t i = 0; i < count; i++) {
+        if (profiles[i]->unavailable && !p->p.unavailable &&
+            !(p->p.unavailable = keepf(c->w, "%s: %s", profiles[i]->id, profiles[i]->unavailable)))
+            return nomem(c);
+        /* (publish says again which stacks lack their keyword, in the united lists) */
+        for (size_t k = 0; k < profiles[i]->unmapped_count; k++)
+            if (!strstr(profiles[i]->unmapped[k], ": its keyword is not enabled") &&
+                note(c, p, "%s", profiles[i]->unmapped[k]) != ETL_OK)
+                return ETL_FAILED;
+    }
+    return ETL_OK;
+}
+
+int etl_wprp_combine(etl_wprp **out, const etl_wprp_profile *const *profiles, size_t count, char *err, size_t errsize)
+{
+    struct ctx c;
+    struct prof p;
+    int rc = ETL_OK;
+
+    *out = NULL;
+    memset(&c, 0, sizeof c);
+    memset(&p, 0, sizeof p);
+    c.name = "profiles";
+    c.err = err;
+    c.errsize = errsize;
+    if (!count) {
+        snprintf(err, errsize, "no profile to combine");
+        return ETL_FAILED;
+    }
+    if (!(c.w = calloc(1, sizeof *c.w))) return nomem(&c);
+    rc = unite_profile(&c, &p, profiles, count);
+    for (size_t i = 0; i < count && rc == ETL_OK; i++)
+        for (size_t k = 0; k < profiles[i]->collector_count && rc == ETL_OK; k++)
+            rc = unite_collector(&c, &p, &profiles[i]->collectors[k]);
+    if (rc == ETL_OK) rc = publish(&c, &p);
+    if (rc == ETL_OK && grow(&c.w->pr, &c.w->cappr, 0, sizeof *c.w->pr) < 0) rc = nomem(&c);
+    if (rc != ETL_OK) {
+        prof_free(&p);
+        etl_wprp_free(c.w);
+        return ETL_FAILED;
+    }
+    c.w->pr[c.w->npr++] = p;
+    *out = c.w;
+    return ETL_OK;
+}
+
+uint32_t etl_wprp_collector_buffer_count(const etl_wprp_collector *c, uint64_t total_memory)
+{
+    uint64_t size = (uint64_t)(c->buffer_size_kb ? c->buffer_size_kb : 64) * 1024, n;
+
+    if (!c->buffers) return 0;
+    if (!c->buffers_percent) return c->buffers;
+    n = total_memory / 100 * c->buffers / size;
+    if (n < 1) return 1;
+    return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
