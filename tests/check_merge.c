@@ -356,6 +356,7 @@ static void merge_and_check(const char *const *paths, unsigned n, const char *ou
                       ETL_MODE_FILE_SEQUENTIAL | ETL_MODE_RELOG | (compress ? ETL_MODE_COMPRESSED : 0));
     ck_assert_str_eq(run->out.info.logger_name, "etlmerge");
     if (n > 1) ck_assert_str_eq(run->out.info.log_file_name, "[multiple files]");
+    else ck_assert_str_eq(run->out.info.log_file_name, out); /* not the file it was written as first */
     ck_assert_uint_eq(run->out.info.buffers, run->out.info.buffers_written);
     ck_assert_uint_eq(run->stats.buffers_written + 1, run->out.info.buffers);
     if (compress) ck_assert_uint_gt(run->out.info.compressed_buffers, 0);
@@ -851,6 +852,15 @@ START_TEST(all_samples)
 
     merge_and_check((const char *const *)paths, n, outz, 1, &runz);
     ck_assert_int_eq(runz.in.n, run.in.n);
+    {   /* One input: the header names the output itself (as etlrecord stop --profile's of a
+           single collector), not the temporary name it was written under. */
+        struct merge_run one;
+        char *out1 = path_in_dir("one.etl");
+        merge_and_check((const char *const *)paths, 1, out1, 0, &one);
+        ck_assert_int_eq(one.rc, ETL_OK);
+        run_free(&one);
+        free(out1);
+    }
     for (long k = 0; k < run.out.ev.n; k++)
         REQUIRE(memcmp(&run.out.ev.k[k], &runz.out.ev.k[k], sizeof run.out.ev.k[k]) == 0, "compressed event %ld differs", k);
     check_independent_walk(outz);

@@ -659,8 +659,8 @@ static int is_an_input(const etl_merge *m, const char *path)
     return 0;
 }
 
-/* The writer's options: the merge's clock, and the header fields taken from the inputs. */
-static void output_options(const etl_merge *m, uint32_t buffer_size, etl_writer_options *o)
+/* The writer's options for the output path: the merge's clock, and the header fields taken from the inputs. */
+static void output_options(const etl_merge *m, const char *path, uint32_t buffer_size, etl_writer_options *o)
 {
     const etl_trace_info *e = info_of(m, m->earliest);
     uint32_t ncpu = 1;
@@ -680,7 +680,7 @@ static void output_options(const etl_merge *m, uint32_t buffer_size, etl_writer_
     o->os_build = e->os_build;
     o->logger_name = "etlmerge";
     /* As Windows' merged files name themselves. */
-    o->log_file_name = m->n > 1 ? "[multiple files]" : NULL;
+    o->log_file_name = m->n > 1 ? "[multiple files]" : path; /* (the file, not its temporary name) */
     o->header_pid = (uint32_t)getpid();
 }
 
@@ -743,7 +743,7 @@ int etl_merge_write(etl_merge *m, const char *path)
     o.m = m;
     o.path = path;
     o.buffer_size = output_buffer_size(m);
-    output_options(m, o.buffer_size, &wo);
+    output_options(m, path, o.buffer_size, &wo);
     max_ncpu = wo.number_of_processors;
     o.memory_limit = (uint64_t)max_ncpu * o.buffer_size;
     if (o.memory_limit < MIN_OUTPUT_BUFFER_MEMORY) o.memory_limit = MIN_OUTPUT_BUFFER_MEMORY;
