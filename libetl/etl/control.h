@@ -61,7 +61,13 @@ typedef struct etl_controller_config {
     unsigned provider_count;
     int stackwalk;                      /* providers enabled with ETL_ENABLE_STACK_TRACE */
     const etl_controller_hooks *hooks;  /* NULL: none; kept by the caller while the controller lives */
+    int kernel;                         /* a kernel session (its hooks start the kernel capture):
+                                           the only kind that may be named ETL_KERNEL_LOGGER_NAME */
 } etl_controller_config;
+
+/* The NT Kernel Logger's name (KERNEL_LOGGER_NAME). Names are compared without regard to case,
+   and a name is one session's at a time: the kernel session of that name is the singleton. */
+#define ETL_KERNEL_LOGGER_NAME "NT Kernel Logger"
 
 typedef struct etl_controller etl_controller;
 typedef struct etl_control_answer etl_control_answer;
@@ -71,7 +77,10 @@ typedef struct etl_control_answer etl_control_answer;
  * on the control socket. ETL_OK; or ETL_FAILED with *out holding only the message
  * (etl_controller_error, then etl_controller_close), or NULL without memory. *orphan_removed
  * (may be NULL) tells, in either case, whether a dead controller's session of the name was
- * cleaned up. The message names the session ("session NAME: ...") or the name taken.
+ * cleaned up. The message names the session ("session NAME: ...") or the name taken. Refused
+ * before anything starts: a session named ETL_KERNEL_LOGGER_NAME (in any case) that is not a
+ * kernel session (cfg->kernel), and a private logger (ETL_MODE_PRIVATE_LOGGER: its own
+ * process's, which no controller serves to others).
  */
 ETL_API int etl_controller_start(etl_controller **out, const etl_controller_config *cfg, int *orphan_removed);
 ETL_API const char *etl_controller_error(const etl_controller *c);
