@@ -384,6 +384,39 @@ START_TEST(adjustment_rules)
 }
 END_TEST
 
+/* The NT Kernel Logger: a controller takes the name (in any case) only for a kernel session,
+   as its hooks say; the name claim makes it the only one. */
+START_TEST(nt_kernel_logger)
+{
+    etl_controller_config cfg;
+    etl_controller_hooks kernel = { .kernel = 1 };
+    etl_controller *c = NULL, *d = NULL;
+    char *file, *other;
+
+    make_dir();
+    file = in_dir("ntkl.etl");
+    other = in_dir("ntkl2.etl");
+    memset(&cfg, 0, sizeof cfg);
+    cfg.properties.logger_name = "nt KERNEL logger";
+    cfg.properties.log_file_name = file;
+    ck_assert_int_eq(etl_controller_start(&c, &cfg, NULL), ETL_FAILED);
+    ck_assert_ptr_nonnull(strstr(etl_controller_error(c), "the NT Kernel Logger is the kernel session"));
+    etl_controller_close(c);
+    ck_assert_int_eq(access(file, F_OK), -1); /* refused before anything started */
+    cfg.hooks = &kernel;
+    ck_assert_msg(etl_controller_start(&c, &cfg, NULL) == ETL_OK, "%s", etl_controller_error(c));
+    cfg.properties.logger_name = ETL_KERNEL_LOGGER_NAME;
+    cfg.properties.log_file_name = other;
+    ck_assert_int_eq(etl_controller_start(&d, &cfg, NULL), ETL_FAILED);
+    ck_assert_ptr_nonnull(strstr(etl_controller_error(d), "running"));
+    etl_controller_close(d);
+    etl_controller_close(c);
+    free(file);
+    free(other);
+    remove_dir();
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("logmodes");
@@ -395,6 +428,7 @@ int main(void)
     tcase_add_test(tc, no_per_processor_buffering);
     tcase_add_test(tc, append_and_kbytes);
     tcase_add_test(tc, adjustment_rules);
+    tcase_add_test(tc, nt_kernel_logger);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

@@ -300,7 +300,6 @@ static int start_config(const struct options *o, const char *name, struct start 
     if (start_properties(o, &st->cfg.properties) != 0) return -1;
     st->cfg.properties.logger_name = name;
     st->cfg.stackwalk = o->stackwalk && !o->kernel;
-    st->cfg.kernel = o->kernel_flags != 0;
     st->cap.kernel_flags = o->kernel_flags;
     st->cap.kernel_stackwalk = o->kernel_stackwalk;
     st->cap.profile_interval_us = o->profile_interval_us ? o->profile_interval_us : 1000;

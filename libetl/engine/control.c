@@ -709,7 +709,7 @@ int etl_controller_start(etl_controller **out, const etl_controller_config *cfg,
     }
     c->props.logger_name = c->name;
     c->props.log_file_name = c->file;
-    if (strcasecmp(c->name, ETL_KERNEL_LOGGER_NAME) == 0 && !cfg->kernel) {
+    if (strcasecmp(c->name, ETL_KERNEL_LOGGER_NAME) == 0 && !(cfg->hooks && cfg->hooks->kernel)) {
         snprintf(c->err, sizeof c->err, "session %s: the NT Kernel Logger is the kernel session (its name is taken "
                  "only by a session of kernel events)", c->name);
         return ETL_FAILED;

@@ -52,7 +52,15 @@ typedef struct etl_controller_hooks {
     /* Before the session stops. */
     void (*stop)(void *arg);
     void *arg;
+    /* 1: the start hook starts a kernel capture (etl_controller_capture_hooks sets it when
+       cap->kernel_flags is not 0): the only kind of session that may be named
+       ETL_KERNEL_LOGGER_NAME. */
+    int kernel;
 } etl_controller_hooks;
+
+/* The NT Kernel Logger's name (KERNEL_LOGGER_NAME). Names are compared without regard to case,
+   and a name is one session's at a time: the kernel session of that name is the singleton. */
+#define ETL_KERNEL_LOGGER_NAME "NT Kernel Logger"
 
 typedef struct etl_controller_config {
     etl_session_properties properties;  /* logger_name: the session's name (required);
@@ -61,13 +69,7 @@ typedef struct etl_controller_config {
     unsigned provider_count;
     int stackwalk;                      /* providers enabled with ETL_ENABLE_STACK_TRACE */
     const etl_controller_hooks *hooks;  /* NULL: none; kept by the caller while the controller lives */
-    int kernel;                         /* a kernel session (its hooks start the kernel capture):
-                                           the only kind that may be named ETL_KERNEL_LOGGER_NAME */
 } etl_controller_config;
-
-/* The NT Kernel Logger's name (KERNEL_LOGGER_NAME). Names are compared without regard to case,
-   and a name is one session's at a time: the kernel session of that name is the singleton. */
-#define ETL_KERNEL_LOGGER_NAME "NT Kernel Logger"
 
 typedef struct etl_controller etl_controller;
 typedef struct etl_control_answer etl_control_answer;
@@ -79,7 +81,7 @@ typedef struct etl_control_answer etl_control_answer;
  * (may be NULL) tells, in either case, whether a dead controller's session of the name was
  * cleaned up. The message names the session ("session NAME: ...") or the name taken. Refused
  * before anything starts: a session named ETL_KERNEL_LOGGER_NAME (in any case) that is not a
- * kernel session (cfg->kernel), and a private logger (ETL_MODE_PRIVATE_LOGGER: its own
+ * kernel session (cfg->hooks->kernel), and a private logger (ETL_MODE_PRIVATE_LOGGER: its own
  * process's, which no controller serves to others).
  */
 ETL_API int etl_controller_start(etl_controller **out, const etl_controller_config *cfg, int *orphan_removed);
