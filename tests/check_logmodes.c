@@ -332,6 +332,10 @@ START_TEST(append_and_kbytes)
     refused(&p, "NumberOfProcessors");
     ck_assert_int_eq(size_of(file), size);
     p.number_of_processors = 0;
+    /* A file cut inside a buffer (a crash, a copy cut short) is not continued. */
+    ck_assert_int_eq(truncate(file, size - 100), 0);
+    refused(&p, "app.etl: cannot append: the file ends inside a buffer");
+    ck_assert_int_eq(size_of(file), size - 100);
     p.log_file_mode = ETL_MODE_FILE_APPEND | ETL_MODE_REAL_TIME;
     refused(&p, "append mode continues a sequential file");
     p.log_file_mode = ETL_MODE_FILE_APPEND | ETL_MODE_FILE_CIRCULAR;

@@ -417,6 +417,12 @@ static int exclusive_lock(etl_writer *w)
 
 long etl_writer_busy_pid(const etl_writer *w) { return w ? w->busy_pid : 0; }
 
+static const char *clock_word(int clock)
+{
+    return clock == ETL_CLOCK_PERFCOUNTER ? "perfcounter" : clock == ETL_CLOCK_SYSTEMTIME ? "systemtime"
+           : clock == ETL_CLOCK_CPUCYCLE ? "cycle" : "unknown";
+}
+
 /*
  * Append mode (EVENT_TRACE_FILE_MODE_APPEND): a sequential file that exists is continued. Its
  * logfile header must say the same buffer size, pointer size, processors and clock as ours,
@@ -425,12 +431,6 @@ long etl_writer_busy_pid(const etl_writer *w) { return w ? w->busy_pid : 0; }
  * clock, and its counts (BuffersWritten, EventsLost, BuffersLost) go on from where they were.
  * 1: the file is empty (it is written as new); 0: continued; -1 with the error set.
  */
-static const char *clock_word(int clock)
-{
-    return clock == ETL_CLOCK_PERFCOUNTER ? "perfcounter" : clock == ETL_CLOCK_SYSTEMTIME ? "systemtime"
-           : clock == ETL_CLOCK_CPUCYCLE ? "cycle" : "unknown";
-}
-
 static int open_append(etl_writer *w)
 {
     etl_writer_options *o = &w->o;
@@ -446,14 +446,15 @@ static int open_append(etl_writer *w)
         return -1;
     }
     if (!S_ISREG(st.st_mode) || st.st_size == 0) return 1;
+    memset(b, 0, o->buffer_size);
     n = pread(w->fd, b, o->buffer_size, 0);
-    if (n < (ssize_t)(ETL_BUFFER_HEADER_SIZE + ETL_SYSTEM_HEADER_SIZE + ETL_TLH_SIZE(4)) ||
+    p = e[2] == ETL_HT_SYSTEM64 ? 8 : 4;
+    if (n < (ssize_t)(ETL_BUFFER_HEADER_SIZE + ETL_SYSTEM_HEADER_SIZE + ETL_TLH_SIZE(p)) ||
         etl_le16(b + ETL_BH_BUFFER_TYPE) != ETL_BUFFER_TYPE_HEADER ||
         (e[2] != ETL_HT_SYSTEM64 && e[2] != ETL_HT_SYSTEM32) || etl_le16(e + 6) != 0) {
         werror(w, "cannot append: not an ETL file (no logfile header at byte offset 0)");
         return -1;
     }
-    p = e[2] == ETL_HT_SYSTEM64 ? 8 : 4;
     bsize = etl_le32(t + ETL_TLH_BUFFER_SIZE);
     nproc = etl_le32(t + ETL_TLH_NUMBER_OF_PROCESSORS);
     mode = etl_le32(t + ETL_TLH_LOG_FILE_MODE);
