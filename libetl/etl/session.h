@@ -23,21 +23,36 @@ typedef struct etl_session_properties {
     const char *log_file_name;     /* the file; NULL in buffering mode and for real time only.
                                       NEWFILE: holds %d */
     uint32_t buffer_size_kb;       /* BufferSize in KB, 4 .. 16384 (default 64) */
-    uint32_t minimum_buffers;      /* raised to at least 2 per processor */
+    uint32_t minimum_buffers;      /* raised to at least 2 per processor (2 with
+                                      ETL_MODE_NO_PER_PROCESSOR_BUFFERING) */
     uint32_t maximum_buffers;      /* raised to at least minimum_buffers (default: the minimum
                                       + 64 MB of buffers, at least + 64: the pool grows into
                                       it only when no buffer is free); ignored in buffering mode */
-    uint32_t maximum_file_size_mb; /* 0: none; required for circular, NEWFILE, preallocate */
+    uint32_t maximum_file_size_mb; /* 0: none; required for circular, NEWFILE, preallocate;
+                                      in KB with ETL_MODE_USE_KBYTES_FOR_SIZE */
     uint32_t log_file_mode;        /* ETL_MODE_FILE_SEQUENTIAL (default), _CIRCULAR, _NEWFILE
                                       (| ETL_MODE_FILE_PREALLOCATE), or ETL_MODE_BUFFERING;
                                       | ETL_MODE_COMPRESSED; | ETL_MODE_REAL_TIME (with a file
-                                      mode, or alone without a file; not with buffering) */
+                                      mode, or alone without a file; not with buffering);
+                                      | ETL_MODE_FILE_APPEND (sequential only: continue the file,
+                                      which must have the same buffer size, processors and
+                                      clock, and for clocks counting from the boot the same
+                                      boot); | ETL_MODE_USE_KBYTES_FOR_SIZE;
+                                      | ETL_MODE_NO_PER_PROCESSOR_BUFFERING (one pool and one
+                                      current buffer for every processor, events in the order
+                                      written, every buffer on processor 0; not shared);
+                                      | ETL_MODE_PRIVATE_LOGGER (the process-private logger: not
+                                      shared, no controller, not NEWFILE or append; "_PID" is
+                                      appended to log_file_name). A log file has one writer:
+                                      a file another writer holds (an flock, through any path)
+                                      is refused, untouched, naming the session writing it */
     uint32_t flush_timer_s;        /* flush non-empty buffers this often; 0: only when full,
                                       at stop, or on etl_session_flush (not in buffering mode;
                                       real-time mode: 0 means 1 s) */
     int clock_type;                /* ETL_CLOCK_PERFCOUNTER (default: CLOCK_MONOTONIC_RAW in ns),
                                       ETL_CLOCK_SYSTEMTIME (FILETIME) or ETL_CLOCK_CPUCYCLE (TSC) */
-    uint32_t number_of_processors; /* default: the processors configured */
+    uint32_t number_of_processors; /* default: the processors configured (NumberOfProcessors;
+                                      with one pool, still what the header says) */
     uint32_t engine_flags;         /* ETL_ENGINE_*: how the engine works, not what it writes */
 } etl_session_properties;
 
