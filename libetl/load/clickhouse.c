@@ -213,6 +213,33 @@ static size_t on_body(char *data, size_t size, size_t n, void *arg)
     return buf_add(b, data, len) == 0 ? len : 0;
 }
 
+/* A server's error on one line: its line breaks (a Distributed insert's status per shard) as
+   "; ", without the trailing ", e.what() = DB::Exception". */
+static void squeeze(struct buf *b)
+{
+    size_t n = 0;
+    char *tail;
+
+    for (size_t i = 0; i < b->n; i++) {
+        if (b->p[i] == '\n' || b->p[i] == '\r') {
+            while (n && (b->p[n - 1] == ' ' || b->p[n - 1] == ':' || b->p[n - 1] == ',' || b->p[n - 1] == ';')) n--;
+            if (n && i + 1 < b->n && b->p[i + 1] != '\n' && b->p[i + 1] != ',') {
+                b->p[n++] = ';';
+                b->p[n++] = ' ';
+            }
+            continue;
+        }
+        b->p[n++] = b->p[i];
+    }
+    while (n && (b->p[n - 1] == ' ' || b->p[n - 1] == ';')) n--;
+    if (b->p) b->p[n] = '\0';
+    b->n = n;
+    if (b->p && (tail = strstr(b->p, ", e.what() = ")) != NULL) {
+        *tail = '\0';
+        b->n = (size_t)(tail - b->p);
+    }
+}
+
 /* What a streamed INSERT reads its body from. */
 struct stream {
     etl_clickhouse *c;
@@ -272,6 +299,7 @@ static int request(etl_clickhouse *c, const char *what, const char *sql, const c
     rc = curl_easy_perform(c->curl);
     curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &code);
     while (body.n && (body.p[body.n - 1] == '\n' || body.p[body.n - 1] == '\r')) body.p[--body.n] = '\0';
+    if (rc != CURLE_OK || code != 200) squeeze(&body);
     if (s && s->failed) {
         /* the error is set (the staged database, or memory) */
     }
@@ -529,7 +557,7 @@ int etl_clickhouse_create_schema(etl_clickhouse *c)
 
     c->path = NULL;
     if (rc < 0) goto fail;
-    if (rc == 1) return ETL_OK;
+    /* rc 1: the schema is there; what is missing of it (a table dropped) is made again */
     if (schema_sql(c, &b) != 0) goto nomem;
     /* one statement a request: the HTTP interface takes one */
     for (p = b.p; p && *p;) {
@@ -549,6 +577,7 @@ int etl_clickhouse_create_schema(etl_clickhouse *c)
                 if (exec_sql(c, "creating the schema", q.p) != 0) goto fail;
             }
             if (exec_sql(c, "creating the schema", p) != 0) goto fail;
+            if (rc == 1) break;
             q.n = 0;
             if (buf_printf(&q, "INSERT INTO `%s`.etl_meta VALUES ('schema_version', '%d'), ('created_by', 'etl2clickhouse %s'), "
                                "('cluster', ", c->database, ETL_CLICKHOUSE_SCHEMA_VERSION, etl_version()) != 0 ||
@@ -965,8 +994,7 @@ nomem:
 fail:
     {
         char *msg = NULL;
-        if (asprintf(&msg, "%s: %s; nothing of the trace is visible%s", path, c->error ? c->error : "out of memory",
-                     sent ? " (an earlier load of it stays)" : "") >= 0) {
+        if (asprintf(&msg, "%s: %s; nothing of this load is visible", path, c->error ? c->error : "out of memory") >= 0) {
             free(c->error);
             c->error = msg;
         }
