@@ -2,7 +2,9 @@
 /* The ClickHouse loader: a trace staged by the SQLite loader, streamed table by table to ClickHouse over HTTP (libcurl) in RowBinary, committed by its traces row. */
 #define _GNU_SOURCE /* mkdtemp, getrandom */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,15 +113,20 @@ struct buf {
     size_t n, cap, pos;
 };
 
+/* A connection to the server: the handle and its last error. The sending threads have one each. */
+struct conn {
+    CURL *curl;
+    char *error;
+};
+
 struct etl_clickhouse {
     etl_clickhouse_options o;
     char *url;                  /* as given */
     char *where;                /* scheme://host:port, for messages (no credentials) */
     char *database, *cluster, *machine_opt;
-    CURL *curl;
+    struct conn conn;           /* the caller's thread's; conn.error is the handle's error */
     struct table table[NTABLES];
     int schema_ok;              /* etl_meta was checked */
-    char *error;
     char trace_id[40];
     char *machine;
     const char *path;           /* the input being loaded */
@@ -166,8 +173,8 @@ static int buf_printf(struct buf *b, const char *fmt, ...)
     return 0;
 }
 
-static void set_error(etl_clickhouse *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void set_error(etl_clickhouse *c, const char *fmt, ...)
+static void conn_error(struct conn *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void conn_error(struct conn *k, const char *fmt, ...)
 {
     va_list ap;
     char *text = NULL;
@@ -175,14 +182,15 @@ static void set_error(etl_clickhouse *c, const char *fmt, ...)
     va_start(ap, fmt);
     if (vasprintf(&text, fmt, ap) < 0) text = NULL;
     va_end(ap);
-    free(c->error);
-    c->error = text;
+    free(k->error);
+    k->error = text;
 }
+#define set_error(c, ...) conn_error(&(c)->conn, __VA_ARGS__)
 
 /* Tells the caller: the error as an ETL_FATAL message. */
 static void say_fatal(etl_clickhouse *c)
 {
-    etl_sqlite_message m = { ETL_FATAL, 0, c->path, -1, c->error ? c->error : "out of memory" };
+    etl_sqlite_message m = { ETL_FATAL, 0, c->path, -1, c->conn.error ? c->conn.error : "out of memory" };
     if (c->o.read.on_message) c->o.read.on_message(c->o.read.arg, &m);
 }
 
@@ -240,16 +248,29 @@ static void squeeze(struct buf *b)
     }
 }
 
-/* What a streamed INSERT reads its body from. */
-struct stream {
+/* What the sending threads share: the next table to send, the rows sent, whether to stop. */
+struct send_state {
     etl_clickhouse *c;
-    sqlite3_stmt *st;
-    const struct table *t;
-    struct buf row;             /* encoded rows not yet handed to curl */
+    const char *dbpath;
     const uint8_t *trace;       /* 16 bytes */
     uint64_t load;
     uint16_t day;
-    uint64_t rows, *done, total;
+    int64_t committed;
+    atomic_uint next;           /* index of the next table to send (traces, the last, is not theirs) */
+    _Atomic uint64_t done;      /* rows sent */
+    atomic_int stop;            /* a sender failed, or the load was interrupted */
+    atomic_int finished;        /* senders that are done */
+    pthread_mutex_t lock;
+    char *error;                /* the first sender's error */
+};
+
+/* What a streamed INSERT reads its body from. */
+struct stream {
+    struct send_state *ss;
+    struct conn *k;
+    sqlite3_stmt *st;
+    const struct table *t;
+    struct buf row;             /* encoded rows not yet handed to curl */
     int done_rows, failed, interrupted;
 };
 
@@ -260,8 +281,8 @@ static size_t stream_read(char *out, size_t size, size_t n, void *arg);
  * extra URL parameters params ("insert_distributed_sync=1"). 0, with the answer in *answer when
  * given; -1 with the error set ("where: what: the server's message").
  */
-static int request(etl_clickhouse *c, const char *what, const char *sql, const char *params, struct stream *s,
-                   struct buf *answer)
+static int request(etl_clickhouse *c, struct conn *k, const char *what, const char *sql, const char *params,
+                   struct stream *s, struct buf *answer)
 {
     struct buf url = { 0 }, body = { 0 };
     struct curl_slist *headers = NULL;
@@ -272,38 +293,38 @@ static int request(etl_clickhouse *c, const char *what, const char *sql, const c
     if (buf_printf(&url, "%s%s", c->url, strchr(c->url, '?') ? "&" : "?") != 0) goto nomem;
     if (params && buf_printf(&url, "%s&", params) != 0) goto nomem;
     if (s) {
-        char *q = curl_easy_escape(c->curl, sql, 0);
+        char *q = curl_easy_escape(k->curl, sql, 0);
         int e = q ? buf_printf(&url, "query=%s", q) : -1;
         curl_free(q);
         if (e != 0) goto nomem;
     }
-    curl_easy_reset(c->curl);
-    curl_easy_setopt(c->curl, CURLOPT_URL, url.p);
-    curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &body);
-    curl_easy_setopt(c->curl, CURLOPT_POST, 1L);
-    curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT, 10L);
+    curl_easy_reset(k->curl);
+    curl_easy_setopt(k->curl, CURLOPT_URL, url.p);
+    curl_easy_setopt(k->curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(k->curl, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(k->curl, CURLOPT_WRITEDATA, &body);
+    curl_easy_setopt(k->curl, CURLOPT_POST, 1L);
+    curl_easy_setopt(k->curl, CURLOPT_CONNECTTIMEOUT, 10L);
     if (s) {
         headers = curl_slist_append(headers, "Transfer-Encoding: chunked");
         headers = headers ? curl_slist_append(headers, "Content-Type: application/octet-stream") : NULL;
         if (!headers) goto nomem;
-        curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, headers);
-        curl_easy_setopt(c->curl, CURLOPT_READFUNCTION, stream_read);
-        curl_easy_setopt(c->curl, CURLOPT_READDATA, s);
+        curl_easy_setopt(k->curl, CURLOPT_HTTPHEADER, headers);
+        curl_easy_setopt(k->curl, CURLOPT_READFUNCTION, stream_read);
+        curl_easy_setopt(k->curl, CURLOPT_READDATA, s);
     }
     else {
-        curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, sql);
-        curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE, (long)strlen(sql));
+        curl_easy_setopt(k->curl, CURLOPT_POSTFIELDS, sql);
+        curl_easy_setopt(k->curl, CURLOPT_POSTFIELDSIZE, (long)strlen(sql));
     }
-    rc = curl_easy_perform(c->curl);
-    curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &code);
+    rc = curl_easy_perform(k->curl);
+    curl_easy_getinfo(k->curl, CURLINFO_RESPONSE_CODE, &code);
     while (body.n && (body.p[body.n - 1] == '\n' || body.p[body.n - 1] == '\r')) body.p[--body.n] = '\0';
     if (rc != CURLE_OK || code != 200) squeeze(&body);
     if (s && s->failed) {
         /* the error is set (the staged database, or memory) */
     }
-    else if (s && s->interrupted) set_error(c, "interrupted");
+    else if (s && s->interrupted) conn_error(k, "stopped");
     else if (rc == CURLE_OK && code == 200) {
         ret = 0;
         if (answer) {
@@ -312,17 +333,17 @@ static int request(etl_clickhouse *c, const char *what, const char *sql, const c
         }
     }
     else if (code != 0 && body.n)
-        set_error(c, "%s: %s: %s", c->where, what, body.p);
+        conn_error(k, "%s: %s: %s", c->where, what, body.p);
     else if (code != 0)
-        set_error(c, "%s: %s: HTTP status %ld", c->where, what, code);
+        conn_error(k, "%s: %s: HTTP status %ld", c->where, what, code);
     else
-        set_error(c, "%s: %s: %s", c->where, what, curl_easy_strerror(rc));
+        conn_error(k, "%s: %s: %s", c->where, what, curl_easy_strerror(rc));
     curl_slist_free_all(headers);
     free(url.p);
     free(body.p);
     return ret;
 nomem:
-    set_error(c, "out of memory");
+    conn_error(k, "out of memory");
     curl_slist_free_all(headers);
     free(url.p);
     return -1;
@@ -330,7 +351,7 @@ nomem:
 
 static int exec_sql(etl_clickhouse *c, const char *what, const char *sql)
 {
-    return request(c, what, sql, NULL, NULL, NULL);
+    return request(c, &c->conn, what, sql, NULL, NULL, NULL);
 }
 
 /* ---------------------------------------------------------------- the schema's columns */
@@ -496,7 +517,7 @@ static int meta_get(etl_clickhouse *c, const char *key, char **out)
     if (buf_printf(&q, "SELECT count() FROM system.tables WHERE database = ") != 0 || buf_literal(&q, c->database) != 0 ||
         buf_printf(&q, " AND name = 'etl_meta'") != 0)
         goto nomem;
-    rc = request(c, "reading the schema", q.p, NULL, NULL, &a);
+    rc = request(c, &c->conn, "reading the schema", q.p, NULL, NULL, &a);
     if (rc != 0) goto fail;
     if (!a.p || atoi(a.p) == 0) {
         free(q.p);
@@ -509,7 +530,7 @@ static int meta_get(etl_clickhouse *c, const char *key, char **out)
     if (buf_printf(&q, "SELECT value FROM `%s`.etl_meta WHERE key = ", c->database) != 0 || buf_literal(&q, key) != 0 ||
         buf_printf(&q, " LIMIT 1 FORMAT TabSeparatedRaw") != 0)
         goto nomem;
-    if (request(c, "reading the schema", q.p, NULL, NULL, &a) != 0) goto fail;
+    if (request(c, &c->conn, "reading the schema", q.p, NULL, NULL, &a) != 0) goto fail;
     free(q.p);
     *out = a.p ? a.p : strdup("");
     return *out ? 1 : -1;
@@ -567,7 +588,7 @@ int etl_clickhouse_create_schema(etl_clickhouse *c)
         if (strncmp(p, "CREATE TABLE IF NOT EXISTS", 26) == 0 && strstr(p, ".etl_meta ")) {
             /* etl_meta last, after the kinds */
             if (buf_printf(&q, "SELECT count() FROM `%s`.kinds", c->database) != 0) goto nomem;
-            if (request(c, "creating the schema", q.p, NULL, NULL, &a) != 0) goto fail;
+            if (request(c, &c->conn, "creating the schema", q.p, NULL, NULL, &a) != 0) goto fail;
             if (a.p && atoi(a.p) == 0) {
                 q.n = 0;
                 if (buf_printf(&q, "INSERT INTO `%s`.kinds VALUES ", c->database) != 0) goto nomem;
@@ -647,20 +668,20 @@ static int encode_row(struct stream *s)
     struct buf *b = &s->row;
     int rc = sqlite3_step(s->st);
     uint8_t uuid[16];
-    uint16_t day = s->day;
+    uint16_t day = s->ss->day;
 
     if (rc == SQLITE_DONE) return 0;
     if (rc != SQLITE_ROW) {
-        set_error(s->c, "the staged database: %s: %s", t->def->name, sqlite3_errmsg(sqlite3_db_handle(s->st)));
+        conn_error(s->k, "the staged database: %s: %s", t->def->name, sqlite3_errmsg(sqlite3_db_handle(s->st)));
         return -1;
     }
     /* a UUID is two little-endian 64-bit halves, the first the text's first 16 digits */
     for (int i = 0; i < 8; i++) {
-        uuid[i] = s->trace[7 - i];
-        uuid[8 + i] = s->trace[15 - i];
+        uuid[i] = s->ss->trace[7 - i];
+        uuid[8 + i] = s->ss->trace[15 - i];
     }
-    if (put_bytes(b, s->c->machine, strlen(s->c->machine)) != 0 || buf_add(b, uuid, 16) != 0 ||
-        put_u64(b, s->load) != 0 || buf_add(b, (uint8_t[2]){ (uint8_t)day, (uint8_t)(day >> 8) }, 2) != 0)
+    if (put_bytes(b, s->ss->c->machine, strlen(s->ss->c->machine)) != 0 || buf_add(b, uuid, 16) != 0 ||
+        put_u64(b, s->ss->load) != 0 || buf_add(b, (uint8_t[2]){ (uint8_t)day, (uint8_t)(day >> 8) }, 2) != 0)
         goto nomem;
     for (unsigned k = 0; k < t->ncols; k++) {
         int null = sqlite3_column_type(s->st, (int)k) == SQLITE_NULL;
@@ -672,7 +693,7 @@ static int encode_row(struct stream *s)
             break;
         default:
             if (null) {
-                set_error(s->c, "the staged database: %s.%s is NULL", t->def->name, t->col[k].name);
+                conn_error(s->k, "the staged database: %s.%s is NULL", t->def->name, t->col[k].name);
                 return -1;
             }
         }
@@ -687,7 +708,7 @@ static int encode_row(struct stream *s)
     }
     return 1;
 nomem:
-    set_error(s->c, "out of memory");
+    conn_error(s->k, "out of memory");
     return -1;
 }
 
@@ -705,17 +726,16 @@ static size_t stream_read(char *out, size_t size, size_t n, void *arg)
     while (got < want) {
         if (s->row.pos == s->row.n) {
             int rc = 0;
+            unsigned rows = 0;
             s->row.n = s->row.pos = 0;
             if (s->done_rows) break;
-            if (s->c->o.read.interrupted && (s->rows & 1023) == 0 && s->c->o.read.interrupted(s->c->o.read.arg)) {
+            if (atomic_load(&s->ss->stop)) {
                 s->interrupted = 1;
                 return CURL_READFUNC_ABORT;
             }
             /* a few rows at a time, so that a chunk is not a row */
-            while (s->row.n < 65536 && (rc = encode_row(s)) == 1) {
-                s->rows++;
-                if ((++*s->done & 4095) == 0) progress(s->c, 1, *s->done, s->total, 0, 0);
-            }
+            while (s->row.n < 65536 && (rc = encode_row(s)) == 1) rows++;
+            atomic_fetch_add(&s->ss->done, rows);
             if (rc < 0) {
                 s->failed = 1;
                 return CURL_READFUNC_ABORT;
@@ -847,7 +867,7 @@ static int delete_loads(etl_clickhouse *c, uint64_t load, int equal)
 {
     struct buf q = { 0 };
     int rc = 0;
-    char *saved = c->error ? strdup(c->error) : NULL;
+    char *saved = c->conn.error ? strdup(c->conn.error) : NULL;
 
     for (size_t i = 0; i < NTABLES && rc == 0; i++) {
         q.n = 0;
@@ -860,21 +880,113 @@ static int delete_loads(etl_clickhouse *c, uint64_t load, int equal)
     }
     free(q.p);
     if (saved) { /* the load's own error stays the one told */
-        free(c->error);
-        c->error = saved;
+        free(c->conn.error);
+        c->conn.error = saved;
     }
     return rc;
 }
 
-/* Streams the staged trace's tables, traces last. 0, or -1 (error set). */
-static int send_trace(etl_clickhouse *c, sqlite3 *db, const uint8_t trace[16], uint64_t load, uint16_t day)
+/* Whether the server has rows of an earlier committed load of the trace (a mutation costs a
+   rewrite of the parts it touches: none is asked for a first load). */
+static int earlier_loads(etl_clickhouse *c, uint64_t load)
 {
-    uint64_t done = 0, total = 0;
-    int64_t committed;
-    struct timespec now;
+    struct buf q = { 0 }, a = { 0 };
+    int n = 0;
+
+    if (buf_printf(&q, "SELECT count() FROM `%s`.traces_local WHERE machine = ", c->database) == 0 &&
+        buf_literal(&q, c->machine) == 0 &&
+        buf_printf(&q, " AND trace = '%s' AND load != %llu", c->trace_id, (unsigned long long)load) == 0 &&
+        request(c, &c->conn, "reading the traces", q.p, NULL, NULL, &a) == 0)
+        n = a.p ? atoi(a.p) : 0;
+    else
+        n = 1; /* not known: delete */
+    free(q.p);
+    free(a.p);
+    return n > 0;
+}
+
+/* One table of the staged database db over connection k: 0, or -1 (k's error set). */
+static int send_table(struct send_state *ss, struct conn *k, sqlite3 *db, const struct table *t)
+{
+    etl_clickhouse *c = ss->c;
+    struct stream s = { .ss = ss, .k = k, .t = t };
+    struct buf insert = { 0 };
+    char what[96];
+    int rc;
+
+    if (sqlite3_prepare_v2(db, t->select, -1, &s.st, NULL) != SQLITE_OK) {
+        conn_error(k, "the staged database: %s: %s", t->def->name, sqlite3_errmsg(db));
+        return -1;
+    }
+    if (sqlite3_bind_parameter_count(s.st) == 1) sqlite3_bind_int64(s.st, 1, ss->committed);
+    if (buf_printf(&insert, "INSERT INTO `%s`.`%s_%s` FORMAT RowBinary", c->database, t->def->name,
+                   c->cluster ? "rows" : "local") != 0) {
+        sqlite3_finalize(s.st);
+        conn_error(k, "out of memory");
+        return -1;
+    }
+    snprintf(what, sizeof what, "inserting into %s", t->def->name);
+    rc = request(c, k, what, insert.p, c->cluster ? "insert_distributed_sync=1" : NULL, &s, NULL);
+    sqlite3_finalize(s.st);
+    free(insert.p);
+    free(s.row.p);
+    return rc;
+}
+
+/* The server writes a table's part with one thread: a few tables at once keep more of its
+   processors busy, each sender with its own connection to the server and to the staged
+   database. */
+#define SENDERS 3
+
+struct sender {
+    struct send_state *ss;
+    struct conn conn;
+    pthread_t thread;
+};
+
+static void *sender_main(void *arg)
+{
+    struct sender *w = arg;
+    struct send_state *ss = w->ss;
+    sqlite3 *db = NULL;
+    unsigned i;
+
+    if (sqlite3_open_v2(ss->dbpath, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
+        conn_error(&w->conn, "%s: the staged database: %s", ss->dbpath, db ? sqlite3_errmsg(db) : "out of memory");
+    else
+        while (!atomic_load(&ss->stop) && (i = atomic_fetch_add(&ss->next, 1)) < NTABLES - 1)
+            if (send_table(ss, &w->conn, db, &ss->c->table[i]) != 0) break;
+    if (w->conn.error) {
+        pthread_mutex_lock(&ss->lock);
+        if (!ss->error) {
+            ss->error = w->conn.error;
+            w->conn.error = NULL;
+        }
+        pthread_mutex_unlock(&ss->lock);
+        atomic_store(&ss->stop, 1);
+    }
+    sqlite3_close(db);
+    atomic_fetch_add(&ss->finished, 1);
+    return NULL;
+}
+
+/* Streams the staged trace's tables (SENDERS at once), then its traces row. 0, or -1 (error set). */
+static int send_trace(etl_clickhouse *c, sqlite3 *db, const char *dbpath, const uint8_t trace[16], uint64_t load,
+                      uint16_t day)
+{
+    struct send_state ss = { .c = c, .dbpath = dbpath, .trace = trace, .load = load, .day = day };
+    struct sender w[SENDERS];
+    uint64_t total = 0;
+    unsigned started = 0;
+    struct timespec now, nap = { 0, 50000000 };
 
     clock_gettime(CLOCK_REALTIME, &now);
-    committed = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+    ss.committed = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+    atomic_init(&ss.next, 0);
+    atomic_init(&ss.done, 0);
+    atomic_init(&ss.stop, 0);
+    atomic_init(&ss.finished, 0);
+    pthread_mutex_init(&ss.lock, NULL);
     for (size_t i = 0; i < NTABLES; i++) {
         char q[96];
         snprintf(q, sizeof q, "SELECT count(*) FROM %s", c->table[i].def->sqlite_table ? c->table[i].def->sqlite_table : "cswitches");
@@ -882,32 +994,44 @@ static int send_trace(etl_clickhouse *c, sqlite3 *db, const uint8_t trace[16], u
     }
     clock_gettime(CLOCK_MONOTONIC, &c->phase_start);
     progress(c, 1, 0, total, 0, 0);
-    for (size_t i = 0; i < NTABLES; i++) {
-        const struct table *t = &c->table[i];
-        struct stream s = { .c = c, .t = t, .trace = trace, .load = load, .day = day, .done = &done, .total = total };
-        struct buf insert = { 0 };
-        int rc;
-
-        if (sqlite3_prepare_v2(db, t->select, -1, &s.st, NULL) != SQLITE_OK) {
-            set_error(c, "the staged database: %s: %s", t->def->name, sqlite3_errmsg(db));
-            return -1;
+    for (unsigned i = 0; i < SENDERS; i++) {
+        w[i] = (struct sender){ .ss = &ss };
+        w[i].conn.curl = curl_easy_init();
+        if (!w[i].conn.curl || pthread_create(&w[i].thread, NULL, sender_main, &w[i]) != 0) {
+            if (w[i].conn.curl) curl_easy_cleanup(w[i].conn.curl);
+            pthread_mutex_lock(&ss.lock);
+            if (!ss.error) ss.error = strdup("cannot start a sending thread");
+            pthread_mutex_unlock(&ss.lock);
+            atomic_store(&ss.stop, 1);
+            break;
         }
-        if (sqlite3_bind_parameter_count(s.st) == 1) sqlite3_bind_int64(s.st, 1, committed);
-        if (buf_printf(&insert, "INSERT INTO `%s`.`%s_%s` FORMAT RowBinary", c->database, t->def->name,
-                       c->cluster ? "rows" : "local") != 0) {
-            sqlite3_finalize(s.st);
-            set_error(c, "out of memory");
-            return -1;
-        }
-        char what[96];
-        snprintf(what, sizeof what, "inserting into %s", t->def->name);
-        rc = request(c, what, insert.p, c->cluster ? "insert_distributed_sync=1" : NULL, &s, NULL);
-        sqlite3_finalize(s.st);
-        free(insert.p);
-        free(s.row.p);
-        if (rc != 0) return -1;
+        started++;
     }
-    progress(c, 1, done, total, 0, 1);
+    /* the caller's callbacks from this thread only */
+    while ((unsigned)atomic_load(&ss.finished) < started) {
+        nanosleep(&nap, NULL);
+        progress(c, 1, atomic_load(&ss.done), total, 0, 0);
+        if (c->o.read.interrupted && c->o.read.interrupted(c->o.read.arg) && !atomic_load(&ss.stop)) {
+            pthread_mutex_lock(&ss.lock);
+            if (!ss.error) ss.error = strdup("interrupted");
+            pthread_mutex_unlock(&ss.lock);
+            atomic_store(&ss.stop, 1);
+        }
+    }
+    for (unsigned i = 0; i < started; i++) {
+        pthread_join(w[i].thread, NULL);
+        curl_easy_cleanup(w[i].conn.curl);
+        free(w[i].conn.error);
+    }
+    pthread_mutex_destroy(&ss.lock);
+    if (ss.error || started < SENDERS) {
+        set_error(c, "%s", ss.error ? ss.error : "out of memory");
+        free(ss.error);
+        return -1;
+    }
+    /* the commit: every other table is in */
+    if (send_table(&ss, &c->conn, db, &c->table[NTABLES - 1]) != 0) return -1;
+    progress(c, 1, atomic_load(&ss.done), total, 0, 1);
     return 0;
 }
 
@@ -980,12 +1104,12 @@ int etl_clickhouse_load(etl_clickhouse *c, const char *path)
     sent = 1;
     {
         int64_t days = start_ns > 0 ? start_ns / 86400000000000LL : 0;
-        if (send_trace(c, db, trace, load, (uint16_t)(days > 65535 ? 65535 : days)) != 0) goto fail;
+        if (send_trace(c, db, dbpath, trace, load, (uint16_t)(days > 65535 ? 65535 : days)) != 0) goto fail;
     }
     /* committed: what an earlier load of the trace left is no longer shown; on one server it is
        deleted now */
-    if (!c->cluster && delete_loads(c, load, 0) != 0) {
-        etl_sqlite_message m = { ETL_WARN, 0, path, -1, c->error };
+    if (!c->cluster && earlier_loads(c, load) && delete_loads(c, load, 0) != 0) {
+        etl_sqlite_message m = { ETL_WARN, 0, path, -1, c->conn.error };
         if (c->o.read.on_message) c->o.read.on_message(c->o.read.arg, &m);
     }
     goto out;
@@ -994,9 +1118,9 @@ nomem:
 fail:
     {
         char *msg = NULL;
-        if (asprintf(&msg, "%s: %s; nothing of this load is visible", path, c->error ? c->error : "out of memory") >= 0) {
-            free(c->error);
-            c->error = msg;
+        if (asprintf(&msg, "%s: %s; nothing of this load is visible", path, c->conn.error ? c->conn.error : "out of memory") >= 0) {
+            free(c->conn.error);
+            c->conn.error = msg;
         }
     }
     say_fatal(c);
@@ -1063,8 +1187,8 @@ int etl_clickhouse_open(etl_clickhouse **out, const char *url, const etl_clickho
     c->url = strdup(url ? url : "");
     c->database = strdup(c->o.database ? c->o.database : "etl");
     c->cluster = c->o.cluster ? strdup(c->o.cluster) : NULL;
-    c->curl = curl_easy_init();
-    if (!c->url || !c->database || (c->o.cluster && !c->cluster) || !c->curl) {
+    c->conn.curl = curl_easy_init();
+    if (!c->url || !c->database || (c->o.cluster && !c->cluster) || !c->conn.curl) {
         set_error(c, "out of memory");
         return ETL_FATAL;
     }
@@ -1100,7 +1224,7 @@ const char *etl_clickhouse_machine(const etl_clickhouse *c)
 
 const char *etl_clickhouse_error(const etl_clickhouse *c)
 {
-    return c->error ? c->error : "";
+    return c->conn.error ? c->conn.error : "";
 }
 
 void etl_clickhouse_close(etl_clickhouse *c)
@@ -1111,12 +1235,12 @@ void etl_clickhouse_close(etl_clickhouse *c)
         free(c->table[i].col);
         free(c->table[i].select);
     }
-    if (c->curl) curl_easy_cleanup(c->curl);
+    if (c->conn.curl) curl_easy_cleanup(c->conn.curl);
     free(c->url);
     free(c->where);
     free(c->database);
     free(c->cluster);
     free(c->machine);
-    free(c->error);
+    free(c->conn.error);
     free(c);
 }
