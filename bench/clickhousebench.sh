@@ -14,10 +14,12 @@
 #   etl2clickhouse               every table, payloads included (the whole load: reading the
 #                                trace into the staging SQLite database, then sending)
 #   etl2clickhouse --no-payload  the same without the payloads
-#   clickhouse-client TSV        INSERT ... FORMAT TabSeparated of the events rows of the first
-#                                load (exported once, before the rounds, with their payloads)
-#                                into a table made AS events_local: one table of the 21 the
-#                                loader fills, no reading of the trace
+#   clickhouse-client TSV, all   INSERT ... FORMAT TabSeparated of every table's rows of the
+#                                first load (exported once, before the rounds, payloads
+#                                included), one clickhouse-client per table, into the same
+#                                tables of a fresh database: the same rows, without reading
+#                                the trace
+#   clickhouse-client TSV, events  the events rows alone, the same way: one table of the 21
 # and reports the median wall time and events per second of each, and their ratios. Needs
 # clickhouse-server and clickhouse-client; says SKIP without them.
 set -u
@@ -89,32 +91,41 @@ fresh() { # DB: an empty database with the schema
     ch -q "DROP DATABASE IF EXISTS $1" && "$tools/tools/etl2clickhouse" --url "$url" --database "$1" --create-schema || exit 1
 }
 load() { "$tools/tools/etl2clickhouse" -q --no-progress --url "$url" --database "$@" --machine bench "$tmp/trace.etl"; }
-tsv() { ch -q "INSERT INTO peer.events FORMAT TabSeparated" <"$tmp/events.tsv"; }
+tsv_events() { ch -q "INSERT INTO $1.events_local FORMAT TabSeparated" <"$tmp/events_local.tsv"; }
+tsv_all() {
+    for t in $tables; do
+        [ -s "$tmp/$t.tsv" ] || continue # no rows (the loader sends none either)
+        ch -q "INSERT INTO $1.$t FORMAT TabSeparated" <"$tmp/$t.tsv" || return 1
+    done
+}
 
 fresh first
 load first || exit 1
 n=$(ch -q "SELECT count() FROM first.events")
-ch -q "SELECT * FROM first.events_local FORMAT TabSeparated" >"$tmp/events.tsv"
-tsv_mib=$(du -m "$tmp/events.tsv" | cut -f1)
+tables=$(ch -q "SELECT name FROM system.tables WHERE database = 'first' AND endsWith(name, '_local')")
+for t in $tables; do ch -q "SELECT * FROM first.$t FORMAT TabSeparated" >"$tmp/$t.tsv" || exit 1; done
+tsv_mib=$(cat "$tmp"/*.tsv | wc -c | awk '{ printf "%.1f", $1 / 1048576 }')
 ch -q "DROP DATABASE first"
-fresh peerdef
-ch -q "CREATE DATABASE IF NOT EXISTS peer"
 for r in $(seq 1 "$rounds"); do
     fresh r$r
     timed load load "r$r"
     fresh p$r
     timed nopayload load "p$r" --no-payload
-    ch -q "DROP DATABASE IF EXISTS r$r" && ch -q "DROP DATABASE IF EXISTS p$r"
-    ch -q "DROP TABLE IF EXISTS peer.events" && ch -q "CREATE TABLE peer.events AS peerdef.events_local" || exit 1
-    timed tsv tsv
+    fresh t$r
+    timed tsvall tsv_all "t$r"
+    fresh e$r
+    timed tsv tsv_events "e$r"
+    for d in r$r p$r t$r e$r; do ch -q "DROP DATABASE $d"; done
 done
 
 median() { sort -n "$tmp/$1" | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 range() { sort -n "$tmp/$1" | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "[%s, %s]", lo, hi }'; }
-echo "clickhousebench: $(uname -sr), $(nproc) processors, ClickHouse $(ch -q 'SELECT version()'), $n events, $rounds rounds, trace $(du -m "$tmp/trace.etl" | cut -f1) MiB, events TSV $tsv_mib MiB"
-for l in load nopayload tsv; do
+echo "clickhousebench: $(uname -sr), $(nproc) processors, ClickHouse $(ch -q 'SELECT version()'), $n events, $rounds rounds, trace $(du -m "$tmp/trace.etl" | cut -f1) MiB, TSV of every table $tsv_mib MiB"
+for l in load nopayload tsvall tsv; do
     m=$(median $l)
-    case $l in load) name="etl2clickhouse" ;; nopayload) name="etl2clickhouse --no-payload" ;; tsv) name="clickhouse-client TSV (events only)" ;; esac
+    case $l in load) name="etl2clickhouse" ;; nopayload) name="etl2clickhouse --no-payload" ;;
+    tsvall) name="clickhouse-client TSV, every table" ;; tsv) name="clickhouse-client TSV, events only" ;; esac
     echo "$name: median $m s $(range $l): $(echo "$n $m" | awk '{ printf "%.3f", $1 / $2 / 1e6 }') M events/s"
 done
-echo "ratio (TSV import time / etl2clickhouse time): $(echo "$(median tsv) $(median load)" | awk '{ printf "%.2fx", $1 / $2 }'), with --no-payload: $(echo "$(median tsv) $(median nopayload)" | awk '{ printf "%.2fx", $1 / $2 }')"
+ratio() { echo "$(median "$1") $(median "$2")" | awk '{ printf "%.2fx", $1 / $2 }'; }
+echo "ratios (TSV import time / etl2clickhouse time): every table $(ratio tsvall load), events only $(ratio tsv load); with --no-payload: every table $(ratio tsvall nopayload), events only $(ratio tsv nopayload)"
