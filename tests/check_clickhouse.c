@@ -5,6 +5,7 @@
 #include <check.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +32,8 @@ static struct {
     pthread_mutex_t lock;
     struct request req[MAX_REQUESTS];
     unsigned n;
-    const char *fail_table;     /* an INSERT into this table gets a 500 */
-    int stop;
+    const char *fail_table;     /* an INSERT into this table gets a 500 (set before any request) */
+    atomic_int stop;
 } srv;
 
 static char *url_decode(const char *s, size_t n)
@@ -160,7 +161,7 @@ static void *server_main(void *arg)
     (void)arg;
     for (;;) {
         int fd = accept(srv.listen_fd, NULL, NULL);
-        if (fd < 0 || srv.stop) {
+        if (fd < 0 || atomic_load(&srv.stop)) {
             if (fd >= 0) close(fd);
             break;
         }
@@ -199,7 +200,7 @@ static void teardown(void)
     /* wake accept() with a connection of our own */
     struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK), .sin_port = htons((uint16_t)srv.port) };
     int fd = socket(AF_INET, SOCK_STREAM, 0);
-    srv.stop = 1;
+    atomic_store(&srv.stop, 1);
     if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) { /* the thread ends at close anyway */ }
     close(fd);
     pthread_join(srv.thread, NULL);
@@ -319,9 +320,14 @@ START_TEST(server_down)
     etl_clickhouse *c;
     char down[64];
 
-    snprintf(down, sizeof down, "http://127.0.0.1:%d", srv.port);
-    close(srv.listen_fd); /* nobody listens there now */
-    srv.listen_fd = socket(AF_INET, SOCK_STREAM, 0);
+    /* a port nobody listens on: one the system gave, then let go */
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t alen = sizeof a;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &alen), 0);
+    close(fd);
+    snprintf(down, sizeof down, "http://127.0.0.1:%d", ntohs(a.sin_port));
     o.machine = "m";
     ck_assert_int_eq(etl_clickhouse_open(&c, down, &o), ETL_OK);
     ck_assert_int_eq(etl_clickhouse_create_schema(c), ETL_FATAL);

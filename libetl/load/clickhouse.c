@@ -759,7 +759,7 @@ static size_t stream_read(char *out, size_t size, size_t n, void *arg)
 static int trace_identity(sqlite3 *db, uint8_t id[16])
 {
     static const char *const sql[] = {
-        "SELECT path IS NULL, logger_name, log_file_name, log_file_mode, clock_type, perf_freq, cpu_speed_mhz, start_timestamp,"
+        "SELECT logger_name, log_file_name, log_file_mode, clock_type, perf_freq, cpu_speed_mhz, start_timestamp,"
         " start_time_ns, boot_time_ns, timezone_bias, os_version, pointer_size, processors, buffer_size FROM traces",
         "SELECT ts, cpu, pid, tid, kind, hook_id, id, version, opcode, payload_len, payload FROM events ORDER BY event LIMIT 256",
     };
