@@ -20,6 +20,8 @@
 #                                tables of a fresh database: the same rows, without reading
 #                                the trace
 #   clickhouse-client TSV, events  the events rows alone, the same way: one table of the 21
+#   etl2sqlite                   the reading alone: the staging etl2clickhouse does first (what
+#                                it costs beyond the inserts)
 # and reports the median wall time and events per second of each, and their ratios. Needs
 # clickhouse-server and clickhouse-client; says SKIP without them.
 set -u
@@ -116,15 +118,19 @@ for r in $(seq 1 "$rounds"); do
     fresh e$r
     timed tsv tsv_events "e$r"
     for d in r$r p$r t$r e$r; do ch -q "DROP DATABASE $d"; done
+    rm -f "$tmp/staged.db"
+    timed stage "$tools/tools/etl2sqlite" -q --no-progress -o "$tmp/staged.db" "$tmp/trace.etl"
+    rm -f "$tmp/staged.db"
 done
 
 median() { sort -n "$tmp/$1" | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 range() { sort -n "$tmp/$1" | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "[%s, %s]", lo, hi }'; }
 echo "clickhousebench: $(uname -sr), $(nproc) processors, ClickHouse $(ch -q 'SELECT version()'), $n events, $rounds rounds, trace $(du -m "$tmp/trace.etl" | cut -f1) MiB, TSV of every table $tsv_mib MiB"
-for l in load nopayload tsvall tsv; do
+for l in load nopayload tsvall tsv stage; do
     m=$(median $l)
     case $l in load) name="etl2clickhouse" ;; nopayload) name="etl2clickhouse --no-payload" ;;
-    tsvall) name="clickhouse-client TSV, every table" ;; tsv) name="clickhouse-client TSV, events only" ;; esac
+    tsvall) name="clickhouse-client TSV, every table" ;; tsv) name="clickhouse-client TSV, events only" ;;
+    stage) name="etl2sqlite (the staging alone)" ;; esac
     echo "$name: median $m s $(range $l): $(echo "$n $m" | awk '{ printf "%.3f", $1 / $2 / 1e6 }') M events/s"
 done
 ratio() { echo "$(median "$1") $(median "$2")" | awk '{ printf "%.2fx", $1 / $2 }'; }
