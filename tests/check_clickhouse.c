@@ -172,7 +172,7 @@ static void *server_main(void *arg)
     return NULL;
 }
 
-static char story[256], exec_story[256], url[64];
+static char story[512], exec_story[512], url[64], staging[256];
 
 static void setup(void)
 {
@@ -189,8 +189,12 @@ static void setup(void)
     srv.port = ntohs(a.sin_port);
     snprintf(url, sizeof url, "http://127.0.0.1:%d/", srv.port);
     ck_assert_int_eq(pthread_create(&srv.thread, NULL, server_main, NULL), 0);
-    snprintf(story, sizeof story, "%s/ch-story-%d.etl", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
-    snprintf(exec_story, sizeof exec_story, "%s/ch-exec-%d.etl", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+    /* the loader stages in $TMPDIR: a directory of the test's, which must be empty at the end */
+    snprintf(staging, sizeof staging, "%s/check-clickhouse.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(staging));
+    setenv("TMPDIR", staging, 1);
+    snprintf(story, sizeof story, "%s/../ch-story-%d.etl", staging, (int)getpid());
+    snprintf(exec_story, sizeof exec_story, "%s/../ch-exec-%d.etl", staging, (int)getpid());
     ck_assert_int_eq(kstory_write(story), 0);
     ck_assert_int_eq(kstory_exec_write(exec_story), 0);
 }
@@ -211,6 +215,8 @@ static void teardown(void)
     }
     unlink(story);
     unlink(exec_story);
+    /* nothing staged is left behind, whatever the load did */
+    ck_assert_int_eq(rmdir(staging), 0);
 }
 
 /* The requests whose SQL begins with prefix, in the order the server got them: indexes into srv.req. */
