@@ -289,6 +289,21 @@ int64_t etl_sink_max(struct sink *k, const char *sql);
 /* Processor time of the calling thread so far. */
 double etl_load_thread_cpu_s(void);
 
+/* The views' lookups (schema.c), and the ClickHouse loader's columns filled from them (clickhouse.c) at an event (trace tr, time t, number e), each by an index: the program
+   (image_file_name), or the run, of process pid; the pid of thread tid. */
+#define PROCESS_AT(col, tr, pid, t, e) \
+    "coalesce((SELECT p." col " FROM processes p WHERE p.trace = " tr " AND p.pid = " pid "\n" \
+    "                 AND (p.time_ns, p.event) <= (" t ", " e ") ORDER BY p.time_ns DESC, p.event DESC LIMIT 1),\n" \
+    "                (SELECT p." col " FROM processes p WHERE p.trace = " tr " AND p.pid = " pid "\n" \
+    "                 AND (p.time_ns, p.event) > (" t ", " e ") ORDER BY p.time_ns, p.event LIMIT 1))"
+#define NAME_AT(tr, pid, t, e) PROCESS_AT("image_file_name", tr, pid, t, e)
+#define RUN_AT(tr, pid, t, e) PROCESS_AT("run", tr, pid, t, e)
+#define PID_AT(tr, tid, e) \
+    "coalesce((SELECT h.pid FROM threads h WHERE h.trace = " tr " AND h.tid = " tid " AND h.event <= " e "\n" \
+    "                 ORDER BY h.event DESC LIMIT 1),\n" \
+    "                (SELECT h.pid FROM threads h WHERE h.trace = " tr " AND h.tid = " tid " AND h.event > " e "\n" \
+    "                 ORDER BY h.event LIMIT 1))"
+
 /* ---- the schema's statements (schema.c) */
 int etl_load_create_schema(struct sink *k);
 int etl_load_create_indexes(struct sink *k);

@@ -385,21 +385,6 @@
     "CREATE INDEX IF NOT EXISTS functions_by_name ON functions (name);\n" \
     "CREATE INDEX IF NOT EXISTS stacks_key_definitions ON stacks (trace, stack_key, event) WHERE kind = 'key_def';\n"
 
-/* The views' lookups at an event (trace tr, time t, number e), each by an index: the program
-   (image_file_name), or the run, of process pid; the pid of thread tid. */
-#define PROCESS_AT(col, tr, pid, t, e) \
-    "coalesce((SELECT p." col " FROM processes p WHERE p.trace = " tr " AND p.pid = " pid "\n" \
-    "                 AND (p.time_ns, p.event) <= (" t ", " e ") ORDER BY p.time_ns DESC, p.event DESC LIMIT 1),\n" \
-    "                (SELECT p." col " FROM processes p WHERE p.trace = " tr " AND p.pid = " pid "\n" \
-    "                 AND (p.time_ns, p.event) > (" t ", " e ") ORDER BY p.time_ns, p.event LIMIT 1))"
-#define NAME_AT(tr, pid, t, e) PROCESS_AT("image_file_name", tr, pid, t, e)
-#define RUN_AT(tr, pid, t, e) PROCESS_AT("run", tr, pid, t, e)
-#define PID_AT(tr, tid, e) \
-    "coalesce((SELECT h.pid FROM threads h WHERE h.trace = " tr " AND h.tid = " tid " AND h.event <= " e "\n" \
-    "                 ORDER BY h.event DESC LIMIT 1),\n" \
-    "                (SELECT h.pid FROM threads h WHERE h.trace = " tr " AND h.tid = " tid " AND h.event > " e "\n" \
-    "                 ORDER BY h.event LIMIT 1))"
-
 /* A function's source location as text: 'file:line', or the file alone; NULL when unknown. */
 #define SOURCE_TEXT(fn, line) \
     "CASE WHEN " fn ".source_file IS NULL THEN NULL WHEN " line " IS NULL THEN " fn ".source_file\n" \
