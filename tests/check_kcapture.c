@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -269,6 +270,31 @@ START_TEST(disk_io_v3)
         ck_assert_uint_eq(d.k.u.disk_io.issuing_tid, 4242);
         done(&d);
     }
+}
+END_TEST
+
+/* Thread/SetName (72), version 2 with a SYSTEM64 header as the Thread group's other events:
+   ProcessId, TThreadId, ThreadName (UTF-16), decoded as a Thread event with its name. */
+START_TEST(thread_set_name_v2)
+{
+    uint8_t buf[128];
+    size_t n = etl_kpayload_thread_name(buf, sizeof buf, 4242, 4243, "kn\xc3\xa9mes-worker");
+    struct decoded d;
+
+    ck_assert_uint_eq(n, 4 + 4 + 2 * 14);
+    roundtrip(&d, ETL_HOOK_THREAD_SET_NAME, buf, n);
+    ck_assert_int_eq(d.ev.kind, ETL_KIND_SYSTEM);
+    ck_assert_uint_eq(d.ev.version, 2);
+    ck_assert_int_eq(d.k.kclass, ETL_KCLASS_THREAD);
+    ck_assert_str_eq(d.k.name, "Thread/SetName");
+    ck_assert_uint_eq(d.k.u.thread.pid, 4242);
+    ck_assert_uint_eq(d.k.u.thread.tid, 4243);
+    str_is(&d.k.u.thread.name, "kn\xc3\xa9mes-worker");
+    done(&d);
+    /* cut inside the ids: a failure, not a read past the payload */
+    record_back(&d, ETL_HOOK_THREAD_SET_NAME, buf, 7);
+    ck_assert_int_eq(etl_kernel_decode(&d.ev, &d.k), ETL_FAILED);
+    done(&d);
 }
 END_TEST
 
@@ -1220,6 +1246,69 @@ START_TEST(linux_image_id_payloads)
 }
 END_TEST
 
+/* LinuxImageID SystemCalls: the field decoder's names, and the image map's lookups of a
+   SysClEnter's number (the trace's first SystemCalls event; numbers without a name, or past
+   the table, have none; a payload cut inside a name keeps what there is). */
+START_TEST(system_call_names)
+{
+    static const char *const names[] = { "read", NULL, "open", "" };
+    uint8_t buf[512], rec[1024];
+    char name[64], text[1024];
+    size_t n = etl_kpayload_system_calls(buf, sizeof buf, 62, names, 4);
+    etl_data data = { buf, 0 };
+    etl_image_map *m;
+    etl_event ev;
+    const char *why;
+    uint32_t len, step;
+
+    ck_assert_uint_eq(n, 2 + 2 + 5 + 1 + 5 + 1);
+    image_id_text(ETL_LINUX_IMAGE_ID_SYSTEM_CALLS, buf, n, name, sizeof name, text, sizeof text);
+    ck_assert_str_eq(name, "LinuxImageID/SystemCalls");
+    ck_assert_str_eq(text, "Machine=62 Count=4 Names=[\"read\",\"\",\"open\",\"\"]");
+    for (int cut = 0; cut < 2; cut++) {
+        data.size = (uint32_t)(cut ? 2 + 2 + 5 + 1 + 3 : n); /* cut: "ope" of "open" */
+        len = etl_record_encode_classic(rec, sizeof rec, 77, &etl_guid_linux_image_id, ETL_LINUX_IMAGE_ID_SYSTEM_CALLS,
+                                        0, ETL_LINUX_IMAGE_ID_VERSION, 0, 0, &data, 1);
+        ck_assert_int_eq(etl_record_decode(NULL, rec, len, &ev, &step, &why), ETL_RECORD_OK);
+        ck_assert_ptr_nonnull(m = etl_image_map_new());
+        ck_assert_ptr_null(etl_image_map_syscall_name(m, 0));
+        ck_assert_int_eq(etl_image_map_add(m, &ev), ETL_OK);
+        ck_assert_str_eq(etl_image_map_syscall_name(m, 0), "read");
+        ck_assert_ptr_null(etl_image_map_syscall_name(m, 1));
+        ck_assert_str_eq(etl_image_map_syscall_name(m, 2), cut ? "ope" : "open");
+        ck_assert_ptr_null(etl_image_map_syscall_name(m, 3));
+        ck_assert_ptr_null(etl_image_map_syscall_name(m, 4));
+        ck_assert_ptr_null(etl_image_map_syscall_name(m, UINT64_MAX));
+        etl_image_map_free(m);
+    }
+}
+END_TEST
+
+/* The capture's table for this machine: x86-64's numbers as its headers give them. */
+START_TEST(system_call_table)
+{
+    uint16_t machine, count;
+    const char *const *t = etl_ksyscall_names(&machine, &count);
+
+#if defined(__x86_64__)
+    ck_assert_uint_eq(machine, 62);
+    ck_assert_uint_ge(count, 470);
+    ck_assert_str_eq(t[SYS_read], "read");
+    ck_assert_str_eq(t[SYS_getppid], "getppid");
+    ck_assert_str_eq(t[SYS_exit_group], "exit_group");
+#ifdef SYS_futex_waitv
+    ck_assert_str_eq(t[SYS_futex_waitv], "futex_waitv");
+#endif
+    ck_assert_ptr_null(t[335]);
+    ck_assert_str_eq(t[469], "file_setattr");
+#else
+    (void)t;
+    ck_assert_uint_eq(count, 0);
+    (void)machine;
+#endif
+}
+END_TEST
+
 /* Notes (namesz, descsz, type, name, desc; each padded to align) in out: their size. */
 static size_t note(uint8_t *out, uint32_t namesz, uint32_t descsz, uint32_t type, const char *name, size_t name_len,
                    const uint8_t *desc, size_t desc_len, unsigned align)
@@ -1576,6 +1665,9 @@ static Suite *suite(void)
 
     tcase_add_test(tc, process_v4);
     tcase_add_test(tc, thread_v3);
+    tcase_add_test(tc, thread_set_name_v2);
+    tcase_add_test(tc, system_call_names);
+    tcase_add_test(tc, system_call_table);
     tcase_add_test(tc, image_v3);
     tcase_add_test(tc, cswitch_ready_sample_stack);
     tcase_add_test(tc, too_small);

@@ -37,6 +37,8 @@ typedef struct etl_kproc_desc {
 size_t etl_kpayload_process(uint8_t *out, size_t cap, const etl_kproc_desc *p);
 size_t etl_kpayload_thread(uint8_t *out, size_t cap, uint32_t pid, uint32_t tid, uint8_t base_priority);
 size_t etl_kpayload_image(uint8_t *out, size_t cap, uint64_t base, uint64_t size, uint32_t pid, const char *file_name);
+/* Thread/SetName (version 2): ProcessId, TThreadId, ThreadName (UTF-8 in, UTF-16 out). */
+size_t etl_kpayload_thread_name(uint8_t *out, size_t cap, uint32_t pid, uint32_t tid, const char *name);
 size_t etl_kpayload_cswitch(uint8_t *out, size_t cap, uint32_t new_tid, uint32_t old_tid, int8_t new_priority,
                             int8_t old_priority, uint8_t wait_reason, uint8_t wait_mode, uint8_t state);
 size_t etl_kpayload_ready_thread(uint8_t *out, size_t cap, uint32_t tid);
@@ -60,6 +62,13 @@ size_t etl_kpayload_build_id(uint8_t *out, size_t cap, uint64_t base, uint64_t s
 size_t etl_kpayload_kernel_symbols(uint8_t *out, size_t cap, uint32_t sequence, const char *text, size_t n);
 size_t etl_kpayload_kernel_module(uint8_t *out, size_t cap, uint64_t base, uint64_t size, const etl_kbuild_id *b,
                                   const char *name);
+/* LinuxImageID SystemCalls: Machine (ELF e_machine), Count, then count names (8-bit,
+   NUL-terminated; NULL or "" for a number without a system call). */
+size_t etl_kpayload_system_calls(uint8_t *out, size_t cap, uint16_t machine, const char *const *names, uint16_t count);
+/* The system call names of the architecture the library was built for (its native ABI: the
+   numbers raw_syscalls:sys_enter gives a native process): the table and its ELF e_machine
+   (ksyscalls.c). 0 names when the library has no table for its architecture. */
+const char *const *etl_ksyscall_names(uint16_t *machine, uint16_t *count);
 /* Writes a LinuxImageID event (opcode ETL_LINUX_IMAGE_ID_*) to s: a classic event with pid and
    tid in its header. ETL_OK, or ETL_FAILED (the session lost it). */
 int etl_kwrite_image_id(etl_session *s, int64_t ts, uint8_t opcode, uint32_t pid, uint32_t tid, const uint8_t *payload,
@@ -403,6 +412,10 @@ struct kexec_note {
 };
 #define PTAB_SIZE 1024u
 
+/* The comm of each thread (kprocess.c: Thread/SetName). */
+struct kname;
+#define NTAB_SIZE 4096u
+
 /* A block request issued and not completed yet (kio.c). */
 struct disk_req;
 #define DTAB_SIZE 4096u
@@ -437,6 +450,9 @@ struct etl_kcapture {
     struct tp_field rq_dev[2], rq_sector[2], rq_nr_sector[2], rq_rwbs[2];
     pthread_mutex_t dlock;
     struct disk_req *dtab[DTAB_SIZE];
+    /* thread: each thread's comm as last seen (the rundown, forks, COMM records) */
+    pthread_mutex_t nlock;
+    struct kname *ntab[NTAB_SIZE];
     /* syscall: raw_syscalls:sys_enter's id, sys_exit's ret */
     struct tp_field sys_id, sys_ret;
     /* The fields of the unload and exit tracepoints (etl_kexit_unmap_tps), in their order. */
@@ -547,6 +563,8 @@ int etl_kthread_prio(uint32_t pid, uint32_t tid);
 int etl_ktask_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int64_t ts, int final);
 void etl_kcomm_record(struct kcpu *c, const uint8_t *r, uint32_t size, uint16_t misc);
 void etl_kmmap2_record(struct kcpu *c, const uint8_t *r, uint32_t size);
+/* Frees the thread names (k->ntab). */
+void etl_knames_free(struct etl_kcapture *k);
 
 /* ktracepoint.c */
 ssize_t etl_kread_small(const char *path, char *buf, size_t size);

@@ -159,7 +159,8 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
         if (e == EV_SIDEBAND) {
             attr_base(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, 0);
             a.task = !!(k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD | ETL_KERNEL_IMAGE_LOAD));
-            a.comm = a.comm_exec = !!(k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_IMAGE_LOAD));
+            /* (thread: each rename, Thread/SetName) */
+            a.comm = a.comm_exec = !!(k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD | ETL_KERNEL_IMAGE_LOAD));
             a.mmap = a.mmap2 = !!(k->flags & ETL_KERNEL_IMAGE_LOAD);
             /* The switches, for those whose sched_switch sample a kernel may not write
                (kring.c, switch_record). */
@@ -265,6 +266,8 @@ static void kcapture_free(struct etl_kcapture *k)
     etl_kexec_free(k);
     pthread_mutex_destroy(&k->plock);
     etl_kdisk_free(k);
+    etl_knames_free(k);
+    pthread_mutex_destroy(&k->nlock);
     free(k);
 }
 
@@ -314,6 +317,27 @@ static void write_collection(struct etl_kcapture *k, int64_t ts, uint16_t hook)
     n = etl_kpayload_profile_interval(buf, sizeof buf, ETL_KPROFILE_TIME, k->interval_100ns, k->interval_100ns,
                                       "Timer");
     if (n <= sizeof buf) etl_kwrite_ev(k, ts, hook, 0, 0, buf, n);
+}
+
+/* With syscall: LinuxImageID SystemCalls, the names of this architecture's system call
+   numbers (what SysClEnter's SysCallAddress holds), once, in the start's rundown. Nothing
+   where the library has no table for its architecture, or a record could not hold it. */
+static void write_system_calls(struct etl_kcapture *k, int64_t ts)
+{
+    uint16_t machine, count;
+    const char *const *names = etl_ksyscall_names(&machine, &count);
+    size_t n = etl_kpayload_system_calls(NULL, 0, machine, names, count);
+    uint8_t *buf;
+
+    if (!(k->flags & ETL_KERNEL_SYSCALL) || !count) return;
+    if (n > etl_kallsyms_chunk_max(k)) {
+        etl_knote(k, "system call names not recorded: the session's buffers are too small for them");
+        return;
+    }
+    if (!(buf = malloc(n))) return;
+    etl_kpayload_system_calls(buf, n, machine, names, count);
+    etl_kwrite_image_id(k->s, ts, ETL_LINUX_IMAGE_ID_SYSTEM_CALLS, 0, 0, buf, n);
+    free(buf);
 }
 
 void etl_kcapture_end(etl_session *s, struct etl_kcapture *k)
@@ -366,6 +390,7 @@ static int kcapture_start(etl_session *s, struct etl_kcapture *k, uint32_t inter
     t0 = etl_monoclock_exact();
     set_enabled(k, 1);
     write_collection(k, t0, ETL_HOOK_PROFILE_COLLECTION_START);
+    write_system_calls(k, t0);
     etl_krundown(k, t0, 0);
     for (unsigned i = 0; i < k->ncpu; i++) {
         atomic_store(&k->cpus[i].progress, t0);
@@ -429,6 +454,7 @@ static int enable_kernel(etl_session *s, uint32_t flags, uint32_t stackwalk_flag
     atomic_init(&k->stop, 0);
     pthread_mutex_init(&k->plock, NULL);
     pthread_mutex_init(&k->dlock, NULL);
+    pthread_mutex_init(&k->nlock, NULL);
     if (etl_kexec_init(k) != 0) {
         snprintf(err, errsize, "kernel events: out of memory");
         kcapture_free(k);

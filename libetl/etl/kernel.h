@@ -357,6 +357,10 @@ ETL_API int etl_image_map_add(etl_image_map *m, const etl_event *ev);
 ETL_API int etl_image_map_find(etl_image_map *m, uint32_t pid, uint64_t addr, int64_t ts, etl_image_info *out);
 /* The process of thread tid at raw time ts (from Thread events), or -1 when unknown. */
 ETL_API int64_t etl_image_map_thread_pid(etl_image_map *m, uint32_t tid, int64_t ts);
+/* The name of the system call a Linux capture's SysClEnter names by its number (its
+   SysCallAddress), from the trace's LinuxImageID SystemCalls event: owned by the map (valid
+   until etl_image_map_free), or NULL when the trace has no such event or the number no name. */
+ETL_API const char *etl_image_map_syscall_name(const etl_image_map *m, uint64_t address);
 
 #ifdef __cplusplus
 }

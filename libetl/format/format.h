@@ -177,6 +177,7 @@ static inline uint32_t etl_align8(uint32_t n) { return (n + 7u) & ~7u; }
 #define ETL_HOOK_THREAD_DCEND       0x0504
 #define ETL_HOOK_CSWITCH            0x0524
 #define ETL_HOOK_READY_THREAD       0x0532
+#define ETL_HOOK_THREAD_SET_NAME    0x0548 /* Thread/SetName (72): ProcessId, TThreadId, ThreadName W */
 #define ETL_HOOK_SAMPLED_PROFILE    0x0F2E /* PerfInfo */
 #define ETL_HOOK_PMC_SAMPLE         0x0F2F /* a PMC interrupt (an LBR trigger's sample) */
 #define ETL_HOOK_SYSCALL_ENTER      0x0F33
@@ -211,6 +212,9 @@ extern const etl_guid etl_guid_linux_image_id; /* f6235471-690f-4985-a25e-2d98bc
                                                BuildIdSize u16, BuildId, FileName A */
 #define ETL_LINUX_IMAGE_ID_KERNEL_SYMBOLS 1 /* Sequence u32, Text A (whole lines of /proc/kallsyms) */
 #define ETL_LINUX_IMAGE_ID_KERNEL_MODULE  2 /* ImageBase P, ImageSize P, BuildIdSize u16, BuildId, Name A */
+#define ETL_LINUX_IMAGE_ID_SYSTEM_CALLS   3 /* Machine u16 (ELF e_machine), Count u16, Names A[Count]: the
+                                               name of system call number i (SysClEnter's
+                                               SysCallAddress), "" for an unused number */
 
 /* ---- TRACE_LOGFILE_HEADER, section 3.2 (offsets for the 32-bit / 64-bit forms) ---- */
 #define ETL_TLH_BUFFER_SIZE        0x00

@@ -56,6 +56,8 @@
 #define PTRS(n, s) { .name = (n), .in_type = ETL_IN_POINTER, .count_kind = ETL_COUNT_REST, .span = 1, .slot = (s) }
 /* UTF-16 strings, as many as the earlier field `ref` says */
 #define WSTRS(n, ref) { .name = (n), .in_type = ETL_IN_UNICODE_STRING, .count_kind = ETL_COUNT_FIELD, .count_ref = (ref), .span = 1 }
+/* 8-bit strings, as many as the earlier field `ref` says */
+#define ASTRS(n, ref) { .name = (n), .in_type = ETL_IN_ANSI_STRING, .count_kind = ETL_COUNT_FIELD, .count_ref = (ref), .span = 1 }
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 /* A version whose layout is the whole table a, or its first n fields. */
@@ -324,12 +326,16 @@ static const etl_kclass_op ready_ops[] = { OP("Thread", 50, "ReadyThread") };
 static const etl_kclass_version ready_v[] = { KV(2, 5, ready) };
 const etl_kclass_family FAMILY(etl_kfam_ready_thread, P_THREAD, ETL_KCLASS_READY_THREAD, "Thread", ready_ops, ready_v);
 
-/* A thread's name set after its start [TE ThreadSetNameTraceData]. */
-static const etl_schema_field thr_setname[] = { U32("ProcessId", 0), U32("TThreadId", 0), WSTR("ThreadName", 0) };
+/* A thread's name set after its start [TE ThreadSetNameTraceData]; typed as a Thread event
+   with its ids and name. */
+static const etl_schema_field thr_setname[] = {
+    U32("ProcessId", ETL_KSLOT_THREAD_PID), U32("TThreadId", ETL_KSLOT_THREAD_TID),
+    WSTR("ThreadName", ETL_KSLOT_THREAD_NAME),
+};
 static const etl_kclass_op thr_setname_ops[] = { OP("Thread", 72, "SetName") };
 static const etl_kclass_version thr_setname_v[] = { KV(2, 2, thr_setname) };
-static const etl_kclass_family FAMILY(thr_setname_fam, P_THREAD, ETL_KCLASS_NONE, "Thread", thr_setname_ops,
-                                      thr_setname_v);
+const etl_kclass_family FAMILY(etl_kfam_thread_set_name, P_THREAD, ETL_KCLASS_THREAD, "Thread", thr_setname_ops,
+                               thr_setname_v);
 
 /* WorkerThread_V1, WorkerThread [MOF] */
 static const etl_schema_field thr_worker[] = { U32("TThreadId", 0), U64("StartTime", 0), PTR("ThreadRoutine", 0) };
@@ -1123,26 +1129,32 @@ static const etl_schema_field lid_kallsyms[] = { U32("Sequence", 0), ASTR("Text"
 static const etl_schema_field lid_module[] = {
     PTR("ImageBase", 0), PTR("ImageSize", 0), U16("BuildIdSize", 0), BINF("BuildId", 2), ASTR("Name", 0),
 };
+/* SystemCalls: the names of the recording machine's system call numbers (ELF e_machine). */
+static const etl_schema_field lid_syscalls[] = { U16("Machine", 0), U16("Count", 0), ASTRS("Names", 1) };
 static const etl_kclass_op lid_build_id_ops[] = { OP("LinuxImageID", 0, "BuildId") };
 static const etl_kclass_op lid_kallsyms_ops[] = { OP("LinuxImageID", 1, "KernelSymbols") };
 static const etl_kclass_op lid_module_ops[] = { OP("LinuxImageID", 2, "KernelModule") };
+static const etl_kclass_op lid_syscalls_ops[] = { OP("LinuxImageID", 3, "SystemCalls") };
 static const etl_kclass_version lid_build_id_v[] = { KV(0, 6, lid_build_id) };
 static const etl_kclass_version lid_kallsyms_v[] = { KV(0, 1, lid_kallsyms) };
 static const etl_kclass_version lid_module_v[] = { KV(0, 4, lid_module) };
+static const etl_kclass_version lid_syscalls_v[] = { KV(0, 3, lid_syscalls) };
 static const etl_kclass_family FAMILY(lid_build_id_fam, P_LINUX_IMAGEID, ETL_KCLASS_NONE, "LinuxImageID",
                                       lid_build_id_ops, lid_build_id_v);
 static const etl_kclass_family FAMILY(lid_kallsyms_fam, P_LINUX_IMAGEID, ETL_KCLASS_NONE, "LinuxImageID",
                                       lid_kallsyms_ops, lid_kallsyms_v);
 static const etl_kclass_family FAMILY(lid_module_fam, P_LINUX_IMAGEID, ETL_KCLASS_NONE, "LinuxImageID",
                                       lid_module_ops, lid_module_v);
+static const etl_kclass_family FAMILY(lid_syscalls_fam, P_LINUX_IMAGEID, ETL_KCLASS_NONE, "LinuxImageID",
+                                      lid_syscalls_ops, lid_syscalls_v);
 
 /* ---------------------------------------------------------------- every family */
 
 const etl_kclass_family *const etl_kclass_families[] = {
     &etl_kfam_trace_header, &etl_kfam_group_masks, &etl_kfam_rundown_complete, &ev_partition_fam,
     &etl_kfam_process, &etl_kfam_process_defunct, &proc_perfctr_fam, &proc_terminate_fam,
-    &etl_kfam_thread_start, &etl_kfam_thread_end, &etl_kfam_cswitch, &etl_kfam_ready_thread, &thr_setname_fam,
-    &thr_worker_fam,
+    &etl_kfam_thread_start, &etl_kfam_thread_end, &etl_kfam_cswitch, &etl_kfam_ready_thread,
+    &etl_kfam_thread_set_name, &thr_worker_fam,
     &etl_kfam_image, &img_kernel_base_fam, &img_hypercall_fam,
     &etl_kfam_sampled_profile, &etl_kfam_pmc_sample, &etl_kfam_syscall_enter, &etl_kfam_syscall_exit, &isr_fam,
     &dpc_fam, &interval_fam, &debugger_fam,
@@ -1162,7 +1174,7 @@ const etl_kclass_family *const etl_kclass_families[] = {
     &sc_telemetry_fam, &sc_family_fam, &sc_flights_fam, &sc_processors_fam,
     &scx_build_fam, &scx_paths_fam, &scx_unknown_fam, &scx_volume_fam, &scx_family_fam, &winsat_fam,
     &iid_info_fam, &iid_none_fam, &iid_rsds_fam, &iid_ppdb_fam, &iid_determ_fam, &iid_version_fam,
-    &lost_fam, &lid_build_id_fam, &lid_kallsyms_fam, &lid_module_fam,
+    &lost_fam, &lid_build_id_fam, &lid_kallsyms_fam, &lid_module_fam, &lid_syscalls_fam,
 };
 const unsigned etl_kclass_family_count = (unsigned)N(etl_kclass_families);
 

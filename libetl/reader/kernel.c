@@ -379,7 +379,7 @@ static int walk(const etl_kclass_version *v, unsigned first, uint32_t off, const
 enum {
     T_PROCESS, T_DEFUNCT, T_THREAD_START, T_THREAD_END, T_IMAGE, T_CSWITCH, T_READY, T_SAMPLE, T_PMC, T_STACK,
     T_STACK_KEY, T_STACK_KEY_DEF, T_HEADER, T_MASKS, T_RUNDOWN, T_LBR, T_DISK_IO, T_DISK_FLUSH, T_DISK_INIT,
-    T_SYSCALL_ENTER, T_SYSCALL_EXIT, T_COUNT, T_NONE = T_COUNT
+    T_SYSCALL_ENTER, T_SYSCALL_EXIT, T_THREAD_SET_NAME, T_COUNT, T_NONE = T_COUNT
 };
 static const etl_kclass_family *const typed[T_COUNT] = {
     [T_PROCESS] = &etl_kfam_process, [T_DEFUNCT] = &etl_kfam_process_defunct,
@@ -390,6 +390,7 @@ static const etl_kclass_family *const typed[T_COUNT] = {
     [T_RUNDOWN] = &etl_kfam_rundown_complete, [T_LBR] = &etl_kfam_lbr, [T_DISK_IO] = &etl_kfam_disk_io,
     [T_DISK_FLUSH] = &etl_kfam_disk_flush, [T_DISK_INIT] = &etl_kfam_disk_init,
     [T_SYSCALL_ENTER] = &etl_kfam_syscall_enter, [T_SYSCALL_EXIT] = &etl_kfam_syscall_exit,
+    [T_THREAD_SET_NAME] = &etl_kfam_thread_set_name,
 };
 
 /* The typed family of a hook (Group << 8 | Type), or T_NONE. */
@@ -401,6 +402,7 @@ static unsigned classify(uint16_t hook)
     case ETL_HOOK_PROCESS_DEFUNCT: return T_DEFUNCT;
     case ETL_HOOK_THREAD_START: case ETL_HOOK_THREAD_DCSTART: return T_THREAD_START;
     case ETL_HOOK_THREAD_END: case ETL_HOOK_THREAD_DCEND: return T_THREAD_END;
+    case ETL_HOOK_THREAD_SET_NAME: return T_THREAD_SET_NAME;
     case ETL_HOOK_PROCESS_LOAD_IMAGE: case ETL_HOOK_IMAGE_LOAD: case ETL_HOOK_IMAGE_UNLOAD: case ETL_HOOK_IMAGE_DCSTART:
     case ETL_HOOK_IMAGE_DCEND:
         return T_IMAGE;

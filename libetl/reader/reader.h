@@ -415,7 +415,7 @@ extern const etl_kclass_family etl_kfam_process, etl_kfam_process_defunct, etl_k
     etl_kfam_thread_end, etl_kfam_image, etl_kfam_cswitch, etl_kfam_ready_thread, etl_kfam_sampled_profile,
     etl_kfam_pmc_sample, etl_kfam_stack, etl_kfam_stack_key, etl_kfam_stack_key_def, etl_kfam_trace_header,
     etl_kfam_group_masks, etl_kfam_rundown_complete, etl_kfam_lbr, etl_kfam_disk_io, etl_kfam_disk_flush,
-    etl_kfam_disk_init, etl_kfam_syscall_enter, etl_kfam_syscall_exit;
+    etl_kfam_disk_init, etl_kfam_syscall_enter, etl_kfam_syscall_exit, etl_kfam_thread_set_name;
 
 /* Every family of the tables, and how many. */
 extern const etl_kclass_family *const etl_kclass_families[];
