@@ -315,6 +315,9 @@ static int io_row(struct etl_sqlite_loader *l, struct input *in, const etl_event
         else { rv_null(r, 6); rv_i64(r, 7, ke->u.syscall.nt_status); }
         tid = etl_cpu_threads_running(in->running, ev->cpu);
         if (tid >= 0) rv_i64(r, 8, tid); else rv_null(r, 8);
+        /* (the map's names live as long as the input) */
+        rv_text(r, 9, ke->kclass == ETL_KCLASS_SYSCALL_ENTER && in->map
+                          ? etl_image_map_syscall_name(in->map, ke->u.syscall.address) : NULL);
         return etl_sink_row_end(&l->sink, S_SYSCALL);
     default:
         return 0;
