@@ -298,6 +298,48 @@ START_TEST(thread_set_name_v2)
 }
 END_TEST
 
+/* PerfInfo ISR and DPC/TimerDPC (version 2, PERFINFO64), as the interrupt and dpc flags write
+   them at a hard interrupt's or softirq's exit: InitialTime (its entry), Routine; an ISR's
+   ReturnValue and Vector. TIMER (1) and HRTIMER (8) are TimerDPCs, the other softirqs DPCs. */
+START_TEST(isr_dpc_v2)
+{
+    uint8_t buf[32];
+    size_t n = etl_kpayload_isr(buf, sizeof buf, 123456789, 0, 1, 36);
+    struct decoded d;
+
+    ck_assert_uint_eq(n, 20);
+    roundtrip(&d, ETL_HOOK_ISR, buf, n);
+    ck_assert_int_eq(d.ev.kind, ETL_KIND_PERFINFO);
+    ck_assert_uint_eq(d.ev.version, 2);
+    ck_assert_int_eq(d.k.kclass, ETL_KCLASS_ISR);
+    ck_assert_str_eq(d.k.name, "PerfInfo/ISR");
+    ck_assert_int_eq(d.k.u.isr_dpc.initial_time, 123456789);
+    ck_assert_uint_eq(d.k.u.isr_dpc.routine, 0);
+    ck_assert_uint_eq(d.k.u.isr_dpc.return_value, 1);
+    ck_assert_uint_eq(d.k.u.isr_dpc.vector, 36);
+    done(&d);
+    n = etl_kpayload_dpc(buf, sizeof buf, 987654321, 0xffffffff8141cec0ull);
+    ck_assert_uint_eq(n, 16);
+    roundtrip(&d, etl_ksoftirq_hook(1), buf, n);
+    ck_assert_int_eq(d.k.kclass, ETL_KCLASS_DPC);
+    ck_assert_str_eq(d.k.name, "PerfInfo/TimerDPC");
+    ck_assert_int_eq(d.k.u.isr_dpc.initial_time, 987654321);
+    ck_assert_uint_eq(d.k.u.isr_dpc.routine, 0xffffffff8141cec0ull);
+    done(&d);
+    record_back(&d, etl_ksoftirq_hook(9), buf, n);
+    ck_assert_int_eq(etl_kernel_decode(&d.ev, &d.k), 1);
+    ck_assert_str_eq(d.k.name, "PerfInfo/DPC");
+    done(&d);
+    record_back(&d, ETL_HOOK_DPC, buf, 15); /* cut in Routine */
+    ck_assert_int_eq(etl_kernel_decode(&d.ev, &d.k), ETL_FAILED);
+    done(&d);
+    for (uint32_t v = 0; v < 12; v++)
+        ck_assert_uint_eq(etl_ksoftirq_hook(v), v == 1 || v == 8 ? ETL_HOOK_TIMER_DPC : ETL_HOOK_DPC);
+    ck_assert_str_eq(etl_ksoftirq_actions[1], "run_timer_softirq");
+    ck_assert_str_eq(etl_ksoftirq_actions[3], "net_rx_action");
+}
+END_TEST
+
 START_TEST(syscall_v2)
 {
     uint8_t buf[16];
@@ -474,10 +516,12 @@ START_TEST(flag_names)
     ck_assert_uint_eq(etl_kernel_flag_from_name("profile"), 0x01000000);
     ck_assert_uint_eq(etl_kernel_flag_from_name("disk_io"), 0x100);
     ck_assert_uint_eq(etl_kernel_flag_from_name("syscall"), 0x80);
+    ck_assert_uint_eq(etl_kernel_flag_from_name("dpc"), 0x20);
+    ck_assert_uint_eq(etl_kernel_flag_from_name("interrupt"), 0x40);
     ck_assert_uint_eq(etl_kernel_flag_from_name("file_io"), 0);
     ck_assert_uint_eq(etl_kernel_flag_from_name(NULL), 0);
     ck_assert_str_eq(etl_kernel_flags_format(ETL_KERNEL_ALL, buf, sizeof buf),
-                     "process,thread,image_load,cswitch,dispatcher,profile,disk_io,syscall");
+                     "process,thread,image_load,cswitch,dispatcher,profile,disk_io,syscall,dpc,interrupt");
     ck_assert_str_eq(etl_kernel_flags_format(ETL_KERNEL_PROFILE | ETL_KERNEL_CSWITCH, buf, sizeof buf),
                      "cswitch,profile");
     ck_assert_str_eq(etl_kernel_flags_format(0, buf, sizeof buf), "");
@@ -1666,6 +1710,7 @@ static Suite *suite(void)
     tcase_add_test(tc, process_v4);
     tcase_add_test(tc, thread_v3);
     tcase_add_test(tc, thread_set_name_v2);
+    tcase_add_test(tc, isr_dpc_v2);
     tcase_add_test(tc, system_call_names);
     tcase_add_test(tc, system_call_table);
     tcase_add_test(tc, image_v3);

@@ -138,6 +138,18 @@ typedef struct etl_kdisk_desc {
 size_t etl_kpayload_disk_io(uint8_t *out, size_t cap, const etl_kdisk_desc *d);
 size_t etl_kpayload_disk_flush(uint8_t *out, size_t cap, const etl_kdisk_desc *d);
 size_t etl_kpayload_disk_init(uint8_t *out, size_t cap, uint64_t irp, uint32_t issuing_tid);
+/* PerfInfo ISR (version 2): InitialTime (the interrupt's start, the session's clock), Routine,
+   ReturnValue, Vector, Reserved 0; DPC, ThreadedDPC and TimerDPC (version 2): InitialTime,
+   Routine. */
+size_t etl_kpayload_isr(uint8_t *out, size_t cap, int64_t initial_time, uint64_t routine, uint8_t return_value,
+                        uint8_t vector);
+size_t etl_kpayload_dpc(uint8_t *out, size_t cap, int64_t initial_time, uint64_t routine);
+/* Linux's softirqs (HI, TIMER, NET_TX, NET_RX, BLOCK, IRQ_POLL, TASKLET, SCHED, HRTIMER, RCU):
+   the hook of the DPC a softirq of vector vec is written as (TimerDPC for the timers' two), and
+   the names of their actions in kallsyms (the older name after a '|'). */
+#define ETL_KSOFTIRQS 10
+uint16_t etl_ksoftirq_hook(uint32_t vec);
+extern const char *const etl_ksoftirq_actions[ETL_KSOFTIRQS];
 /* PerfInfo SysClEnter (SysCallAddress) and SysClExit (SysCallNtStatus). */
 size_t etl_kpayload_syscall_enter(uint8_t *out, size_t cap, uint64_t address);
 size_t etl_kpayload_syscall_exit(uint8_t *out, size_t cap, uint32_t nt_status);
@@ -329,7 +341,7 @@ void etl_lbr_perf_cause(int e, const char *what, char *err, size_t errsize);
    the reader runs: their fd is published last, with release. */
 enum { EV_SIDEBAND, EV_SWITCH, EV_WAKEUP, EV_WAKEUP_NEW, EV_PROFILE, EV_RQ_ISSUE, EV_RQ_COMPLETE, EV_SYS_ENTER,
        EV_SYS_EXIT, EV_MUNMAP, EV_MREMAP, EV_EXIT_GROUP, EV_EXIT, EV_SIG_DELIVER, EV_SIG_GENERATE, EV_EXEC,
-       EV_LBR_PROFILE, EV_LBR_PMC, EV_COUNT };
+       EV_IRQ_ENTRY, EV_IRQ_EXIT, EV_SOFTIRQ_ENTRY, EV_SOFTIRQ_EXIT, EV_LBR_PROFILE, EV_LBR_PMC, EV_COUNT };
 
 #define RING_PAGES 256u /* data pages per processor: 1 MiB */
 #define EXEC_RING_PAGES 256u /* of the exec samples: 1 MiB, 63 dumps of the stack */
@@ -362,6 +374,11 @@ struct kcpu {
     struct { uint32_t tid; int8_t priority; } prio_seen[256];
     uint32_t out_tid;          /* the thread of the last switch OUT record, preempted or not */
     int out_preempted;
+    /* interrupt, dpc: the hard interrupt and the softirq this processor is in (their entry's
+       time, INT64_MIN: none seen), paired with their exit into ISR and DPC events */
+    int64_t irq_ts, softirq_ts;
+    int32_t irq;
+    uint32_t softirq_vec;
     uint8_t rec[65536];        /* a record taken out of the ring (it may wrap) */
     /* Records read and not handled yet (see drain, kring.c): copies in q_bytes, in q their
        times and where they are. */
@@ -453,6 +470,10 @@ struct etl_kcapture {
     /* thread: each thread's comm as last seen (the rundown, forks, COMM records) */
     pthread_mutex_t nlock;
     struct kname *ntab[NTAB_SIZE];
+    /* interrupt: irq_handler_entry's irq, irq_handler_exit's irq and ret; dpc: softirq_entry's and
+       softirq_exit's vec, and each softirq's action (kallsyms; 0 unknown) as the DPC's Routine */
+    struct tp_field irq_irq[2], irq_ret, softirq_vec[2];
+    uint64_t softirq_routine[ETL_KSOFTIRQS];
     /* syscall: raw_syscalls:sys_enter's id, sys_exit's ret */
     struct tp_field sys_id, sys_ret;
     /* The fields of the unload and exit tracepoints (etl_kexit_unmap_tps), in their order. */

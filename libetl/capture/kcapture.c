@@ -43,7 +43,8 @@ static const struct {
 } kernel_flags[] = {
     { "process", ETL_KERNEL_PROCESS },   { "thread", ETL_KERNEL_THREAD },         { "image_load", ETL_KERNEL_IMAGE_LOAD },
     { "cswitch", ETL_KERNEL_CSWITCH },   { "dispatcher", ETL_KERNEL_DISPATCHER }, { "profile", ETL_KERNEL_PROFILE },
-    { "disk_io", ETL_KERNEL_DISK_IO },   { "syscall", ETL_KERNEL_SYSCALL },
+    { "disk_io", ETL_KERNEL_DISK_IO },   { "syscall", ETL_KERNEL_SYSCALL },       { "dpc", ETL_KERNEL_DPC },
+    { "interrupt", ETL_KERNEL_INTERRUPT },
 };
 
 uint32_t etl_kernel_flag_from_name(const char *name)
@@ -87,6 +88,10 @@ static const char *const ev_names[EV_COUNT] = { "sideband (task, comm, mmap2)", 
                                                 [EV_SIG_DELIVER] = "signal:signal_deliver",
                                                 [EV_SIG_GENERATE] = "signal:signal_generate",
                                                 [EV_EXEC] = "sched:sched_process_exec",
+                                                [EV_IRQ_ENTRY] = "irq:irq_handler_entry",
+                                                [EV_IRQ_EXIT] = "irq:irq_handler_exit",
+                                                [EV_SOFTIRQ_ENTRY] = "irq:softirq_entry",
+                                                [EV_SOFTIRQ_EXIT] = "irq:softirq_exit",
                                                 [EV_LBR_PROFILE] = "cycles with a branch stack",
                                                 [EV_LBR_PMC] = "branch instructions with a branch stack" };
 
@@ -149,6 +154,8 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
     for (size_t i = 0; i < etl_kexit_unmap_ntps; i++)
         want[etl_kexit_unmap_tps[i].ev] = (k->flags & etl_kexit_unmap_tps[i].flag) && tp_ids[etl_kexit_unmap_tps[i].ev];
     want[EV_EXEC] = (k->flags & ETL_KERNEL_PROCESS) && tp_ids[EV_EXEC] && k->exec_args;
+    want[EV_IRQ_ENTRY] = want[EV_IRQ_EXIT] = !!(k->flags & ETL_KERNEL_INTERRUPT);
+    want[EV_SOFTIRQ_ENTRY] = want[EV_SOFTIRQ_EXIT] = !!(k->flags & ETL_KERNEL_DPC);
 
     for (int e = 0; e < EV_COUNT; e++) {
         uint32_t sw_flag = e == EV_SWITCH ? ETL_KERNEL_CSWITCH : e == EV_PROFILE ? ETL_KERNEL_PROFILE
@@ -382,6 +389,7 @@ static int kcapture_start(etl_session *s, struct etl_kcapture *k, uint32_t inter
         c->k = k;
         c->cpu = cpu;
         c->page = (size_t)(page > 0 ? page : 4096);
+        c->irq_ts = c->softirq_ts = INT64_MIN;
         for (int e = 0; e < EV_COUNT; e++) c->fd[e] = -1;
         if (open_cpu(k, c, ids, interval_100ns, err, errsize) != 0) return -1;
     }

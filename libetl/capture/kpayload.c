@@ -230,6 +230,40 @@ size_t etl_kpayload_disk_init(uint8_t *out, size_t cap, uint64_t irp, uint32_t i
     return done(&b);
 }
 
+size_t etl_kpayload_isr(uint8_t *out, size_t cap, int64_t initial_time, uint64_t routine, uint8_t return_value,
+                        uint8_t vector)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, (uint64_t)initial_time);
+    put64(&b, routine);
+    put8(&b, return_value);
+    put8(&b, vector);
+    put8(&b, 0);               /* Reserved u16 */
+    put8(&b, 0);
+    return done(&b);
+}
+
+size_t etl_kpayload_dpc(uint8_t *out, size_t cap, int64_t initial_time, uint64_t routine)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, (uint64_t)initial_time);
+    put64(&b, routine);
+    return done(&b);
+}
+
+const char *const etl_ksoftirq_actions[ETL_KSOFTIRQS] = {
+    "tasklet_hi_action", "run_timer_softirq", "net_tx_action", "net_rx_action", "blk_done_softirq",
+    "irq_poll_softirq", "tasklet_action", "sched_balance_softirq|run_rebalance_domains", "hrtimer_run_softirq",
+    "rcu_core_si",
+};
+
+uint16_t etl_ksoftirq_hook(uint32_t vec)
+{
+    return vec == 1 || vec == 8 ? ETL_HOOK_TIMER_DPC : ETL_HOOK_DPC; /* TIMER, HRTIMER */
+}
+
 size_t etl_kpayload_syscall_enter(uint8_t *out, size_t cap, uint64_t address)
 {
     struct kp b = kp_start(out, cap);
@@ -339,6 +373,7 @@ int etl_kcapture_form(uint16_t hook, int *system, uint16_t *version)
         { ETL_HOOK_DISK_READ, 0, 3 },       { ETL_HOOK_DISK_WRITE, 0, 3 },      { ETL_HOOK_DISK_READ_INIT, 0, 3 },
         { ETL_HOOK_DISK_WRITE_INIT, 0, 3 }, { ETL_HOOK_DISK_FLUSH, 0, 3 },      { ETL_HOOK_DISK_FLUSH_INIT, 0, 3 },
         { ETL_HOOK_SYSCALL_ENTER, 0, 2 },   { ETL_HOOK_SYSCALL_EXIT, 0, 2 },
+        { ETL_HOOK_ISR, 0, 2 },             { ETL_HOOK_DPC, 0, 2 },             { ETL_HOOK_TIMER_DPC, 0, 2 },
         { ETL_HOOK_IMAGE_UNLOAD, 1, 3 },
         { ETL_HOOK_PROFILE_COLLECTION_START, 0, 3 }, { ETL_HOOK_PROFILE_COLLECTION_END, 0, 3 },
     };

@@ -35,6 +35,47 @@ static void priority_seen(struct kcpu *c, uint32_t tid, int8_t priority)
     c->prio_seen[tid % 256].priority = priority;
 }
 
+/*
+ * A hard interrupt's or softirq's entry or exit on c's processor (neither nests on one
+ * processor: a hard interrupt may come inside a softirq, which is the other pair). The exit
+ * writes the ISR or DPC event, at its time, with the entry's as InitialTime, as Windows writes
+ * them at their end. An exit without its entry (lost, or before the session) and an entry
+ * without its exit are not written: their samples' loss is counted in EventsLost already.
+ */
+static void irq_sample(struct kcpu *c, int e, int64_t ts, const uint8_t *raw, uint32_t raw_len)
+{
+    struct etl_kcapture *k = c->k;
+    uint8_t buf[32];
+    size_t n;
+
+    if (e == EV_IRQ_ENTRY) {
+        c->irq_ts = ts;
+        c->irq = (int32_t)etl_ktp_get(raw, raw_len, &k->irq_irq[0]);
+    } else if (e == EV_SOFTIRQ_ENTRY) {
+        c->softirq_ts = ts;
+        c->softirq_vec = (uint32_t)etl_ktp_get(raw, raw_len, &k->softirq_vec[0]);
+    } else if (e == EV_IRQ_EXIT) {
+        int32_t irq = (int32_t)etl_ktp_get(raw, raw_len, &k->irq_irq[1]);
+        if (c->irq_ts == INT64_MIN || irq != c->irq || ts < c->irq_ts) {
+            c->irq_ts = INT64_MIN;
+            return;
+        }
+        /* Routine: none known (the handler is not in the tracepoint); Vector: the Linux irq */
+        n = etl_kpayload_isr(buf, sizeof buf, c->irq_ts, 0, etl_ktp_get(raw, raw_len, &k->irq_ret) != 0, (uint8_t)irq);
+        etl_kwrite_ev(k, etl_korder_ts(c, ts), ETL_HOOK_ISR, 0, 0, buf, n);
+        c->irq_ts = INT64_MIN;
+    } else {
+        uint32_t vec = (uint32_t)etl_ktp_get(raw, raw_len, &k->softirq_vec[1]);
+        if (c->softirq_ts == INT64_MIN || vec != c->softirq_vec || ts < c->softirq_ts) {
+            c->softirq_ts = INT64_MIN;
+            return;
+        }
+        n = etl_kpayload_dpc(buf, sizeof buf, c->softirq_ts, vec < ETL_KSOFTIRQS ? k->softirq_routine[vec] : 0);
+        etl_kwrite_ev(k, etl_korder_ts(c, ts), etl_ksoftirq_hook(vec), 0, 0, buf, n);
+        c->softirq_ts = INT64_MIN;
+    }
+}
+
 static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
 {
     struct etl_kcapture *k = c->k;
@@ -81,6 +122,10 @@ static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
     if (e == EV_RQ_ISSUE || e == EV_RQ_COMPLETE || e == EV_SYS_ENTER || e == EV_SYS_EXIT) {
         struct io_sample io = { e, tid, ts, raw, raw_len };
         etl_kio_record(c, &io);
+        return;
+    }
+    if (e >= EV_IRQ_ENTRY && e <= EV_SOFTIRQ_EXIT) {
+        irq_sample(c, e, ts, raw, raw_len);
         return;
     }
     ts = etl_korder_ts(c, ts);

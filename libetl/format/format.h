@@ -182,6 +182,13 @@ static inline uint32_t etl_align8(uint32_t n) { return (n + 7u) & ~7u; }
 #define ETL_HOOK_PMC_SAMPLE         0x0F2F /* a PMC interrupt (an LBR trigger's sample) */
 #define ETL_HOOK_SYSCALL_ENTER      0x0F33
 #define ETL_HOOK_SYSCALL_EXIT       0x0F34
+/* Interrupts and deferred procedure calls, each written at its end with its start (InitialTime,
+   the trace's clock): ISR (InitialTime, Routine P, ReturnValue u8, Vector u8, Reserved u16),
+   DPC, ThreadedDPC and TimerDPC (InitialTime, Routine P). */
+#define ETL_HOOK_THREADED_DPC       0x0F42
+#define ETL_HOOK_ISR                0x0F43
+#define ETL_HOOK_DPC                0x0F44
+#define ETL_HOOK_TIMER_DPC          0x0F45
 /* SampledProfileInterval: a profile source's interval (Source, NewInterval, OldInterval in
    100 ns units; version 3 adds SourceName), when it is set and at the start and end of a
    session's collection. */

@@ -287,6 +287,11 @@ static int dump_kernel_text(FILE *f, const etl_event *ev, const struct where *ma
         break;
     }
     case ETL_KCLASS_SYSCALL_EXIT: fprintf(f, " status=0x%08" PRIx32, k.u.syscall.nt_status); break;
+    case ETL_KCLASS_ISR: case ETL_KCLASS_DPC:
+        fprintf(f, " initial_time=%" PRId64 " routine=0x%" PRIx64, k.u.isr_dpc.initial_time, k.u.isr_dpc.routine);
+        if (k.kclass == ETL_KCLASS_ISR)
+            fprintf(f, " return=%" PRIu32 " vector=%u", k.u.isr_dpc.return_value, k.u.isr_dpc.vector);
+        break;
     default: break;
     }
     return 1;
@@ -520,6 +525,14 @@ static void dump_kernel_json(FILE *f, const etl_event *ev, const struct where *m
         break;
     }
     case ETL_KCLASS_SYSCALL_EXIT: json_u(f, "nt_status", k.u.syscall.nt_status); break;
+    case ETL_KCLASS_ISR: case ETL_KCLASS_DPC:
+        json_i(f, "initial_time", k.u.isr_dpc.initial_time);
+        json_u(f, "routine", k.u.isr_dpc.routine);
+        if (k.kclass == ETL_KCLASS_ISR) {
+            json_u(f, "return_value", k.u.isr_dpc.return_value);
+            json_u(f, "vector", k.u.isr_dpc.vector);
+        }
+        break;
     default: break;
     }
     fputc('}', f);

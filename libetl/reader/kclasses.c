@@ -427,21 +427,27 @@ const etl_kclass_family FAMILY(etl_kfam_syscall_exit, P_PERFINFO, ETL_KCLASS_SYS
                                sysexit_v);
 
 /* ISR_V1, ISR (version 2) [MOF]: InitialTime is a raw clock value (extension "WmiTime"). */
-static const etl_schema_field isr_v1[] = { U64("InitialTime", 0), PTR("Routine", 0), U32("ReturnValue", 0) };
+static const etl_schema_field isr_v1[] = {
+    U64("InitialTime", ETL_KSLOT_ISR_DPC_INITIAL_TIME), PTR("Routine", ETL_KSLOT_ISR_DPC_ROUTINE),
+    U32("ReturnValue", ETL_KSLOT_ISR_RETURN),
+};
 static const etl_schema_field isr_v2[] = {
-    U64("InitialTime", 0), PTR("Routine", 0), U8("ReturnValue", 0), U8("Vector", 0), U16("Reserved", 0),
+    U64("InitialTime", ETL_KSLOT_ISR_DPC_INITIAL_TIME), PTR("Routine", ETL_KSLOT_ISR_DPC_ROUTINE),
+    U8("ReturnValue", ETL_KSLOT_ISR_RETURN), U8("Vector", ETL_KSLOT_ISR_VECTOR), U16("Reserved", 0),
 };
 static const etl_kclass_op isr_ops[] = { OP("PerfInfo", 67, "ISR") };
 static const etl_kclass_version isr_v[] = { KV(1, 3, isr_v1), KV(2, 5, isr_v2) };
-static const etl_kclass_family FAMILY(isr_fam, P_PERFINFO, ETL_KCLASS_NONE, "PerfInfo", isr_ops, isr_v);
+const etl_kclass_family FAMILY(etl_kfam_isr, P_PERFINFO, ETL_KCLASS_ISR, "PerfInfo", isr_ops, isr_v);
 
 /* DPC_V1 (68, 69), DPC (66, 68, 69) [MOF] */
-static const etl_schema_field dpc[] = { U64("InitialTime", 0), PTR("Routine", 0) };
+static const etl_schema_field dpc[] = {
+    U64("InitialTime", ETL_KSLOT_ISR_DPC_INITIAL_TIME), PTR("Routine", ETL_KSLOT_ISR_DPC_ROUTINE),
+};
 static const etl_kclass_op dpc_ops[] = {
     OP("PerfInfo", 66, "ThreadedDPC"), OP("PerfInfo", 68, "DPC"), OP("PerfInfo", 69, "TimerDPC"),
 };
 static const etl_kclass_version dpc_v[] = { KV(1, 2, dpc) };
-static const etl_kclass_family FAMILY(dpc_fam, P_PERFINFO, ETL_KCLASS_NONE, "PerfInfo", dpc_ops, dpc_v);
+const etl_kclass_family FAMILY(etl_kfam_dpc, P_PERFINFO, ETL_KCLASS_DPC, "PerfInfo", dpc_ops, dpc_v);
 
 /* SampledProfileInterval [MOF][TE]; version 3 names the source [TE: CollectionStart/End]. */
 static const etl_schema_field interval[] = {
@@ -1156,8 +1162,8 @@ const etl_kclass_family *const etl_kclass_families[] = {
     &etl_kfam_thread_start, &etl_kfam_thread_end, &etl_kfam_cswitch, &etl_kfam_ready_thread,
     &etl_kfam_thread_set_name, &thr_worker_fam,
     &etl_kfam_image, &img_kernel_base_fam, &img_hypercall_fam,
-    &etl_kfam_sampled_profile, &etl_kfam_pmc_sample, &etl_kfam_syscall_enter, &etl_kfam_syscall_exit, &isr_fam,
-    &dpc_fam, &interval_fam, &debugger_fam,
+    &etl_kfam_sampled_profile, &etl_kfam_pmc_sample, &etl_kfam_syscall_enter, &etl_kfam_syscall_exit, &etl_kfam_isr,
+    &etl_kfam_dpc, &interval_fam, &debugger_fam,
     &etl_kfam_stack, &etl_kfam_stack_key_def, &etl_kfam_stack_key, &etl_kfam_lbr,
     &etl_kfam_disk_io, &etl_kfam_disk_init, &etl_kfam_disk_flush, &drv_call_fam, &drv_ret_fam, &drv_routine_fam,
     &drv_req_fam, &splitio_fam,
