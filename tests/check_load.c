@@ -573,7 +573,7 @@ START_TEST(refusals)
     free(before);
     free(after);
     /* nor one of version 2 (issue 17's), which has no fields, 3 (issue 18's), which has no
-       functions or processor time, nor 4, whose syscalls have no names */
+       functions or processor time, nor 4, without system call names and isr_dpc */
     for (int v = 2; v <= 4; v++) {
         char sql[128], want[128];
         snprintf(sql, sizeof sql, "UPDATE meta SET value = '%d' WHERE key = 'schema_version'", v);

@@ -267,6 +267,21 @@
     "                                   -- numbered address (its LinuxImageID SystemCalls); else NULL\n" \
     ");\n" \
     "\n" \
+    "-- PerfInfo ISR (an interrupt service routine) and DPC, ThreadedDPC, TimerDPC (deferred\n" \
+    "-- procedure calls; a Linux capture's softirqs): each ran on cpu from start_ns to time_ns.\n" \
+    "CREATE TABLE isr_dpc (\n" \
+    "  event INTEGER PRIMARY KEY,\n" \
+    "  trace INTEGER NOT NULL,\n" \
+    "  time_ns INTEGER NOT NULL,        -- its end (the event's time)\n" \
+    "  cpu INTEGER NOT NULL,\n" \
+    "  name TEXT NOT NULL,              -- PerfInfo/ISR, /DPC, /ThreadedDPC, /TimerDPC\n" \
+    "  start_ns INTEGER,                -- InitialTime; NULL when after the event (a damaged record)\n" \
+    "  duration_ns INTEGER,             -- time_ns - start_ns\n" \
+    "  routine INTEGER,                 -- the routine's address (0: not known)\n" \
+    "  vector INTEGER,                  -- ISR: the interrupt vector (a Linux capture: the irq number)\n" \
+    "  return_value INTEGER             -- ISR: 1 when the interrupt was the routine's device's\n" \
+    ");\n" \
+    "\n" \
     "-- SampledProfile and PMC interrupt (PMCSample) samples: the processor was running thread\n" \
     "-- tid at instruction_pointer.\n" \
     "CREATE TABLE samples (\n" \
@@ -529,6 +544,12 @@
     "       s.nt_status AS nt_status, s.syscall AS syscall, s.tid AS tid, s.pid AS pid,\n" \
     "       " NAME_AT("s.trace", "s.pid", "s.time_ns", "s.event") " AS process_name, s.trace AS trace\n" \
     "FROM (SELECT s.*, " PID_AT("s.trace", "s.tid", "s.event") " AS pid FROM syscalls s) s;\n" \
+    "\n" \
+    "-- Interrupts and DPCs by kind, vector and routine: how many, and how long they ran.\n" \
+    "CREATE VIEW isr_dpc_summary AS\n" \
+    "SELECT trace, name, vector, printf('0x%x', routine) AS routine, count(*) AS count,\n" \
+    "       sum(duration_ns) AS total_ns, avg(duration_ns) AS avg_ns, max(duration_ns) AS max_ns\n" \
+    "FROM isr_dpc GROUP BY trace, name, vector, routine;\n" \
     "\n" \
     "-- Every stack's frames as text: 'ntdll.dll+0x1234'.\n" \
     "CREATE VIEW stack_frames_view AS\n" \
