@@ -340,6 +340,33 @@ START_TEST(isr_dpc_v2)
 }
 END_TEST
 
+/* PageFault TypeGroup1 (version 2, SYSTEM64 with the faulting thread): DemandZeroFault for a
+   minor fault, HardPageFault for a major one; VirtualAddress, ProgramCounter. */
+START_TEST(page_fault_v2)
+{
+    uint8_t buf[32];
+    size_t n = etl_kpayload_page_fault(buf, sizeof buf, 0x7f0000123000ull, 0x401234);
+    struct decoded d;
+
+    ck_assert_uint_eq(n, 16);
+    roundtrip(&d, ETL_HOOK_PAGE_FAULT_DEMAND_ZERO, buf, n);
+    ck_assert_int_eq(d.ev.kind, ETL_KIND_SYSTEM);
+    ck_assert_uint_eq(d.ev.version, 2);
+    ck_assert_uint_eq(d.ev.tid, 11);
+    ck_assert_int_eq(d.k.kclass, ETL_KCLASS_PAGE_FAULT);
+    ck_assert_str_eq(d.k.name, "PageFault/DemandZeroFault");
+    ck_assert_uint_eq(d.k.u.page_fault.virtual_address, 0x7f0000123000ull);
+    ck_assert_uint_eq(d.k.u.page_fault.program_counter, 0x401234);
+    done(&d);
+    roundtrip(&d, ETL_HOOK_PAGE_FAULT_HARD, buf, n);
+    ck_assert_str_eq(d.k.name, "PageFault/HardPageFault");
+    done(&d);
+    record_back(&d, ETL_HOOK_PAGE_FAULT_HARD, buf, 12); /* cut in ProgramCounter */
+    ck_assert_int_eq(etl_kernel_decode(&d.ev, &d.k), ETL_FAILED);
+    done(&d);
+}
+END_TEST
+
 START_TEST(syscall_v2)
 {
     uint8_t buf[16];
@@ -518,10 +545,11 @@ START_TEST(flag_names)
     ck_assert_uint_eq(etl_kernel_flag_from_name("syscall"), 0x80);
     ck_assert_uint_eq(etl_kernel_flag_from_name("dpc"), 0x20);
     ck_assert_uint_eq(etl_kernel_flag_from_name("interrupt"), 0x40);
+    ck_assert_uint_eq(etl_kernel_flag_from_name("memory_page_faults"), 0x1000);
     ck_assert_uint_eq(etl_kernel_flag_from_name("file_io"), 0);
     ck_assert_uint_eq(etl_kernel_flag_from_name(NULL), 0);
     ck_assert_str_eq(etl_kernel_flags_format(ETL_KERNEL_ALL, buf, sizeof buf),
-                     "process,thread,image_load,cswitch,dispatcher,profile,disk_io,syscall,dpc,interrupt");
+                     "process,thread,image_load,cswitch,dispatcher,profile,disk_io,syscall,dpc,interrupt,memory_page_faults");
     ck_assert_str_eq(etl_kernel_flags_format(ETL_KERNEL_PROFILE | ETL_KERNEL_CSWITCH, buf, sizeof buf),
                      "cswitch,profile");
     ck_assert_str_eq(etl_kernel_flags_format(0, buf, sizeof buf), "");
@@ -1711,6 +1739,7 @@ static Suite *suite(void)
     tcase_add_test(tc, thread_v3);
     tcase_add_test(tc, thread_set_name_v2);
     tcase_add_test(tc, isr_dpc_v2);
+    tcase_add_test(tc, page_fault_v2);
     tcase_add_test(tc, system_call_names);
     tcase_add_test(tc, system_call_table);
     tcase_add_test(tc, image_v3);

@@ -144,6 +144,8 @@ size_t etl_kpayload_disk_init(uint8_t *out, size_t cap, uint64_t irp, uint32_t i
 size_t etl_kpayload_isr(uint8_t *out, size_t cap, int64_t initial_time, uint64_t routine, uint8_t return_value,
                         uint8_t vector);
 size_t etl_kpayload_dpc(uint8_t *out, size_t cap, int64_t initial_time, uint64_t routine);
+/* PageFault TypeGroup1 (version 2): VirtualAddress, ProgramCounter. */
+size_t etl_kpayload_page_fault(uint8_t *out, size_t cap, uint64_t virtual_address, uint64_t program_counter);
 /* Linux's softirqs (HI, TIMER, NET_TX, NET_RX, BLOCK, IRQ_POLL, TASKLET, SCHED, HRTIMER, RCU):
    the hook of the DPC a softirq of vector vec is written as (TimerDPC for the timers' two), and
    the names of their actions in kallsyms (the older name after a '|'). */
@@ -341,7 +343,8 @@ void etl_lbr_perf_cause(int e, const char *what, char *err, size_t errsize);
    the reader runs: their fd is published last, with release. */
 enum { EV_SIDEBAND, EV_SWITCH, EV_WAKEUP, EV_WAKEUP_NEW, EV_PROFILE, EV_RQ_ISSUE, EV_RQ_COMPLETE, EV_SYS_ENTER,
        EV_SYS_EXIT, EV_MUNMAP, EV_MREMAP, EV_EXIT_GROUP, EV_EXIT, EV_SIG_DELIVER, EV_SIG_GENERATE, EV_EXEC,
-       EV_IRQ_ENTRY, EV_IRQ_EXIT, EV_SOFTIRQ_ENTRY, EV_SOFTIRQ_EXIT, EV_LBR_PROFILE, EV_LBR_PMC, EV_COUNT };
+       EV_IRQ_ENTRY, EV_IRQ_EXIT, EV_SOFTIRQ_ENTRY, EV_SOFTIRQ_EXIT, EV_FAULT_MIN, EV_FAULT_MAJ, EV_LBR_PROFILE,
+       EV_LBR_PMC, EV_COUNT };
 
 #define RING_PAGES 256u /* data pages per processor: 1 MiB */
 #define EXEC_RING_PAGES 256u /* of the exec samples: 1 MiB, 63 dumps of the stack */

@@ -44,7 +44,7 @@ static const struct {
     { "process", ETL_KERNEL_PROCESS },   { "thread", ETL_KERNEL_THREAD },         { "image_load", ETL_KERNEL_IMAGE_LOAD },
     { "cswitch", ETL_KERNEL_CSWITCH },   { "dispatcher", ETL_KERNEL_DISPATCHER }, { "profile", ETL_KERNEL_PROFILE },
     { "disk_io", ETL_KERNEL_DISK_IO },   { "syscall", ETL_KERNEL_SYSCALL },       { "dpc", ETL_KERNEL_DPC },
-    { "interrupt", ETL_KERNEL_INTERRUPT },
+    { "interrupt", ETL_KERNEL_INTERRUPT }, { "memory_page_faults", ETL_KERNEL_MEMORY_PAGE_FAULTS },
 };
 
 uint32_t etl_kernel_flag_from_name(const char *name)
@@ -92,6 +92,8 @@ static const char *const ev_names[EV_COUNT] = { "sideband (task, comm, mmap2)", 
                                                 [EV_IRQ_EXIT] = "irq:irq_handler_exit",
                                                 [EV_SOFTIRQ_ENTRY] = "irq:softirq_entry",
                                                 [EV_SOFTIRQ_EXIT] = "irq:softirq_exit",
+                                                [EV_FAULT_MIN] = "minor-faults",
+                                                [EV_FAULT_MAJ] = "major-faults",
                                                 [EV_LBR_PROFILE] = "cycles with a branch stack",
                                                 [EV_LBR_PMC] = "branch instructions with a branch stack" };
 
@@ -156,6 +158,7 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
     want[EV_EXEC] = (k->flags & ETL_KERNEL_PROCESS) && tp_ids[EV_EXEC] && k->exec_args;
     want[EV_IRQ_ENTRY] = want[EV_IRQ_EXIT] = !!(k->flags & ETL_KERNEL_INTERRUPT);
     want[EV_SOFTIRQ_ENTRY] = want[EV_SOFTIRQ_EXIT] = !!(k->flags & ETL_KERNEL_DPC);
+    want[EV_FAULT_MIN] = want[EV_FAULT_MAJ] = !!(k->flags & ETL_KERNEL_MEMORY_PAGE_FAULTS);
 
     for (int e = 0; e < EV_COUNT; e++) {
         uint32_t sw_flag = e == EV_SWITCH ? ETL_KERNEL_CSWITCH : e == EV_PROFILE ? ETL_KERNEL_PROFILE
@@ -181,6 +184,12 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
         } else if (e == EV_PROFILE) {
             attr_base(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, PERF_SAMPLE_IP | extra);
             a.sample_period = (uint64_t)interval_100ns * 100;
+        } else if (e == EV_FAULT_MIN || e == EV_FAULT_MAJ) {
+            /* every fault, counted where the kernel accounts it (its end, minor or major), with
+               the faulting address */
+            attr_base(&a, PERF_TYPE_SOFTWARE, e == EV_FAULT_MIN ? PERF_COUNT_SW_PAGE_FAULTS_MIN : PERF_COUNT_SW_PAGE_FAULTS_MAJ,
+                      PERF_SAMPLE_IP | PERF_SAMPLE_ADDR);
+            a.sample_period = 1;
         } else if (e == EV_EXEC) {
             /* The program's file name, and where it can be had the new stack pointer and
                stack (argc, argv, the arguments), in a ring of its own whose thread wakes at

@@ -253,6 +253,15 @@ size_t etl_kpayload_dpc(uint8_t *out, size_t cap, int64_t initial_time, uint64_t
     return done(&b);
 }
 
+size_t etl_kpayload_page_fault(uint8_t *out, size_t cap, uint64_t virtual_address, uint64_t program_counter)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, virtual_address);
+    put64(&b, program_counter);
+    return done(&b);
+}
+
 const char *const etl_ksoftirq_actions[ETL_KSOFTIRQS] = {
     "tasklet_hi_action", "run_timer_softirq", "net_tx_action", "net_rx_action", "blk_done_softirq",
     "irq_poll_softirq", "tasklet_action", "sched_balance_softirq|run_rebalance_domains", "hrtimer_run_softirq",
@@ -374,6 +383,7 @@ int etl_kcapture_form(uint16_t hook, int *system, uint16_t *version)
         { ETL_HOOK_DISK_WRITE_INIT, 0, 3 }, { ETL_HOOK_DISK_FLUSH, 0, 3 },      { ETL_HOOK_DISK_FLUSH_INIT, 0, 3 },
         { ETL_HOOK_SYSCALL_ENTER, 0, 2 },   { ETL_HOOK_SYSCALL_EXIT, 0, 2 },
         { ETL_HOOK_ISR, 0, 2 },             { ETL_HOOK_DPC, 0, 2 },             { ETL_HOOK_TIMER_DPC, 0, 2 },
+        { ETL_HOOK_PAGE_FAULT_DEMAND_ZERO, 1, 2 }, { ETL_HOOK_PAGE_FAULT_HARD, 1, 2 },
         { ETL_HOOK_IMAGE_UNLOAD, 1, 3 },
         { ETL_HOOK_PROFILE_COLLECTION_START, 0, 3 }, { ETL_HOOK_PROFILE_COLLECTION_END, 0, 3 },
     };

@@ -80,7 +80,7 @@ static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
 {
     struct etl_kcapture *k = c->k;
     uint32_t o = 8, pid = 0, tid = 0, raw_len = 0, nframes = 0;
-    uint64_t id, ip = 0, st, frames[MAX_FRAMES];
+    uint64_t id, ip = 0, addr = 0, st, frames[MAX_FRAMES];
     const uint8_t *raw = NULL;
     int64_t ts = 0;
     int e;
@@ -103,7 +103,9 @@ static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
     pid = etl_le32(r + o);
     tid = etl_le32(r + o + 4);
     ts = (int64_t)etl_le64(r + o + 8);
-    o += 24; /* TID, TIME, CPU */
+    o += 16; /* TID, TIME; then ADDR, CPU */
+    if (st & PERF_SAMPLE_ADDR) { if (size < o + 16) return; addr = etl_le64(r + o); o += 8; }
+    o += 8;
     if (st & PERF_SAMPLE_CALLCHAIN) {
         uint64_t nr;
         if (size < o + 8) return;
@@ -130,7 +132,13 @@ static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
     }
     ts = etl_korder_ts(c, ts);
     if (etl_kexit_unmap_sample(c, e, ts, pid, tid, raw, raw_len)) return;
-    if (e == EV_PROFILE) {
+    if (e == EV_FAULT_MIN || e == EV_FAULT_MAJ) {
+        /* Linux tells a fault resolved without I/O (minor: a new zero page, a page of the page
+           cache, a copy on write) from one that read its page (major), nothing finer */
+        n = etl_kpayload_page_fault(buf, sizeof buf, addr, ip);
+        etl_kwrite_ev(k, ts, e == EV_FAULT_MIN ? ETL_HOOK_PAGE_FAULT_DEMAND_ZERO : ETL_HOOK_PAGE_FAULT_HARD, pid, tid, buf,
+                      n);
+    } else if (e == EV_PROFILE) {
         n = etl_kpayload_sample(buf, sizeof buf, ip, tid);
         etl_kwrite_ev(k, ts, ETL_HOOK_SAMPLED_PROFILE, 0, 0, buf, n);
     } else if (e == EV_SWITCH) {

@@ -80,12 +80,14 @@ enum etl_kclass {
     ETL_KCLASS_SYSCALL_ENTER,    /* PerfInfo 51 (0x0F33) */
     ETL_KCLASS_SYSCALL_EXIT,     /* PerfInfo 52 (0x0F34) */
     ETL_KCLASS_ISR,              /* PerfInfo 67 (0x0F43) ISR */
-    ETL_KCLASS_DPC               /* PerfInfo 66 ThreadedDPC, 68 DPC, 69 TimerDPC (0x0F42, 0x0F44, 0x0F45) */
+    ETL_KCLASS_DPC,              /* PerfInfo 66 ThreadedDPC, 68 DPC, 69 TimerDPC (0x0F42, 0x0F44, 0x0F45) */
+    ETL_KCLASS_PAGE_FAULT        /* PageFault 10..15 (0x020A..0x020F): Transition, DemandZero, CopyOnWrite,
+                                    GuardPage, HardPage, AccessViolation */
 };
-#define ETL_KCLASS_COUNT (ETL_KCLASS_DPC + 1)
+#define ETL_KCLASS_COUNT (ETL_KCLASS_PAGE_FAULT + 1)
 /* "process", "thread", "image", "cswitch", "ready_thread", "sampled_profile", "stack",
    "stack_key", "stack_key_def", "trace_header", "group_masks", "rundown_complete", "lbr",
-   "disk_io", "disk_io_init", "syscall_enter", "syscall_exit", "isr", "dpc";
+   "disk_io", "disk_io_init", "syscall_enter", "syscall_exit", "isr", "dpc", "page_fault";
    "none" for ETL_KCLASS_NONE, "unknown" otherwise. */
 ETL_API const char *etl_kclass_name(int kclass);
 
@@ -199,6 +201,13 @@ typedef struct etl_kisr_dpc {
     uint8_t vector;               /* ISR (version 2+): the interrupt vector */
 } etl_kisr_dpc;
 
+/* PageFault TypeGroup1: the faulting address and the instruction that faulted; the event's
+   name says what kind of fault it was. */
+typedef struct etl_kpage_fault {
+    uint64_t virtual_address;
+    uint64_t program_counter;
+} etl_kpage_fault;
+
 /* Stacks: frames stay in the record; read them with etl_kstack_frame_at. */
 typedef struct etl_kstack {
     int64_t event_timestamp;      /* raw clock of the event the stack belongs to */
@@ -251,6 +260,7 @@ typedef struct etl_kernel_event {
         etl_kdisk_io disk_io;     /* DISK_IO, DISK_IO_INIT */
         etl_ksyscall syscall;     /* SYSCALL_ENTER, SYSCALL_EXIT */
         etl_kisr_dpc isr_dpc;     /* ISR, DPC */
+        etl_kpage_fault page_fault; /* PAGE_FAULT */
     } u;
 } etl_kernel_event;
 

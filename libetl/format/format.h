@@ -165,6 +165,14 @@ static inline uint32_t etl_align8(uint32_t n) { return (n + 7u) & ~7u; }
 #define ETL_HOOK_DISK_WRITE_INIT    0x010D
 #define ETL_HOOK_DISK_FLUSH         0x010E
 #define ETL_HOOK_DISK_FLUSH_INIT    0x010F
+/* PageFault (group 2), TypeGroup1 (VirtualAddress P, ProgramCounter P): a fault resolved
+   without I/O as a new zero page, and one that read its page (a hard fault). */
+#define ETL_HOOK_PAGE_FAULT_TRANSITION  0x020A
+#define ETL_HOOK_PAGE_FAULT_DEMAND_ZERO 0x020B
+#define ETL_HOOK_PAGE_FAULT_COPY_ON_WRITE 0x020C
+#define ETL_HOOK_PAGE_FAULT_GUARD       0x020D
+#define ETL_HOOK_PAGE_FAULT_HARD        0x020E
+#define ETL_HOOK_PAGE_FAULT_ACCESS_VIOLATION 0x020F
 #define ETL_HOOK_PROCESS_START      0x0301 /* Process */
 #define ETL_HOOK_PROCESS_END        0x0302
 #define ETL_HOOK_PROCESS_DCSTART    0x0303

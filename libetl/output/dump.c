@@ -287,6 +287,10 @@ static int dump_kernel_text(FILE *f, const etl_event *ev, const struct where *ma
         break;
     }
     case ETL_KCLASS_SYSCALL_EXIT: fprintf(f, " status=0x%08" PRIx32, k.u.syscall.nt_status); break;
+    case ETL_KCLASS_PAGE_FAULT:
+        fprintf(f, " address=0x%" PRIx64 " pc=0x%" PRIx64, k.u.page_fault.virtual_address,
+                k.u.page_fault.program_counter);
+        break;
     case ETL_KCLASS_ISR: case ETL_KCLASS_DPC:
         fprintf(f, " initial_time=%" PRId64 " routine=0x%" PRIx64, k.u.isr_dpc.initial_time, k.u.isr_dpc.routine);
         if (k.kclass == ETL_KCLASS_ISR)
@@ -525,6 +529,11 @@ static void dump_kernel_json(FILE *f, const etl_event *ev, const struct where *m
         break;
     }
     case ETL_KCLASS_SYSCALL_EXIT: json_u(f, "nt_status", k.u.syscall.nt_status); break;
+    case ETL_KCLASS_PAGE_FAULT:
+        json_u(f, "virtual_address", k.u.page_fault.virtual_address);
+        json_u(f, "program_counter", k.u.page_fault.program_counter);
+        json_image(f, map, ev->pid, k.u.page_fault.program_counter, ev->timestamp, 0);
+        break;
     case ETL_KCLASS_ISR: case ETL_KCLASS_DPC:
         json_i(f, "initial_time", k.u.isr_dpc.initial_time);
         json_u(f, "routine", k.u.isr_dpc.routine);

@@ -772,13 +772,16 @@ static const etl_kclass_family FAMILY(udp_fail_fam, P_UDPIP, ETL_KCLASS_NONE, "U
 
 /* PageFault_TypeGroup1, _HardFault, _VirtualAlloc, the heap ranges and ImageLoadBacked [MOF][TE
    VirtualAllocTraceData][PDB WMI_PAGE_FAULT]. */
-static const etl_schema_field pf_fault[] = { PTR("VirtualAddress", 0), PTR("ProgramCounter", 0) };
+static const etl_schema_field pf_fault[] = {
+    PTR("VirtualAddress", ETL_KSLOT_PF_ADDRESS), PTR("ProgramCounter", ETL_KSLOT_PF_PC),
+};
 static const etl_kclass_op pf_fault_ops[] = {
     OP("PageFault", 10, "TransitionFault"), OP("PageFault", 11, "DemandZeroFault"), OP("PageFault", 12, "CopyOnWrite"),
     OP("PageFault", 13, "GuardPageFault"), OP("PageFault", 14, "HardPageFault"), OP("PageFault", 15, "AccessViolation"),
 };
 static const etl_kclass_version pf_fault_v[] = { KV(0, 2, pf_fault) };
-static const etl_kclass_family FAMILY(pf_fault_fam, P_PAGEFAULT, ETL_KCLASS_NONE, "PageFault", pf_fault_ops, pf_fault_v);
+const etl_kclass_family FAMILY(etl_kfam_page_fault, P_PAGEFAULT, ETL_KCLASS_PAGE_FAULT, "PageFault", pf_fault_ops,
+                               pf_fault_v);
 
 static const etl_schema_field pf_hard[] = {
     U64("InitialTime", 0), X64("ReadOffset", 0), PTR("VirtualAddress", 0), PTR("FileObject", 0), U32("TThreadId", 0),
@@ -1171,7 +1174,7 @@ const etl_kclass_family *const etl_kclass_families[] = {
     &tcp_v0_fam, &tcp_v1_send_fam, &tcp_v1_generic_fam, &tcp_v1_connect_fam, &tcp_v2_send4_fam, &tcp_v2_generic4_fam,
     &tcp_v2_connect4_fam, &tcp_fail_fam, &tcp_v2_send6_fam, &tcp_v2_generic6_fam, &tcp_v2_connect6_fam,
     &udp_fam, &udp6_fam, &udp_fail_fam,
-    &pf_fault_fam, &pf_hard_fam, &pf_valloc_fam, &pf_hr_rundown_fam, &pf_hr_create_fam, &pf_hr_range_fam,
+    &etl_kfam_page_fault, &pf_hard_fam, &pf_valloc_fam, &pf_hr_rundown_fam, &pf_hr_create_fam, &pf_hr_range_fam,
     &pf_hr_destroy_fam, &pf_backed_fam,
     &reg_v0_fam, &reg_v1_fam, &reg_v2_fam,
     &alpc_msg_fam, &alpc_wait_new_fam, &alpc_unwait_fam,
