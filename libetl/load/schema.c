@@ -282,6 +282,21 @@
     "  return_value INTEGER             -- ISR: 1 when the interrupt was the routine's device's\n" \
     ");\n" \
     "\n" \
+    "-- PageFault events: TransitionFault, DemandZeroFault, CopyOnWrite, GuardPageFault,\n" \
+    "-- HardPageFault, AccessViolation (a Linux capture: DemandZeroFault for a minor fault,\n" \
+    "-- HardPageFault for a major one).\n" \
+    "CREATE TABLE page_faults (\n" \
+    "  event INTEGER PRIMARY KEY,\n" \
+    "  trace INTEGER NOT NULL,\n" \
+    "  time_ns INTEGER NOT NULL,\n" \
+    "  cpu INTEGER NOT NULL,\n" \
+    "  name TEXT NOT NULL,              -- PageFault/DemandZeroFault, /HardPageFault, ...\n" \
+    "  pid INTEGER,                     -- of the event's header; NULL when it names none\n" \
+    "  tid INTEGER,\n" \
+    "  virtual_address INTEGER,         -- the address that faulted\n" \
+    "  program_counter INTEGER          -- the instruction that faulted\n" \
+    ");\n" \
+    "\n" \
     "-- SampledProfile and PMC interrupt (PMCSample) samples: the processor was running thread\n" \
     "-- tid at instruction_pointer.\n" \
     "CREATE TABLE samples (\n" \
@@ -550,6 +565,12 @@
     "SELECT trace, name, vector, printf('0x%x', routine) AS routine, count(*) AS count,\n" \
     "       sum(duration_ns) AS total_ns, avg(duration_ns) AS avg_ns, max(duration_ns) AS max_ns\n" \
     "FROM isr_dpc GROUP BY trace, name, vector, routine;\n" \
+    "\n" \
+    "-- Page faults by process (and the program it ran) and kind.\n" \
+    "CREATE VIEW page_faults_by_process AS\n" \
+    "SELECT f.trace AS trace, f.pid AS pid, f.process_name AS process_name, f.name AS name, count(*) AS count\n" \
+    "FROM (SELECT g.*, " NAME_AT("g.trace", "g.pid", "g.time_ns", "g.event") " AS process_name FROM page_faults g) f\n" \
+    "GROUP BY f.trace, f.pid, f.process_name, f.name;\n" \
     "\n" \
     "-- Every stack's frames as text: 'ntdll.dll+0x1234'.\n" \
     "CREATE VIEW stack_frames_view AS\n" \
