@@ -1000,6 +1000,7 @@ static struct etl_kcapture *fake_capture(etl_session *s, uint32_t flags)
     atomic_init(&k->stop, 0);
     pthread_mutex_init(&k->plock, NULL);
     pthread_mutex_init(&k->dlock, NULL);
+    pthread_mutex_init(&k->nlock, NULL);
     ck_assert_int_eq(etl_kexec_init(k), 0);
     k->ncpu = 2;
     k->cpus = calloc(2, sizeof *k->cpus);
@@ -1027,8 +1028,10 @@ static void fake_capture_free(struct etl_kcapture *k)
     etl_kpcache_free(k);
     etl_kexec_free(k);
     etl_kdisk_free(k);
+    etl_knames_free(k);
     pthread_mutex_destroy(&k->plock);
     pthread_mutex_destroy(&k->dlock);
+    pthread_mutex_destroy(&k->nlock);
     free(k);
 }
 

@@ -146,11 +146,12 @@ static int name_get(struct etl_kcapture *k, uint32_t tid, char *out)
     return found;
 }
 
-/* Thread tid is now called comm (NULL: it is gone). */
+/* Thread tid is now called comm (NULL: it is gone); kept with the thread flag only. */
 static void name_set(struct etl_kcapture *k, uint32_t tid, const char *comm)
 {
     struct kname **p, *n;
 
+    if (!(k->flags & ETL_KERNEL_THREAD)) return;
     pthread_mutex_lock(&k->nlock);
     for (p = &k->ntab[name_slot(tid)]; *p && (*p)->tid != tid; p = &(*p)->next) {}
     if (!comm) {
