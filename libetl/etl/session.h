@@ -273,18 +273,23 @@ ETL_API int etl_lbr_capture_probe(uint32_t flags, char *err, size_t errsize);
 #define ETL_KERNEL_IMAGE_LOAD 0x00000004u /* Image Load of executable mappings, Unload (munmap, exec, exit),
                                              DCStart/DCEnd rundown */
 #define ETL_KERNEL_CSWITCH    0x00000010u /* CSwitch (sched:sched_switch) */
+#define ETL_KERNEL_DPC        0x00000020u /* PerfInfo DPC/TimerDPC from softirqs (irq:softirq_entry/exit) */
+#define ETL_KERNEL_INTERRUPT  0x00000040u /* PerfInfo ISR from hard interrupts (irq:irq_handler_entry/exit) */
 #define ETL_KERNEL_SYSCALL    0x00000080u /* PerfInfo SysClEnter/SysClExit (raw_syscalls:sys_enter/sys_exit) */
 #define ETL_KERNEL_DISK_IO    0x00000100u /* DiskIo Read/Write/FlushBuffers and their Init (block:block_rq_issue,
                                              block:block_rq_complete) */
 #define ETL_KERNEL_DISPATCHER 0x00000800u /* ReadyThread (sched:sched_wakeup, sched:sched_wakeup_new) */
+#define ETL_KERNEL_MEMORY_PAGE_FAULTS 0x00001000u /* PageFault DemandZeroFault (minor), HardPageFault (major):
+                                                     perf's minor-faults and major-faults */
 #define ETL_KERNEL_PROFILE    0x01000000u /* SampledProfile (cpu-clock sampling) */
 #define ETL_KERNEL_ALL (ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD | ETL_KERNEL_IMAGE_LOAD | ETL_KERNEL_CSWITCH | \
-                        ETL_KERNEL_DISPATCHER | ETL_KERNEL_PROFILE | ETL_KERNEL_DISK_IO | ETL_KERNEL_SYSCALL)
+                        ETL_KERNEL_DISPATCHER | ETL_KERNEL_PROFILE | ETL_KERNEL_DISK_IO | ETL_KERNEL_SYSCALL | \
+                        ETL_KERNEL_DPC | ETL_KERNEL_INTERRUPT | ETL_KERNEL_MEMORY_PAGE_FAULTS)
 /* Events that can have a StackWalk event (stackwalk_flags): these three. */
 #define ETL_KERNEL_STACKWALK_ALL (ETL_KERNEL_PROFILE | ETL_KERNEL_CSWITCH | ETL_KERNEL_DISPATCHER)
 
 /* The flag of a name ("process", "thread", "image_load", "cswitch", "dispatcher", "profile",
-   "disk_io", "syscall"),
+   "disk_io", "syscall", "dpc", "interrupt", "memory_page_faults"),
    or 0 when it names none; and the names of the bits of flags, ','-separated, into out. */
 ETL_API uint32_t etl_kernel_flag_from_name(const char *name);
 ETL_API char *etl_kernel_flags_format(uint32_t flags, char *out, size_t size);
