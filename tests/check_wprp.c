@@ -265,7 +265,8 @@ START_TEST(combine)
     ck_assert_str_eq(s->name, "NT Kernel Logger");
     ck_assert_str_eq(s->id, "MySystemCollector");
     ck_assert_uint_eq(s->kernel_flags, ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD | ETL_KERNEL_IMAGE_LOAD | ETL_KERNEL_CSWITCH |
-                                           ETL_KERNEL_DISPATCHER | ETL_KERNEL_PROFILE | ETL_KERNEL_DISK_IO);
+                                           ETL_KERNEL_DISPATCHER | ETL_KERNEL_PROFILE | ETL_KERNEL_DISK_IO |
+                                           ETL_KERNEL_INTERRUPT | ETL_KERNEL_DPC); /* (CPU's Interrupt and DPC) */
     ck_assert_uint_eq(s->stackwalk_flags, ETL_KERNEL_CSWITCH | ETL_KERNEL_PROFILE | ETL_KERNEL_DISPATCHER);
     ck_assert_uint_eq(s->buffer_size_kb, 1024); /* the larger */
     ck_assert_uint_eq(s->buffers, 160);
