@@ -139,6 +139,57 @@ START_TEST(thread_v3)
 }
 END_TEST
 
+/* SystemConfig/CPU version 3 as Windows writes it (828 bytes: perfview_diaghub.kernel.1.etl's),
+   read back by the field decoder; and the machine it describes here. */
+START_TEST(sysconfig_cpu_v3)
+{
+    etl_ksysconfig_cpu c, here;
+    uint8_t buf[1024];
+    struct decoded d;
+    size_t n;
+    char name[300];
+
+    memset(&c, 0, sizeof c);
+    c.mhz = 2596;
+    c.processors = 2;
+    c.mem_mb = 24000;
+    c.page_size = c.allocation_granularity = 4096;
+    memset(name, 'n', sizeof c.computer_name - 1); /* as long as the field: cut */
+    name[sizeof c.computer_name - 1] = '\0';
+    memcpy(name, "h\xc3\xb6st", 5);
+    memcpy(c.computer_name, name, sizeof c.computer_name);
+    snprintf(c.domain_name, sizeof c.domain_name, "example.org");
+    c.highest_user_address = 0x7fffffffefffull;
+    c.architecture = 9;
+    c.level = 25;
+    c.revision = 0x1101;
+    c.nx = c.pae = 1;
+    n = etl_kpayload_sysconfig_cpu(buf, sizeof buf, &c);
+    ck_assert_uint_eq(n, 828);
+    ck_assert_uint_eq(etl_kpayload_sysconfig_cpu(NULL, 0, &c), 828);
+    ck_assert_uint_eq(etl_le32(buf + 4), 2);
+    ck_assert_uint_eq(buf[20], 'h'); /* ComputerName at 20, UTF-16LE */
+    ck_assert_uint_eq(etl_le16(buf + 22), 0xF6);
+    ck_assert_uint_eq(etl_le16(buf + 20 + 2 * 252), 'n'); /* 254 units given: cut to 253, NUL-terminated */
+    ck_assert_uint_eq(etl_le16(buf + 20 + 2 * 253), 0);
+    ck_assert_uint_eq(etl_le16(buf + 20 + 2 * 255), 0);
+    ck_assert_uint_eq(buf[532], 'e'); /* DomainName at 532 */
+    ck_assert_uint_eq(etl_le64(buf + 0x328), 0x7fffffffefffull);
+    ck_assert_uint_eq(etl_le16(buf + 0x330), 9);
+    record_back(&d, ETL_HOOK_SYSCONFIG_CPU, buf, n);
+    ck_assert_uint_eq(d.ev.kind, ETL_KIND_SYSTEM);
+    ck_assert_uint_eq(d.ev.version, 3);
+    done(&d);
+
+    etl_ksysconfig_cpu_read(&here);
+    ck_assert_uint_eq(here.processors, (uint32_t)sysconf(_SC_NPROCESSORS_ONLN));
+    ck_assert_uint_eq(here.page_size, (uint32_t)sysconf(_SC_PAGESIZE));
+    ck_assert_uint_gt(here.mem_mb, 0);
+    ck_assert_uint_gt(strlen(here.computer_name), 0);
+    ck_assert_ptr_null(strchr(here.computer_name, '.'));
+}
+END_TEST
+
 START_TEST(image_v3)
 {
     uint8_t buf[512];
@@ -1773,6 +1824,7 @@ static Suite *suite(void)
     tcase_add_test(tc, page_fault_v2);
     tcase_add_test(tc, system_call_names);
     tcase_add_test(tc, system_call_table);
+    tcase_add_test(tc, sysconfig_cpu_v3);
     tcase_add_test(tc, image_v3);
     tcase_add_test(tc, cswitch_ready_sample_stack);
     tcase_add_test(tc, too_small);

@@ -32,11 +32,29 @@ typedef struct etl_kproc_desc {
     const char *command_line;  /* UTF-8; "" when unknown */
 } etl_kproc_desc;
 
+/* What SystemConfig/CPU says of the machine (etl_ksysconfig_cpu_read fills it on Linux). */
+typedef struct etl_ksysconfig_cpu {
+    uint32_t mhz, processors, mem_mb, page_size, allocation_granularity;
+    char computer_name[256], domain_name[256]; /* UTF-8; cut to fit 256 and 134 UTF-16 units */
+    uint64_t hyper_threading_flag;  /* Windows: a mask; 0 here (not known) */
+    uint64_t highest_user_address;
+    uint16_t architecture;          /* PROCESSOR_ARCHITECTURE_*: 9 AMD64, 12 ARM64, 0 x86 */
+    uint16_t level, revision;       /* x86: the family; model << 8 | stepping */
+    uint8_t nx, pae;
+    uint32_t memory_speed;          /* 0: not known */
+} etl_ksysconfig_cpu;
+/* The machine now: uname's node name (and the domain after its first '.', else the NIS
+   domain unless "(none)"), processors online, MemTotal, the page size, /proc/cpuinfo's first
+   processor (MHz, family, model, stepping). What cannot be read stays 0 or "". */
+void etl_ksysconfig_cpu_read(etl_ksysconfig_cpu *c);
+
 /* The payload encoders: each writes the 64-bit payload into out (NULL: nowhere) and returns
    its size; when that is above cap, only what fitted was written, and out holds no payload. */
 size_t etl_kpayload_process(uint8_t *out, size_t cap, const etl_kproc_desc *p);
 size_t etl_kpayload_thread(uint8_t *out, size_t cap, uint32_t pid, uint32_t tid, uint8_t base_priority);
 size_t etl_kpayload_image(uint8_t *out, size_t cap, uint64_t base, uint64_t size, uint32_t pid, const char *file_name);
+/* SystemConfig/CPU version 3 (828 bytes). */
+size_t etl_kpayload_sysconfig_cpu(uint8_t *out, size_t cap, const etl_ksysconfig_cpu *c);
 /* Thread/SetName (version 2): ProcessId, TThreadId, ThreadName (UTF-8 in, UTF-16 out). */
 size_t etl_kpayload_thread_name(uint8_t *out, size_t cap, uint32_t pid, uint32_t tid, const char *name);
 size_t etl_kpayload_cswitch(uint8_t *out, size_t cap, uint32_t new_tid, uint32_t old_tid, int8_t new_priority,

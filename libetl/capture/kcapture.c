@@ -356,6 +356,19 @@ static void write_system_calls(struct etl_kcapture *k, int64_t ts)
     free(buf);
 }
 
+/* The system configuration Windows writes at a kernel session's end (unless NO_SYSCONFIG):
+   SystemConfig/CPU, which names the machine (etl2clickhouse's --machine by default). */
+static void write_sysconfig(struct etl_kcapture *k, int64_t ts)
+{
+    etl_ksysconfig_cpu c;
+    uint8_t buf[1024];
+    size_t n;
+
+    etl_ksysconfig_cpu_read(&c);
+    n = etl_kpayload_sysconfig_cpu(buf, sizeof buf, &c);
+    if (n <= sizeof buf) etl_kwrite_ev(k, ts, ETL_HOOK_SYSCONFIG_CPU, (uint32_t)getpid(), (uint32_t)gettid(), buf, n);
+}
+
 void etl_kcapture_end(etl_session *s, struct etl_kcapture *k)
 {
     int64_t ts;
@@ -367,6 +380,7 @@ void etl_kcapture_end(etl_session *s, struct etl_kcapture *k)
     ts = etl_monoclock_exact();
     write_collection(k, ts, ETL_HOOK_PROFILE_COLLECTION_END);
     etl_krundown(k, ts, 1);
+    write_sysconfig(k, etl_monoclock_exact());
     etl_kwrite_ev(k, etl_monoclock_exact(), ETL_HOOK_RUNDOWN_COMPLETE, 0, 0, NULL, 0);
     kcapture_free(k);
 }

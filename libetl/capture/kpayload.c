@@ -46,6 +46,16 @@ static void put_str16(struct kp *b, const char *s)
     put(b, t, etl_utf8_to_utf16(t, s ? s : "", (uint32_t)units));
     if (t != stack) free(t);
 }
+/* A WCHAR[units] field: s cut to units - 1 code units as UTF-16LE, NUL-padded. */
+static void put_wchars(struct kp *b, const char *s, uint32_t units)
+{
+    uint8_t t[1024];
+
+    if (units * 2 > sizeof t || units < 4) return;
+    memset(t, 0, units * 2);
+    etl_utf8_to_utf16(t, s ? s : "", units);
+    put(b, t, units * 2);
+}
 static size_t done(const struct kp *b) { return b->n; }
 static struct kp kp_start(uint8_t *out, size_t cap) { return (struct kp){ out, cap, 0 }; }
 
@@ -104,6 +114,32 @@ size_t etl_kpayload_thread_name(uint8_t *out, size_t cap, uint32_t pid, uint32_t
     put32(&b, pid);
     put32(&b, tid);
     put_str16(&b, name);
+    return done(&b);
+}
+
+size_t etl_kpayload_sysconfig_cpu(uint8_t *out, size_t cap, const etl_ksysconfig_cpu *c)
+{
+    struct kp b = kp_start(out, cap);
+    uint8_t t[2];
+
+    put32(&b, c->mhz);
+    put32(&b, c->processors);
+    put32(&b, c->mem_mb);
+    put32(&b, c->page_size);
+    put32(&b, c->allocation_granularity);
+    put_wchars(&b, c->computer_name, 256);
+    put_wchars(&b, c->domain_name, 134);
+    put64(&b, c->hyper_threading_flag);
+    put64(&b, c->highest_user_address);
+    etl_put16(t, c->architecture);
+    put(&b, t, 2);
+    etl_put16(t, c->level);
+    put(&b, t, 2);
+    etl_put16(t, c->revision);
+    put(&b, t, 2);
+    put8(&b, c->nx);
+    put8(&b, c->pae);
+    put32(&b, c->memory_speed);
     return done(&b);
 }
 
@@ -384,7 +420,7 @@ int etl_kcapture_form(uint16_t hook, int *system, uint16_t *version)
         { ETL_HOOK_SYSCALL_ENTER, 0, 2 },   { ETL_HOOK_SYSCALL_EXIT, 0, 2 },
         { ETL_HOOK_ISR, 0, 2 },             { ETL_HOOK_DPC, 0, 2 },             { ETL_HOOK_TIMER_DPC, 0, 2 },
         { ETL_HOOK_PAGE_FAULT_DEMAND_ZERO, 1, 2 }, { ETL_HOOK_PAGE_FAULT_HARD, 1, 2 },
-        { ETL_HOOK_IMAGE_UNLOAD, 1, 3 },
+        { ETL_HOOK_IMAGE_UNLOAD, 1, 3 },    { ETL_HOOK_SYSCONFIG_CPU, 1, 3 },
         { ETL_HOOK_PROFILE_COLLECTION_START, 0, 3 }, { ETL_HOOK_PROFILE_COLLECTION_END, 0, 3 },
     };
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)

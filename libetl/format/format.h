@@ -186,6 +186,9 @@ static inline uint32_t etl_align8(uint32_t n) { return (n + 7u) & ~7u; }
 #define ETL_HOOK_CSWITCH            0x0524
 #define ETL_HOOK_READY_THREAD       0x0532
 #define ETL_HOOK_THREAD_SET_NAME    0x0548 /* Thread/SetName (72): ProcessId, TThreadId, ThreadName W */
+/* SystemConfig/CPU (group 0x0B, type 10), version 3: the machine (MHz, processors, memory,
+   page size, ComputerName W[256], DomainName W[134], ...; doc/format.md section 8). */
+#define ETL_HOOK_SYSCONFIG_CPU      0x0B0A
 #define ETL_HOOK_SAMPLED_PROFILE    0x0F2E /* PerfInfo */
 #define ETL_HOOK_PMC_SAMPLE         0x0F2F /* a PMC interrupt (an LBR trigger's sample) */
 #define ETL_HOOK_SYSCALL_ENTER      0x0F33
