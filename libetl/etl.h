@@ -18,5 +18,6 @@
 #include "etl/kernel-state.h" /* DiskIo pairing, the thread on each processor, names over time */
 #include "etl/load.h"     /* the SQLite loader */
 #include "etl/profiles.h" /* recording profiles: WPR's .wprp files and the built-in ones */
+#include "etl/recording.h" /* recordings of profiles: their collectors' sessions, stopped and merged into one file */
 
 #endif /* LIBETL_ETL_H */
