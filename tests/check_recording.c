@@ -27,14 +27,19 @@ static const char two_collectors[] =
     "</EventCollectorId></Collectors>\n"
     "</Profile>\n" TAIL;
 
-static char rundir[256];
+static char rundir[256], diskdir[300];
 
-/* A private runtime directory for each test, removed with what it holds after. */
+/* A private runtime directory for each test, with the temporary directory (file mode's log
+   directories) in it, removed with what it holds after. */
 static void setup(void)
 {
-    snprintf(rundir, sizeof rundir, "%s/check_recording.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    const char *tmp = getenv("TMPDIR");
+    snprintf(rundir, sizeof rundir, "%s/check_recording.XXXXXX", tmp && tmp[0] == '/' ? tmp : "/tmp");
     ck_assert_ptr_nonnull(mkdtemp(rundir));
     setenv("ETL_RUNTIME_DIR", rundir, 1);
+    snprintf(diskdir, sizeof diskdir, "%s/disk", rundir);
+    ck_assert_int_eq(mkdir(diskdir, 0700), 0);
+    setenv("TMPDIR", diskdir, 1);
 }
 
 static void teardown(void)
@@ -164,6 +169,113 @@ START_TEST(damaged_states)
     memcpy(text, "mode file\nprofile ", 18);
     text[sizeof text - 1] = '\0';
     expect_refused("long", text, "line 2: too long");
+}
+END_TEST
+
+START_TEST(file_mode_log_dir)
+{
+    etl_recording *r, *back;
+    char err[2048], want[600];
+    const char *dir;
+    etl_wprp *w;
+    const etl_wprp_profile *p = two(&w);
+    struct stat st;
+    int found;
+
+    ck_assert_int_eq(etl_recording_new(&r, "disk", "file", p->id, err, sizeof err), ETL_OK);
+    ck_assert_int_eq(etl_recording_claim(r, err, sizeof err), ETL_OK);
+    ck_assert_int_eq(etl_recording_add_collectors(r, p, err, sizeof err), ETL_OK);
+    dir = etl_recording_log_dir(r);
+    /* On disk, in $TMPDIR, private; the state stays in the runtime directory. */
+    snprintf(want, sizeof want, "%s/etlrecord-disk.", diskdir);
+    ck_assert_msg(strncmp(dir, want, strlen(want)) == 0 && strlen(dir) == strlen(want) + 6, "%s", dir);
+    ck_assert_int_eq(lstat(dir, &st), 0);
+    ck_assert(S_ISDIR(st.st_mode));
+    ck_assert_uint_eq(st.st_mode & 0777, 0700);
+    snprintf(want, sizeof want, "%s/rec-test-b.etl", dir);
+    ck_assert_str_eq(etl_recording_file(r, 1), want);
+    ck_assert_int_eq(etl_recording_save(r, err, sizeof err), ETL_OK);
+    ck_assert_int_eq(etl_recording_open(&back, "disk", &found, err, sizeof err), ETL_OK);
+    ck_assert_str_eq(etl_recording_log_dir(back), dir);
+    ck_assert_str_eq(etl_recording_file(back, 1), want);
+    etl_recording_close(back);
+    /* Cancel (no session runs) removes the log directory with the recording. */
+    etl_recording_cancel(r, NULL);
+    ck_assert_int_eq(access(dir, F_OK), -1);
+    ck_assert_int_eq(access(etl_recording_dir(r), F_OK), -1);
+    etl_recording_close(r);
+
+    /* No $TMPDIR, or one that is not an absolute path: /var/tmp. */
+    for (int round = 0; round < 2; round++) {
+        if (round) setenv("TMPDIR", "relative", 1);
+        else unsetenv("TMPDIR");
+        ck_assert_int_eq(etl_recording_new(&r, "disk", "file", p->id, err, sizeof err), ETL_OK);
+        ck_assert_int_eq(etl_recording_add_collectors(r, p, err, sizeof err), ETL_OK);
+        ck_assert_msg(strncmp(etl_recording_log_dir(r), "/var/tmp/etlrecord-disk.", 24) == 0, "%s",
+                      etl_recording_log_dir(r));
+        snprintf(want, sizeof want, "%s", etl_recording_log_dir(r));
+        etl_recording_remove(r, NULL);
+        ck_assert_int_eq(access(want, F_OK), -1);
+        etl_recording_close(r);
+    }
+    setenv("TMPDIR", diskdir, 1);
+    /* A temporary directory that cannot be used: said, nothing made. */
+    setenv("TMPDIR", "/nonexistent/tmp", 1);
+    ck_assert_int_eq(etl_recording_new(&r, "disk", "file", p->id, err, sizeof err), ETL_OK);
+    ck_assert_int_eq(etl_recording_add_collectors(r, p, err, sizeof err), ETL_FAILED);
+    ck_assert_msg(strstr(err, "cannot make a directory for its log files in /nonexistent/tmp"), "%s", err);
+    etl_recording_close(r);
+    /* Memory mode: the snapshots in the recording's directory. */
+    ck_assert_int_eq(etl_recording_new(&r, "mem", "memory", p->id, err, sizeof err), ETL_OK);
+    ck_assert_int_eq(etl_recording_add_collectors(r, p, err, sizeof err), ETL_OK);
+    ck_assert_str_eq(etl_recording_log_dir(r), etl_recording_dir(r));
+    etl_recording_close(r);
+    etl_wprp_free(w);
+}
+END_TEST
+
+/* A state naming a log directory that is not a recording's own is refused. */
+START_TEST(hostile_log_dir)
+{
+    char text[2048], dir[700], link[700], err[2048];
+    etl_recording *r;
+    int found;
+
+    expect_refused("etc", "mode file\nprofile X\nlogdir /etc\nsession a\nfile /etc/passwd\n",
+                   "line 3: /etc is not a private log directory");
+    /* A link named as a log directory. */
+    snprintf(dir, sizeof dir, "%s/target", diskdir);
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
+    snprintf(link, sizeof link, "%s/etlrecord-link.AAAAAA", diskdir);
+    ck_assert_int_eq(symlink(dir, link), 0);
+    snprintf(text, sizeof text, "mode file\nprofile X\nlogdir %s\nsession a\nfile %s/a.etl\n", link, link);
+    expect_refused("link", text, "is not a private log directory");
+    /* One that others can read. */
+    snprintf(dir, sizeof dir, "%s/etlrecord-open.AAAAAA", diskdir);
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
+    ck_assert_int_eq(chmod(dir, 0755), 0);
+    snprintf(text, sizeof text, "mode file\nprofile X\nlogdir %s\nsession a\nfile %s/a.etl\n", dir, dir);
+    expect_refused("open", text, "line 3: ");
+    /* Files outside the log directory. */
+    snprintf(dir, sizeof dir, "%s/etlrecord-ok.AAAAAA", diskdir);
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
+    snprintf(text, sizeof text, "mode file\nprofile X\nlogdir %s\nsession a\nfile %s/a.etl\n", dir, rundir);
+    expect_refused("outside2", text, "line 5: a log file outside");
+    /* Its own, and one that the temporary directory's cleaner removed: taken. */
+    snprintf(text, sizeof text, "mode file\nprofile X\nlogdir %s\nsession a\nfile %s/a.etl\n", dir, dir);
+    snprintf(link, sizeof link, "%s/ok.recording", rundir);
+    ck_assert_int_eq(mkdir(link, 0700), 0);
+    snprintf(link, sizeof link, "%s/ok.recording/state", rundir);
+    FILE *f = fopen(link, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+    ck_assert_int_eq(etl_recording_open(&r, "ok", &found, err, sizeof err), ETL_OK);
+    ck_assert_str_eq(etl_recording_log_dir(r), dir);
+    etl_recording_close(r);
+    ck_assert_int_eq(rmdir(dir), 0);
+    ck_assert_int_eq(etl_recording_open(&r, "ok", &found, err, sizeof err), ETL_OK);
+    etl_recording_close(r);
 }
 END_TEST
 
@@ -331,6 +443,8 @@ int main(void)
     tcase_add_test(tc, state_round_trip);
     tcase_add_test(tc, damaged_states);
     tcase_add_test(tc, claim_twice);
+    tcase_add_test(tc, file_mode_log_dir);
+    tcase_add_test(tc, hostile_log_dir);
     tcase_add_test(tc, builtin_collector_config);
     tcase_add_test(tc, event_collector_config);
     tcase_add_test(tc, failed_start_undone);

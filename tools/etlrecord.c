@@ -1188,6 +1188,8 @@ static int cmd_profile_query(const struct options *o)
         etl_dump_json_string(stdout, etl_recording_profile(r));
         printf(",\"Mode\":\"%s\",\"Directory\":", etl_recording_mode(r));
         etl_dump_json_string(stdout, etl_recording_dir(r));
+        fputs(",\"LogDirectory\":", stdout);
+        etl_dump_json_string(stdout, etl_recording_log_dir(r));
         printf(",\"Stopped\":%s,\"Sessions\":[", etl_recording_stopped(r) ? "true" : "false");
     } else {
         printf("Recording %s: profile %s, %s mode, in %s%s\n", instance, etl_recording_profile(r),

@@ -27,7 +27,6 @@ struct etl_recording {
     unsigned count;
     char *names[ETL_RECORDING_MAX_COLLECTORS], *files[ETL_RECORDING_MAX_COLLECTORS];
     int stopped;             /* a stop stopped the sessions (the merge may have failed) */
-    int log_dir_made;        /* this recording made log_dir apart from dir */
 };
 
 __attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errsize, const char *fmt, ...)
@@ -155,6 +154,19 @@ static int file_in(const char *path, const char *dir)
            strcmp(base, "..") != 0;
 }
 
+/* Whether the state's log directory is one that a recording of this user made: a directory
+   named etlrecord-*, not a link, the user's and private; or not there any more (removed by
+   whoever cleans the temporary directory: its files are then missing, said at the merge). */
+static int log_dir_private(const char *dir)
+{
+    const char *base = strrchr(dir, '/');
+    struct stat st;
+
+    if (!base || strncmp(base + 1, "etlrecord-", 10) != 0) return 0;
+    if (lstat(dir, &st) != 0) return errno == ENOENT;
+    return S_ISDIR(st.st_mode) && st.st_uid == geteuid() && (st.st_mode & 077) == 0;
+}
+
 /* Reads the state at path into r: ETL_OK, or ETL_FAILED (err names the path and line). */
 static int state_read(etl_recording *r, const char *path, FILE *f, char *err, size_t errsize)
 {
@@ -171,8 +183,12 @@ static int state_read(etl_recording *r, const char *path, FILE *f, char *err, si
             snprintf(r->mode, sizeof r->mode, "%.15s", line + 5);
         else if (strncmp(line, "profile ", 8) == 0 && !r->profile[0] && line[8] && n - 8 < sizeof r->profile)
             snprintf(r->profile, sizeof r->profile, "%.1023s", line + 8);
-        else if (strncmp(line, "logdir /", 8) == 0 && !r->log_dir[0] && n - 7 < sizeof r->log_dir && !r->count)
-            snprintf(r->log_dir, sizeof r->log_dir, "%s", line + 7);
+        else if (strncmp(line, "logdir /", 8) == 0 && !r->log_dir[0] && n - 7 < sizeof r->log_dir && !r->count) {
+            if (!log_dir_private(line + 7))
+                return fail(err, errsize, "recording %s: %s: line %u: %s is not a private log directory of this user",
+                            r->instance, path, lineno, line + 7);
+            snprintf(r->log_dir, sizeof r->log_dir, "%.4095s", line + 7);
+        }
         else if (strcmp(line, "stopped") == 0) r->stopped = 1;
         else if (strncmp(line, "session ", 8) == 0 && r->count < ETL_RECORDING_MAX_COLLECTORS && line[8] &&
                  (!r->count || r->files[r->count - 1])) {
@@ -312,12 +328,29 @@ static void collector_file(const etl_wprp_collector *c, char *name, size_t size)
         snprintf(name, size, "collector.etl");
 }
 
-/* Where file mode's log files go: a private directory on disk, made. */
+/* Where the log files go: in file mode a private directory on disk (0700, made here), in
+   $TMPDIR when it is an absolute path, else in /var/tmp, as WPR writes them to a temporary
+   directory (the runtime directory may be memory: /dev/shm, /run/user); in memory mode (the
+   snapshots of the stop) the recording's directory. */
 static int log_dir_make(etl_recording *r, char *err, size_t errsize)
 {
-    snprintf(r->log_dir, sizeof r->log_dir, "%s", r->dir);
-    (void)err;
-    (void)errsize;
+    const char *tmp = getenv("TMPDIR");
+
+    if (strcmp(r->mode, "file") != 0) {
+        snprintf(r->log_dir, sizeof r->log_dir, "%s", r->dir);
+        return ETL_OK;
+    }
+    if (!tmp || tmp[0] != '/') tmp = "/var/tmp";
+    if ((size_t)snprintf(r->log_dir, sizeof r->log_dir, "%s/etlrecord-%s.XXXXXX", tmp, r->key) >= sizeof r->log_dir) {
+        r->log_dir[0] = '\0';
+        return fail(err, errsize, "%s: the temporary directory's name is too long", tmp);
+    }
+    if (!mkdtemp(r->log_dir)) {
+        int e = errno;
+        r->log_dir[0] = '\0';
+        return fail(err, errsize, "recording %s: cannot make a directory for its log files in %s: %s", r->instance, tmp,
+                    strerror(e));
+    }
     return ETL_OK;
 }
 

@@ -26,8 +26,12 @@ extern "C" {
  * mode, the profile's Id, the log directory, each session's name and log file, and "stopped"
  * once a stop stopped them.
  *
- * The log files (file mode: the sessions' files; memory mode: the snapshots taken at the
- * stop) are in the recording's directory.
+ * The log files: in memory mode, the snapshots taken at the stop, in the recording's
+ * directory; in file mode, the sessions' files, in a private directory (0700) on disk,
+ * $TMPDIR/etlrecord-KEY.XXXXXX ($TMPDIR when it is an absolute path, else /var/tmp), named in
+ * the state, as WPR writes them to a temporary directory: a long recording does not fill the
+ * memory that the runtime directory (/dev/shm, /run/user) may be. A stop whose merge succeeded
+ * and a cancel remove it; a failed stop keeps it (etl_recording_log_dir says where).
  *
  * Nothing here prints: each call's failure is a message in err (the caller's buffer,
  * errsize bytes, NUL-terminated), possibly several lines apart by '\n'; what goes wrong
