@@ -17,6 +17,7 @@
 #include "etl/output.h"   /* events as text, JSON lines, CSV; summaries; normalized lines; comparing traces */
 #include "etl/kernel-state.h" /* DiskIo pairing, the thread on each processor, names over time */
 #include "etl/load.h"     /* the SQLite loader */
+#include "etl/clickhouse.h" /* the ClickHouse loader */
 #include "etl/profiles.h" /* recording profiles: WPR's .wprp files and the built-in ones */
 #include "etl/recording.h" /* recordings of profiles: their collectors' sessions, stopped and merged into one file */
 

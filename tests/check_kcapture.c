@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -272,6 +273,100 @@ START_TEST(disk_io_v3)
 }
 END_TEST
 
+/* Thread/SetName (72), version 2 with a SYSTEM64 header as the Thread group's other events:
+   ProcessId, TThreadId, ThreadName (UTF-16), decoded as a Thread event with its name. */
+START_TEST(thread_set_name_v2)
+{
+    uint8_t buf[128];
+    size_t n = etl_kpayload_thread_name(buf, sizeof buf, 4242, 4243, "kn\xc3\xa9mes-worker");
+    struct decoded d;
+
+    ck_assert_uint_eq(n, 4 + 4 + 2 * 14);
+    roundtrip(&d, ETL_HOOK_THREAD_SET_NAME, buf, n);
+    ck_assert_int_eq(d.ev.kind, ETL_KIND_SYSTEM);
+    ck_assert_uint_eq(d.ev.version, 2);
+    ck_assert_int_eq(d.k.kclass, ETL_KCLASS_THREAD);
+    ck_assert_str_eq(d.k.name, "Thread/SetName");
+    ck_assert_uint_eq(d.k.u.thread.pid, 4242);
+    ck_assert_uint_eq(d.k.u.thread.tid, 4243);
+    str_is(&d.k.u.thread.name, "kn\xc3\xa9mes-worker");
+    done(&d);
+    /* cut inside the ids: a failure, not a read past the payload */
+    record_back(&d, ETL_HOOK_THREAD_SET_NAME, buf, 7);
+    ck_assert_int_eq(etl_kernel_decode(&d.ev, &d.k), ETL_FAILED);
+    done(&d);
+}
+END_TEST
+
+/* PerfInfo ISR and DPC/TimerDPC (version 2, PERFINFO64), as the interrupt and dpc flags write
+   them at a hard interrupt's or softirq's exit: InitialTime (its entry), Routine; an ISR's
+   ReturnValue and Vector. TIMER (1) and HRTIMER (8) are TimerDPCs, the other softirqs DPCs. */
+START_TEST(isr_dpc_v2)
+{
+    uint8_t buf[32];
+    size_t n = etl_kpayload_isr(buf, sizeof buf, 123456789, 0, 1, 36);
+    struct decoded d;
+
+    ck_assert_uint_eq(n, 20);
+    roundtrip(&d, ETL_HOOK_ISR, buf, n);
+    ck_assert_int_eq(d.ev.kind, ETL_KIND_PERFINFO);
+    ck_assert_uint_eq(d.ev.version, 2);
+    ck_assert_int_eq(d.k.kclass, ETL_KCLASS_ISR);
+    ck_assert_str_eq(d.k.name, "PerfInfo/ISR");
+    ck_assert_int_eq(d.k.u.isr_dpc.initial_time, 123456789);
+    ck_assert_uint_eq(d.k.u.isr_dpc.routine, 0);
+    ck_assert_uint_eq(d.k.u.isr_dpc.return_value, 1);
+    ck_assert_uint_eq(d.k.u.isr_dpc.vector, 36);
+    done(&d);
+    n = etl_kpayload_dpc(buf, sizeof buf, 987654321, 0xffffffff8141cec0ull);
+    ck_assert_uint_eq(n, 16);
+    roundtrip(&d, etl_ksoftirq_hook(1), buf, n);
+    ck_assert_int_eq(d.k.kclass, ETL_KCLASS_DPC);
+    ck_assert_str_eq(d.k.name, "PerfInfo/TimerDPC");
+    ck_assert_int_eq(d.k.u.isr_dpc.initial_time, 987654321);
+    ck_assert_uint_eq(d.k.u.isr_dpc.routine, 0xffffffff8141cec0ull);
+    done(&d);
+    record_back(&d, etl_ksoftirq_hook(9), buf, n);
+    ck_assert_int_eq(etl_kernel_decode(&d.ev, &d.k), 1);
+    ck_assert_str_eq(d.k.name, "PerfInfo/DPC");
+    done(&d);
+    record_back(&d, ETL_HOOK_DPC, buf, 15); /* cut in Routine */
+    ck_assert_int_eq(etl_kernel_decode(&d.ev, &d.k), ETL_FAILED);
+    done(&d);
+    for (uint32_t v = 0; v < 12; v++)
+        ck_assert_uint_eq(etl_ksoftirq_hook(v), v == 1 || v == 8 ? ETL_HOOK_TIMER_DPC : ETL_HOOK_DPC);
+    ck_assert_str_eq(etl_ksoftirq_actions[1], "run_timer_softirq");
+    ck_assert_str_eq(etl_ksoftirq_actions[3], "net_rx_action");
+}
+END_TEST
+
+/* PageFault TypeGroup1 (version 2, SYSTEM64 with the faulting thread): DemandZeroFault for a
+   minor fault, HardPageFault for a major one; VirtualAddress, ProgramCounter. */
+START_TEST(page_fault_v2)
+{
+    uint8_t buf[32];
+    size_t n = etl_kpayload_page_fault(buf, sizeof buf, 0x7f0000123000ull, 0x401234);
+    struct decoded d;
+
+    ck_assert_uint_eq(n, 16);
+    roundtrip(&d, ETL_HOOK_PAGE_FAULT_DEMAND_ZERO, buf, n);
+    ck_assert_int_eq(d.ev.kind, ETL_KIND_SYSTEM);
+    ck_assert_uint_eq(d.ev.version, 2);
+    ck_assert_uint_eq(d.ev.tid, 11);
+    ck_assert_int_eq(d.k.kclass, ETL_KCLASS_PAGE_FAULT);
+    ck_assert_str_eq(d.k.name, "PageFault/DemandZeroFault");
+    ck_assert_uint_eq(d.k.u.page_fault.virtual_address, 0x7f0000123000ull);
+    ck_assert_uint_eq(d.k.u.page_fault.program_counter, 0x401234);
+    done(&d);
+    roundtrip(&d, ETL_HOOK_PAGE_FAULT_HARD, buf, n);
+    ck_assert_str_eq(d.k.name, "PageFault/HardPageFault");
+    done(&d);
+    record_back(&d, ETL_HOOK_PAGE_FAULT_HARD, buf, 12); /* cut in ProgramCounter */
+    ck_assert_int_eq(etl_kernel_decode(&d.ev, &d.k), ETL_FAILED);
+    done(&d);
+}
+END_TEST
+
 START_TEST(syscall_v2)
 {
     uint8_t buf[16];
@@ -448,10 +543,13 @@ START_TEST(flag_names)
     ck_assert_uint_eq(etl_kernel_flag_from_name("profile"), 0x01000000);
     ck_assert_uint_eq(etl_kernel_flag_from_name("disk_io"), 0x100);
     ck_assert_uint_eq(etl_kernel_flag_from_name("syscall"), 0x80);
+    ck_assert_uint_eq(etl_kernel_flag_from_name("dpc"), 0x20);
+    ck_assert_uint_eq(etl_kernel_flag_from_name("interrupt"), 0x40);
+    ck_assert_uint_eq(etl_kernel_flag_from_name("memory_page_faults"), 0x1000);
     ck_assert_uint_eq(etl_kernel_flag_from_name("file_io"), 0);
     ck_assert_uint_eq(etl_kernel_flag_from_name(NULL), 0);
     ck_assert_str_eq(etl_kernel_flags_format(ETL_KERNEL_ALL, buf, sizeof buf),
-                     "process,thread,image_load,cswitch,dispatcher,profile,disk_io,syscall");
+                     "process,thread,image_load,cswitch,dispatcher,profile,disk_io,syscall,dpc,interrupt,memory_page_faults");
     ck_assert_str_eq(etl_kernel_flags_format(ETL_KERNEL_PROFILE | ETL_KERNEL_CSWITCH, buf, sizeof buf),
                      "cswitch,profile");
     ck_assert_str_eq(etl_kernel_flags_format(0, buf, sizeof buf), "");
@@ -930,6 +1028,7 @@ static struct etl_kcapture *fake_capture(etl_session *s, uint32_t flags)
     atomic_init(&k->stop, 0);
     pthread_mutex_init(&k->plock, NULL);
     pthread_mutex_init(&k->dlock, NULL);
+    pthread_mutex_init(&k->nlock, NULL);
     ck_assert_int_eq(etl_kexec_init(k), 0);
     k->ncpu = 2;
     k->cpus = calloc(2, sizeof *k->cpus);
@@ -957,8 +1056,10 @@ static void fake_capture_free(struct etl_kcapture *k)
     etl_kpcache_free(k);
     etl_kexec_free(k);
     etl_kdisk_free(k);
+    etl_knames_free(k);
     pthread_mutex_destroy(&k->plock);
     pthread_mutex_destroy(&k->dlock);
+    pthread_mutex_destroy(&k->nlock);
     free(k);
 }
 
@@ -1245,6 +1346,69 @@ START_TEST(linux_image_id_payloads)
     memset(buf, 0xAB, sizeof buf);
     ck_assert_uint_eq(etl_kpayload_kernel_module(buf, 10, 1, 2, &b, "ext4"), 8 + 8 + 2 + 4 + 5);
     ck_assert_uint_eq(buf[10], 0xAB);
+}
+END_TEST
+
+/* LinuxImageID SystemCalls: the field decoder's names, and the image map's lookups of a
+   SysClEnter's number (the trace's first SystemCalls event; numbers without a name, or past
+   the table, have none; a payload cut inside a name keeps what there is). */
+START_TEST(system_call_names)
+{
+    static const char *const names[] = { "read", NULL, "open", "" };
+    uint8_t buf[512], rec[1024];
+    char name[64], text[1024];
+    size_t n = etl_kpayload_system_calls(buf, sizeof buf, 62, names, 4);
+    etl_data data = { buf, 0 };
+    etl_image_map *m;
+    etl_event ev;
+    const char *why;
+    uint32_t len, step;
+
+    ck_assert_uint_eq(n, 2 + 2 + 5 + 1 + 5 + 1);
+    image_id_text(ETL_LINUX_IMAGE_ID_SYSTEM_CALLS, buf, n, name, sizeof name, text, sizeof text);
+    ck_assert_str_eq(name, "LinuxImageID/SystemCalls");
+    ck_assert_str_eq(text, "Machine=62 Count=4 Names=[\"read\",\"\",\"open\",\"\"]");
+    for (int cut = 0; cut < 2; cut++) {
+        data.size = (uint32_t)(cut ? 2 + 2 + 5 + 1 + 3 : n); /* cut: "ope" of "open" */
+        len = etl_record_encode_classic(rec, sizeof rec, 77, &etl_guid_linux_image_id, ETL_LINUX_IMAGE_ID_SYSTEM_CALLS,
+                                        0, ETL_LINUX_IMAGE_ID_VERSION, 0, 0, &data, 1);
+        ck_assert_int_eq(etl_record_decode(NULL, rec, len, &ev, &step, &why), ETL_RECORD_OK);
+        ck_assert_ptr_nonnull(m = etl_image_map_new());
+        ck_assert_ptr_null(etl_image_map_syscall_name(m, 0));
+        ck_assert_int_eq(etl_image_map_add(m, &ev), ETL_OK);
+        ck_assert_str_eq(etl_image_map_syscall_name(m, 0), "read");
+        ck_assert_ptr_null(etl_image_map_syscall_name(m, 1));
+        ck_assert_str_eq(etl_image_map_syscall_name(m, 2), cut ? "ope" : "open");
+        ck_assert_ptr_null(etl_image_map_syscall_name(m, 3));
+        ck_assert_ptr_null(etl_image_map_syscall_name(m, 4));
+        ck_assert_ptr_null(etl_image_map_syscall_name(m, UINT64_MAX));
+        etl_image_map_free(m);
+    }
+}
+END_TEST
+
+/* The capture's table for this machine: x86-64's numbers as its headers give them. */
+START_TEST(system_call_table)
+{
+    uint16_t machine, count;
+    const char *const *t = etl_ksyscall_names(&machine, &count);
+
+#if defined(__x86_64__)
+    ck_assert_uint_eq(machine, 62);
+    ck_assert_uint_ge(count, 470);
+    ck_assert_str_eq(t[SYS_read], "read");
+    ck_assert_str_eq(t[SYS_getppid], "getppid");
+    ck_assert_str_eq(t[SYS_exit_group], "exit_group");
+#ifdef SYS_futex_waitv
+    ck_assert_str_eq(t[SYS_futex_waitv], "futex_waitv");
+#endif
+    ck_assert_ptr_null(t[335]);
+    ck_assert_str_eq(t[469], "file_setattr");
+#else
+    (void)t;
+    ck_assert_uint_eq(count, 0);
+    (void)machine;
+#endif
 }
 END_TEST
 
@@ -1604,6 +1768,11 @@ static Suite *suite(void)
 
     tcase_add_test(tc, process_v4);
     tcase_add_test(tc, thread_v3);
+    tcase_add_test(tc, thread_set_name_v2);
+    tcase_add_test(tc, isr_dpc_v2);
+    tcase_add_test(tc, page_fault_v2);
+    tcase_add_test(tc, system_call_names);
+    tcase_add_test(tc, system_call_table);
     tcase_add_test(tc, image_v3);
     tcase_add_test(tc, cswitch_ready_sample_stack);
     tcase_add_test(tc, too_small);

@@ -93,10 +93,11 @@ START_TEST(builtin_profiles)
     ck_assert_str_eq(must_find(w, "cpu.light", "Memory")->id, "CPU.Light.Memory");
     c = collector(p, ETL_WPRP_SYSTEM_COLLECTOR);
     ck_assert_uint_eq(c->kernel_flags, ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD | ETL_KERNEL_IMAGE_LOAD | ETL_KERNEL_CSWITCH |
-                                           ETL_KERNEL_DISPATCHER | ETL_KERNEL_PROFILE);
+                                           ETL_KERNEL_DISPATCHER | ETL_KERNEL_PROFILE | ETL_KERNEL_INTERRUPT | ETL_KERNEL_DPC);
     ck_assert_uint_eq(c->stackwalk_flags, ETL_KERNEL_PROFILE | ETL_KERNEL_CSWITCH | ETL_KERNEL_DISPATCHER);
     ck_assert(has_unmapped(p, "CpuConfig"));
-    ck_assert(has_unmapped(p, "Interrupt"));
+    ck_assert(!has_unmapped(p, "Interrupt")); /* (recorded: ISR events) */
+    ck_assert(!has_unmapped(p, "DPC"));
     ck_assert_uint_eq(collector(must_find(w, "CPU.Light", NULL), ETL_WPRP_SYSTEM_COLLECTOR)->stackwalk_flags, ETL_KERNEL_PROFILE);
     ck_assert_uint_eq(collector(must_find(w, "DiskIO.Light", NULL), ETL_WPRP_SYSTEM_COLLECTOR)->kernel_flags & ETL_KERNEL_DISK_IO,
                       ETL_KERNEL_DISK_IO);
@@ -212,7 +213,8 @@ START_TEST(inheritance_and_operations)
     ck_assert_str_eq(p->detail_level, "Verbose");
     s = collector(p, ETL_WPRP_SYSTEM_COLLECTOR);
     ck_assert_uint_eq(s->kernel_flags, ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD | ETL_KERNEL_IMAGE_LOAD | ETL_KERNEL_CSWITCH |
-                                           ETL_KERNEL_DISPATCHER | ETL_KERNEL_PROFILE | ETL_KERNEL_DISK_IO);
+                                           ETL_KERNEL_DISPATCHER | ETL_KERNEL_PROFILE | ETL_KERNEL_INTERRUPT | ETL_KERNEL_DPC |
+                                           ETL_KERNEL_DISK_IO);
     e = collector(p, ETL_WPRP_EVENT_COLLECTOR);
     ck_assert_str_eq(e->id, "EventCollector_WPREventCollectorInFile");
     ck_assert_uint_eq(e->buffer_size_kb, 64);
@@ -263,7 +265,8 @@ START_TEST(combine)
     ck_assert_str_eq(s->name, "NT Kernel Logger");
     ck_assert_str_eq(s->id, "MySystemCollector");
     ck_assert_uint_eq(s->kernel_flags, ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD | ETL_KERNEL_IMAGE_LOAD | ETL_KERNEL_CSWITCH |
-                                           ETL_KERNEL_DISPATCHER | ETL_KERNEL_PROFILE | ETL_KERNEL_DISK_IO);
+                                           ETL_KERNEL_DISPATCHER | ETL_KERNEL_PROFILE | ETL_KERNEL_DISK_IO |
+                                           ETL_KERNEL_INTERRUPT | ETL_KERNEL_DPC); /* (CPU's Interrupt and DPC) */
     ck_assert_uint_eq(s->stackwalk_flags, ETL_KERNEL_CSWITCH | ETL_KERNEL_PROFILE | ETL_KERNEL_DISPATCHER);
     ck_assert_uint_eq(s->buffer_size_kb, 1024); /* the larger */
     ck_assert_uint_eq(s->buffers, 160);

@@ -52,19 +52,33 @@ static const char usage_text[] =
     "Start options:\n"
     "  -o, --output=FILE        the log file (required, except in buffering mode,\n"
     "                           which has none, and in realtime mode, where it is\n"
-    "                           optional)\n"
+    "                           optional); a file another session writes (through\n"
+    "                           any path) is refused: a log file has one writer\n"
     "  -f, --force              replace an existing FILE (or, flush, SNAPSHOT); without\n"
     "                           it an existing file is refused and nothing starts\n"
     "      --mode=MODE          sequential (default), circular, newfile, buffering or\n"
     "                           realtime (events go to a live consumer, 'etldump\n"
     "                           --session NAME'; with -o, to the file too)\n"
     "      --buffer-size=KB     buffer size, 4 to 16384 KB (default 64)\n"
-    "      --min-buffers=N      buffers allocated at start (at least 2 per processor)\n"
-    "      --max-buffers=N      most buffers the pool may grow to\n"
+    "      --min-buffers=N      buffers allocated at start (at least 2 per processor;\n"
+    "                           2 with one pool)\n"
+    "      --max-buffers=N      most buffers the pool may grow to (at least the\n"
+    "                           minimum; buffering mode: the minimum)\n"
     "      --direct-io          write the file past the page cache (O_DIRECT): less\n"
     "                           processor time per MB, each write waits for the device;\n"
     "                           with room to grow (--max-buffers) for its slow moments\n"
-    "      --max-file-size=MB   required for circular and newfile\n"
+    "      --max-file-size=MB   required for circular, newfile and --preallocate\n"
+    "      --kbytes             --max-file-size in KB (EVENT_TRACE_USE_KBYTES_FOR_SIZE)\n"
+    "      --preallocate        reserve --max-file-size on disk at the start; the file\n"
+    "                           is cut to what was written at the stop\n"
+    "      --append             sequential: continue FILE when it exists (its buffer\n"
+    "                           size, clock and processors, and for perfcounter and\n"
+    "                           cycle its boot, must be the session's); not with\n"
+    "                           --force\n"
+    "      --no-per-processor-buffering  one pool of buffers for every processor,\n"
+    "                           events in the order they are written (at least 2\n"
+    "                           buffers); with --kernel only: providers of other\n"
+    "                           processes need per-processor buffers\n"
     "      --flush-timer=S      flush non-empty buffers every S seconds (0: when full;\n"
     "                           realtime: 0 means 1)\n"
     "      --clock=CLOCK        perfcounter (default), systemtime or cycle\n"
@@ -84,10 +98,14 @@ static const char usage_text[] =
     "                           them as a call stack\n"
     "      --kernel=FLAGS       a kernel session (the NT Kernel Logger's events, from\n"
     "                           Linux perf events; root): FLAGS, comma-separated, of\n"
-    "                           process, thread, image_load, cswitch, dispatcher\n"
-    "                           (ReadyThread), profile (SampledProfile), disk_io\n"
-    "                           (DiskIo from block requests), syscall (SysClEnter/\n"
-    "                           SysClExit); no --provider\n"
+    "                           process, thread (with SetName: the comm), image_load,\n"
+    "                           cswitch, dispatcher (ReadyThread), profile\n"
+    "                           (SampledProfile), disk_io (DiskIo from block requests),\n"
+    "                           syscall (SysClEnter/SysClExit, the calls named),\n"
+    "                           interrupt (ISR from hard interrupts), dpc (DPC from\n"
+    "                           softirqs), memory_page_faults (PageFault: minor and\n"
+    "                           major faults); no --provider. The name \"NT\n"
+    "                           Kernel Logger\" is a kernel session's only\n"
     "      --stackwalk=EVENTS   with --kernel (also --stackwalk EVENTS): a StackWalk\n"
     "                           event for each of these kernel events: profile,\n"
     "                           cswitch, dispatcher\n"
@@ -149,7 +167,8 @@ static const char usage_text[] =
 
 enum { OPT_MODE = 256, OPT_BUFSIZE, OPT_MINBUF, OPT_MAXBUF, OPT_MAXFILE, OPT_FLUSH, OPT_CLOCK, OPT_PROVIDER,
        OPT_JSON, OPT_STACKWALK, OPT_NAME, OPT_LBR, OPT_LBR_FILTER, OPT_KERNEL, OPT_PROFILE, OPT_DIRECT,
-       OPT_WPR_PROFILE, OPT_INSTANCE };
+       OPT_WPR_PROFILE, OPT_INSTANCE,
+       OPT_APPEND, OPT_PREALLOCATE, OPT_KBYTES, OPT_NO_PER_CPU };
 
 struct options {
     const char *name;
@@ -160,6 +179,8 @@ struct options {
     int force;               /* --force: an existing file (-o) is replaced */
     int stackwalk;           /* the providers' events with their writers' stacks */
     int direct_io;           /* ETL_ENGINE_DIRECT_IO */
+    int append, preallocate, kbytes, no_per_cpu; /* ETL_MODE_FILE_APPEND, _FILE_PREALLOCATE,
+                                                    _USE_KBYTES_FOR_SIZE, _NO_PER_PROCESSOR_BUFFERING */
     const char *stackwalk_events; /* --stackwalk=EVENTS: kernel events with stack walks */
     const char *kernel;      /* --kernel=FLAGS */
     const char *file;        /* profiles: FILE.wprp[!PROFILE] */
@@ -238,6 +259,19 @@ static int start_properties(const struct options *o, etl_session_properties *p)
         fputs("etlrecord: no log file (-o FILE)\nTry 'etlrecord --help'.\n", stderr);
         return -1;
     }
+    if (o->kbytes && !o->max_file_size_mb) {
+        fputs("etlrecord: --kbytes is the unit of --max-file-size, which is not given\n", stderr);
+        return -1;
+    }
+    /* The other bits of the logging mode (the engine and the writer check how they combine). */
+    if (o->append) p->log_file_mode |= ETL_MODE_FILE_APPEND;
+    if (o->preallocate) p->log_file_mode |= ETL_MODE_FILE_PREALLOCATE;
+    if (o->kbytes) p->log_file_mode |= ETL_MODE_USE_KBYTES_FOR_SIZE;
+    /* One pool: only the controller's own writers (the kernel capture) write into it. */
+    if (o->no_per_cpu) {
+        p->log_file_mode |= ETL_MODE_NO_PER_PROCESSOR_BUFFERING;
+        p->engine_flags &= ~ETL_ENGINE_SHARED;
+    }
     return 0;
 }
 
@@ -285,7 +319,7 @@ static int existing_file(const struct options *o, const char *file)
     char *first;
     int rc;
 
-    if (o->mode && strcmp(o->mode, "buffering") == 0) return 0;
+    if ((o->mode && strcmp(o->mode, "buffering") == 0) || o->append) return 0; /* --append continues it */
     if (!d) return tool_output_check("etlrecord", file, o->force);
     if (!(first = malloc(strlen(file) + 2))) return -1;
     sprintf(first, "%.*s1%s", (int)(d - file), file, d + 2);
@@ -1230,10 +1264,11 @@ static int cmd_query(const struct options *o)
 static const struct command commands[] = {
     { "start", ARGS_NAME,
       " output force mode buffer-size min-buffers max-buffers max-file-size flush-timer clock provider stackwalk "
-      "kernel profile-interval lbr lbr-filter direct-io profile instance ", cmd_start },
+      "kernel profile-interval lbr lbr-filter direct-io profile instance append preallocate kbytes "
+      "no-per-processor-buffering ", cmd_start },
     { "run", ARGS_COMMAND,
       " output force mode buffer-size min-buffers max-buffers max-file-size flush-timer clock provider stackwalk "
-      "kernel profile-interval name json lbr lbr-filter direct-io ",
+      "kernel profile-interval name json lbr lbr-filter direct-io append preallocate kbytes no-per-processor-buffering ",
       cmd_run },
     { "stop", ARGS_NAME, " json profile instance output force ", cmd_stop },
     { "query", ARGS_NAME, " json profile instance ", cmd_query },
@@ -1371,6 +1406,9 @@ static int command_line(int argc, char **argv, struct options *o)
         { "direct-io", no_argument, NULL, OPT_DIRECT },      { "force", no_argument, NULL, 'f' },
         { "lbr", required_argument, NULL, OPT_LBR },            { "lbr-filter", required_argument, NULL, OPT_LBR_FILTER },
         { "profile", optional_argument, NULL, OPT_WPR_PROFILE }, { "instance", required_argument, NULL, OPT_INSTANCE },
+        { "append", no_argument, NULL, OPT_APPEND },            { "preallocate", no_argument, NULL, OPT_PREALLOCATE },
+        { "kbytes", no_argument, NULL, OPT_KBYTES },
+        { "no-per-processor-buffering", no_argument, NULL, OPT_NO_PER_CPU },
         { NULL, 0, NULL, 0 },
     };
     const struct command *cmd = NULL;
@@ -1405,6 +1443,10 @@ static int command_line(int argc, char **argv, struct options *o)
         case OPT_PROVIDER: o->providers[o->nproviders++] = optarg; break;
         case OPT_JSON: o->json = 1; break;
         case OPT_DIRECT: o->direct_io = 1; break;
+        case OPT_APPEND: o->append = 1; break;
+        case OPT_PREALLOCATE: o->preallocate = 1; break;
+        case OPT_KBYTES: o->kbytes = 1; break;
+        case OPT_NO_PER_CPU: o->no_per_cpu = 1; break;
         case OPT_STACKWALK:
             o->stackwalk = 1;
             o->stackwalk_events = optarg;
@@ -1456,6 +1498,10 @@ static int command_line(int argc, char **argv, struct options *o)
     if (profile_options(cmd, o) != 0) return EXIT_ERROR;
     if (o->lbr_filter && !o->lbr) return usage_error("--lbr-filter goes with --lbr TRIGGER[,TRIGGER...]");
     if (kernel_options(o) != 0) return EXIT_ERROR;
+    if (o->append && o->force) return usage_error("--append and --force exclude each other");
+    if (o->no_per_cpu && !o->kernel)
+        return usage_error("--no-per-processor-buffering needs --kernel: providers of other processes write only "
+                           "into per-processor buffers");
     if (cmd->args == ARGS_NAME && !o->profile_flag) {
         if (optind >= argc) return usage_error("%s needs a session name", cmd->name);
         o->name = argv[optind++];

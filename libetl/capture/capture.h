@@ -37,6 +37,8 @@ typedef struct etl_kproc_desc {
 size_t etl_kpayload_process(uint8_t *out, size_t cap, const etl_kproc_desc *p);
 size_t etl_kpayload_thread(uint8_t *out, size_t cap, uint32_t pid, uint32_t tid, uint8_t base_priority);
 size_t etl_kpayload_image(uint8_t *out, size_t cap, uint64_t base, uint64_t size, uint32_t pid, const char *file_name);
+/* Thread/SetName (version 2): ProcessId, TThreadId, ThreadName (UTF-8 in, UTF-16 out). */
+size_t etl_kpayload_thread_name(uint8_t *out, size_t cap, uint32_t pid, uint32_t tid, const char *name);
 size_t etl_kpayload_cswitch(uint8_t *out, size_t cap, uint32_t new_tid, uint32_t old_tid, int8_t new_priority,
                             int8_t old_priority, uint8_t wait_reason, uint8_t wait_mode, uint8_t state);
 size_t etl_kpayload_ready_thread(uint8_t *out, size_t cap, uint32_t tid);
@@ -60,6 +62,13 @@ size_t etl_kpayload_build_id(uint8_t *out, size_t cap, uint64_t base, uint64_t s
 size_t etl_kpayload_kernel_symbols(uint8_t *out, size_t cap, uint32_t sequence, const char *text, size_t n);
 size_t etl_kpayload_kernel_module(uint8_t *out, size_t cap, uint64_t base, uint64_t size, const etl_kbuild_id *b,
                                   const char *name);
+/* LinuxImageID SystemCalls: Machine (ELF e_machine), Count, then count names (8-bit,
+   NUL-terminated; NULL or "" for a number without a system call). */
+size_t etl_kpayload_system_calls(uint8_t *out, size_t cap, uint16_t machine, const char *const *names, uint16_t count);
+/* The system call names of the architecture the library was built for (its native ABI: the
+   numbers raw_syscalls:sys_enter gives a native process): the table and its ELF e_machine
+   (ksyscalls.c). 0 names when the library has no table for its architecture. */
+const char *const *etl_ksyscall_names(uint16_t *machine, uint16_t *count);
 /* Writes a LinuxImageID event (opcode ETL_LINUX_IMAGE_ID_*) to s: a classic event with pid and
    tid in its header. ETL_OK, or ETL_FAILED (the session lost it). */
 int etl_kwrite_image_id(etl_session *s, int64_t ts, uint8_t opcode, uint32_t pid, uint32_t tid, const uint8_t *payload,
@@ -129,6 +138,20 @@ typedef struct etl_kdisk_desc {
 size_t etl_kpayload_disk_io(uint8_t *out, size_t cap, const etl_kdisk_desc *d);
 size_t etl_kpayload_disk_flush(uint8_t *out, size_t cap, const etl_kdisk_desc *d);
 size_t etl_kpayload_disk_init(uint8_t *out, size_t cap, uint64_t irp, uint32_t issuing_tid);
+/* PerfInfo ISR (version 2): InitialTime (the interrupt's start, the session's clock), Routine,
+   ReturnValue, Vector, Reserved 0; DPC, ThreadedDPC and TimerDPC (version 2): InitialTime,
+   Routine. */
+size_t etl_kpayload_isr(uint8_t *out, size_t cap, int64_t initial_time, uint64_t routine, uint8_t return_value,
+                        uint8_t vector);
+size_t etl_kpayload_dpc(uint8_t *out, size_t cap, int64_t initial_time, uint64_t routine);
+/* PageFault TypeGroup1 (version 2): VirtualAddress, ProgramCounter. */
+size_t etl_kpayload_page_fault(uint8_t *out, size_t cap, uint64_t virtual_address, uint64_t program_counter);
+/* Linux's softirqs (HI, TIMER, NET_TX, NET_RX, BLOCK, IRQ_POLL, TASKLET, SCHED, HRTIMER, RCU):
+   the hook of the DPC a softirq of vector vec is written as (TimerDPC for the timers' two), and
+   the names of their actions in kallsyms (the older name after a '|'). */
+#define ETL_KSOFTIRQS 10
+uint16_t etl_ksoftirq_hook(uint32_t vec);
+extern const char *const etl_ksoftirq_actions[ETL_KSOFTIRQS];
 /* PerfInfo SysClEnter (SysCallAddress) and SysClExit (SysCallNtStatus). */
 size_t etl_kpayload_syscall_enter(uint8_t *out, size_t cap, uint64_t address);
 size_t etl_kpayload_syscall_exit(uint8_t *out, size_t cap, uint32_t nt_status);
@@ -323,7 +346,8 @@ void etl_lbr_perf_cause(int e, const char *what, char *err, size_t errsize);
    the reader runs: their fd is published last, with release. */
 enum { EV_SIDEBAND, EV_SWITCH, EV_WAKEUP, EV_WAKEUP_NEW, EV_PROFILE, EV_RQ_ISSUE, EV_RQ_COMPLETE, EV_SYS_ENTER,
        EV_SYS_EXIT, EV_MUNMAP, EV_MREMAP, EV_EXIT_GROUP, EV_EXIT, EV_SIG_DELIVER, EV_SIG_GENERATE, EV_EXEC,
-       EV_LBR_PROFILE, EV_LBR_PMC, EV_COUNT };
+       EV_IRQ_ENTRY, EV_IRQ_EXIT, EV_SOFTIRQ_ENTRY, EV_SOFTIRQ_EXIT, EV_FAULT_MIN, EV_FAULT_MAJ, EV_LBR_PROFILE,
+       EV_LBR_PMC, EV_COUNT };
 
 #define RING_PAGES 256u /* data pages per processor: 1 MiB */
 #define EXEC_RING_PAGES 256u /* of the exec samples: 1 MiB, 63 dumps of the stack */
@@ -356,6 +380,11 @@ struct kcpu {
     struct { uint32_t tid; int8_t priority; } prio_seen[256];
     uint32_t out_tid;          /* the thread of the last switch OUT record, preempted or not */
     int out_preempted;
+    /* interrupt, dpc: the hard interrupt and the softirq this processor is in (their entry's
+       time, INT64_MIN: none seen), paired with their exit into ISR and DPC events */
+    int64_t irq_ts, softirq_ts;
+    int32_t irq;
+    uint32_t softirq_vec;
     uint8_t rec[65536];        /* a record taken out of the ring (it may wrap) */
     /* Records read and not handled yet (see drain, kring.c): copies in q_bytes, in q their
        times and where they are. */
@@ -406,6 +435,10 @@ struct kexec_note {
 };
 #define PTAB_SIZE 1024u
 
+/* The comm of each thread (kprocess.c: Thread/SetName). */
+struct kname;
+#define NTAB_SIZE 4096u
+
 /* A block request issued and not completed yet (kio.c). */
 struct disk_req;
 #define DTAB_SIZE 4096u
@@ -440,6 +473,13 @@ struct etl_kcapture {
     struct tp_field rq_dev[2], rq_sector[2], rq_nr_sector[2], rq_rwbs[2];
     pthread_mutex_t dlock;
     struct disk_req *dtab[DTAB_SIZE];
+    /* thread: each thread's comm as last seen (the rundown, forks, COMM records) */
+    pthread_mutex_t nlock;
+    struct kname *ntab[NTAB_SIZE];
+    /* interrupt: irq_handler_entry's irq, irq_handler_exit's irq and ret; dpc: softirq_entry's and
+       softirq_exit's vec, and each softirq's action (kallsyms; 0 unknown) as the DPC's Routine */
+    struct tp_field irq_irq[2], irq_ret, softirq_vec[2];
+    uint64_t softirq_routine[ETL_KSOFTIRQS];
     /* syscall: raw_syscalls:sys_enter's id, sys_exit's ret */
     struct tp_field sys_id, sys_ret;
     /* The fields of the unload and exit tracepoints (etl_kexit_unmap_tps), in their order. */
@@ -550,6 +590,8 @@ int etl_kthread_prio(uint32_t pid, uint32_t tid);
 int etl_ktask_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int64_t ts, int final);
 void etl_kcomm_record(struct kcpu *c, const uint8_t *r, uint32_t size, uint16_t misc);
 void etl_kmmap2_record(struct kcpu *c, const uint8_t *r, uint32_t size);
+/* Frees the thread names (k->ntab). */
+void etl_knames_free(struct etl_kcapture *k);
 
 /* ktracepoint.c */
 ssize_t etl_kread_small(const char *path, char *buf, size_t size);

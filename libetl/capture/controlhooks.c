@@ -93,4 +93,5 @@ void etl_controller_capture_hooks(etl_controller_capture *cap, etl_controller_ho
     hooks->stop = capture_stop;
     hooks->flush = capture_flush;
     hooks->arg = cap;
+    hooks->kernel = cap->kernel_flags != 0; /* the name "NT Kernel Logger" is this session's to take */
 }

@@ -43,7 +43,8 @@ static const struct {
 } kernel_flags[] = {
     { "process", ETL_KERNEL_PROCESS },   { "thread", ETL_KERNEL_THREAD },         { "image_load", ETL_KERNEL_IMAGE_LOAD },
     { "cswitch", ETL_KERNEL_CSWITCH },   { "dispatcher", ETL_KERNEL_DISPATCHER }, { "profile", ETL_KERNEL_PROFILE },
-    { "disk_io", ETL_KERNEL_DISK_IO },   { "syscall", ETL_KERNEL_SYSCALL },
+    { "disk_io", ETL_KERNEL_DISK_IO },   { "syscall", ETL_KERNEL_SYSCALL },       { "dpc", ETL_KERNEL_DPC },
+    { "interrupt", ETL_KERNEL_INTERRUPT }, { "memory_page_faults", ETL_KERNEL_MEMORY_PAGE_FAULTS },
 };
 
 uint32_t etl_kernel_flag_from_name(const char *name)
@@ -87,6 +88,12 @@ static const char *const ev_names[EV_COUNT] = { "sideband (task, comm, mmap2)", 
                                                 [EV_SIG_DELIVER] = "signal:signal_deliver",
                                                 [EV_SIG_GENERATE] = "signal:signal_generate",
                                                 [EV_EXEC] = "sched:sched_process_exec",
+                                                [EV_IRQ_ENTRY] = "irq:irq_handler_entry",
+                                                [EV_IRQ_EXIT] = "irq:irq_handler_exit",
+                                                [EV_SOFTIRQ_ENTRY] = "irq:softirq_entry",
+                                                [EV_SOFTIRQ_EXIT] = "irq:softirq_exit",
+                                                [EV_FAULT_MIN] = "minor-faults",
+                                                [EV_FAULT_MAJ] = "major-faults",
                                                 [EV_LBR_PROFILE] = "cycles with a branch stack",
                                                 [EV_LBR_PMC] = "branch instructions with a branch stack" };
 
@@ -149,6 +156,9 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
     for (size_t i = 0; i < etl_kexit_unmap_ntps; i++)
         want[etl_kexit_unmap_tps[i].ev] = (k->flags & etl_kexit_unmap_tps[i].flag) && tp_ids[etl_kexit_unmap_tps[i].ev];
     want[EV_EXEC] = (k->flags & ETL_KERNEL_PROCESS) && tp_ids[EV_EXEC] && k->exec_args;
+    want[EV_IRQ_ENTRY] = want[EV_IRQ_EXIT] = !!(k->flags & ETL_KERNEL_INTERRUPT);
+    want[EV_SOFTIRQ_ENTRY] = want[EV_SOFTIRQ_EXIT] = !!(k->flags & ETL_KERNEL_DPC);
+    want[EV_FAULT_MIN] = want[EV_FAULT_MAJ] = !!(k->flags & ETL_KERNEL_MEMORY_PAGE_FAULTS);
 
     for (int e = 0; e < EV_COUNT; e++) {
         uint32_t sw_flag = e == EV_SWITCH ? ETL_KERNEL_CSWITCH : e == EV_PROFILE ? ETL_KERNEL_PROFILE
@@ -159,7 +169,8 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
         if (e == EV_SIDEBAND) {
             attr_base(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, 0);
             a.task = !!(k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD | ETL_KERNEL_IMAGE_LOAD));
-            a.comm = a.comm_exec = !!(k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_IMAGE_LOAD));
+            /* (thread: each rename, Thread/SetName) */
+            a.comm = a.comm_exec = !!(k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD | ETL_KERNEL_IMAGE_LOAD));
             a.mmap = a.mmap2 = !!(k->flags & ETL_KERNEL_IMAGE_LOAD);
             /* The switches, for those whose sched_switch sample a kernel may not write
                (kring.c, switch_record). */
@@ -173,6 +184,12 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
         } else if (e == EV_PROFILE) {
             attr_base(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, PERF_SAMPLE_IP | extra);
             a.sample_period = (uint64_t)interval_100ns * 100;
+        } else if (e == EV_FAULT_MIN || e == EV_FAULT_MAJ) {
+            /* every fault, counted where the kernel accounts it (its end, minor or major), with
+               the faulting address */
+            attr_base(&a, PERF_TYPE_SOFTWARE, e == EV_FAULT_MIN ? PERF_COUNT_SW_PAGE_FAULTS_MIN : PERF_COUNT_SW_PAGE_FAULTS_MAJ,
+                      PERF_SAMPLE_IP | PERF_SAMPLE_ADDR);
+            a.sample_period = 1;
         } else if (e == EV_EXEC) {
             /* The program's file name, and where it can be had the new stack pointer and
                stack (argc, argv, the arguments), in a ring of its own whose thread wakes at
@@ -265,6 +282,8 @@ static void kcapture_free(struct etl_kcapture *k)
     etl_kexec_free(k);
     pthread_mutex_destroy(&k->plock);
     etl_kdisk_free(k);
+    etl_knames_free(k);
+    pthread_mutex_destroy(&k->nlock);
     free(k);
 }
 
@@ -316,6 +335,27 @@ static void write_collection(struct etl_kcapture *k, int64_t ts, uint16_t hook)
     if (n <= sizeof buf) etl_kwrite_ev(k, ts, hook, 0, 0, buf, n);
 }
 
+/* With syscall: LinuxImageID SystemCalls, the names of this architecture's system call
+   numbers (what SysClEnter's SysCallAddress holds), once, in the start's rundown. Nothing
+   where the library has no table for its architecture, or a record could not hold it. */
+static void write_system_calls(struct etl_kcapture *k, int64_t ts)
+{
+    uint16_t machine, count;
+    const char *const *names = etl_ksyscall_names(&machine, &count);
+    size_t n = etl_kpayload_system_calls(NULL, 0, machine, names, count);
+    uint8_t *buf;
+
+    if (!(k->flags & ETL_KERNEL_SYSCALL) || !count) return;
+    if (n > etl_kallsyms_chunk_max(k)) {
+        etl_knote(k, "system call names not recorded: the session's buffers are too small for them");
+        return;
+    }
+    if (!(buf = malloc(n))) return;
+    etl_kpayload_system_calls(buf, n, machine, names, count);
+    etl_kwrite_image_id(k->s, ts, ETL_LINUX_IMAGE_ID_SYSTEM_CALLS, 0, 0, buf, n);
+    free(buf);
+}
+
 void etl_kcapture_end(etl_session *s, struct etl_kcapture *k)
 {
     int64_t ts;
@@ -358,6 +398,7 @@ static int kcapture_start(etl_session *s, struct etl_kcapture *k, uint32_t inter
         c->k = k;
         c->cpu = cpu;
         c->page = (size_t)(page > 0 ? page : 4096);
+        c->irq_ts = c->softirq_ts = INT64_MIN;
         for (int e = 0; e < EV_COUNT; e++) c->fd[e] = -1;
         if (open_cpu(k, c, ids, interval_100ns, err, errsize) != 0) return -1;
     }
@@ -366,6 +407,7 @@ static int kcapture_start(etl_session *s, struct etl_kcapture *k, uint32_t inter
     t0 = etl_monoclock_exact();
     set_enabled(k, 1);
     write_collection(k, t0, ETL_HOOK_PROFILE_COLLECTION_START);
+    write_system_calls(k, t0);
     etl_krundown(k, t0, 0);
     for (unsigned i = 0; i < k->ncpu; i++) {
         atomic_store(&k->cpus[i].progress, t0);
@@ -429,6 +471,7 @@ static int enable_kernel(etl_session *s, uint32_t flags, uint32_t stackwalk_flag
     atomic_init(&k->stop, 0);
     pthread_mutex_init(&k->plock, NULL);
     pthread_mutex_init(&k->dlock, NULL);
+    pthread_mutex_init(&k->nlock, NULL);
     if (etl_kexec_init(k) != 0) {
         snprintf(err, errsize, "kernel events: out of memory");
         kcapture_free(k);

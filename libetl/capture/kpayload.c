@@ -97,6 +97,16 @@ size_t etl_kpayload_thread(uint8_t *out, size_t cap, uint32_t pid, uint32_t tid,
     return done(&b);
 }
 
+size_t etl_kpayload_thread_name(uint8_t *out, size_t cap, uint32_t pid, uint32_t tid, const char *name)
+{
+    struct kp b = kp_start(out, cap);
+
+    put32(&b, pid);
+    put32(&b, tid);
+    put_str16(&b, name);
+    return done(&b);
+}
+
 size_t etl_kpayload_image(uint8_t *out, size_t cap, uint64_t base, uint64_t size, uint32_t pid, const char *file_name)
 {
     struct kp b = kp_start(out, cap);
@@ -220,6 +230,49 @@ size_t etl_kpayload_disk_init(uint8_t *out, size_t cap, uint64_t irp, uint32_t i
     return done(&b);
 }
 
+size_t etl_kpayload_isr(uint8_t *out, size_t cap, int64_t initial_time, uint64_t routine, uint8_t return_value,
+                        uint8_t vector)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, (uint64_t)initial_time);
+    put64(&b, routine);
+    put8(&b, return_value);
+    put8(&b, vector);
+    put8(&b, 0);               /* Reserved u16 */
+    put8(&b, 0);
+    return done(&b);
+}
+
+size_t etl_kpayload_dpc(uint8_t *out, size_t cap, int64_t initial_time, uint64_t routine)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, (uint64_t)initial_time);
+    put64(&b, routine);
+    return done(&b);
+}
+
+size_t etl_kpayload_page_fault(uint8_t *out, size_t cap, uint64_t virtual_address, uint64_t program_counter)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, virtual_address);
+    put64(&b, program_counter);
+    return done(&b);
+}
+
+const char *const etl_ksoftirq_actions[ETL_KSOFTIRQS] = {
+    "tasklet_hi_action", "run_timer_softirq", "net_tx_action", "net_rx_action", "blk_done_softirq",
+    "irq_poll_softirq", "tasklet_action", "sched_balance_softirq|run_rebalance_domains", "hrtimer_run_softirq",
+    "rcu_core_si",
+};
+
+uint16_t etl_ksoftirq_hook(uint32_t vec)
+{
+    return vec == 1 || vec == 8 ? ETL_HOOK_TIMER_DPC : ETL_HOOK_DPC; /* TIMER, HRTIMER */
+}
+
 size_t etl_kpayload_syscall_enter(uint8_t *out, size_t cap, uint64_t address)
 {
     struct kp b = kp_start(out, cap);
@@ -290,6 +343,18 @@ size_t etl_kpayload_kernel_module(uint8_t *out, size_t cap, uint64_t base, uint6
     return done(&p);
 }
 
+size_t etl_kpayload_system_calls(uint8_t *out, size_t cap, uint16_t machine, const char *const *names, uint16_t count)
+{
+    struct kp b = kp_start(out, cap);
+
+    put8(&b, (uint8_t)machine);
+    put8(&b, (uint8_t)(machine >> 8));
+    put8(&b, (uint8_t)count);
+    put8(&b, (uint8_t)(count >> 8));
+    for (unsigned i = 0; i < count; i++) put_str8(&b, names[i]);
+    return done(&b);
+}
+
 int etl_kwrite_image_id(etl_session *s, int64_t ts, uint8_t opcode, uint32_t pid, uint32_t tid, const uint8_t *payload,
                         size_t n)
 {
@@ -311,11 +376,14 @@ int etl_kcapture_form(uint16_t hook, int *system, uint16_t *version)
         { ETL_HOOK_PROCESS_DCEND, 0, 4 },   { ETL_HOOK_THREAD_START, 1, 3 },    { ETL_HOOK_THREAD_END, 1, 3 },
         { ETL_HOOK_THREAD_DCSTART, 1, 3 },  { ETL_HOOK_THREAD_DCEND, 1, 3 },    { ETL_HOOK_PROCESS_LOAD_IMAGE, 1, 3 },
         { ETL_HOOK_IMAGE_DCSTART, 1, 3 },   { ETL_HOOK_IMAGE_DCEND, 1, 3 },     { ETL_HOOK_CSWITCH, 0, 4 },
-        { ETL_HOOK_READY_THREAD, 0, 2 },    { ETL_HOOK_SAMPLED_PROFILE, 0, 2 }, { ETL_HOOK_STACKWALK_STACK, 0, 2 },
+        { ETL_HOOK_READY_THREAD, 0, 2 },    { ETL_HOOK_THREAD_SET_NAME, 1, 2 },
+        { ETL_HOOK_SAMPLED_PROFILE, 0, 2 }, { ETL_HOOK_STACKWALK_STACK, 0, 2 },
         { ETL_HOOK_RUNDOWN_COMPLETE, 0, 2 }, { ETL_HOOK_PMC_SAMPLE, 0, 2 },
         { ETL_HOOK_DISK_READ, 0, 3 },       { ETL_HOOK_DISK_WRITE, 0, 3 },      { ETL_HOOK_DISK_READ_INIT, 0, 3 },
         { ETL_HOOK_DISK_WRITE_INIT, 0, 3 }, { ETL_HOOK_DISK_FLUSH, 0, 3 },      { ETL_HOOK_DISK_FLUSH_INIT, 0, 3 },
         { ETL_HOOK_SYSCALL_ENTER, 0, 2 },   { ETL_HOOK_SYSCALL_EXIT, 0, 2 },
+        { ETL_HOOK_ISR, 0, 2 },             { ETL_HOOK_DPC, 0, 2 },             { ETL_HOOK_TIMER_DPC, 0, 2 },
+        { ETL_HOOK_PAGE_FAULT_DEMAND_ZERO, 1, 2 }, { ETL_HOOK_PAGE_FAULT_HARD, 1, 2 },
         { ETL_HOOK_IMAGE_UNLOAD, 1, 3 },
         { ETL_HOOK_PROFILE_COLLECTION_START, 0, 3 }, { ETL_HOOK_PROFILE_COLLECTION_END, 0, 3 },
     };

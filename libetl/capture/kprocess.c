@@ -120,6 +120,88 @@ static void emit_thread(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint3
     etl_kwrite_ev(k, ts, hook, hdr_pid, hdr_tid, buf, n);
 }
 
+/* ---- thread names (Thread/SetName): each thread's comm ---- */
+
+struct kname {
+    uint32_t tid;
+    char comm[16];
+    struct kname *next;
+};
+
+static unsigned name_slot(uint32_t tid) { return (tid * 2654435761u >> 20) % NTAB_SIZE; }
+
+/* The comm of thread tid as the capture last saw it into out (16 bytes): 1, or 0 when unknown. */
+static int name_get(struct etl_kcapture *k, uint32_t tid, char *out)
+{
+    int found = 0;
+
+    pthread_mutex_lock(&k->nlock);
+    for (struct kname *n = k->ntab[name_slot(tid)]; n; n = n->next)
+        if (n->tid == tid) {
+            memcpy(out, n->comm, 16);
+            found = 1;
+            break;
+        }
+    pthread_mutex_unlock(&k->nlock);
+    return found;
+}
+
+/* Thread tid is now called comm (NULL: it is gone); kept with the thread flag only. */
+static void name_set(struct etl_kcapture *k, uint32_t tid, const char *comm)
+{
+    struct kname **p, *n;
+
+    if (!(k->flags & ETL_KERNEL_THREAD)) return;
+    pthread_mutex_lock(&k->nlock);
+    for (p = &k->ntab[name_slot(tid)]; *p && (*p)->tid != tid; p = &(*p)->next) {}
+    if (!comm) {
+        if ((n = *p)) {
+            *p = n->next;
+            free(n);
+        }
+    } else if ((n = *p) || (n = calloc(1, sizeof *n))) {
+        if (!*p) {
+            n->tid = tid;
+            *p = n;
+        }
+        snprintf(n->comm, sizeof n->comm, "%s", comm);
+    }
+    pthread_mutex_unlock(&k->nlock);
+}
+
+void etl_knames_free(struct etl_kcapture *k)
+{
+    for (unsigned i = 0; i < NTAB_SIZE; i++)
+        while (k->ntab[i]) {
+            struct kname *n = k->ntab[i];
+            k->ntab[i] = n->next;
+            free(n);
+        }
+}
+
+/* A thread's comm from /proc: 0, or -1 when it is gone. */
+static int proc_comm(uint32_t pid, uint32_t tid, char *out, size_t size)
+{
+    char path[96];
+    ssize_t n;
+
+    snprintf(path, sizeof path, "/proc/%u/task/%u/comm", pid, tid);
+    if ((n = etl_kread_small(path, out, size)) <= 0) return -1;
+    if (out[n - 1] == '\n') out[n - 1] = '\0';
+    return 0;
+}
+
+/* Thread/SetName of thread tid of process pid, called name now (with the thread flag). */
+static void emit_thread_name(struct etl_kcapture *k, int64_t ts, uint32_t pid, uint32_t tid, const char *name)
+{
+    uint8_t buf[128];
+    size_t n;
+
+    if (!(k->flags & ETL_KERNEL_THREAD)) return;
+    n = etl_kpayload_thread_name(buf, sizeof buf, pid, tid, name);
+    if (n <= sizeof buf) etl_kwrite_ev(k, ts, ETL_HOOK_THREAD_SET_NAME, pid, tid, buf, n);
+}
+
 static void pcache_add_image(struct etl_kcapture *k, uint32_t pid, int64_t ts, uint64_t base, uint64_t size,
                              uint64_t code, const char *file, const etl_kbuild_id *bid);
 /* The reader this thread is (NULL: the controlling thread, writing the rundown). */
@@ -615,10 +697,18 @@ void etl_krundown(struct etl_kcapture *k, int64_t ts, int end)
             struct dirent *te;
             snprintf(path, sizeof path, "/proc/%u/task", pid);
             if ((t = opendir(path))) {
-                while ((te = readdir(t)))
-                    if (isdigit((unsigned char)te->d_name[0]))
-                        emit_thread(k, ts, end ? ETL_HOOK_THREAD_DCEND : ETL_HOOK_THREAD_DCSTART, pid,
-                                    (uint32_t)strtoul(te->d_name, NULL, 10), 0, 0);
+                while ((te = readdir(t))) {
+                    uint32_t tid;
+                    char comm[64];
+                    if (!isdigit((unsigned char)te->d_name[0])) continue;
+                    tid = (uint32_t)strtoul(te->d_name, NULL, 10);
+                    emit_thread(k, ts, end ? ETL_HOOK_THREAD_DCEND : ETL_HOOK_THREAD_DCSTART, pid, tid, 0, 0);
+                    /* the start's rundown names each thread, as Windows 10's does */
+                    if (!end && proc_comm(pid, tid, comm, sizeof comm) == 0) {
+                        name_set(k, tid, comm);
+                        emit_thread_name(k, ts, pid, tid, comm);
+                    }
+                }
                 closedir(t);
             }
         }
@@ -857,10 +947,22 @@ void etl_ktask_record(struct kcpu *c, const uint8_t *r, uint32_t size, int fork)
     ts = etl_korder_ts(c, (int64_t)etl_le64(r + 24));
     if (fork) {
         if (pid == tid && (k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_IMAGE_LOAD))) process_fork(c, ts, pid, ppid, ptid);
-        if (k->flags & ETL_KERNEL_THREAD) emit_thread(k, ts, ETL_HOOK_THREAD_START, pid, tid, ppid, ptid);
+        if (k->flags & ETL_KERNEL_THREAD) {
+            /* A new thread has the comm of the thread that made it (the kernel copies it at
+               clone); /proc says it too while the thread lives and has not renamed itself. */
+            char comm[64];
+            emit_thread(k, ts, ETL_HOOK_THREAD_START, pid, tid, ppid, ptid);
+            if (name_get(k, ptid, comm) || proc_comm(pid, tid, comm, sizeof comm) == 0) {
+                name_set(k, tid, comm);
+                emit_thread_name(k, ts, pid, tid, comm);
+            }
+        }
         return;
     }
-    if (k->flags & ETL_KERNEL_THREAD) emit_thread(k, ts, ETL_HOOK_THREAD_END, pid, tid, pid, tid);
+    if (k->flags & ETL_KERNEL_THREAD) {
+        emit_thread(k, ts, ETL_HOOK_THREAD_END, pid, tid, pid, tid);
+        name_set(k, tid, NULL);
+    }
     if (pid == tid && (k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_IMAGE_LOAD))) process_end(c, ts, pid, tid, 1, NULL);
 }
 
@@ -873,11 +975,18 @@ void etl_kcomm_record(struct kcpu *c, const uint8_t *r, uint32_t size, uint16_t 
     int64_t ts;
     int args;
 
-    if (!(misc & PERF_RECORD_MISC_COMM_EXEC) || trailer(r, size, 8 + 8, &t) != 0) return;
+    if (trailer(r, size, 8 + 8, &t) != 0) return;
     pid = etl_le32(r + 8);
     tid = etl_le32(r + 12);
     snprintf(name, sizeof name, "%.*s", (int)(size - 32 - 16 < 16 ? size - 32 - 16 : 16), (const char *)r + 16);
     ts = etl_korder_ts(c, t.time);
+    /* The thread's new name: a rename (prctl PR_SET_NAME, pthread_setname_np, a write to
+       /proc/PID/task/TID/comm), or an exec's program (after its Process Start, below). */
+    if (!(misc & PERF_RECORD_MISC_COMM_EXEC) || !(c->k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_IMAGE_LOAD))) {
+        name_set(c->k, tid, name);
+        emit_thread_name(c->k, ts, pid, tid, name);
+        return;
+    }
     /* exec: the process ends as the program it was and starts as the new one (its mappings
        went with the old program; the new one's come as Image Loads). The record waited in the
        queue for its exec's command line and for what the other readers have before it, the
@@ -886,6 +995,8 @@ void etl_kcomm_record(struct kcpu *c, const uint8_t *r, uint32_t size, uint16_t 
     pcache_exec_images(c->k, pid, tid, ts);
     process_end(c, ts, pid, tid, 0, &x);
     process_exec(c, ts, pid, tid, name, args, cmd, &x);
+    name_set(c->k, tid, name);
+    emit_thread_name(c->k, ts, pid, tid, name);
 }
 
 void etl_kmmap2_record(struct kcpu *c, const uint8_t *r, uint32_t size)

@@ -35,11 +35,52 @@ static void priority_seen(struct kcpu *c, uint32_t tid, int8_t priority)
     c->prio_seen[tid % 256].priority = priority;
 }
 
+/*
+ * A hard interrupt's or softirq's entry or exit on c's processor (neither nests on one
+ * processor: a hard interrupt may come inside a softirq, which is the other pair). The exit
+ * writes the ISR or DPC event, at its time, with the entry's as InitialTime, as Windows writes
+ * them at their end. An exit without its entry (lost, or before the session) and an entry
+ * without its exit are not written: their samples' loss is counted in EventsLost already.
+ */
+static void irq_sample(struct kcpu *c, int e, int64_t ts, const uint8_t *raw, uint32_t raw_len)
+{
+    struct etl_kcapture *k = c->k;
+    uint8_t buf[32];
+    size_t n;
+
+    if (e == EV_IRQ_ENTRY) {
+        c->irq_ts = ts;
+        c->irq = (int32_t)etl_ktp_get(raw, raw_len, &k->irq_irq[0]);
+    } else if (e == EV_SOFTIRQ_ENTRY) {
+        c->softirq_ts = ts;
+        c->softirq_vec = (uint32_t)etl_ktp_get(raw, raw_len, &k->softirq_vec[0]);
+    } else if (e == EV_IRQ_EXIT) {
+        int32_t irq = (int32_t)etl_ktp_get(raw, raw_len, &k->irq_irq[1]);
+        if (c->irq_ts == INT64_MIN || irq != c->irq || ts < c->irq_ts) {
+            c->irq_ts = INT64_MIN;
+            return;
+        }
+        /* Routine: none known (the handler is not in the tracepoint); Vector: the Linux irq */
+        n = etl_kpayload_isr(buf, sizeof buf, c->irq_ts, 0, etl_ktp_get(raw, raw_len, &k->irq_ret) != 0, (uint8_t)irq);
+        etl_kwrite_ev(k, etl_korder_ts(c, ts), ETL_HOOK_ISR, 0, 0, buf, n);
+        c->irq_ts = INT64_MIN;
+    } else {
+        uint32_t vec = (uint32_t)etl_ktp_get(raw, raw_len, &k->softirq_vec[1]);
+        if (c->softirq_ts == INT64_MIN || vec != c->softirq_vec || ts < c->softirq_ts) {
+            c->softirq_ts = INT64_MIN;
+            return;
+        }
+        n = etl_kpayload_dpc(buf, sizeof buf, c->softirq_ts, vec < ETL_KSOFTIRQS ? k->softirq_routine[vec] : 0);
+        etl_kwrite_ev(k, etl_korder_ts(c, ts), etl_ksoftirq_hook(vec), 0, 0, buf, n);
+        c->softirq_ts = INT64_MIN;
+    }
+}
+
 static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
 {
     struct etl_kcapture *k = c->k;
     uint32_t o = 8, pid = 0, tid = 0, raw_len = 0, nframes = 0;
-    uint64_t id, ip = 0, st, frames[MAX_FRAMES];
+    uint64_t id, ip = 0, addr = 0, st, frames[MAX_FRAMES];
     const uint8_t *raw = NULL;
     int64_t ts = 0;
     int e;
@@ -62,7 +103,9 @@ static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
     pid = etl_le32(r + o);
     tid = etl_le32(r + o + 4);
     ts = (int64_t)etl_le64(r + o + 8);
-    o += 24; /* TID, TIME, CPU */
+    o += 16; /* TID, TIME; then ADDR, CPU */
+    if (st & PERF_SAMPLE_ADDR) { if (size < o + 16) return; addr = etl_le64(r + o); o += 8; }
+    o += 8;
     if (st & PERF_SAMPLE_CALLCHAIN) {
         uint64_t nr;
         if (size < o + 8) return;
@@ -83,9 +126,19 @@ static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
         etl_kio_record(c, &io);
         return;
     }
+    if (e >= EV_IRQ_ENTRY && e <= EV_SOFTIRQ_EXIT) {
+        irq_sample(c, e, ts, raw, raw_len);
+        return;
+    }
     ts = etl_korder_ts(c, ts);
     if (etl_kexit_unmap_sample(c, e, ts, pid, tid, raw, raw_len)) return;
-    if (e == EV_PROFILE) {
+    if (e == EV_FAULT_MIN || e == EV_FAULT_MAJ) {
+        /* Linux tells a fault resolved without I/O (minor: a new zero page, a page of the page
+           cache, a copy on write) from one that read its page (major), nothing finer */
+        n = etl_kpayload_page_fault(buf, sizeof buf, addr, ip);
+        etl_kwrite_ev(k, ts, e == EV_FAULT_MIN ? ETL_HOOK_PAGE_FAULT_DEMAND_ZERO : ETL_HOOK_PAGE_FAULT_HARD, pid, tid, buf,
+                      n);
+    } else if (e == EV_PROFILE) {
         n = etl_kpayload_sample(buf, sizeof buf, ip, tid);
         etl_kwrite_ev(k, ts, ETL_HOOK_SAMPLED_PROFILE, 0, 0, buf, n);
     } else if (e == EV_SWITCH) {

@@ -187,7 +187,49 @@ static void exit_unmap_tracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT
 /* The flags whose events come from tracepoints (those of process and image_load optional). */
 #define TRACEPOINT_FLAGS                                                                                       \
     (ETL_KERNEL_CSWITCH | ETL_KERNEL_DISPATCHER | ETL_KERNEL_DISK_IO | ETL_KERNEL_SYSCALL | ETL_KERNEL_PROCESS | \
-     ETL_KERNEL_IMAGE_LOAD)
+     ETL_KERNEL_IMAGE_LOAD | ETL_KERNEL_INTERRUPT | ETL_KERNEL_DPC)
+
+/* The irq tracepoints' ids and fields (interrupt: irq_handler_entry/exit; dpc: softirq_entry/
+   exit), and for dpc each softirq's action in /proc/kallsyms (0 where it shows no addresses,
+   or has no such symbol): 0, or -1 (err). */
+static int irq_tracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT], char *err, size_t errsize)
+{
+    char format[8192], line[512];
+    FILE *f;
+
+    if (k->flags & ETL_KERNEL_INTERRUPT) {
+        if (tracepoint("irq:irq_handler_entry", &ids[EV_IRQ_ENTRY], format, sizeof format, err, errsize) != 0 ||
+            tp_find(format, "irq:irq_handler_entry", "irq", &k->irq_irq[0], err, errsize) != 0 ||
+            tracepoint("irq:irq_handler_exit", &ids[EV_IRQ_EXIT], format, sizeof format, err, errsize) != 0 ||
+            tp_find(format, "irq:irq_handler_exit", "irq", &k->irq_irq[1], err, errsize) != 0 ||
+            tp_find(format, "irq:irq_handler_exit", "ret", &k->irq_ret, err, errsize) != 0)
+            return -1;
+    }
+    if (!(k->flags & ETL_KERNEL_DPC)) return 0;
+    if (tracepoint("irq:softirq_entry", &ids[EV_SOFTIRQ_ENTRY], format, sizeof format, err, errsize) != 0 ||
+        tp_find(format, "irq:softirq_entry", "vec", &k->softirq_vec[0], err, errsize) != 0 ||
+        tracepoint("irq:softirq_exit", &ids[EV_SOFTIRQ_EXIT], format, sizeof format, err, errsize) != 0 ||
+        tp_find(format, "irq:softirq_exit", "vec", &k->softirq_vec[1], err, errsize) != 0)
+        return -1;
+    if (!(f = fopen("/proc/kallsyms", "re"))) return 0;
+    while (fgets(line, sizeof line, f)) {
+        char *sp1 = strchr(line, ' '), *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL, *name, *end;
+        if (!sp2) continue;
+        name = sp2 + 1;
+        end = name + strcspn(name, "\t\n");
+        for (unsigned v = 0; v < ETL_KSOFTIRQS; v++) {
+            const char *a = etl_ksoftirq_actions[v];
+            while (a && *a) { /* each of its names, '|'-separated */
+                size_t len = strcspn(a, "|");
+                if ((size_t)(end - name) == len && memcmp(name, a, len) == 0 && !k->softirq_routine[v])
+                    k->softirq_routine[v] = strtoull(line, NULL, 16);
+                a += len + (a[len] == '|');
+            }
+        }
+    }
+    fclose(f);
+    return 0;
+}
 
 /* 1 when tracefs is not mounted: neither tracefs directory has an events directory; 0 when one
    has, or cannot be looked at (no permission: the tracepoints' own errors then tell). */
@@ -262,6 +304,7 @@ int etl_ktracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT], char *err, 
             return -1;
     }
     if (io_tracepoints(k, ids, err, errsize) != 0) return -1;
+    if (irq_tracepoints(k, ids, err, errsize) != 0) return -1;
     exit_unmap_tracepoints(k, ids);
     /* process: each exec's command line, from the new program's stack (optional: without it,
        /proc gives what it can when the exec's record is read) */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -419,11 +420,18 @@ static void send_properties(FILE *f, const etl_controller *c)
     fprintf(f, "LoggerName %s\n", c->name);
     if (p->log_file_name) fprintf(f, "LogFileName %s\n", p->log_file_name);
     fprintf(f, "ControllerPid %ld\nLogFileMode %s\nBufferSize %u\nMinimumBuffers %u\nMaximumBuffers %u\n"
-            "MaximumFileSize %u\nFlushTimer %u\nClockType %s\n", (long)getpid(), etl_session_mode_name(p->log_file_mode),
+            "MaximumFileSize %u\nFlushTimer %u\nClockType %s\n", (long)getpid(),
+            etl_session_mode_name(p->log_file_mode & (ETL_MODE_FILE_SEQUENTIAL | ETL_MODE_FILE_CIRCULAR |
+                                                      ETL_MODE_FILE_NEWFILE | ETL_MODE_BUFFERING | ETL_MODE_REAL_TIME)),
             p->buffer_size_kb, p->minimum_buffers, p->maximum_buffers, p->maximum_file_size_mb,
             p->flush_timer_s, etl_clock_name(p->clock_type));
     if (c->stackwalk) fputs("StackWalk 1\n", f);
     if (c->props.engine_flags & ETL_ENGINE_DIRECT_IO) fputs("DirectIO 1\n", f);
+    /* The logging mode's other bits, each by its EVENT_TRACE_* name's words. */
+    if (p->log_file_mode & ETL_MODE_FILE_APPEND) fputs("Append 1\n", f);
+    if (p->log_file_mode & ETL_MODE_FILE_PREALLOCATE) fputs("Preallocate 1\n", f);
+    if (p->log_file_mode & ETL_MODE_USE_KBYTES_FOR_SIZE) fputs("UseKBytesForSize 1\n", f);
+    if (p->log_file_mode & ETL_MODE_NO_PER_PROCESSOR_BUFFERING) fputs("NoPerProcessorBuffering 1\n", f);
     if (c->hooks && c->hooks->describe) {
         char lines[LINE_MAX_LEN];
         lines[0] = '\0';
@@ -705,6 +713,16 @@ int etl_controller_start(etl_controller **out, const etl_controller_config *cfg,
     }
     c->props.logger_name = c->name;
     c->props.log_file_name = c->file;
+    if (strcasecmp(c->name, ETL_KERNEL_LOGGER_NAME) == 0 && !(cfg->hooks && cfg->hooks->kernel)) {
+        snprintf(c->err, sizeof c->err, "session %s: the NT Kernel Logger is the kernel session (its name is taken "
+                 "only by a session of kernel events)", c->name);
+        return ETL_FAILED;
+    }
+    if (c->props.log_file_mode & ETL_MODE_PRIVATE_LOGGER) {
+        snprintf(c->err, sizeof c->err, "session %s: a private logger is controlled only by its own process "
+                 "(libetl's etl_session_start); a controller's session is reached by others", c->name);
+        return ETL_FAILED;
+    }
     if (etl_session_name_claim(&c->claim, c->name, &orphan, c->err, sizeof c->err) != ETL_OK) return ETL_FAILED;
     if (orphan_removed) *orphan_removed = orphan;
     if (etl_session_start(&c->session, &c->props) != ETL_OK) {

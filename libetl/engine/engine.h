@@ -550,7 +550,9 @@ struct etl_session {
     etl_session_properties p;
     char *logger_name, *log_file_name;
     /* Copies of the head's constants, for the write path. */
-    uint32_t bsize, ncpu, nmin, nmax;
+    uint32_t bsize, ncpu, nmin, nmax;  /* ncpu: the current buffers (slots): 1 in one pool */
+    uint32_t nproc;                /* the processors (NumberOfProcessors of the file) */
+    int pooled;                    /* ETL_MODE_NO_PER_PROCESSOR_BUFFERING: one current buffer */
     int buffering;
     int rseq;                      /* writers use restartable sequences on slots */
     int exact_clock;               /* PerfCounter readings from clock_gettime() each time */

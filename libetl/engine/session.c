@@ -124,8 +124,8 @@ void etl_session_writer_options(const etl_session *s, etl_writer_options *o, uin
     memset(o, 0, sizeof *o);
     o->buffer_size = s->bsize;
     o->log_file_mode = mode;
-    o->maximum_file_size = (uint64_t)s->p.maximum_file_size_mb << 20;
-    o->number_of_processors = s->ncpu;
+    o->maximum_file_size = (uint64_t)s->p.maximum_file_size_mb << (s->p.log_file_mode & ETL_MODE_USE_KBYTES_FOR_SIZE ? 10 : 20);
+    o->number_of_processors = s->nproc;
     o->clock = s->clock;
     o->boot_time = s->boot_time;
     o->logger_name = s->logger_name;
@@ -157,6 +157,19 @@ void etl_session_stats_get(const etl_session *s, etl_session_stats *out)
     out->real_time_events_lost = atomic_load(&s->h->rt_events_lost);
 }
 
+/* The session whose controller has pid (etl_session_name_list's callback). */
+struct holder_name {
+    long pid;
+    char name[ETL_SESSION_NAME_MAX + 1];
+};
+
+static void find_holder(void *arg, const char *name, long pid, int orphaned)
+{
+    struct holder_name *h = arg;
+
+    if (pid == h->pid && !orphaned && !h->name[0]) snprintf(h->name, sizeof h->name, "%s", name);
+}
+
 static int start(etl_session *s)
 {
     etl_session_properties *p = &s->p;
@@ -171,8 +184,34 @@ static int start(etl_session *s)
         return -1;
     }
     s->bsize = kb * 1024;
-    s->ncpu = p->number_of_processors ? p->number_of_processors : conf > 0 ? (uint32_t)conf : 1;
+    s->nproc = p->number_of_processors ? p->number_of_processors : conf > 0 ? (uint32_t)conf : 1;
+    /* Without per-processor buffering, one pool serves every processor: one current buffer,
+       which writers share in the order they reserve space (compare-and-swap, unless the
+       machine has one processor), and at least 2 buffers. */
+    s->pooled = (p->log_file_mode & ETL_MODE_NO_PER_PROCESSOR_BUFFERING) != 0;
+    s->ncpu = s->pooled ? 1 : s->nproc;
+    if (s->pooled && (p->engine_flags & ETL_ENGINE_SHARED)) {
+        etl_session_set_error(s, "a session without per-processor buffering cannot be shared with other processes "
+                                 "(their writers need a buffer per processor)");
+        return -1;
+    }
     s->buffering = (p->log_file_mode & ETL_MODE_BUFFERING) != 0;
+    if ((p->log_file_mode & ETL_MODE_FILE_APPEND) &&
+        (p->log_file_mode & (ETL_MODE_REAL_TIME | ETL_MODE_BUFFERING | ETL_MODE_PRIVATE_LOGGER))) {
+        etl_session_set_error(s, "append mode continues a sequential file: not with real-time, buffering or "
+                                 "private logger mode");
+        return -1;
+    }
+    if (p->log_file_mode & ETL_MODE_PRIVATE_LOGGER) {
+        if (p->engine_flags & ETL_ENGINE_SHARED) {
+            etl_session_set_error(s, "a private logger is its process's own: it cannot be shared with other processes");
+            return -1;
+        }
+        if (p->log_file_mode & ETL_MODE_FILE_NEWFILE) {
+            etl_session_set_error(s, "a private logger cannot be in NEWFILE mode");
+            return -1;
+        }
+    }
     /* Buffering mode keeps what its buffers hold: unless told, 16 per processor. */
     s->nmin = p->minimum_buffers ? p->minimum_buffers : s->buffering ? 16 * s->ncpu : 0;
     if (s->nmin < 2 * s->ncpu) s->nmin = 2 * s->ncpu;
@@ -288,7 +327,14 @@ static int start(etl_session *s)
         etl_writer_options o;
         etl_session_writer_options(s, &o, p->log_file_mode & ~ETL_MODE_BUFFERING);
         if (etl_writer_open(&s->writer, s->log_file_name, &o) != ETL_OK) {
-            etl_session_set_error(s, "%s", etl_writer_error(s->writer));
+            long holder = etl_writer_busy_pid(s->writer);
+            struct holder_name hn = { holder, "" };
+            char err[256];
+            if (holder > 0 && etl_session_name_list(find_holder, &hn, err, sizeof err) == ETL_OK && hn.name[0])
+                etl_session_set_error(s, "%s: session %s (pid %ld) writes this file; a log file has one writer",
+                                      etl_writer_path(s->writer), hn.name, holder);
+            else
+                etl_session_set_error(s, "%s", etl_writer_error(s->writer));
             etl_writer_close(s->writer, 0);
             s->writer = NULL;
             return -1;
@@ -341,7 +387,7 @@ void etl_session_properties_get(const etl_session *s, etl_session_properties *ou
     out->buffer_size_kb = s->bsize / 1024;
     out->minimum_buffers = s->nmin;
     out->maximum_buffers = s->stopped ? s->final_limit : atomic_load(&s->h->limit);
-    out->number_of_processors = s->ncpu;
+    out->number_of_processors = s->nproc;
     out->clock_type = s->clock.type;
     if (!(out->log_file_mode & (ETL_MODE_FILE_CIRCULAR | ETL_MODE_FILE_NEWFILE | ETL_MODE_BUFFERING)) &&
         s->log_file_name && *s->log_file_name)
@@ -457,6 +503,14 @@ int etl_session_start(etl_session **out, const etl_session_properties *p)
     s->p = *p;
     s->logger_name = strdup(p->logger_name ? p->logger_name : "libetl");
     s->log_file_name = p->log_file_name ? strdup(p->log_file_name) : NULL;
+    /* A private logger's file name gets its process id appended ("trace.etl_1234"), as
+       EVENT_TRACE_PROPERTIES says, so that the same code in two processes writes two files. */
+    if (s->log_file_name && *s->log_file_name && (p->log_file_mode & ETL_MODE_PRIVATE_LOGGER)) {
+        char *named = malloc(strlen(s->log_file_name) + 24);
+        if (named) sprintf(named, "%s_%ld", s->log_file_name, (long)getpid());
+        free(s->log_file_name);
+        s->log_file_name = named;
+    }
     if (!s->logger_name || (p->log_file_name && !s->log_file_name)) {
         etl_session_set_error(s, "out of memory");
     } else if (start(s) == 0) {

@@ -380,7 +380,7 @@ int etl_session_attach(etl_session **out, const char *path, char *err, size_t er
     s->memory_size = head.size;
     etl_shared_place(s, got, &l);
     s->bsize = head.bsize;
-    s->ncpu = head.ncpu;
+    s->ncpu = s->nproc = head.ncpu;
     s->nmin = head.nmin;
     s->nmax = head.nmax;
     s->buffering = head.buffering;

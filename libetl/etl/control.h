@@ -58,7 +58,15 @@ typedef struct etl_controller_hooks {
     /* Before a flush or a snapshot of session s (NULL: none): what the plug-in holds back is
        written into it first. */
     void (*flush)(void *arg, etl_session *s);
+    /* 1: the start hook starts a kernel capture (etl_controller_capture_hooks sets it when
+       cap->kernel_flags is not 0): the only kind of session that may be named
+       ETL_KERNEL_LOGGER_NAME. */
+    int kernel;
 } etl_controller_hooks;
+
+/* The NT Kernel Logger's name (KERNEL_LOGGER_NAME). Names are compared without regard to case,
+   and a name is one session's at a time: the kernel session of that name is the singleton. */
+#define ETL_KERNEL_LOGGER_NAME "NT Kernel Logger"
 
 typedef struct etl_controller_config {
     etl_session_properties properties;  /* logger_name: the session's name (required);
@@ -77,7 +85,10 @@ typedef struct etl_control_answer etl_control_answer;
  * on the control socket. ETL_OK; or ETL_FAILED with *out holding only the message
  * (etl_controller_error, then etl_controller_close), or NULL without memory. *orphan_removed
  * (may be NULL) tells, in either case, whether a dead controller's session of the name was
- * cleaned up. The message names the session ("session NAME: ...") or the name taken.
+ * cleaned up. The message names the session ("session NAME: ...") or the name taken. Refused
+ * before anything starts: a session named ETL_KERNEL_LOGGER_NAME (in any case) that is not a
+ * kernel session (cfg->hooks->kernel), and a private logger (ETL_MODE_PRIVATE_LOGGER: its own
+ * process's, which no controller serves to others).
  */
 ETL_API int etl_controller_start(etl_controller **out, const etl_controller_config *cfg, int *orphan_removed);
 ETL_API const char *etl_controller_error(const etl_controller *c);

@@ -78,12 +78,16 @@ enum etl_kclass {
     ETL_KCLASS_DISK_IO,          /* DiskIo completions: Read 10, Write 11, FlushBuffers 14 (0x010A, 0x010B, 0x010E) */
     ETL_KCLASS_DISK_IO_INIT,     /* DiskIo issues: ReadInit 12, WriteInit 13, FlushInit 15 (0x010C, 0x010D, 0x010F) */
     ETL_KCLASS_SYSCALL_ENTER,    /* PerfInfo 51 (0x0F33) */
-    ETL_KCLASS_SYSCALL_EXIT      /* PerfInfo 52 (0x0F34) */
+    ETL_KCLASS_SYSCALL_EXIT,     /* PerfInfo 52 (0x0F34) */
+    ETL_KCLASS_ISR,              /* PerfInfo 67 (0x0F43) ISR */
+    ETL_KCLASS_DPC,              /* PerfInfo 66 ThreadedDPC, 68 DPC, 69 TimerDPC (0x0F42, 0x0F44, 0x0F45) */
+    ETL_KCLASS_PAGE_FAULT        /* PageFault 10..15 (0x020A..0x020F): Transition, DemandZero, CopyOnWrite,
+                                    GuardPage, HardPage, AccessViolation */
 };
-#define ETL_KCLASS_COUNT (ETL_KCLASS_SYSCALL_EXIT + 1)
+#define ETL_KCLASS_COUNT (ETL_KCLASS_PAGE_FAULT + 1)
 /* "process", "thread", "image", "cswitch", "ready_thread", "sampled_profile", "stack",
    "stack_key", "stack_key_def", "trace_header", "group_masks", "rundown_complete", "lbr",
-   "disk_io", "disk_io_init", "syscall_enter", "syscall_exit";
+   "disk_io", "disk_io_init", "syscall_enter", "syscall_exit", "isr", "dpc", "page_fault";
    "none" for ETL_KCLASS_NONE, "unknown" otherwise. */
 ETL_API const char *etl_kclass_name(int kclass);
 
@@ -188,6 +192,22 @@ typedef struct etl_ksyscall {
     uint32_t nt_status;           /* SysClExit: its NTSTATUS */
 } etl_ksyscall;
 
+/* PerfInfo ISR and DPC events, written at the routine's end: it ran from initial_time (the
+   trace's raw clock) to the event's timestamp. */
+typedef struct etl_kisr_dpc {
+    int64_t initial_time;         /* raw clock of the routine's start */
+    uint64_t routine;             /* its address */
+    uint32_t return_value;        /* ISR: TRUE when the interrupt was its device's */
+    uint8_t vector;               /* ISR (version 2+): the interrupt vector */
+} etl_kisr_dpc;
+
+/* PageFault TypeGroup1: the faulting address and the instruction that faulted; the event's
+   name says what kind of fault it was. */
+typedef struct etl_kpage_fault {
+    uint64_t virtual_address;
+    uint64_t program_counter;
+} etl_kpage_fault;
+
 /* Stacks: frames stay in the record; read them with etl_kstack_frame_at. */
 typedef struct etl_kstack {
     int64_t event_timestamp;      /* raw clock of the event the stack belongs to */
@@ -239,6 +259,8 @@ typedef struct etl_kernel_event {
         etl_lbr lbr;
         etl_kdisk_io disk_io;     /* DISK_IO, DISK_IO_INIT */
         etl_ksyscall syscall;     /* SYSCALL_ENTER, SYSCALL_EXIT */
+        etl_kisr_dpc isr_dpc;     /* ISR, DPC */
+        etl_kpage_fault page_fault; /* PAGE_FAULT */
     } u;
 } etl_kernel_event;
 
@@ -357,6 +379,10 @@ ETL_API int etl_image_map_add(etl_image_map *m, const etl_event *ev);
 ETL_API int etl_image_map_find(etl_image_map *m, uint32_t pid, uint64_t addr, int64_t ts, etl_image_info *out);
 /* The process of thread tid at raw time ts (from Thread events), or -1 when unknown. */
 ETL_API int64_t etl_image_map_thread_pid(etl_image_map *m, uint32_t tid, int64_t ts);
+/* The name of the system call a Linux capture's SysClEnter names by its number (its
+   SysCallAddress), from the trace's LinuxImageID SystemCalls event: owned by the map (valid
+   until etl_image_map_free), or NULL when the trace has no such event or the number no name. */
+ETL_API const char *etl_image_map_syscall_name(const etl_image_map *m, uint64_t address);
 
 #ifdef __cplusplus
 }

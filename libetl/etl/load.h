@@ -31,7 +31,7 @@ extern "C" {
 typedef struct etl_sqlite_loader etl_sqlite_loader;
 
 /* The version of the schema (meta.schema_version, PRAGMA user_version). */
-#define ETL_SQLITE_SCHEMA_VERSION 4
+#define ETL_SQLITE_SCHEMA_VERSION 5
 
 /* The schema: its tables, indexes and views as SQL text, exactly as `etl2sqlite --schema`
    prints it. Static storage. */

@@ -23,21 +23,36 @@ typedef struct etl_session_properties {
     const char *log_file_name;     /* the file; NULL in buffering mode and for real time only.
                                       NEWFILE: holds %d */
     uint32_t buffer_size_kb;       /* BufferSize in KB, 4 .. 16384 (default 64) */
-    uint32_t minimum_buffers;      /* raised to at least 2 per processor */
+    uint32_t minimum_buffers;      /* raised to at least 2 per processor (2 with
+                                      ETL_MODE_NO_PER_PROCESSOR_BUFFERING) */
     uint32_t maximum_buffers;      /* raised to at least minimum_buffers (default: the minimum
                                       + 64 MB of buffers, at least + 64: the pool grows into
                                       it only when no buffer is free); ignored in buffering mode */
-    uint32_t maximum_file_size_mb; /* 0: none; required for circular, NEWFILE, preallocate */
+    uint32_t maximum_file_size_mb; /* 0: none; required for circular, NEWFILE, preallocate;
+                                      in KB with ETL_MODE_USE_KBYTES_FOR_SIZE */
     uint32_t log_file_mode;        /* ETL_MODE_FILE_SEQUENTIAL (default), _CIRCULAR, _NEWFILE
                                       (| ETL_MODE_FILE_PREALLOCATE), or ETL_MODE_BUFFERING;
                                       | ETL_MODE_COMPRESSED; | ETL_MODE_REAL_TIME (with a file
-                                      mode, or alone without a file; not with buffering) */
+                                      mode, or alone without a file; not with buffering);
+                                      | ETL_MODE_FILE_APPEND (sequential only: continue the file,
+                                      which must have the same buffer size, processors and
+                                      clock, and for clocks counting from the boot the same
+                                      boot); | ETL_MODE_USE_KBYTES_FOR_SIZE;
+                                      | ETL_MODE_NO_PER_PROCESSOR_BUFFERING (one pool and one
+                                      current buffer for every processor, events in the order
+                                      written, every buffer on processor 0; not shared);
+                                      | ETL_MODE_PRIVATE_LOGGER (the process-private logger: not
+                                      shared, no controller, not NEWFILE or append; "_PID" is
+                                      appended to log_file_name). A log file has one writer:
+                                      a file another writer holds (an flock, through any path)
+                                      is refused, untouched, naming the session writing it */
     uint32_t flush_timer_s;        /* flush non-empty buffers this often; 0: only when full,
                                       at stop, or on etl_session_flush (not in buffering mode;
                                       real-time mode: 0 means 1 s) */
     int clock_type;                /* ETL_CLOCK_PERFCOUNTER (default: CLOCK_MONOTONIC_RAW in ns),
                                       ETL_CLOCK_SYSTEMTIME (FILETIME) or ETL_CLOCK_CPUCYCLE (TSC) */
-    uint32_t number_of_processors; /* default: the processors configured */
+    uint32_t number_of_processors; /* default: the processors configured (NumberOfProcessors;
+                                      with one pool, still what the header says) */
     uint32_t engine_flags;         /* ETL_ENGINE_*: how the engine works, not what it writes */
 } etl_session_properties;
 
@@ -258,18 +273,23 @@ ETL_API int etl_lbr_capture_probe(uint32_t flags, char *err, size_t errsize);
 #define ETL_KERNEL_IMAGE_LOAD 0x00000004u /* Image Load of executable mappings, Unload (munmap, exec, exit),
                                              DCStart/DCEnd rundown */
 #define ETL_KERNEL_CSWITCH    0x00000010u /* CSwitch (sched:sched_switch) */
+#define ETL_KERNEL_DPC        0x00000020u /* PerfInfo DPC/TimerDPC from softirqs (irq:softirq_entry/exit) */
+#define ETL_KERNEL_INTERRUPT  0x00000040u /* PerfInfo ISR from hard interrupts (irq:irq_handler_entry/exit) */
 #define ETL_KERNEL_SYSCALL    0x00000080u /* PerfInfo SysClEnter/SysClExit (raw_syscalls:sys_enter/sys_exit) */
 #define ETL_KERNEL_DISK_IO    0x00000100u /* DiskIo Read/Write/FlushBuffers and their Init (block:block_rq_issue,
                                              block:block_rq_complete) */
 #define ETL_KERNEL_DISPATCHER 0x00000800u /* ReadyThread (sched:sched_wakeup, sched:sched_wakeup_new) */
+#define ETL_KERNEL_MEMORY_PAGE_FAULTS 0x00001000u /* PageFault DemandZeroFault (minor), HardPageFault (major):
+                                                     perf's minor-faults and major-faults */
 #define ETL_KERNEL_PROFILE    0x01000000u /* SampledProfile (cpu-clock sampling) */
 #define ETL_KERNEL_ALL (ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD | ETL_KERNEL_IMAGE_LOAD | ETL_KERNEL_CSWITCH | \
-                        ETL_KERNEL_DISPATCHER | ETL_KERNEL_PROFILE | ETL_KERNEL_DISK_IO | ETL_KERNEL_SYSCALL)
+                        ETL_KERNEL_DISPATCHER | ETL_KERNEL_PROFILE | ETL_KERNEL_DISK_IO | ETL_KERNEL_SYSCALL | \
+                        ETL_KERNEL_DPC | ETL_KERNEL_INTERRUPT | ETL_KERNEL_MEMORY_PAGE_FAULTS)
 /* Events that can have a StackWalk event (stackwalk_flags): these three. */
 #define ETL_KERNEL_STACKWALK_ALL (ETL_KERNEL_PROFILE | ETL_KERNEL_CSWITCH | ETL_KERNEL_DISPATCHER)
 
 /* The flag of a name ("process", "thread", "image_load", "cswitch", "dispatcher", "profile",
-   "disk_io", "syscall"),
+   "disk_io", "syscall", "dpc", "interrupt", "memory_page_faults"),
    or 0 when it names none; and the names of the bits of flags, ','-separated, into out. */
 ETL_API uint32_t etl_kernel_flag_from_name(const char *name);
 ETL_API char *etl_kernel_flags_format(uint32_t flags, char *out, size_t size);

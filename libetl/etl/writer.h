@@ -128,8 +128,12 @@ typedef struct etl_writer_stats {
 
 /*
  * Create path and write its header buffer. For NEWFILE, path holds one "%d", replaced by
- * 1, 2, ... Returns ETL_OK, or ETL_FATAL with *out holding only the message (read it with
- * etl_writer_error, then etl_writer_close), or NULL without memory.
+ * 1, 2, ... A log file has one writer: the writer holds an flock (LOCK_EX) on each file while
+ * it writes it, taken before the file is emptied; a file another writer holds (through any
+ * path: a link, a relative name) is refused with errno EBUSY, its message naming the file and
+ * the holder's pid where /proc/locks tells it, and left untouched. Returns ETL_OK, or
+ * ETL_FATAL with *out holding only the message (read it with etl_writer_error, then
+ * etl_writer_close), or NULL without memory.
  */
 ETL_API int etl_writer_open(etl_writer **out, const char *path, const etl_writer_options *opt);
 /*

@@ -165,6 +165,14 @@ static inline uint32_t etl_align8(uint32_t n) { return (n + 7u) & ~7u; }
 #define ETL_HOOK_DISK_WRITE_INIT    0x010D
 #define ETL_HOOK_DISK_FLUSH         0x010E
 #define ETL_HOOK_DISK_FLUSH_INIT    0x010F
+/* PageFault (group 2), TypeGroup1 (VirtualAddress P, ProgramCounter P): a fault resolved
+   without I/O as a new zero page, and one that read its page (a hard fault). */
+#define ETL_HOOK_PAGE_FAULT_TRANSITION  0x020A
+#define ETL_HOOK_PAGE_FAULT_DEMAND_ZERO 0x020B
+#define ETL_HOOK_PAGE_FAULT_COPY_ON_WRITE 0x020C
+#define ETL_HOOK_PAGE_FAULT_GUARD       0x020D
+#define ETL_HOOK_PAGE_FAULT_HARD        0x020E
+#define ETL_HOOK_PAGE_FAULT_ACCESS_VIOLATION 0x020F
 #define ETL_HOOK_PROCESS_START      0x0301 /* Process */
 #define ETL_HOOK_PROCESS_END        0x0302
 #define ETL_HOOK_PROCESS_DCSTART    0x0303
@@ -177,10 +185,18 @@ static inline uint32_t etl_align8(uint32_t n) { return (n + 7u) & ~7u; }
 #define ETL_HOOK_THREAD_DCEND       0x0504
 #define ETL_HOOK_CSWITCH            0x0524
 #define ETL_HOOK_READY_THREAD       0x0532
+#define ETL_HOOK_THREAD_SET_NAME    0x0548 /* Thread/SetName (72): ProcessId, TThreadId, ThreadName W */
 #define ETL_HOOK_SAMPLED_PROFILE    0x0F2E /* PerfInfo */
 #define ETL_HOOK_PMC_SAMPLE         0x0F2F /* a PMC interrupt (an LBR trigger's sample) */
 #define ETL_HOOK_SYSCALL_ENTER      0x0F33
 #define ETL_HOOK_SYSCALL_EXIT       0x0F34
+/* Interrupts and deferred procedure calls, each written at its end with its start (InitialTime,
+   the trace's clock): ISR (InitialTime, Routine P, ReturnValue u8, Vector u8, Reserved u16),
+   DPC, ThreadedDPC and TimerDPC (InitialTime, Routine P). */
+#define ETL_HOOK_THREADED_DPC       0x0F42
+#define ETL_HOOK_ISR                0x0F43
+#define ETL_HOOK_DPC                0x0F44
+#define ETL_HOOK_TIMER_DPC          0x0F45
 /* SampledProfileInterval: a profile source's interval (Source, NewInterval, OldInterval in
    100 ns units; version 3 adds SourceName), when it is set and at the start and end of a
    session's collection. */
@@ -211,6 +227,9 @@ extern const etl_guid etl_guid_linux_image_id; /* f6235471-690f-4985-a25e-2d98bc
                                                BuildIdSize u16, BuildId, FileName A */
 #define ETL_LINUX_IMAGE_ID_KERNEL_SYMBOLS 1 /* Sequence u32, Text A (whole lines of /proc/kallsyms) */
 #define ETL_LINUX_IMAGE_ID_KERNEL_MODULE  2 /* ImageBase P, ImageSize P, BuildIdSize u16, BuildId, Name A */
+#define ETL_LINUX_IMAGE_ID_SYSTEM_CALLS   3 /* Machine u16 (ELF e_machine), Count u16, Names A[Count]: the
+                                               name of system call number i (SysClEnter's
+                                               SysCallAddress), "" for an unused number */
 
 /* ---- TRACE_LOGFILE_HEADER, section 3.2 (offsets for the 32-bit / 64-bit forms) ---- */
 #define ETL_TLH_BUFFER_SIZE        0x00

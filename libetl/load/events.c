@@ -315,7 +315,35 @@ static int io_row(struct etl_sqlite_loader *l, struct input *in, const etl_event
         else { rv_null(r, 6); rv_i64(r, 7, ke->u.syscall.nt_status); }
         tid = etl_cpu_threads_running(in->running, ev->cpu);
         if (tid >= 0) rv_i64(r, 8, tid); else rv_null(r, 8);
+        /* (the map's names live as long as the input) */
+        rv_text(r, 9, ke->kclass == ETL_KCLASS_SYSCALL_ENTER && in->map
+                          ? etl_image_map_syscall_name(in->map, ke->u.syscall.address) : NULL);
         return etl_sink_row_end(&l->sink, S_SYSCALL);
+    case ETL_KCLASS_PAGE_FAULT:
+        r = row_begin(&l->sink, S_PAGE_FAULT);
+        rv_i64(r, 1, event); rv_i64(r, 2, in->trace); rv_i64(r, 3, time_ns); rv_i64(r, 4, ev->cpu);
+        rv_text(r, 5, ke->name);
+        if (ev->has & ETL_HAS_PID_TID) { rv_i64(r, 6, ev->pid); rv_i64(r, 7, ev->tid); }
+        else { rv_null(r, 6); rv_null(r, 7); }
+        rv_u64(r, 8, ke->u.page_fault.virtual_address); rv_u64(r, 9, ke->u.page_fault.program_counter);
+        return etl_sink_row_end(&l->sink, S_PAGE_FAULT);
+    case ETL_KCLASS_ISR: case ETL_KCLASS_DPC: {
+        /* it ran from InitialTime (the input's clock) to the event */
+        int64_t ticks = ev->timestamp - ke->u.isr_dpc.initial_time, ns;
+        r = row_begin(&l->sink, S_ISR_DPC);
+        rv_i64(r, 1, event); rv_i64(r, 2, in->trace); rv_i64(r, 3, time_ns); rv_i64(r, 4, ev->cpu);
+        rv_text(r, 5, ke->name);
+        if (in->perf_freq > 0 && ticks >= 0) {
+            ns = (int64_t)((long double)ticks * 1e9L / (long double)in->perf_freq);
+            rv_i64(r, 6, time_ns - ns); rv_i64(r, 7, ns);
+        } else {
+            rv_null(r, 6); rv_null(r, 7);
+        }
+        rv_u64(r, 8, ke->u.isr_dpc.routine);
+        if (ke->kclass == ETL_KCLASS_ISR) { rv_i64(r, 9, ke->u.isr_dpc.vector); rv_i64(r, 10, ke->u.isr_dpc.return_value); }
+        else { rv_null(r, 9); rv_null(r, 10); }
+        return etl_sink_row_end(&l->sink, S_ISR_DPC);
+    }
     default:
         return 0;
     }

@@ -23,7 +23,7 @@ extern const char etl_sqlite_schema_views[];   /* CREATE VIEW statements */
 /* ---- the prepared inserts of a connection */
 enum stmt_id {
     S_EVENT, S_EXT, S_PROVIDER, S_PROCESS, S_THREAD, S_IMAGE, S_CSWITCH, S_READY, S_SAMPLE, S_STACK,
-    S_FRAME, S_LBR, S_LBR_ENTRY, S_LOST, S_DISK_IO, S_SYSCALL, S_NAME, S_NAME_FIELD, S_FUNCTION, S_COUNT
+    S_FRAME, S_LBR, S_LBR_ENTRY, S_LOST, S_DISK_IO, S_SYSCALL, S_ISR_DPC, S_PAGE_FAULT, S_NAME, S_NAME_FIELD, S_FUNCTION, S_COUNT
 };
 
 /* Rows of one table inserted ROW_BATCH at a time by one multi-row INSERT (the tables with about
@@ -288,6 +288,21 @@ void etl_load_rv_image(const struct input *in, struct rowval *r, int i, int64_t 
 int64_t etl_sink_max(struct sink *k, const char *sql);
 /* Processor time of the calling thread so far. */
 double etl_load_thread_cpu_s(void);
+
+/* The views' lookups (schema.c), and the ClickHouse loader's columns filled from them (clickhouse.c) at an event (trace tr, time t, number e), each by an index: the program
+   (image_file_name), or the run, of process pid; the pid of thread tid. */
+#define PROCESS_AT(col, tr, pid, t, e) \
+    "coalesce((SELECT p." col " FROM processes p WHERE p.trace = " tr " AND p.pid = " pid "\n" \
+    "                 AND (p.time_ns, p.event) <= (" t ", " e ") ORDER BY p.time_ns DESC, p.event DESC LIMIT 1),\n" \
+    "                (SELECT p." col " FROM processes p WHERE p.trace = " tr " AND p.pid = " pid "\n" \
+    "                 AND (p.time_ns, p.event) > (" t ", " e ") ORDER BY p.time_ns, p.event LIMIT 1))"
+#define NAME_AT(tr, pid, t, e) PROCESS_AT("image_file_name", tr, pid, t, e)
+#define RUN_AT(tr, pid, t, e) PROCESS_AT("run", tr, pid, t, e)
+#define PID_AT(tr, tid, e) \
+    "coalesce((SELECT h.pid FROM threads h WHERE h.trace = " tr " AND h.tid = " tid " AND h.event <= " e "\n" \
+    "                 ORDER BY h.event DESC LIMIT 1),\n" \
+    "                (SELECT h.pid FROM threads h WHERE h.trace = " tr " AND h.tid = " tid " AND h.event > " e "\n" \
+    "                 ORDER BY h.event LIMIT 1))"
 
 /* ---- the schema's statements (schema.c) */
 int etl_load_create_schema(struct sink *k);

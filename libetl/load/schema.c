@@ -8,7 +8,7 @@
 #include "load/load.h"
 
 #define SCHEMA_TABLES \
-    "-- etl2sqlite schema, version 4 (PRAGMA user_version = 4).\n" \
+    "-- etl2sqlite schema, version 5 (PRAGMA user_version = 5).\n" \
     "-- Times: *_ns columns are nanoseconds since 1970-01-01 UTC on the common timeline of the\n" \
     "-- database (every trace placed on one PerfCounter clock, as etlmerge places them).\n" \
     "-- 64-bit unsigned values (keywords, addresses) are stored as signed 64-bit integers with the\n" \
@@ -261,8 +261,40 @@
     "  name TEXT NOT NULL,              -- PerfInfo/SysClEnter, /SysClExit\n" \
     "  address INTEGER,                 -- SysClEnter: the system call's address\n" \
     "  nt_status INTEGER,               -- SysClExit: its NTSTATUS\n" \
-    "  tid INTEGER                      -- the thread the last CSwitch on cpu switched to; NULL\n" \
+    "  tid INTEGER,                     -- the thread the last CSwitch on cpu switched to; NULL\n" \
     "                                   -- when the trace has none there yet\n" \
+    "  syscall TEXT                     -- SysClEnter of a Linux capture: the name of the system call\n" \
+    "                                   -- numbered address (its LinuxImageID SystemCalls); else NULL\n" \
+    ");\n" \
+    "\n" \
+    "-- PerfInfo ISR (an interrupt service routine) and DPC, ThreadedDPC, TimerDPC (deferred\n" \
+    "-- procedure calls; a Linux capture's softirqs): each ran on cpu from start_ns to time_ns.\n" \
+    "CREATE TABLE isr_dpc (\n" \
+    "  event INTEGER PRIMARY KEY,\n" \
+    "  trace INTEGER NOT NULL,\n" \
+    "  time_ns INTEGER NOT NULL,        -- its end (the event's time)\n" \
+    "  cpu INTEGER NOT NULL,\n" \
+    "  name TEXT NOT NULL,              -- PerfInfo/ISR, /DPC, /ThreadedDPC, /TimerDPC\n" \
+    "  start_ns INTEGER,                -- InitialTime; NULL when after the event (a damaged record)\n" \
+    "  duration_ns INTEGER,             -- time_ns - start_ns\n" \
+    "  routine INTEGER,                 -- the routine's address (0: not known)\n" \
+    "  vector INTEGER,                  -- ISR: the interrupt vector (a Linux capture: the irq number)\n" \
+    "  return_value INTEGER             -- ISR: 1 when the interrupt was the routine's device's\n" \
+    ");\n" \
+    "\n" \
+    "-- PageFault events: TransitionFault, DemandZeroFault, CopyOnWrite, GuardPageFault,\n" \
+    "-- HardPageFault, AccessViolation (a Linux capture: DemandZeroFault for a minor fault,\n" \
+    "-- HardPageFault for a major one).\n" \
+    "CREATE TABLE page_faults (\n" \
+    "  event INTEGER PRIMARY KEY,\n" \
+    "  trace INTEGER NOT NULL,\n" \
+    "  time_ns INTEGER NOT NULL,\n" \
+    "  cpu INTEGER NOT NULL,\n" \
+    "  name TEXT NOT NULL,              -- PageFault/DemandZeroFault, /HardPageFault, ...\n" \
+    "  pid INTEGER,                     -- of the event's header; NULL when it names none\n" \
+    "  tid INTEGER,\n" \
+    "  virtual_address INTEGER,         -- the address that faulted\n" \
+    "  program_counter INTEGER          -- the instruction that faulted\n" \
     ");\n" \
     "\n" \
     "-- SampledProfile and PMC interrupt (PMCSample) samples: the processor was running thread\n" \
@@ -385,21 +417,6 @@
     "CREATE INDEX IF NOT EXISTS functions_by_name ON functions (name);\n" \
     "CREATE INDEX IF NOT EXISTS stacks_key_definitions ON stacks (trace, stack_key, event) WHERE kind = 'key_def';\n"
 
-/* The views' lookups at an event (trace tr, time t, number e), each by an index: the program
-   (image_file_name), or the run, of process pid; the pid of thread tid. */
-#define PROCESS_AT(col, tr, pid, t, e) \
-    "coalesce((SELECT p." col " FROM processes p WHERE p.trace = " tr " AND p.pid = " pid "\n" \
-    "                 AND (p.time_ns, p.event) <= (" t ", " e ") ORDER BY p.time_ns DESC, p.event DESC LIMIT 1),\n" \
-    "                (SELECT p." col " FROM processes p WHERE p.trace = " tr " AND p.pid = " pid "\n" \
-    "                 AND (p.time_ns, p.event) > (" t ", " e ") ORDER BY p.time_ns, p.event LIMIT 1))"
-#define NAME_AT(tr, pid, t, e) PROCESS_AT("image_file_name", tr, pid, t, e)
-#define RUN_AT(tr, pid, t, e) PROCESS_AT("run", tr, pid, t, e)
-#define PID_AT(tr, tid, e) \
-    "coalesce((SELECT h.pid FROM threads h WHERE h.trace = " tr " AND h.tid = " tid " AND h.event <= " e "\n" \
-    "                 ORDER BY h.event DESC LIMIT 1),\n" \
-    "                (SELECT h.pid FROM threads h WHERE h.trace = " tr " AND h.tid = " tid " AND h.event > " e "\n" \
-    "                 ORDER BY h.event LIMIT 1))"
-
 /* A function's source location as text: 'file:line', or the file alone; NULL when unknown. */
 #define SOURCE_TEXT(fn, line) \
     "CASE WHEN " fn ".source_file IS NULL THEN NULL WHEN " line " IS NULL THEN " fn ".source_file\n" \
@@ -446,17 +463,20 @@
     "-- nearest after (rundowns at the end of a trace come after what they describe). A thread's\n" \
     "-- process at an event: that of its Thread event nearest before, else nearest after.\n" \
     "-- Each thread once for each program its process ran while the thread lived (start_ns and\n" \
-    "-- end_ns: that part of its life; an exec ends one and starts the next).\n" \
+    "-- end_ns: that part of its life; an exec ends one and starts the next), with the last name\n" \
+    "-- the trace gave it in that part (thread_name: of a Thread event or a SetName; NULL: none).\n" \
     "CREATE VIEW threads_view AS\n" \
     "SELECT t.trace AS trace, t.tid AS tid, t.pid AS pid, r.image_file_name AS process_name,\n" \
-    "       t.thread_name AS thread_name,\n" \
+    "       (SELECT h.thread_name FROM threads h WHERE h.trace = t.trace AND h.tid = t.tid AND h.pid = t.pid\n" \
+    "          AND h.thread_name <> '' AND (r.run IS NULL OR r.run >= t.last_run OR h.time_ns < r.end_ns)\n" \
+    "        ORDER BY h.event DESC LIMIT 1) AS thread_name,\n" \
     "       CASE WHEN r.run > t.first_run THEN r.start_ns ELSE t.start_ns END AS start_ns,\n" \
     "       CASE WHEN r.run < t.last_run THEN r.end_ns ELSE t.end_ns END AS end_ns,\n" \
     "       t.win32_start_address AS win32_start_address\n" \
     "FROM (SELECT g.*, " RUN_AT("g.trace", "g.pid", "g.first_ns", "g.first_event") " AS first_run,\n" \
     "             " RUN_AT("g.trace", "g.pid", "g.last_ns", "g.last_event") " AS last_run\n" \
     "      FROM (SELECT trace, tid, pid, min(time_ns) AS first_ns, min(event) AS first_event,\n" \
-    "                   max(time_ns) AS last_ns, max(event) AS last_event, max(thread_name) AS thread_name,\n" \
+    "                   max(time_ns) AS last_ns, max(event) AS last_event,\n" \
     "                   min(CASE WHEN name = 'Thread/Start' THEN time_ns END) AS start_ns,\n" \
     "                   max(CASE WHEN name = 'Thread/End' THEN time_ns END) AS end_ns,\n" \
     "                   max(win32_start_address) AS win32_start_address\n" \
@@ -521,9 +541,21 @@
     "CREATE VIEW syscalls_view AS\n" \
     "SELECT s.event AS event, s.time_ns AS time_ns, s.cpu AS cpu, s.name AS name,\n" \
     "       CASE WHEN s.address IS NOT NULL THEN printf('0x%x', s.address) END AS address,\n" \
-    "       s.nt_status AS nt_status, s.tid AS tid, s.pid AS pid,\n" \
+    "       s.nt_status AS nt_status, s.syscall AS syscall, s.tid AS tid, s.pid AS pid,\n" \
     "       " NAME_AT("s.trace", "s.pid", "s.time_ns", "s.event") " AS process_name, s.trace AS trace\n" \
     "FROM (SELECT s.*, " PID_AT("s.trace", "s.tid", "s.event") " AS pid FROM syscalls s) s;\n" \
+    "\n" \
+    "-- Interrupts and DPCs by kind, vector and routine: how many, and how long they ran.\n" \
+    "CREATE VIEW isr_dpc_summary AS\n" \
+    "SELECT trace, name, vector, printf('0x%x', routine) AS routine, count(*) AS count,\n" \
+    "       sum(duration_ns) AS total_ns, avg(duration_ns) AS avg_ns, max(duration_ns) AS max_ns\n" \
+    "FROM isr_dpc GROUP BY trace, name, vector, routine;\n" \
+    "\n" \
+    "-- Page faults by process (and the program it ran) and kind.\n" \
+    "CREATE VIEW page_faults_by_process AS\n" \
+    "SELECT f.trace AS trace, f.pid AS pid, f.process_name AS process_name, f.name AS name, count(*) AS count\n" \
+    "FROM (SELECT g.*, " NAME_AT("g.trace", "g.pid", "g.time_ns", "g.event") " AS process_name FROM page_faults g) f\n" \
+    "GROUP BY f.trace, f.pid, f.process_name, f.name;\n" \
     "\n" \
     "-- Every stack's frames as text: 'ntdll.dll+0x1234'.\n" \
     "CREATE VIEW stack_frames_view AS\n" \

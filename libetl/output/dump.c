@@ -280,8 +280,22 @@ static int dump_kernel_text(FILE *f, const etl_event *ev, const struct where *ma
     case ETL_KCLASS_DISK_IO_INIT:
         fprintf(f, " irp=0x%" PRIx64 " issuing_tid=%" PRIu32, k.u.disk_io.irp, k.u.disk_io.issuing_tid);
         break;
-    case ETL_KCLASS_SYSCALL_ENTER: fprintf(f, " address=0x%" PRIx64, k.u.syscall.address); break;
+    case ETL_KCLASS_SYSCALL_ENTER: {
+        const char *name = map && map->map ? etl_image_map_syscall_name(map->map, k.u.syscall.address) : NULL;
+        fprintf(f, " address=0x%" PRIx64, k.u.syscall.address);
+        if (name) fprintf(f, " syscall=%s", name); /* a Linux capture's number, named */
+        break;
+    }
     case ETL_KCLASS_SYSCALL_EXIT: fprintf(f, " status=0x%08" PRIx32, k.u.syscall.nt_status); break;
+    case ETL_KCLASS_PAGE_FAULT:
+        fprintf(f, " address=0x%" PRIx64 " pc=0x%" PRIx64, k.u.page_fault.virtual_address,
+                k.u.page_fault.program_counter);
+        break;
+    case ETL_KCLASS_ISR: case ETL_KCLASS_DPC:
+        fprintf(f, " initial_time=%" PRId64 " routine=0x%" PRIx64, k.u.isr_dpc.initial_time, k.u.isr_dpc.routine);
+        if (k.kclass == ETL_KCLASS_ISR)
+            fprintf(f, " return=%" PRIu32 " vector=%u", k.u.isr_dpc.return_value, k.u.isr_dpc.vector);
+        break;
     default: break;
     }
     return 1;
@@ -505,8 +519,29 @@ static void dump_kernel_json(FILE *f, const etl_event *ev, const struct where *m
         json_u(f, "irp", k.u.disk_io.irp);
         json_u(f, "issuing_tid", k.u.disk_io.issuing_tid);
         break;
-    case ETL_KCLASS_SYSCALL_ENTER: json_u(f, "address", k.u.syscall.address); break;
+    case ETL_KCLASS_SYSCALL_ENTER: {
+        const char *name = map && map->map ? etl_image_map_syscall_name(map->map, k.u.syscall.address) : NULL;
+        json_u(f, "address", k.u.syscall.address);
+        if (name) {
+            fputs(",\"syscall\":", f);
+            etl_dump_json_string(f, name);
+        }
+        break;
+    }
     case ETL_KCLASS_SYSCALL_EXIT: json_u(f, "nt_status", k.u.syscall.nt_status); break;
+    case ETL_KCLASS_PAGE_FAULT:
+        json_u(f, "virtual_address", k.u.page_fault.virtual_address);
+        json_u(f, "program_counter", k.u.page_fault.program_counter);
+        json_image(f, map, ev->pid, k.u.page_fault.program_counter, ev->timestamp, 0);
+        break;
+    case ETL_KCLASS_ISR: case ETL_KCLASS_DPC:
+        json_i(f, "initial_time", k.u.isr_dpc.initial_time);
+        json_u(f, "routine", k.u.isr_dpc.routine);
+        if (k.kclass == ETL_KCLASS_ISR) {
+            json_u(f, "return_value", k.u.isr_dpc.return_value);
+            json_u(f, "vector", k.u.isr_dpc.vector);
+        }
+        break;
     default: break;
     }
     fputc('}', f);
@@ -575,13 +610,18 @@ static void dump_row(FILE *f, etl_dump_format format, const etl_reader *r, const
     fputs(format == ETL_DUMP_JSONL ? "}\n" : "\n", f);
 }
 
-/* What libetl adds to a decoded sample's or stack's fields: where the addresses are. */
+/* What libetl adds to a decoded sample's or stack's fields: where the addresses are; to a
+   Linux capture's SysClEnter, the system call's name. */
 static void text_resolved(FILE *f, const etl_event *ev, const struct where *map)
 {
     etl_kernel_event k;
+    const char *call;
 
     if (!map || (!map->map && !map->sym) || etl_kernel_decode(ev, &k) != 1) return;
-    if (k.kclass == ETL_KCLASS_SAMPLED_PROFILE) {
+    if (k.kclass == ETL_KCLASS_SYSCALL_ENTER) {
+        if (map->map && (call = etl_image_map_syscall_name(map->map, k.u.syscall.address)))
+            fprintf(f, " syscall=%s", call);
+    } else if (k.kclass == ETL_KCLASS_SAMPLED_PROFILE) {
         fputs(" image=", f);
         text_addr(f, map, thread_pid(map, k.u.sample.tid, ev->timestamp), k.u.sample.instruction_pointer,
                   ev->timestamp, 0);

@@ -79,6 +79,8 @@ static const struct kwmap keyword_map[] = {
     {"DiskIO", ETL_KERNEL_DISK_IO},
     {"DiskIOInit", ETL_KERNEL_DISK_IO},
     {"SystemCall", ETL_KERNEL_SYSCALL},
+    {"Interrupt", ETL_KERNEL_INTERRUPT},
+    {"DPC", ETL_KERNEL_DPC},
 };
 
 /* SystemProvider Stack values: the events whose StackWalk libetl writes. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The image map: which image held an address of a process at a time, from Image/Process/Thread events. */
+/* The image map: which image held an address of a process at a time, from Image/Process/Thread events, and the names of a Linux capture's system call numbers. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,6 +59,9 @@ struct etl_image_map {
     size_t nimg;
     struct pid_range *pids;
     size_t npids;
+    /* LinuxImageID SystemCalls: names[i] is system call i's ("": none); one block, owned */
+    char **syscall_names;
+    uint16_t nsyscall_names;
 };
 
 etl_image_map *etl_image_map_new(void)
@@ -75,7 +78,41 @@ void etl_image_map_free(etl_image_map *m)
     free(m->pe);
     free(m->img);
     free(m->pids);
+    free(m->syscall_names);
     free(m);
+}
+
+/* LinuxImageID SystemCalls (Machine u16, Count u16, Count NUL-terminated names): the names
+   kept, the first such event's. A name the payload ends inside is kept as far as it goes; the
+   numbers after the payload's end have none. */
+static int add_syscall_names(etl_image_map *m, const etl_event *ev)
+{
+    const uint8_t *p = ev->payload;
+    uint32_t len = ev->payload ? ev->payload_len : 0, off = 4;
+    unsigned count;
+    char **t, *text;
+
+    if (m->syscall_names || len < 4) return ETL_OK;
+    count = etl_le16(p + 2);
+    /* the pointers, then the names' bytes with a NUL after the last */
+    t = malloc(count * sizeof *t + (len - 4) + 1);
+    if (!t) return ETL_FAILED;
+    text = (char *)(t + count);
+    memcpy(text, p + 4, len - 4);
+    text[len - 4] = '\0';
+    for (unsigned i = 0; i < count; i++) {
+        t[i] = text + (off - 4 < len - 4 ? off - 4 : len - 4);
+        if (off < len) off += (uint32_t)strlen(t[i]) + 1;
+    }
+    m->syscall_names = t;
+    m->nsyscall_names = (uint16_t)count;
+    return ETL_OK;
+}
+
+const char *etl_image_map_syscall_name(const etl_image_map *m, uint64_t address)
+{
+    if (!m || address >= m->nsyscall_names || !m->syscall_names[address][0]) return NULL;
+    return m->syscall_names[address];
 }
 
 static int add_image(etl_image_map *m, const etl_event *ev, const etl_kimage *k)
@@ -111,9 +148,13 @@ int etl_image_map_add(etl_image_map *m, const etl_event *ev)
     etl_kernel_event k;
     unsigned group = ev->hook_id >> 8;
 
+    if (ev->kind == ETL_KIND_CLASSIC && ev->opcode == ETL_LINUX_IMAGE_ID_SYSTEM_CALLS &&
+        etl_guid_equal(&ev->provider, &etl_guid_linux_image_id))
+        return add_syscall_names(m, ev);
     /* Only the Process, Thread and Image groups' hooks say anything here (most of a profile's
-       events are samples and stacks: not decoded for nothing). */
-    if (group != 0x03 && group != 0x05 && group != 0x14) return ETL_OK;
+       events are samples and stacks: not decoded for nothing); a thread's SetName changes
+       nothing of where it runs. */
+    if ((group != 0x03 && group != 0x05 && group != 0x14) || ev->hook_id == ETL_HOOK_THREAD_SET_NAME) return ETL_OK;
     if (etl_kernel_decode(ev, &k) != 1) return ETL_OK;
     if (k.kclass == ETL_KCLASS_IMAGE) {
         if (add_image(m, ev, &k.u.image) != ETL_OK) return ETL_FAILED;

@@ -56,6 +56,8 @@
 #define PTRS(n, s) { .name = (n), .in_type = ETL_IN_POINTER, .count_kind = ETL_COUNT_REST, .span = 1, .slot = (s) }
 /* UTF-16 strings, as many as the earlier field `ref` says */
 #define WSTRS(n, ref) { .name = (n), .in_type = ETL_IN_UNICODE_STRING, .count_kind = ETL_COUNT_FIELD, .count_ref = (ref), .span = 1 }
+/* 8-bit strings, as many as the earlier field `ref` says */
+#define ASTRS(n, ref) { .name = (n), .in_type = ETL_IN_ANSI_STRING, .count_kind = ETL_COUNT_FIELD, .count_ref = (ref), .span = 1 }
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 /* A version whose layout is the whole table a, or its first n fields. */
@@ -324,12 +326,16 @@ static const etl_kclass_op ready_ops[] = { OP("Thread", 50, "ReadyThread") };
 static const etl_kclass_version ready_v[] = { KV(2, 5, ready) };
 const etl_kclass_family FAMILY(etl_kfam_ready_thread, P_THREAD, ETL_KCLASS_READY_THREAD, "Thread", ready_ops, ready_v);
 
-/* A thread's name set after its start [TE ThreadSetNameTraceData]. */
-static const etl_schema_field thr_setname[] = { U32("ProcessId", 0), U32("TThreadId", 0), WSTR("ThreadName", 0) };
+/* A thread's name set after its start [TE ThreadSetNameTraceData]; typed as a Thread event
+   with its ids and name. */
+static const etl_schema_field thr_setname[] = {
+    U32("ProcessId", ETL_KSLOT_THREAD_PID), U32("TThreadId", ETL_KSLOT_THREAD_TID),
+    WSTR("ThreadName", ETL_KSLOT_THREAD_NAME),
+};
 static const etl_kclass_op thr_setname_ops[] = { OP("Thread", 72, "SetName") };
 static const etl_kclass_version thr_setname_v[] = { KV(2, 2, thr_setname) };
-static const etl_kclass_family FAMILY(thr_setname_fam, P_THREAD, ETL_KCLASS_NONE, "Thread", thr_setname_ops,
-                                      thr_setname_v);
+const etl_kclass_family FAMILY(etl_kfam_thread_set_name, P_THREAD, ETL_KCLASS_THREAD, "Thread", thr_setname_ops,
+                               thr_setname_v);
 
 /* WorkerThread_V1, WorkerThread [MOF] */
 static const etl_schema_field thr_worker[] = { U32("TThreadId", 0), U64("StartTime", 0), PTR("ThreadRoutine", 0) };
@@ -421,21 +427,27 @@ const etl_kclass_family FAMILY(etl_kfam_syscall_exit, P_PERFINFO, ETL_KCLASS_SYS
                                sysexit_v);
 
 /* ISR_V1, ISR (version 2) [MOF]: InitialTime is a raw clock value (extension "WmiTime"). */
-static const etl_schema_field isr_v1[] = { U64("InitialTime", 0), PTR("Routine", 0), U32("ReturnValue", 0) };
+static const etl_schema_field isr_v1[] = {
+    U64("InitialTime", ETL_KSLOT_ISR_DPC_INITIAL_TIME), PTR("Routine", ETL_KSLOT_ISR_DPC_ROUTINE),
+    U32("ReturnValue", ETL_KSLOT_ISR_RETURN),
+};
 static const etl_schema_field isr_v2[] = {
-    U64("InitialTime", 0), PTR("Routine", 0), U8("ReturnValue", 0), U8("Vector", 0), U16("Reserved", 0),
+    U64("InitialTime", ETL_KSLOT_ISR_DPC_INITIAL_TIME), PTR("Routine", ETL_KSLOT_ISR_DPC_ROUTINE),
+    U8("ReturnValue", ETL_KSLOT_ISR_RETURN), U8("Vector", ETL_KSLOT_ISR_VECTOR), U16("Reserved", 0),
 };
 static const etl_kclass_op isr_ops[] = { OP("PerfInfo", 67, "ISR") };
 static const etl_kclass_version isr_v[] = { KV(1, 3, isr_v1), KV(2, 5, isr_v2) };
-static const etl_kclass_family FAMILY(isr_fam, P_PERFINFO, ETL_KCLASS_NONE, "PerfInfo", isr_ops, isr_v);
+const etl_kclass_family FAMILY(etl_kfam_isr, P_PERFINFO, ETL_KCLASS_ISR, "PerfInfo", isr_ops, isr_v);
 
 /* DPC_V1 (68, 69), DPC (66, 68, 69) [MOF] */
-static const etl_schema_field dpc[] = { U64("InitialTime", 0), PTR("Routine", 0) };
+static const etl_schema_field dpc[] = {
+    U64("InitialTime", ETL_KSLOT_ISR_DPC_INITIAL_TIME), PTR("Routine", ETL_KSLOT_ISR_DPC_ROUTINE),
+};
 static const etl_kclass_op dpc_ops[] = {
     OP("PerfInfo", 66, "ThreadedDPC"), OP("PerfInfo", 68, "DPC"), OP("PerfInfo", 69, "TimerDPC"),
 };
 static const etl_kclass_version dpc_v[] = { KV(1, 2, dpc) };
-static const etl_kclass_family FAMILY(dpc_fam, P_PERFINFO, ETL_KCLASS_NONE, "PerfInfo", dpc_ops, dpc_v);
+const etl_kclass_family FAMILY(etl_kfam_dpc, P_PERFINFO, ETL_KCLASS_DPC, "PerfInfo", dpc_ops, dpc_v);
 
 /* SampledProfileInterval [MOF][TE]; version 3 names the source [TE: CollectionStart/End]. */
 static const etl_schema_field interval[] = {
@@ -760,13 +772,16 @@ static const etl_kclass_family FAMILY(udp_fail_fam, P_UDPIP, ETL_KCLASS_NONE, "U
 
 /* PageFault_TypeGroup1, _HardFault, _VirtualAlloc, the heap ranges and ImageLoadBacked [MOF][TE
    VirtualAllocTraceData][PDB WMI_PAGE_FAULT]. */
-static const etl_schema_field pf_fault[] = { PTR("VirtualAddress", 0), PTR("ProgramCounter", 0) };
+static const etl_schema_field pf_fault[] = {
+    PTR("VirtualAddress", ETL_KSLOT_PF_ADDRESS), PTR("ProgramCounter", ETL_KSLOT_PF_PC),
+};
 static const etl_kclass_op pf_fault_ops[] = {
     OP("PageFault", 10, "TransitionFault"), OP("PageFault", 11, "DemandZeroFault"), OP("PageFault", 12, "CopyOnWrite"),
     OP("PageFault", 13, "GuardPageFault"), OP("PageFault", 14, "HardPageFault"), OP("PageFault", 15, "AccessViolation"),
 };
 static const etl_kclass_version pf_fault_v[] = { KV(0, 2, pf_fault) };
-static const etl_kclass_family FAMILY(pf_fault_fam, P_PAGEFAULT, ETL_KCLASS_NONE, "PageFault", pf_fault_ops, pf_fault_v);
+const etl_kclass_family FAMILY(etl_kfam_page_fault, P_PAGEFAULT, ETL_KCLASS_PAGE_FAULT, "PageFault", pf_fault_ops,
+                               pf_fault_v);
 
 static const etl_schema_field pf_hard[] = {
     U64("InitialTime", 0), X64("ReadOffset", 0), PTR("VirtualAddress", 0), PTR("FileObject", 0), U32("TThreadId", 0),
@@ -1123,29 +1138,35 @@ static const etl_schema_field lid_kallsyms[] = { U32("Sequence", 0), ASTR("Text"
 static const etl_schema_field lid_module[] = {
     PTR("ImageBase", 0), PTR("ImageSize", 0), U16("BuildIdSize", 0), BINF("BuildId", 2), ASTR("Name", 0),
 };
+/* SystemCalls: the names of the recording machine's system call numbers (ELF e_machine). */
+static const etl_schema_field lid_syscalls[] = { U16("Machine", 0), U16("Count", 0), ASTRS("Names", 1) };
 static const etl_kclass_op lid_build_id_ops[] = { OP("LinuxImageID", 0, "BuildId") };
 static const etl_kclass_op lid_kallsyms_ops[] = { OP("LinuxImageID", 1, "KernelSymbols") };
 static const etl_kclass_op lid_module_ops[] = { OP("LinuxImageID", 2, "KernelModule") };
+static const etl_kclass_op lid_syscalls_ops[] = { OP("LinuxImageID", 3, "SystemCalls") };
 static const etl_kclass_version lid_build_id_v[] = { KV(0, 6, lid_build_id) };
 static const etl_kclass_version lid_kallsyms_v[] = { KV(0, 1, lid_kallsyms) };
 static const etl_kclass_version lid_module_v[] = { KV(0, 4, lid_module) };
+static const etl_kclass_version lid_syscalls_v[] = { KV(0, 3, lid_syscalls) };
 static const etl_kclass_family FAMILY(lid_build_id_fam, P_LINUX_IMAGEID, ETL_KCLASS_NONE, "LinuxImageID",
                                       lid_build_id_ops, lid_build_id_v);
 static const etl_kclass_family FAMILY(lid_kallsyms_fam, P_LINUX_IMAGEID, ETL_KCLASS_NONE, "LinuxImageID",
                                       lid_kallsyms_ops, lid_kallsyms_v);
 static const etl_kclass_family FAMILY(lid_module_fam, P_LINUX_IMAGEID, ETL_KCLASS_NONE, "LinuxImageID",
                                       lid_module_ops, lid_module_v);
+static const etl_kclass_family FAMILY(lid_syscalls_fam, P_LINUX_IMAGEID, ETL_KCLASS_NONE, "LinuxImageID",
+                                      lid_syscalls_ops, lid_syscalls_v);
 
 /* ---------------------------------------------------------------- every family */
 
 const etl_kclass_family *const etl_kclass_families[] = {
     &etl_kfam_trace_header, &etl_kfam_group_masks, &etl_kfam_rundown_complete, &ev_partition_fam,
     &etl_kfam_process, &etl_kfam_process_defunct, &proc_perfctr_fam, &proc_terminate_fam,
-    &etl_kfam_thread_start, &etl_kfam_thread_end, &etl_kfam_cswitch, &etl_kfam_ready_thread, &thr_setname_fam,
-    &thr_worker_fam,
+    &etl_kfam_thread_start, &etl_kfam_thread_end, &etl_kfam_cswitch, &etl_kfam_ready_thread,
+    &etl_kfam_thread_set_name, &thr_worker_fam,
     &etl_kfam_image, &img_kernel_base_fam, &img_hypercall_fam,
-    &etl_kfam_sampled_profile, &etl_kfam_pmc_sample, &etl_kfam_syscall_enter, &etl_kfam_syscall_exit, &isr_fam,
-    &dpc_fam, &interval_fam, &debugger_fam,
+    &etl_kfam_sampled_profile, &etl_kfam_pmc_sample, &etl_kfam_syscall_enter, &etl_kfam_syscall_exit, &etl_kfam_isr,
+    &etl_kfam_dpc, &interval_fam, &debugger_fam,
     &etl_kfam_stack, &etl_kfam_stack_key_def, &etl_kfam_stack_key, &etl_kfam_lbr,
     &etl_kfam_disk_io, &etl_kfam_disk_init, &etl_kfam_disk_flush, &drv_call_fam, &drv_ret_fam, &drv_routine_fam,
     &drv_req_fam, &splitio_fam,
@@ -1153,7 +1174,7 @@ const etl_kclass_family *const etl_kclass_families[] = {
     &tcp_v0_fam, &tcp_v1_send_fam, &tcp_v1_generic_fam, &tcp_v1_connect_fam, &tcp_v2_send4_fam, &tcp_v2_generic4_fam,
     &tcp_v2_connect4_fam, &tcp_fail_fam, &tcp_v2_send6_fam, &tcp_v2_generic6_fam, &tcp_v2_connect6_fam,
     &udp_fam, &udp6_fam, &udp_fail_fam,
-    &pf_fault_fam, &pf_hard_fam, &pf_valloc_fam, &pf_hr_rundown_fam, &pf_hr_create_fam, &pf_hr_range_fam,
+    &etl_kfam_page_fault, &pf_hard_fam, &pf_valloc_fam, &pf_hr_rundown_fam, &pf_hr_create_fam, &pf_hr_range_fam,
     &pf_hr_destroy_fam, &pf_backed_fam,
     &reg_v0_fam, &reg_v1_fam, &reg_v2_fam,
     &alpc_msg_fam, &alpc_wait_new_fam, &alpc_unwait_fam,
@@ -1162,7 +1183,7 @@ const etl_kclass_family *const etl_kclass_families[] = {
     &sc_telemetry_fam, &sc_family_fam, &sc_flights_fam, &sc_processors_fam,
     &scx_build_fam, &scx_paths_fam, &scx_unknown_fam, &scx_volume_fam, &scx_family_fam, &winsat_fam,
     &iid_info_fam, &iid_none_fam, &iid_rsds_fam, &iid_ppdb_fam, &iid_determ_fam, &iid_version_fam,
-    &lost_fam, &lid_build_id_fam, &lid_kallsyms_fam, &lid_module_fam,
+    &lost_fam, &lid_build_id_fam, &lid_kallsyms_fam, &lid_module_fam, &lid_syscalls_fam,
 };
 const unsigned etl_kclass_family_count = (unsigned)N(etl_kclass_families);
 

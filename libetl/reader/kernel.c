@@ -11,7 +11,7 @@ const char *etl_kclass_name(int kclass)
     static const char *const names[ETL_KCLASS_COUNT] = {
         "none", "process", "thread", "image", "cswitch", "ready_thread", "sampled_profile", "stack",
         "stack_key", "stack_key_def", "trace_header", "group_masks", "rundown_complete", "lbr",
-        "disk_io", "disk_io_init", "syscall_enter", "syscall_exit"
+        "disk_io", "disk_io_init", "syscall_enter", "syscall_exit", "isr", "dpc", "page_fault"
     };
     return kclass >= 0 && kclass < ETL_KCLASS_COUNT ? names[kclass] : "unknown";
 }
@@ -190,6 +190,9 @@ static const struct slot slots[ETL_KSLOT_COUNT] = {
     INT(DISK_FILE_OBJECT, disk_io.file_object), INT(DISK_IRP, disk_io.irp),
     INT(DISK_RESPONSE_TIME, disk_io.high_res_response_time), INT(DISK_TID, disk_io.issuing_tid),
     INT(SYSCALL_ADDRESS, syscall.address), INT(SYSCALL_STATUS, syscall.nt_status),
+    INT(ISR_DPC_INITIAL_TIME, isr_dpc.initial_time), INT(ISR_DPC_ROUTINE, isr_dpc.routine),
+    INT(ISR_RETURN, isr_dpc.return_value), INT(ISR_VECTOR, isr_dpc.vector),
+    INT(PF_ADDRESS, page_fault.virtual_address), INT(PF_PC, page_fault.program_counter),
 };
 
 /* The fixed size of an in type (TDH numbering) with pointers of ptr bytes, or 0 when it varies. */
@@ -379,7 +382,7 @@ static int walk(const etl_kclass_version *v, unsigned first, uint32_t off, const
 enum {
     T_PROCESS, T_DEFUNCT, T_THREAD_START, T_THREAD_END, T_IMAGE, T_CSWITCH, T_READY, T_SAMPLE, T_PMC, T_STACK,
     T_STACK_KEY, T_STACK_KEY_DEF, T_HEADER, T_MASKS, T_RUNDOWN, T_LBR, T_DISK_IO, T_DISK_FLUSH, T_DISK_INIT,
-    T_SYSCALL_ENTER, T_SYSCALL_EXIT, T_COUNT, T_NONE = T_COUNT
+    T_SYSCALL_ENTER, T_SYSCALL_EXIT, T_THREAD_SET_NAME, T_ISR, T_DPC, T_PAGE_FAULT, T_COUNT, T_NONE = T_COUNT
 };
 static const etl_kclass_family *const typed[T_COUNT] = {
     [T_PROCESS] = &etl_kfam_process, [T_DEFUNCT] = &etl_kfam_process_defunct,
@@ -390,6 +393,8 @@ static const etl_kclass_family *const typed[T_COUNT] = {
     [T_RUNDOWN] = &etl_kfam_rundown_complete, [T_LBR] = &etl_kfam_lbr, [T_DISK_IO] = &etl_kfam_disk_io,
     [T_DISK_FLUSH] = &etl_kfam_disk_flush, [T_DISK_INIT] = &etl_kfam_disk_init,
     [T_SYSCALL_ENTER] = &etl_kfam_syscall_enter, [T_SYSCALL_EXIT] = &etl_kfam_syscall_exit,
+    [T_THREAD_SET_NAME] = &etl_kfam_thread_set_name, [T_ISR] = &etl_kfam_isr, [T_DPC] = &etl_kfam_dpc,
+    [T_PAGE_FAULT] = &etl_kfam_page_fault,
 };
 
 /* The typed family of a hook (Group << 8 | Type), or T_NONE. */
@@ -401,6 +406,7 @@ static unsigned classify(uint16_t hook)
     case ETL_HOOK_PROCESS_DEFUNCT: return T_DEFUNCT;
     case ETL_HOOK_THREAD_START: case ETL_HOOK_THREAD_DCSTART: return T_THREAD_START;
     case ETL_HOOK_THREAD_END: case ETL_HOOK_THREAD_DCEND: return T_THREAD_END;
+    case ETL_HOOK_THREAD_SET_NAME: return T_THREAD_SET_NAME;
     case ETL_HOOK_PROCESS_LOAD_IMAGE: case ETL_HOOK_IMAGE_LOAD: case ETL_HOOK_IMAGE_UNLOAD: case ETL_HOOK_IMAGE_DCSTART:
     case ETL_HOOK_IMAGE_DCEND:
         return T_IMAGE;
@@ -420,6 +426,11 @@ static unsigned classify(uint16_t hook)
     case ETL_HOOK_DISK_READ_INIT: case ETL_HOOK_DISK_WRITE_INIT: case ETL_HOOK_DISK_FLUSH_INIT: return T_DISK_INIT;
     case ETL_HOOK_SYSCALL_ENTER: return T_SYSCALL_ENTER;
     case ETL_HOOK_SYSCALL_EXIT: return T_SYSCALL_EXIT;
+    case ETL_HOOK_ISR: return T_ISR;
+    case ETL_HOOK_THREADED_DPC: case ETL_HOOK_DPC: case ETL_HOOK_TIMER_DPC: return T_DPC;
+    case ETL_HOOK_PAGE_FAULT_TRANSITION: case ETL_HOOK_PAGE_FAULT_DEMAND_ZERO: case ETL_HOOK_PAGE_FAULT_COPY_ON_WRITE:
+    case ETL_HOOK_PAGE_FAULT_GUARD: case ETL_HOOK_PAGE_FAULT_HARD: case ETL_HOOK_PAGE_FAULT_ACCESS_VIOLATION:
+        return T_PAGE_FAULT;
     default: return T_NONE;
     }
 }
@@ -518,6 +529,8 @@ static size_t member_size(int kclass)
     case ETL_KCLASS_LBR: return sizeof k.u.lbr;
     case ETL_KCLASS_DISK_IO: case ETL_KCLASS_DISK_IO_INIT: return sizeof k.u.disk_io;
     case ETL_KCLASS_SYSCALL_ENTER: case ETL_KCLASS_SYSCALL_EXIT: return sizeof k.u.syscall;
+    case ETL_KCLASS_ISR: case ETL_KCLASS_DPC: return sizeof k.u.isr_dpc;
+    case ETL_KCLASS_PAGE_FAULT: return sizeof k.u.page_fault;
     case ETL_KCLASS_STACK: case ETL_KCLASS_STACK_KEY: case ETL_KCLASS_STACK_KEY_DEF: return sizeof k.u.stack;
     default: return sizeof k.u;
     }

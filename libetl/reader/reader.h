@@ -380,6 +380,8 @@ enum etl_kslot {
     ETL_KSLOT_DISK_NUMBER, ETL_KSLOT_DISK_IRP_FLAGS, ETL_KSLOT_DISK_TRANSFER_SIZE, ETL_KSLOT_DISK_OFFSET,
     ETL_KSLOT_DISK_FILE_OBJECT, ETL_KSLOT_DISK_IRP, ETL_KSLOT_DISK_RESPONSE_TIME, ETL_KSLOT_DISK_TID,
     ETL_KSLOT_SYSCALL_ADDRESS, ETL_KSLOT_SYSCALL_STATUS,
+    ETL_KSLOT_ISR_DPC_INITIAL_TIME, ETL_KSLOT_ISR_DPC_ROUTINE, ETL_KSLOT_ISR_RETURN, ETL_KSLOT_ISR_VECTOR,
+    ETL_KSLOT_PF_ADDRESS, ETL_KSLOT_PF_PC,
     ETL_KSLOT_COUNT
 };
 
@@ -415,7 +417,8 @@ extern const etl_kclass_family etl_kfam_process, etl_kfam_process_defunct, etl_k
     etl_kfam_thread_end, etl_kfam_image, etl_kfam_cswitch, etl_kfam_ready_thread, etl_kfam_sampled_profile,
     etl_kfam_pmc_sample, etl_kfam_stack, etl_kfam_stack_key, etl_kfam_stack_key_def, etl_kfam_trace_header,
     etl_kfam_group_masks, etl_kfam_rundown_complete, etl_kfam_lbr, etl_kfam_disk_io, etl_kfam_disk_flush,
-    etl_kfam_disk_init, etl_kfam_syscall_enter, etl_kfam_syscall_exit;
+    etl_kfam_disk_init, etl_kfam_syscall_enter, etl_kfam_syscall_exit, etl_kfam_thread_set_name,
+    etl_kfam_isr, etl_kfam_dpc, etl_kfam_page_fault;
 
 /* Every family of the tables, and how many. */
 extern const etl_kclass_family *const etl_kclass_families[];

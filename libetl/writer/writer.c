@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -37,8 +39,11 @@ struct etl_writer {
     uint32_t file_buffers;  /* data buffers written to this file */
     int64_t sequence;       /* SequenceNumber of the next buffer in this file */
     uint32_t file_index;    /* NEWFILE: number of the current file */
+    long busy_pid;          /* the file was refused: the pid of its writer (-1: unknown) */
     uint32_t events_lost;
     uint32_t buffers_lost;  /* before the writer (etl_writer_set_buffers_lost) */
+    /* Append mode: what the file held before (its header's counts), added to ours. */
+    uint32_t base_events_lost, base_buffers_lost;
     etl_writer_stats stats;
     uint8_t *header;        /* the header buffer */
     uint8_t *zbuf;          /* a compressed buffer */
@@ -136,7 +141,9 @@ uint32_t etl_header_buffer_build(const etl_writer_options *o, const char *file_n
     etl_put32(t + ETL_TLH_NUMBER_OF_PROCESSORS, o->number_of_processors);
     etl_put64(t + ETL_TLH_END_TIME, (uint64_t)c->end_time);
     etl_put32(t + ETL_TLH_TIMER_RESOLUTION, o->timer_resolution);
-    etl_put32(t + ETL_TLH_MAXIMUM_FILE_SIZE, (uint32_t)(o->maximum_file_size >> 20));
+    /* MaximumFileSize in the unit the mode says: KB with EVENT_TRACE_USE_KBYTES_FOR_SIZE, else MB. */
+    etl_put32(t + ETL_TLH_MAXIMUM_FILE_SIZE,
+              (uint32_t)(o->maximum_file_size >> (o->log_file_mode & ETL_MODE_USE_KBYTES_FOR_SIZE ? 10 : 20)));
     etl_put32(t + ETL_TLH_LOG_FILE_MODE, o->log_file_mode & ~ETL_MODE_REAL_TIME);
     etl_put32(t + ETL_TLH_BUFFERS_WRITTEN, c->buffers_written);
     etl_put32(t + ETL_TLH_START_BUFFERS, 1);
@@ -336,16 +343,178 @@ static int write_header(etl_writer *w, int64_t end_time)
 
     c.end_time = end_time;
     c.buffers_written = 1 + (w->slots && w->file_buffers > w->slots ? w->slots : w->file_buffers);
-    c.events_lost = w->events_lost;
+    c.events_lost = w->events_lost + w->base_events_lost;
+    if (c.events_lost < w->events_lost) c.events_lost = UINT32_MAX;
     c.buffers_lost = w->buffers_lost + w->stats.log_buffers_lost;
     if (c.buffers_lost < w->buffers_lost) c.buffers_lost = UINT32_MAX;
+    if (c.buffers_lost + w->base_buffers_lost < c.buffers_lost) c.buffers_lost = UINT32_MAX;
+    else c.buffers_lost += w->base_buffers_lost;
     etl_header_buffer_build(&w->o, w->log_file_name ? w->log_file_name : w->path, &c, w->header);
     return pwrite_all(w, w->header, w->header_size, 0);
+}
+
+/*
+ * The pid of the process holding an flock on the file of st (from /proc/locks, whose lines
+ * read "N: FLOCK  ADVISORY  WRITE PID MAJ:MIN:INODE 0 EOF", the device numbers in hex), or
+ * -1 when it cannot be told.
+ */
+static long lock_holder(const struct stat *st)
+{
+    char line[256];
+    long pid = -1;
+    FILE *f = fopen("/proc/locks", "r");
+
+    if (!f) return -1;
+    while (pid < 0 && fgets(line, sizeof line, f)) {
+        char kind[16], adv[16], rw[16];
+        long p;
+        unsigned maj, min;
+        unsigned long long ino;
+        const char *at = strchr(line, ':');
+        if (!at || strstr(line, "->")) continue; /* a waiter's line */
+        if (sscanf(at + 1, "%15s %15s %15s %ld %x:%x:%llu", kind, adv, rw, &p, &maj, &min, &ino) == 7 &&
+            strcmp(kind, "FLOCK") == 0 && maj == major(st->st_dev) && min == minor(st->st_dev) &&
+            ino == (unsigned long long)st->st_ino)
+            pid = p;
+    }
+    fclose(f);
+    return pid;
+}
+
+/*
+ * A log file has one writer: an flock (LOCK_EX) on the file itself, its inode, whatever path
+ * reaches it (a symbolic or hard link, a relative path), held while it is written, and taken
+ * before the file is emptied, so that a writer refused leaves the other's file as it was.
+ * Then the file is truncated (a FIFO or a device is left as it is). 0, or -1 with the error
+ * set (busy_pid: the writer's pid, when the file is another writer's).
+ */
+static int exclusive_lock(etl_writer *w)
+{
+    struct stat st;
+
+    if (flock(w->fd, LOCK_EX | LOCK_NB) != 0) {
+        if (errno == EWOULDBLOCK) {
+            w->busy_pid = fstat(w->fd, &st) == 0 ? lock_holder(&st) : -1;
+            if (w->busy_pid > 0)
+                werror(w, "another writer (pid %ld) writes this file; a log file has one writer", w->busy_pid);
+            else
+                werror(w, "another writer writes this file; a log file has one writer");
+            if (!w->busy_pid) w->busy_pid = -1;
+            close(w->fd);
+            w->fd = -1;
+            errno = EBUSY;
+            return -1;
+        }
+        /* A file system without flock (some network ones): written without the lock. */
+    }
+    if (w->o.log_file_mode & ETL_MODE_FILE_APPEND) return 0; /* continued, not emptied */
+    if (fstat(w->fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size && ftruncate(w->fd, 0) != 0) {
+        werror(w, "cannot truncate: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+long etl_writer_busy_pid(const etl_writer *w) { return w ? w->busy_pid : 0; }
+
+static const char *clock_word(int clock)
+{
+    return clock == ETL_CLOCK_PERFCOUNTER ? "perfcounter" : clock == ETL_CLOCK_SYSTEMTIME ? "systemtime"
+           : clock == ETL_CLOCK_CPUCYCLE ? "cycle" : "unknown";
+}
+
+/*
+ * Append mode (EVENT_TRACE_FILE_MODE_APPEND): a sequential file that exists is continued. Its
+ * logfile header must say the same buffer size, pointer size, processors and clock as ours,
+ * and a clock that counts from the boot (PerfCounter, cycle counter) the same boot, so that
+ * our timestamps convert with its StartTime as its own do; the file keeps its StartTime and
+ * clock, and its counts (BuffersWritten, EventsLost, BuffersLost) go on from where they were.
+ * 1: the file is empty (it is written as new); 0: continued; -1 with the error set.
+ */
+static int open_append(etl_writer *w)
+{
+    etl_writer_options *o = &w->o;
+    struct stat st;
+    uint8_t *b = w->header, *e = b + ETL_BUFFER_HEADER_SIZE, *t = e + ETL_SYSTEM_HEADER_SIZE;
+    unsigned p;
+    uint32_t bsize, nproc, mode, written;
+    int clock;
+    ssize_t n;
+
+    if (fstat(w->fd, &st) != 0) {
+        werror(w, "cannot read: %s", strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode) || st.st_size == 0) return 1;
+    memset(b, 0, o->buffer_size);
+    n = pread(w->fd, b, o->buffer_size, 0);
+    p = e[2] == ETL_HT_SYSTEM64 ? 8 : 4;
+    if (n < (ssize_t)(ETL_BUFFER_HEADER_SIZE + ETL_SYSTEM_HEADER_SIZE + ETL_TLH_SIZE(p)) ||
+        etl_le16(b + ETL_BH_BUFFER_TYPE) != ETL_BUFFER_TYPE_HEADER ||
+        (e[2] != ETL_HT_SYSTEM64 && e[2] != ETL_HT_SYSTEM32) || etl_le16(e + 6) != 0) {
+        werror(w, "cannot append: not an ETL file (no logfile header at byte offset 0)");
+        return -1;
+    }
+    bsize = etl_le32(t + ETL_TLH_BUFFER_SIZE);
+    nproc = etl_le32(t + ETL_TLH_NUMBER_OF_PROCESSORS);
+    mode = etl_le32(t + ETL_TLH_LOG_FILE_MODE);
+    clock = (int)etl_le32(t + ETL_TLH_RESERVED_FLAGS(p));
+    if (!clock) clock = ETL_CLOCK_PERFCOUNTER;
+    if (p != o->pointer_size) {
+        werror(w, "cannot append: the file's pointer size is %u bytes, this session's %u", p, o->pointer_size);
+        return -1;
+    }
+    if (bsize != o->buffer_size) {
+        werror(w, "cannot append: the file's buffers are %u KB, this session's %u KB (BufferSize must be the same)",
+               bsize / 1024, o->buffer_size / 1024);
+        return -1;
+    }
+    if (clock != o->clock.type) {
+        werror(w, "cannot append: the file's clock is %s (ClockType %d), this session's %s (%d)", clock_word(clock),
+               clock, clock_word(o->clock.type), o->clock.type);
+        return -1;
+    }
+    if (nproc != o->number_of_processors) {
+        werror(w, "cannot append: the file was written with %u processors, this session has %u "
+                  "(NumberOfProcessors must be the same)", nproc, o->number_of_processors);
+        return -1;
+    }
+    if (mode & (ETL_MODE_FILE_CIRCULAR | ETL_MODE_FILE_NEWFILE | ETL_MODE_COMPRESSED)) {
+        werror(w, "cannot append: the file is %s; only an uncompressed sequential file is appended to",
+               mode & ETL_MODE_COMPRESSED ? "compressed" : mode & ETL_MODE_FILE_CIRCULAR ? "circular" : "a NEWFILE file");
+        return -1;
+    }
+    if (clock != ETL_CLOCK_SYSTEMTIME && (int64_t)etl_le64(t + ETL_TLH_BOOT_TIME(p)) != o->boot_time) {
+        werror(w, "cannot append: the file was recorded in another boot (BootTime differs), where its %s clock "
+                  "counted from another start", clock == ETL_CLOCK_CPUCYCLE ? "cycle" : "PerfCounter");
+        return -1;
+    }
+    if ((uint64_t)st.st_size < bsize || (st.st_size - bsize) % bsize) {
+        werror(w, "cannot append: the file ends inside a buffer (byte offset %llu); it was not finished",
+               (unsigned long long)st.st_size);
+        return -1;
+    }
+    /* The file's clock, so that its StartTime converts our timestamps too. */
+    o->clock.start_timestamp = (int64_t)etl_le64(e + 16);
+    o->clock.start_time = (int64_t)etl_le64(t + ETL_TLH_START_TIME(p));
+    o->clock.perf_freq = (int64_t)etl_le64(t + ETL_TLH_PERF_FREQ(p));
+    o->clock.cpu_speed_mhz = etl_le32(t + ETL_TLH_CPU_SPEED);
+    written = etl_le32(t + ETL_TLH_BUFFERS_WRITTEN);
+    w->base_events_lost = etl_le32(t + ETL_TLH_EVENTS_LOST);
+    w->base_buffers_lost = etl_le32(t + ETL_TLH_BUFFERS_LOST(p));
+    w->header_size = bsize;
+    w->end = w->high = (uint64_t)st.st_size;
+    w->file_buffers = (uint32_t)((w->end - bsize) / bsize);
+    if (written > 1 && written - 1 > w->file_buffers) w->file_buffers = written - 1;
+    w->sequence = (int64_t)w->file_buffers + 1;
+    w->stats.files++;
+    return 0;
 }
 
 static int open_file(etl_writer *w)
 {
     etl_header_counts c = { 0, 1, 0, 0 };
+    int rc;
 
     free(w->path);
     w->path = file_path(w, w->file_index);
@@ -353,14 +522,29 @@ static int open_file(etl_writer *w)
         werror(w, "out of memory");
         return -1;
     }
-    w->fd = open(w->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    /* Opened without O_TRUNC: the file is emptied only once it is ours (exclusive_lock). */
+    w->fd = open(w->path, ((w->o.log_file_mode & ETL_MODE_FILE_APPEND) ? O_RDWR : O_WRONLY) | O_CREAT | O_CLOEXEC,
+                 0666);
     if (w->fd < 0) {
         werror(w, "cannot create: %s", strerror(errno));
         return -1;
     }
+    if (exclusive_lock(w) != 0) return -1;
+    if ((w->o.log_file_mode & ETL_MODE_FILE_APPEND) && (rc = open_append(w)) <= 0) {
+        if (rc < 0) return -1;
+        direct_on(w);
+        if ((w->o.log_file_mode & ETL_MODE_FILE_PREALLOCATE) && w->o.maximum_file_size > w->end) {
+            rc = posix_fallocate(w->fd, (off_t)w->end, (off_t)(w->o.maximum_file_size - w->end));
+            if (rc != 0 && rc != EOPNOTSUPP && rc != EINVAL) {
+                werror(w, "cannot preallocate %llu bytes: %s", (unsigned long long)w->o.maximum_file_size, strerror(rc));
+                return -1;
+            }
+        }
+        return write_header(w, 0);
+    }
     direct_on(w);
     if ((w->o.log_file_mode & ETL_MODE_FILE_PREALLOCATE) && w->o.maximum_file_size) {
-        int rc = posix_fallocate(w->fd, 0, (off_t)w->o.maximum_file_size);
+        rc = posix_fallocate(w->fd, 0, (off_t)w->o.maximum_file_size);
         if (rc != 0 && rc != EOPNOTSUPP && rc != EINVAL) {
             werror(w, "cannot preallocate %llu bytes: %s", (unsigned long long)w->o.maximum_file_size, strerror(rc));
             return -1;
@@ -412,6 +596,11 @@ static int check_options(etl_writer *w)
     if ((o->log_file_mode & (ETL_MODE_FILE_CIRCULAR | ETL_MODE_FILE_NEWFILE | ETL_MODE_FILE_PREALLOCATE)) &&
         o->maximum_file_size == 0) {
         werror(w, "circular, NEWFILE and preallocated files need a maximum file size");
+        return -1;
+    }
+    if ((o->log_file_mode & ETL_MODE_FILE_APPEND) &&
+        (o->log_file_mode & (ETL_MODE_FILE_CIRCULAR | ETL_MODE_FILE_NEWFILE | ETL_MODE_COMPRESSED))) {
+        werror(w, "append mode continues an uncompressed sequential file: not circular, NEWFILE or compressed");
         return -1;
     }
     if ((o->log_file_mode & ETL_MODE_FILE_CIRCULAR) && (o->log_file_mode & ETL_MODE_COMPRESSED)) {

@@ -39,6 +39,10 @@ uint32_t etl_header_buffer_build(const etl_writer_options *o, const char *file_n
 void etl_buffer_header_fill(uint8_t *b, uint32_t buffer_size, uint32_t used, uint16_t cpu, int64_t ts,
                             int64_t sequence, uint16_t logger_id, int marker);
 
+/* When the writer could not open its file because another writer holds it (the file's flock):
+   that writer's pid, or -1 when it cannot be told; 0 otherwise. */
+long etl_writer_busy_pid(const etl_writer *w);
+
 /* etl_record_encode_event for an event whose only extended items are ready-made (items_size
    bytes, a multiple of 8; a TraceLogging event's): the same record as with etl_event_extras
    holding just those, with fewer tests on the way (the TraceLogging write path's). */

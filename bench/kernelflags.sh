@@ -1,0 +1,77 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# kernelflags.sh: what recording a kernel flag costs its workload, next to perf record of the
+# same Linux events (perf record -B: no build-ids collected at its end, as etlrecord collects
+# none for these flags): for each flag, ROUNDS rounds of the workload alone, under etlrecord run
+# --kernel FLAGS and under perf record -a -e EVENTS (alternating), each timed with
+# /usr/bin/time (wall and user+system processor time of the whole command: the recorder and the
+# workload), and the medians and ratios printed, with the file sizes. Needs root and perf(1).
+#   bench/kernelflags.sh BUILDDIR [ROUNDS] [FLAG...]      (flags: names, interrupt, faults)
+set -u
+build=${1:?usage: kernelflags.sh BUILDDIR [ROUNDS] [FLAG...]}
+rounds=${2:-5}
+shift
+[ $# -gt 0 ] && shift
+flags=${*:-names interrupt faults}
+if [ "$(id -u)" -ne 0 ] || ! command -v perf >/dev/null 2>&1 || [ ! -x /usr/bin/time ]; then
+    echo "SKIP: needs root, perf(1) and /usr/bin/time"
+    exit 0
+fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/kernelflags.XXXXXX")
+trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
+ETL_RUNTIME_DIR="$tmp/run"
+export ETL_RUNTIME_DIR
+mkdir -m 0700 "$ETL_RUNTIME_DIR"
+
+# median of the numbers on stdin
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# one NAME COMMAND...: runs it once, appends "wall cpu" to $tmp/NAME
+one() {
+    n=$1
+    shift
+    /usr/bin/time -f '%e %U %S' -o "$tmp/t" "$@" >/dev/null 2>&1
+    awk '{ print $1, $2 + $3 }' "$tmp/t" >>"$tmp/$n"
+}
+report() { # FLAG: the medians of its three cases
+    for c in none etl perf; do
+        w=$(cut -d' ' -f1 "$tmp/$1.$c" | median)
+        p=$(cut -d' ' -f2 "$tmp/$1.$c" | median)
+        eval "w_$c=$w p_$c=$p"
+    done
+    printf '%-10s %-22s %9s %9s\n' "$1" "" "wall s" "cpu s"
+    printf '%-10s %-22s %9s %9s\n' "" "workload alone" "$w_none" "$p_none"
+    printf '%-10s %-22s %9s %9s   file %s bytes\n' "" "etlrecord --kernel" "$w_etl" "$p_etl" "$(stat -c %s "$tmp/$1.out.etl")"
+    printf '%-10s %-22s %9s %9s   file %s bytes\n' "" "perf record" "$w_perf" "$p_perf" "$(stat -c %s "$tmp/$1.out.data")"
+    awk -v a="$p_etl" -v b="$p_perf" -v z="$p_none" 'BEGIN { printf "           processor time over the workload alone: etlrecord +%.3f s, perf +%.3f s; etlrecord/perf (whole runs) %.2f\n", a - z, b - z, a / b }'
+}
+
+knames=$build/tests/knames
+kdiskio=$build/tests/kdiskio
+etlrecord=$build/tools/etlrecord
+for f in $flags; do
+    case $f in
+    names) # threads started and renamed: Thread Start/End and SetName against perf's task and comm records
+        kflags=process,thread
+        events=dummy
+        set -- sh -c "i=0; while [ \$i -lt 200 ]; do $knames 0; i=\$((i + 1)); done" ;;
+    interrupt) # the disk's interrupts and the softirqs: ISR and DPC against the irq tracepoints
+        kflags=interrupt,dpc
+        events=irq:irq_handler_entry,irq:irq_handler_exit,irq:softirq_entry,irq:softirq_exit
+        set -- "$kdiskio" "$build" 64 ;;
+    faults) # 4096 anonymous pages touched and 4096 file pages read after dropping them: every
+        # minor and major fault, against perf's same software events, each sampled (-c 1)
+        kflags=memory_page_faults
+        events="minor-faults,major-faults -c 1"
+        set -- "$build/tests/kfaults" "$build" 4096 ;;
+    *) echo "unknown flag $f"; exit 2 ;;
+    esac
+    r=0
+    while [ "$r" -lt "$rounds" ]; do
+        one "$f.none" "$@"
+        one "$f.etl" "$etlrecord" run -f --kernel "$kflags" -o "$tmp/$f.out.etl" -- "$@"
+        # shellcheck disable=SC2086 (events may carry perf options)
+        one "$f.perf" perf record -q -B -a -e $events -o "$tmp/$f.out.data" -- "$@"
+        r=$((r + 1))
+    done
+    report "$f"
+done
