@@ -19,5 +19,6 @@
 #include "etl/load.h"     /* the SQLite loader */
 #include "etl/clickhouse.h" /* the ClickHouse loader */
 #include "etl/profiles.h" /* recording profiles: WPR's .wprp files and the built-in ones */
+#include "etl/recording.h" /* recordings of profiles: their collectors' sessions, stopped and merged into one file */
 
 #endif /* LIBETL_ETL_H */

@@ -3,7 +3,6 @@
    the controller and its protocol are libetl's (etl_controller_*, etl_control_request). */
 #define _GNU_SOURCE /* pipe2, pidfd_open */
 #include <errno.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
@@ -383,12 +382,13 @@ static int interrupted(void *arg)
 /* Starts the controller; what it says of an orphan it cleaned up or of a tracefs it mounted,
    and why it failed, go to say, or without one to report_fd as report lines. NULL when it did
    not start. */
-static etl_controller *start_controller(struct start *st, FILE *say, int report_fd)
+static etl_controller *start_controller(const etl_controller_config *cfg, const etl_controller_capture *cap, FILE *say,
+                                        int report_fd)
 {
-    const char *name = st->cfg.properties.logger_name;
+    const char *name = cfg->properties.logger_name;
     etl_controller *c;
     char note[1024];
-    int orphan = 0, rc = etl_controller_start(&c, &st->cfg, &orphan);
+    int orphan = 0, rc = etl_controller_start(&c, cfg, &orphan);
 
     if (orphan) {
         snprintf(note, sizeof note,
@@ -397,9 +397,9 @@ static etl_controller *start_controller(struct start *st, FILE *say, int report_
         else report(report_fd, "note", note);
     }
     if (rc == ETL_OK) {
-        if (st->cap.note[0]) {
-            if (say) fprintf(say, "etlrecord: %s\n", st->cap.note);
-            else report(report_fd, "note", st->cap.note);
+        if (cap->note[0]) {
+            if (say) fprintf(say, "etlrecord: %s\n", cap->note);
+            else report(report_fd, "note", cap->note);
         }
         return c;
     }
@@ -410,7 +410,7 @@ static etl_controller *start_controller(struct start *st, FILE *say, int report_
 }
 
 /* The controller's life: set up, serve until stopped or signalled; never returns. */
-static void controller_run(struct start *st, int report_fd)
+static void controller_run(const etl_controller_config *cfg, const etl_controller_capture *cap, int report_fd)
 {
     int devnull = open("/dev/null", O_RDWR);
     etl_controller *c;
@@ -428,7 +428,7 @@ static void controller_run(struct start *st, int report_fd)
         dup2(devnull, 1);
     }
     if (chdir("/") != 0) {}
-    c = start_controller(st, NULL, report_fd);
+    c = start_controller(cfg, cap, NULL, report_fd);
     if (!c) _exit(EXIT_ERROR);
     report(report_fd, "ok", "running");
     close(report_fd);
@@ -439,9 +439,9 @@ static void controller_run(struct start *st, int report_fd)
 
 /* Forks the controller of st's session into the background and waits until its session runs:
    0, or -1 (said on stderr: why it failed, or how its controller ended). */
-static int spawn_controller(struct start *st)
+static int spawn_controller(const etl_controller_config *cfg, const etl_controller_capture *cap)
 {
-    const char *name = st->cfg.properties.logger_name;
+    const char *name = cfg->properties.logger_name;
     char line[LINE_MAX_LEN];
     int pfd[2], status, ok = 0;
     pid_t pid;
@@ -453,7 +453,7 @@ static int spawn_controller(struct start *st)
     }
     if (pid == 0) {
         close(pfd[0]);
-        controller_run(st, pfd[1]);
+        controller_run(cfg, cap, pfd[1]);
     }
     close(pfd[1]);
     f = fdopen(pfd[0], "r");
@@ -488,7 +488,7 @@ static int cmd_start(const struct options *o)
         start_free(&st);
         return EXIT_ERROR;
     }
-    rc = spawn_controller(&st);
+    rc = spawn_controller(&st.cfg, &st.cap);
     start_free(&st);
     return rc == 0 ? 0 : EXIT_ERROR;
 }
@@ -725,7 +725,7 @@ static int cmd_run(const struct options *o)
     sigemptyset(&sa.sa_mask);
     for (unsigned i = 0; i < sizeof run_signals / sizeof run_signals[0]; i++) sigaction(run_signals[i], &sa, NULL);
 
-    c = start_controller(&st, stderr, -1);
+    c = start_controller(&st.cfg, &st.cap, stderr, -1);
     if (!c) {
         start_free(&st);
         return EXIT_ERROR;
@@ -996,465 +996,81 @@ static int cmd_profiles(const struct options *o)
 
 /* ---- recordings of profiles (in the manner of wpr -start, -stop, -cancel, -status) ---- */
 
-/*
- * A recording is the sessions of its profiles' collectors, each with a controller of its own
- * (as 'start' leaves one), and a private directory RUNTIME/KEY.recording (KEY: the instance's
- * name as a session name's key) that holds the log files (memory mode: the snapshots taken at
- * the stop) and the file "state": the mode, the profile's Id, each session's name and file,
- * and "stopped" once a stop stopped them. Creating the directory claims the instance.
- */
-#define DEFAULT_INSTANCE "etlrecord"
-#define MAX_COLLECTORS 64
+/* The recording's logic (its state, its collectors' controllers, stop, merge, cancel) is the
+   library's (etl/recording.h); here are its options, what it says and the exit status. */
 
-struct recording {
-    char dir[4096];
-    char mode[16];           /* "file" or "memory" */
-    char profile[1024];      /* the profile's Id */
-    unsigned count;
-    char *names[MAX_COLLECTORS], *files[MAX_COLLECTORS];
-    int stopped;             /* a stop stopped the sessions (the merge may have failed) */
-};
-
-static void recording_free(struct recording *r)
+/* Each line of a message of the library, said. */
+static void say_lines(const char *text)
 {
-    for (unsigned i = 0; i < r->count; i++) {
-        free(r->names[i]);
-        free(r->files[i]);
+    while (text && *text) {
+        size_t n = strcspn(text, "\n");
+        fprintf(stderr, "etlrecord: %.*s\n", (int)n, text);
+        text += n + (text[n] == '\n');
     }
-    r->count = 0;
 }
 
-/* The instance's directory into r->dir: 0, or -1 (said). */
-static int recording_dir(const char *instance, struct recording *r)
+static void recording_message(void *arg, const char *text)
 {
-    char run[4096], err[1024], key[ETL_SESSION_NAME_MAX + 1];
-
-    if (etl_session_name_key(instance, key) != ETL_OK) {
-        fprintf(stderr, "etlrecord: --instance: '%s' is not an instance name (1 to 200 bytes, no '/' or control "
-                "characters)\n", instance);
-        return -1;
-    }
-    if (etl_session_runtime_dir(run, sizeof run, err, sizeof err) != ETL_OK) {
-        fprintf(stderr, "etlrecord: %s\n", err);
-        return -1;
-    }
-    if ((size_t)snprintf(r->dir, sizeof r->dir, "%s/%s.recording", run, key) >= sizeof r->dir) {
-        fprintf(stderr, "etlrecord: %s: the runtime directory's name is too long\n", run);
-        return -1;
-    }
-    return 0;
+    (void)arg;
+    say_lines(text);
 }
 
-/* Writes r's state (through a temporary file, renamed): 0, or -1 (said). */
-static int recording_save(const struct recording *r)
+/* The launcher of a collector's controller: a controller in the background, as start's. */
+static int recording_launch(void *arg, etl_recording_controller *ctl)
 {
-    char path[4200], tmp[4300];
-    FILE *f;
-    int bad;
-
-    snprintf(path, sizeof path, "%s/state", r->dir);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    if (!(f = fopen(tmp, "w"))) {
-        fprintf(stderr, "etlrecord: %s: %s\n", tmp, strerror(errno));
-        return -1;
-    }
-    fprintf(f, "mode %s\nprofile %s\n", r->mode, r->profile);
-    for (unsigned i = 0; i < r->count; i++) fprintf(f, "session %s\nfile %s\n", r->names[i], r->files[i]);
-    if (r->stopped) fputs("stopped\n", f);
-    bad = ferror(f);
-    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
-        fprintf(stderr, "etlrecord: %s: %s\n", path, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
-}
-
-/* Reads the state of the recording of instance into r: 0; 1 when there is no such recording;
-   2 when its directory has no state (a start that did not get so far: no session started);
-   -1 (said) when it cannot be read. */
-static int recording_load(const char *instance, struct recording *r)
-{
-    char path[4200], line[LINE_MAX_LEN];
-    FILE *f;
-
-    memset(r, 0, sizeof *r);
-    if (recording_dir(instance, r) != 0) return -1;
-    snprintf(path, sizeof path, "%s/state", r->dir);
-    if (!(f = fopen(path, "r"))) {
-        struct stat st;
-        if (errno == ENOENT) return stat(r->dir, &st) != 0 ? 1 : 2;
-        fprintf(stderr, "etlrecord: recording %s: %s: %s\n", instance, path, strerror(errno));
-        return -1;
-    }
-    while (fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\n")] = '\0';
-        if (strncmp(line, "mode ", 5) == 0) snprintf(r->mode, sizeof r->mode, "%.15s", line + 5);
-        else if (strncmp(line, "profile ", 8) == 0) snprintf(r->profile, sizeof r->profile, "%.1023s", line + 8);
-        else if (strcmp(line, "stopped") == 0) r->stopped = 1;
-        else if (strncmp(line, "session ", 8) == 0 && r->count < MAX_COLLECTORS) {
-            if (!(r->names[r->count] = strdup(line + 8))) break;
-            r->files[r->count++] = NULL;
-        } else if (strncmp(line, "file ", 5) == 0 && r->count && !r->files[r->count - 1]) {
-            if (!(r->files[r->count - 1] = strdup(line + 5))) break;
-        }
-    }
-    fclose(f);
-    for (unsigned i = 0; i < r->count; i++)
-        if (!r->files[i]) {
-            fprintf(stderr, "etlrecord: recording %s: %s is damaged\n", instance, path);
-            recording_free(r);
-            return -1;
-        }
-    if (strcmp(r->mode, "file") != 0 && strcmp(r->mode, "memory") != 0) {
-        fprintf(stderr, "etlrecord: recording %s: %s is damaged (no mode)\n", instance, path);
-        recording_free(r);
-        return -1;
-    }
-    return 0;
-}
-
-/* Removes the recording's files and its directory (discarding what was recorded). */
-static void recording_remove(const struct recording *r)
-{
-    char path[4200];
-
-    for (unsigned i = 0; i < r->count; i++) unlink(r->files[i]);
-    snprintf(path, sizeof path, "%s/state", r->dir);
-    unlink(path);
-    snprintf(path, sizeof path, "%s/state.tmp", r->dir);
-    unlink(path);
-    if (rmdir(r->dir) != 0 && errno != ENOENT)
-        fprintf(stderr, "etlrecord: %s: %s (left there)\n", r->dir, strerror(errno));
-}
-
-/* Removes a recording's directory that has no state, with what it holds. */
-static void stateless_remove(const char *dir)
-{
-    char path[4400];
-    struct dirent *e;
-    DIR *d = opendir(dir);
-
-    while (d && (e = readdir(d)) != NULL)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            unlink(path);
-        }
-    if (d) closedir(d);
-    if (rmdir(dir) != 0) fprintf(stderr, "etlrecord: %s: %s (left there)\n", dir, strerror(errno));
-}
-
-/* Stops the session name of a recording quietly: 0, or -1 when no controller answered (said). */
-static int stop_quietly(const char *name)
-{
-    etl_control_answer *a;
-    int rc = etl_control_request(&a, name, "stop");
-
-    if (rc == ETL_FATAL) fprintf(stderr, "etlrecord: %s\n", a ? etl_control_answer_error(a) : "out of memory");
-    else if (rc != ETL_OK) fprintf(stderr, "etlrecord: session %s: %s\n", name, etl_control_answer_error(a));
-    etl_control_answer_free(a);
-    return rc == ETL_FATAL ? -1 : 0;
-}
-
-/* The log file name of collector c in the recording's directory: its FileName's last part, or
-   its name made a file name; NULL without memory. */
-static char *collector_file(const struct recording *r, const etl_wprp_collector *c)
-{
-    const char *base = c->file_name ? strrchr(c->file_name, '/') : NULL;
-    char name[256];
-    size_t n = 0;
-    char *out;
-
-    if (c->file_name) snprintf(name, sizeof name, "%s", base ? base + 1 : c->file_name);
-    else {
-        for (const char *s = c->name; *s && n < sizeof name - 5; s++)
-            name[n++] = (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '-' ||
-                                *s == '_' || *s == '.'
-                            ? *s
-                            : '-';
-        strcpy(name + n, ".etl");
-    }
-    if (!name[0] || strcmp(name, ".") == 0 || strcmp(name, "..") == 0 || strcmp(name, "state") == 0 ||
-        strcmp(name, "state.tmp") == 0)
-        snprintf(name, sizeof name, "collector.etl");
-    out = malloc(strlen(r->dir) + strlen(name) + 2);
-    if (out) sprintf(out, "%s/%s", r->dir, name);
-    return out;
-}
-
-/* One --profile: a built-in profile's name or FILE.wprp[!PROFILE], in mode ("File", "Memory"),
-   from *builtin (opened when first needed) or a file's set (added to sets). NULL when it names
-   none (said). */
-static const etl_wprp_profile *profile_lookup(const char *text, const char *mode, etl_wprp **builtin, etl_wprp **sets,
-                                              unsigned *nsets)
-{
-    const char *bang = strrchr(text, '!');
-    const char *dot = strstr(text, ".wprp");
-    char path[4096], err[1024];
-    const etl_wprp_profile *p = NULL;
-    etl_wprp *w;
-
-    if (dot || (bang && access(text, F_OK) != 0)) {
-        snprintf(path, sizeof path, "%s", text);
-        if (bang && access(text, F_OK) != 0 && (size_t)(bang - text) < sizeof path) path[bang - text] = '\0';
-        else bang = NULL;
-        if (etl_wprp_open(&w, path, err, sizeof err) != ETL_OK) {
-            fprintf(stderr, "etlrecord: %s\n", err);
-            return NULL;
-        }
-        sets[(*nsets)++] = w;
-        if (bang) p = etl_wprp_find(w, bang + 1, mode);
-        else
-            for (size_t i = 0; !p && i < etl_wprp_profile_count(w); i++)
-                if (strcasecmp(etl_wprp_profile_at(w, i)->logging_mode, mode) == 0) p = etl_wprp_profile_at(w, i);
-        if (!p) fprintf(stderr, "etlrecord: %s: no %s profile%s%s\n", path, mode, bang ? " " : "", bang ? bang + 1 : "");
-    } else {
-        if (!*builtin && etl_wprp_builtin(builtin, err, sizeof err) != ETL_OK) {
-            fprintf(stderr, "etlrecord: %s\n", err);
-            return NULL;
-        }
-        if (!(p = etl_wprp_find(*builtin, text, mode)))
-            fprintf(stderr, "etlrecord: --profile: no built-in profile '%s' in %s mode ('etlrecord profiles' lists "
-                    "them)\n", text, mode);
-    }
-    if (p && strcasecmp(p->logging_mode, mode) != 0) {
-        fprintf(stderr, "etlrecord: --profile %s: profile %s records in %s mode; this recording is in %s mode "
-                "(--mode)\n", text, p->id, p->logging_mode, mode);
-        return NULL;
-    }
-    return p;
-}
-
-/* Whether any session of r has a live controller (the first such name into *name). */
-static int recording_alive(const struct recording *r, const char **name)
-{
-    for (unsigned i = 0; i < r->count; i++) {
-        etl_control_answer *a;
-        int rc = etl_control_request(&a, r->names[i], "query");
-        etl_control_answer_free(a);
-        if (rc != ETL_FATAL) {
-            *name = r->names[i];
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* Claims the instance by creating its directory: 0, or -1 (said: a recording runs, or one
-   whose controllers are gone left its files). */
-static int recording_claim(const char *instance, struct recording *r)
-{
-    struct recording old;
-    const char *alive = NULL;
-    int rc;
-
-    if (recording_dir(instance, r) != 0) return -1;
-    if (mkdir(r->dir, 0700) == 0) return 0;
-    if (errno != EEXIST) {
-        fprintf(stderr, "etlrecord: %s: %s\n", r->dir, strerror(errno));
-        return -1;
-    }
-    rc = recording_load(instance, &old);
-    if (rc == 0 && recording_alive(&old, &alive))
-        fprintf(stderr, "etlrecord: recording %s is running (profile %s, session %s); stop or cancel it first, or "
-                "give another --instance\n", instance, old.profile, alive);
-    else if (rc == 2)
-        fprintf(stderr, "etlrecord: recording %s: %s is there without its state (a start that did not finish); "
-                "'etlrecord cancel --profile --instance %s' removes it\n", instance, r->dir, instance);
-    else if (rc == 0 && old.stopped)
-        fprintf(stderr, "etlrecord: recording %s was stopped but not merged; its files are in %s ('etlrecord stop "
-                "--profile --instance %s -o FILE' merges them, 'etlrecord cancel --profile --instance %s' discards "
-                "them)\n", instance, r->dir, instance, instance);
-    else
-        fprintf(stderr, "etlrecord: recording %s: its controllers are gone, its files are left in %s ('etlrecord "
-                "cancel --profile --instance %s' discards them)\n", instance, r->dir, instance);
-    if (rc == 0) recording_free(&old);
-    return -1;
-}
-
-/* What one collector's controller is started with (st zeroed first; start_free frees it):
-   0, or -1 (said). */
-static int collector_start(const struct recording *r, unsigned i, const etl_wprp_collector *c, uint64_t memory,
-                           struct start *st)
-{
-    etl_session_properties *p = &st->cfg.properties;
-    unsigned n = 0;
-
-    memset(st, 0, sizeof *st);
-    p->logger_name = r->names[i];
-    p->buffer_size_kb = c->buffer_size_kb;
-    p->minimum_buffers = etl_wprp_collector_buffer_count(c, memory);
-    p->clock_type = ETL_CLOCK_PERFCOUNTER;
-    p->engine_flags = ETL_ENGINE_SHARED;
-    if (strcmp(r->mode, "memory") == 0) p->log_file_mode = ETL_MODE_BUFFERING;
-    else {
-        p->log_file_mode = ETL_MODE_FILE_SEQUENTIAL;
-        p->log_file_name = r->files[i];
-    }
-    if (!(st->specs = calloc(c->provider_count + 1, sizeof *st->specs))) return -1;
-    for (size_t k = 0; k < c->provider_count; k++) {
-        const etl_wprp_provider *pv = &c->providers[k];
-        if (!pv->has_guid) continue; /* (in the unmapped list, warned of) */
-        st->specs[n].guid = pv->guid;
-        st->specs[n].level = pv->level;
-        st->specs[n].keywords = pv->keywords;
-        st->specs[n++].stack = pv->stack;
-    }
-    st->cfg.providers = st->specs;
-    st->cfg.provider_count = n;
-    st->cap.kernel_flags = c->kind == ETL_WPRP_SYSTEM_COLLECTOR ? c->kernel_flags : 0;
-    st->cap.kernel_stackwalk = c->kind == ETL_WPRP_SYSTEM_COLLECTOR ? c->stackwalk_flags : 0;
-    st->cap.profile_interval_us = 1000;
-    etl_controller_capture_hooks(&st->cap, &st->hooks);
-    st->cfg.hooks = &st->hooks;
-    return 0;
-}
-
-/* The collectors of p checked before anything starts: 0, or -1 (said). */
-static int collectors_check(const etl_wprp_profile *p)
-{
-    if (p->unavailable) {
-        fprintf(stderr, "etlrecord: cannot record on Linux: profile %s\n", p->unavailable);
-        return -1;
-    }
-    if (!p->collector_count) {
-        fprintf(stderr, "etlrecord: profile %s has no collector\n", p->id);
-        return -1;
-    }
-    if (p->collector_count > MAX_COLLECTORS) {
-        fprintf(stderr, "etlrecord: profile %s has more than %d collectors\n", p->id, MAX_COLLECTORS);
-        return -1;
-    }
-    for (size_t i = 0; i < p->collector_count; i++) {
-        const etl_wprp_collector *c = &p->collectors[i];
-        char key[ETL_SESSION_NAME_MAX + 1];
-        if (etl_session_name_key(c->name, key) != ETL_OK) {
-            fprintf(stderr, "etlrecord: profile %s: collector \"%s\": not a session name (1 to 200 bytes, no '/' or "
-                    "control characters)\n", p->id, c->name);
-            return -1;
-        }
-        if (c->kind != ETL_WPRP_SYSTEM_COLLECTOR) continue;
-        if (!c->kernel_flags) {
-            fprintf(stderr, "etlrecord: profile %s: system collector \"%s\" has no keyword Linux can record\n", p->id,
-                    c->name);
-            return -1;
-        }
-        if (geteuid() != 0) {
-            fprintf(stderr, "etlrecord: profile %s: system collector \"%s\" is a kernel session (the NT Kernel "
-                    "Logger's events from Linux perf events), which needs root, as --kernel does\n", p->id, c->name);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-/* The profiles of --profile, resolved and combined into *out (a set of one profile): 0, or -1
-   (said). The unmapped keywords and options are warned of. */
-static int profiles_resolve(const struct options *o, const char *mode, etl_wprp **out)
-{
-    etl_wprp *builtin = NULL, **sets = calloc(o->nprofiles + 1, sizeof *sets);
-    const etl_wprp_profile **list = calloc(o->nprofiles + 1, sizeof *list);
-    unsigned nsets = 0, n = 0;
-    char err[1024];
-    int rc = -1;
-
-    *out = NULL;
-    if (!sets || !list) goto done;
-    for (n = 0; n < o->nprofiles; n++)
-        if (!(list[n] = profile_lookup(o->profiles[n], mode, &builtin, sets, &nsets))) goto done;
-    if (etl_wprp_combine(out, list, n, err, sizeof err) != ETL_OK) {
-        fprintf(stderr, "etlrecord: %s\n", err);
-        goto done;
-    }
-    rc = 0;
-done:
-    for (unsigned i = 0; i < nsets; i++) etl_wprp_free(sets[i]);
-    etl_wprp_free(builtin);
-    free(sets);
-    free(list);
-    return rc;
+    (void)arg;
+    return spawn_controller(&ctl->cfg, &ctl->cap);
 }
 
 static int cmd_profile_start(const struct options *o)
 {
-    const char *instance = o->instance ? o->instance : DEFAULT_INSTANCE;
+    const char *instance = o->instance ? o->instance : ETL_RECORDING_DEFAULT_INSTANCE;
     const char *mode = o->mode ? o->mode : "file";
-    struct recording r;
+    etl_recording_callbacks cb = { .message = recording_message, .launch = recording_launch };
     const etl_wprp_profile *p;
+    char err[4096];
     etl_wprp *w;
-    uint64_t memory;
-    unsigned started = 0;
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    int rc;
 
-    memset(&r, 0, sizeof r);
     if (strcmp(mode, "file") != 0 && strcmp(mode, "memory") != 0) {
         fprintf(stderr, "etlrecord: --mode: '%s': a profile records in file or memory mode\n", mode);
         return EXIT_ERROR;
     }
-    if (profiles_resolve(o, strcmp(mode, "file") == 0 ? "File" : "Memory", &w) != 0) return EXIT_ERROR;
+    if (etl_recording_profiles_resolve(&w, (const char *const *)o->profiles, o->nprofiles,
+                                       strcmp(mode, "file") == 0 ? "File" : "Memory", err, sizeof err) != ETL_OK) {
+        say_lines(err);
+        return EXIT_ERROR;
+    }
     p = etl_wprp_profile_at(w, 0);
     for (size_t k = 0; k < p->unmapped_count; k++) fprintf(stderr, "etlrecord: warning: %s: %s\n", p->id, p->unmapped[k]);
-    if (collectors_check(p) != 0) {
-        etl_wprp_free(w);
-        return EXIT_ERROR;
-    }
-    snprintf(r.mode, sizeof r.mode, "%s", mode);
-    snprintf(r.profile, sizeof r.profile, "%s", p->id);
-    if (recording_claim(instance, &r) != 0) {
-        etl_wprp_free(w);
-        return EXIT_ERROR;
-    }
-    for (size_t i = 0; i < p->collector_count; i++) {
-        if (!(r.names[i] = strdup(p->collectors[i].name)) || !(r.files[i] = collector_file(&r, &p->collectors[i]))) {
-            free(r.names[i]);
-            fputs("etlrecord: out of memory\n", stderr);
-            goto undo;
-        }
-        r.count++;
-        for (unsigned k = 0; k < i; k++)
-            if (strcmp(r.files[k], r.files[i]) == 0) {
-                fprintf(stderr, "etlrecord: profile %s: collectors \"%s\" and \"%s\" have one log file name (%s); "
-                        "each collector needs its own\n", p->id, r.names[k], r.names[i], strrchr(r.files[i], '/') + 1);
-                goto undo;
-            }
-    }
-    if (recording_save(&r) != 0) goto undo;
-    memory = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
-    for (started = 0; started < r.count; started++) {
-        struct start st;
-        int rc = collector_start(&r, started, &p->collectors[started], memory, &st);
-        if (rc == 0) rc = spawn_controller(&st);
-        else fputs("etlrecord: out of memory\n", stderr);
-        start_free(&st);
-        if (rc != 0) goto undo;
-    }
+    rc = etl_recording_start(instance, p, mode, &cb, err, sizeof err);
+    if (rc != ETL_OK) say_lines(err);
     etl_wprp_free(w);
-    recording_free(&r);
-    return 0;
-undo:
-    /* Nothing of a start that failed is left running, nor its files. */
-    for (unsigned i = 0; i < started; i++) stop_quietly(r.names[i]);
-    if (started)
-        fprintf(stderr, "etlrecord: recording %s not started: stopped the %u session%s it had started\n", instance,
-                started, started > 1 ? "s" : "");
-    recording_remove(&r);
-    recording_free(&r);
-    etl_wprp_free(w);
-    return EXIT_ERROR;
+    return rc == ETL_OK ? 0 : EXIT_ERROR;
 }
 
-/* The recording of --instance, loaded: 0, or EXIT_ERROR (said: none, or unreadable). */
-static int recording_find(const struct options *o, struct recording *r)
+/* The recording of --instance, opened: 0, or EXIT_ERROR (said: none, or unreadable). */
+static int recording_find(const struct options *o, etl_recording **r)
 {
-    const char *instance = o->instance ? o->instance : DEFAULT_INSTANCE;
-    int rc = recording_load(instance, r);
+    const char *instance = o->instance ? o->instance : ETL_RECORDING_DEFAULT_INSTANCE;
+    char err[4096];
+    int found;
 
-    if (rc == 1) fprintf(stderr, "etlrecord: no recording %s (etlrecord start --profile PROFILE%s%s)\n", instance,
-                         o->instance ? " --instance " : "", o->instance ? instance : "");
-    if (rc == 2) fprintf(stderr, "etlrecord: recording %s: %s is there without its state (a start that did not "
-                         "finish); 'etlrecord cancel --profile%s%s' removes it\n", instance, r->dir,
-                         o->instance ? " --instance " : "", o->instance ? instance : "");
-    return rc == 0 ? 0 : EXIT_ERROR;
+    if (etl_recording_open(r, instance, &found, err, sizeof err) != ETL_OK) {
+        say_lines(err);
+        return EXIT_ERROR;
+    }
+    if (found == ETL_RECORDING_NONE)
+        fprintf(stderr, "etlrecord: no recording %s (etlrecord start --profile PROFILE%s%s)\n", instance,
+                o->instance ? " --instance " : "", o->instance ? instance : "");
+    if (found == ETL_RECORDING_UNFINISHED)
+        fprintf(stderr, "etlrecord: recording %s: %s is there without its state (a start that did not finish); "
+                "'etlrecord cancel --profile%s%s' removes it\n", instance, etl_recording_dir(*r),
+                o->instance ? " --instance " : "", o->instance ? instance : "");
+    if (found == ETL_RECORDING_FOUND) return 0;
+    etl_recording_close(*r);
+    *r = NULL;
+    return EXIT_ERROR;
 }
 
 struct merge_said {
@@ -1471,36 +1087,6 @@ static void merge_message(void *arg, const etl_merge_message *m)
     fprintf(stderr, "%s%s\n", m->path ? ": " : "", m->text);
 }
 
-/* The recording's files merged into out with etlmerge's engine: 0, or -1 (said). */
-static int recording_merge(const struct recording *r, const char *out)
-{
-    const char *paths[MAX_COLLECTORS];
-    unsigned n = 0;
-    etl_merge_options mo;
-    struct merge_said said = { 0 };
-    etl_merge *m;
-    int rc;
-
-    for (unsigned i = 0; i < r->count; i++) {
-        struct stat st;
-        if (stat(r->files[i], &st) == 0 && st.st_size > 0) paths[n++] = r->files[i];
-        else fprintf(stderr, "etlrecord: session %s: no file %s to merge\n", r->names[i], r->files[i]);
-    }
-    if (!n) {
-        fprintf(stderr, "etlrecord: recording: nothing to merge into %s\n", out);
-        return -1;
-    }
-    memset(&mo, 0, sizeof mo);
-    mo.on_message = merge_message;
-    mo.on_message_arg = &said;
-    mo.cancel = &tool_interrupted;
-    rc = etl_merge_open(&m, paths, n, &mo);
-    if (rc != ETL_FATAL) rc = etl_merge_write(m, out);
-    if (rc == ETL_FATAL) fprintf(stderr, "etlrecord: merging into %s: %s\n", out, m ? etl_merge_error(m) : "out of memory");
-    etl_merge_close(m);
-    return rc == ETL_FATAL ? -1 : 0;
-}
-
 /* Each session's answer: text blocks apart by a blank line, or a JSON array (opened and closed
    by the caller). */
 static void print_session(const etl_control_answer *a, int json, unsigned index)
@@ -1510,11 +1096,31 @@ static void print_session(const etl_control_answer *a, int json, unsigned index)
     print_answer(stdout, a, json);
 }
 
+/* What the stop's answers said, for the exit status. */
+struct stop_said {
+    int json, failed, status;
+    unsigned shown;
+};
+
+static void stop_answer(void *arg, const char *name, const etl_control_answer *a)
+{
+    struct stop_said *s = arg;
+    int rc;
+
+    print_session(a, s->json, s->shown++);
+    rc = answer_status(name, a, 1);
+    if (rc == EXIT_ERROR) s->failed = 1;
+    else if (rc == EXIT_LOST) s->status = EXIT_LOST;
+}
+
 static int cmd_profile_stop(const struct options *o)
 {
-    struct recording r;
-    int status = 0, failed = 0;
-    unsigned shown = 0;
+    struct stop_said said = { .json = o->json };
+    etl_recording_callbacks cb = { .message = recording_message, .answer = stop_answer, .arg = &said };
+    struct merge_said merged = { 0 };
+    etl_merge_options mo;
+    etl_recording *r;
+    char err[4096];
 
     if (!o->output) {
         fputs("etlrecord: stop --profile needs -o OUT.etl, the merged file\nTry 'etlrecord --help'.\n", stderr);
@@ -1523,117 +1129,110 @@ static int cmd_profile_stop(const struct options *o)
     if (tool_output_check("etlrecord", o->output, o->force) != 0) return EXIT_ERROR;
     if (recording_find(o, &r) != 0) return EXIT_ERROR;
     if (o->json) fputc('[', stdout);
-    if (!r.stopped) {
-        /* Memory mode: each session's buffers into its file first, all of them, then the stops. */
-        for (unsigned i = 0; strcmp(r.mode, "memory") == 0 && i < r.count; i++) {
-            etl_control_answer *a;
-            char req[LINE_MAX_LEN];
-            snprintf(req, sizeof req, "flush %s", r.files[i]);
-            if (etl_control_request(&a, r.names[i], req) != ETL_OK) {
-                fprintf(stderr, "etlrecord: session %s: no snapshot: %s\n", r.names[i],
-                        a ? etl_control_answer_error(a) : "out of memory");
-                failed = 1;
-            }
-            etl_control_answer_free(a);
-        }
-        for (unsigned i = 0; i < r.count; i++) {
-            etl_control_answer *a;
-            int rc = etl_control_request(&a, r.names[i], "stop");
-            if (rc == ETL_FATAL) {
-                fprintf(stderr, "etlrecord: %s\n", a ? etl_control_answer_error(a) : "out of memory");
-                failed = 1;
-            } else if (a) {
-                print_session(a, o->json, shown++);
-                rc = answer_status(r.names[i], a, 1);
-                if (rc == EXIT_ERROR) failed = 1;
-                else if (rc == EXIT_LOST) status = EXIT_LOST;
-            }
-            etl_control_answer_free(a);
-        }
-        r.stopped = 1;
-        recording_save(&r);
-    }
+    if (etl_recording_stop(r, &cb) != ETL_OK) said.failed = 1;
     if (o->json) fputs("]\n", stdout);
     fflush(stdout);
     tool_catch_signals();
-    if (recording_merge(&r, o->output) != 0 || failed) {
-        fprintf(stderr, "etlrecord: recording %s: the recorded files are kept in %s\n",
-                o->instance ? o->instance : DEFAULT_INSTANCE, r.dir);
-        recording_free(&r);
+    memset(&mo, 0, sizeof mo);
+    mo.on_message = merge_message;
+    mo.on_message_arg = &merged;
+    mo.cancel = &tool_interrupted;
+    if (etl_recording_merge(r, o->output, &mo, &cb, err, sizeof err) != ETL_OK) {
+        say_lines(err);
+        said.failed = 1;
+    }
+    if (said.failed) {
+        fprintf(stderr, "etlrecord: recording %s: the recorded files are kept in %s\n", etl_recording_instance(r),
+                etl_recording_log_dir(r));
+        etl_recording_close(r);
         return EXIT_ERROR;
     }
-    recording_remove(&r);
-    recording_free(&r);
-    return status;
+    etl_recording_remove(r, &cb);
+    etl_recording_close(r);
+    return said.status;
 }
 
 static int cmd_cancel(const struct options *o)
 {
-    struct recording r;
-    int rc;
+    etl_recording_callbacks cb = { .message = recording_message };
+    etl_recording *r;
+    char err[4096];
+    int found;
 
     if (!o->profile_flag) {
         fputs("etlrecord: cancel needs --profile (it cancels a profile's recording)\nTry 'etlrecord --help'.\n", stderr);
         return EXIT_ERROR;
     }
     /* A directory without its state: a start that ended before any session started. */
-    rc = recording_load(o->instance ? o->instance : DEFAULT_INSTANCE, &r);
-    if (rc == 2) {
-        stateless_remove(r.dir);
+    if (etl_recording_open(&r, o->instance ? o->instance : ETL_RECORDING_DEFAULT_INSTANCE, &found, err, sizeof err) ==
+            ETL_OK &&
+        found == ETL_RECORDING_UNFINISHED) {
+        etl_recording_remove(r, &cb);
+        etl_recording_close(r);
         return 0;
     }
-    if (rc == 0) recording_free(&r);
+    etl_recording_close(r);
     if (recording_find(o, &r) != 0) return EXIT_ERROR;
-    for (unsigned i = 0; !r.stopped && i < r.count; i++) stop_quietly(r.names[i]);
-    recording_remove(&r);
-    recording_free(&r);
+    etl_recording_cancel(r, &cb);
+    etl_recording_close(r);
     return 0;
+}
+
+struct query_said {
+    const etl_recording *r;
+    int json, status;
+};
+
+static void query_each(void *arg, unsigned i, int rc, const etl_control_answer *a)
+{
+    struct query_said *q = arg;
+    const char *name = etl_recording_session(q->r, i);
+
+    if (rc == ETL_FATAL || !a) {
+        fprintf(stderr, "etlrecord: %s\n", a ? etl_control_answer_error(a) : "out of memory");
+        if (q->json) {
+            fputs(i ? ",{\"LoggerName\":" : "{\"LoggerName\":", stdout);
+            etl_dump_json_string(stdout, name);
+            fputs(",\"Error\":", stdout);
+            etl_dump_json_string(stdout, a ? etl_control_answer_error(a) : "out of memory");
+            fputs("}\n", stdout);
+        } else {
+            printf("\n%-20s %s\n%-20s %s\n", "LoggerName", name, "Error", a ? etl_control_answer_error(a) : "");
+        }
+        q->status = EXIT_ERROR;
+    } else {
+        if (!q->json) fputc('\n', stdout);
+        print_session(a, q->json, q->json ? i : 0);
+        if (answer_status(name, a, 0) != 0) q->status = EXIT_ERROR;
+    }
 }
 
 static int cmd_profile_query(const struct options *o)
 {
-    const char *instance = o->instance ? o->instance : DEFAULT_INSTANCE;
-    struct recording r;
-    int status = 0;
+    const char *instance = o->instance ? o->instance : ETL_RECORDING_DEFAULT_INSTANCE;
+    struct query_said q = { .json = o->json };
+    etl_recording *r;
 
     if (recording_find(o, &r) != 0) return EXIT_ERROR;
+    q.r = r;
     if (o->json) {
         fputs("{\"Instance\":", stdout);
         etl_dump_json_string(stdout, instance);
         fputs(",\"Profile\":", stdout);
-        etl_dump_json_string(stdout, r.profile);
-        printf(",\"Mode\":\"%s\",\"Directory\":", r.mode);
-        etl_dump_json_string(stdout, r.dir);
-        printf(",\"Stopped\":%s,\"Sessions\":[", r.stopped ? "true" : "false");
+        etl_dump_json_string(stdout, etl_recording_profile(r));
+        printf(",\"Mode\":\"%s\",\"Directory\":", etl_recording_mode(r));
+        etl_dump_json_string(stdout, etl_recording_dir(r));
+        fputs(",\"LogDirectory\":", stdout);
+        etl_dump_json_string(stdout, etl_recording_log_dir(r));
+        printf(",\"Stopped\":%s,\"Sessions\":[", etl_recording_stopped(r) ? "true" : "false");
     } else {
-        printf("Recording %s: profile %s, %s mode, in %s%s\n", instance, r.profile, r.mode, r.dir,
-               r.stopped ? " (stopped, not merged)" : "");
+        printf("Recording %s: profile %s, %s mode, in %s%s\n", instance, etl_recording_profile(r),
+               etl_recording_mode(r), etl_recording_dir(r), etl_recording_stopped(r) ? " (stopped, not merged)" : "");
     }
-    for (unsigned i = 0; !r.stopped && i < r.count; i++) {
-        etl_control_answer *a;
-        int rc = etl_control_request(&a, r.names[i], "query");
-        if (rc == ETL_FATAL || !a) {
-            fprintf(stderr, "etlrecord: %s\n", a ? etl_control_answer_error(a) : "out of memory");
-            if (o->json) {
-                fputs(i ? ",{\"LoggerName\":" : "{\"LoggerName\":", stdout);
-                etl_dump_json_string(stdout, r.names[i]);
-                fputs(",\"Error\":", stdout);
-                etl_dump_json_string(stdout, a ? etl_control_answer_error(a) : "out of memory");
-                fputs("}\n", stdout);
-            } else {
-                printf("\n%-20s %s\n%-20s %s\n", "LoggerName", r.names[i], "Error", a ? etl_control_answer_error(a) : "");
-            }
-            status = EXIT_ERROR;
-        } else {
-            if (!o->json) fputc('\n', stdout);
-            print_session(a, o->json, o->json ? i : 0);
-            if (answer_status(r.names[i], a, 0) != 0) status = EXIT_ERROR;
-        }
-        etl_control_answer_free(a);
-    }
+    etl_recording_query(r, query_each, &q);
     if (o->json) fputs("]}\n", stdout);
-    recording_free(&r);
-    return status;
+    etl_recording_close(r);
+    return q.status;
 }
 
 /* ---- the command line ---- */
