@@ -14,6 +14,7 @@
 
 #include "etl.h"
 #include "etl/recording.h"
+#include "format/format.h"
 
 #define STATE_LINE_MAX 4096
 
@@ -28,18 +29,6 @@ struct etl_recording {
     char *names[ETL_RECORDING_MAX_COLLECTORS], *files[ETL_RECORDING_MAX_COLLECTORS];
     int stopped;             /* a stop stopped the sessions (the merge may have failed) */
 };
-
-__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errsize, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err && errsize) {
-        va_start(ap, fmt);
-        vsnprintf(err, errsize, fmt, ap);
-        va_end(ap);
-    }
-    return ETL_FAILED;
-}
 
 __attribute__((format(printf, 2, 3))) static void say(const etl_recording_callbacks *cb, const char *fmt, ...)
 {
@@ -61,12 +50,12 @@ static int recording_init(etl_recording *r, const char *instance, char *err, siz
 
     memset(r, 0, sizeof *r);
     if (etl_session_name_key(instance, r->key) != ETL_OK)
-        return fail(err, errsize, "--instance: '%s' is not an instance name (1 to 200 bytes, no '/' or control "
+        return etl_fail(err, errsize, "--instance: '%s' is not an instance name (1 to 200 bytes, no '/' or control "
                     "characters)", instance);
     snprintf(r->instance, sizeof r->instance, "%s", instance);
-    if (etl_session_runtime_dir(run, sizeof run, rerr, sizeof rerr) != ETL_OK) return fail(err, errsize, "%s", rerr);
+    if (etl_session_runtime_dir(run, sizeof run, rerr, sizeof rerr) != ETL_OK) return etl_fail(err, errsize, "%s", rerr);
     if ((size_t)snprintf(r->dir, sizeof r->dir, "%s/%s.recording", run, r->key) >= sizeof r->dir)
-        return fail(err, errsize, "%s: the runtime directory's name is too long", run);
+        return etl_fail(err, errsize, "%s: the runtime directory's name is too long", run);
     return ETL_OK;
 }
 
@@ -85,14 +74,14 @@ int etl_recording_new(etl_recording **out, const char *instance, const char *mod
     etl_recording *r = calloc(1, sizeof *r);
 
     *out = NULL;
-    if (!r) return fail(err, errsize, "out of memory");
+    if (!r) return etl_fail(err, errsize, "out of memory");
     if (recording_init(r, instance, err, errsize) != ETL_OK) {
         free(r);
         return ETL_FAILED;
     }
     if (strcmp(mode, "file") != 0 && strcmp(mode, "memory") != 0) {
         free(r);
-        return fail(err, errsize, "--mode: '%s': a profile records in file or memory mode", mode);
+        return etl_fail(err, errsize, "--mode: '%s': a profile records in file or memory mode", mode);
     }
     snprintf(r->mode, sizeof r->mode, "%s", mode);
     snprintf(r->profile, sizeof r->profile, "%s", profile_id);
@@ -121,15 +110,15 @@ int etl_recording_save(const etl_recording *r, char *err, size_t errsize)
     int bad, e;
 
     if (!state_value(r->profile) || !state_value(r->log_dir))
-        return fail(err, errsize, "recording %s: a profile's Id or a directory's name that cannot be kept in its "
+        return etl_fail(err, errsize, "recording %s: a profile's Id or a directory's name that cannot be kept in its "
                     "state", r->instance);
     for (unsigned i = 0; i < r->count; i++)
         if (!state_value(r->names[i]) || !state_value(r->files[i]))
-            return fail(err, errsize, "recording %s: session %s: a name that cannot be kept in its state", r->instance,
+            return etl_fail(err, errsize, "recording %s: session %s: a name that cannot be kept in its state", r->instance,
                         r->names[i]);
     snprintf(path, sizeof path, "%s/state", r->dir);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    if (!(f = fopen(tmp, "w"))) return fail(err, errsize, "%s: %s", tmp, strerror(errno));
+    if (!(f = fopen(tmp, "w"))) return etl_fail(err, errsize, "%s: %s", tmp, strerror(errno));
     fprintf(f, "mode %s\nprofile %s\n", r->mode, r->profile);
     if (r->log_dir[0] && strcmp(r->log_dir, r->dir) != 0) fprintf(f, "logdir %s\n", r->log_dir);
     for (unsigned i = 0; i < r->count; i++) fprintf(f, "session %s\nfile %s\n", r->names[i], r->files[i]);
@@ -139,7 +128,7 @@ int etl_recording_save(const etl_recording *r, char *err, size_t errsize)
     if (e || rename(tmp, path) != 0) {
         if (!e) e = errno;
         unlink(tmp);
-        return fail(err, errsize, "%s: %s", path, strerror(e ? e : EIO));
+        return etl_fail(err, errsize, "%s: %s", path, strerror(e ? e : EIO));
     }
     return ETL_OK;
 }
@@ -177,7 +166,7 @@ static int state_read(etl_recording *r, const char *path, FILE *f, char *err, si
         size_t n = strlen(line);
         lineno++;
         if (n && line[n - 1] == '\n') line[--n] = '\0';
-        else if (!feof(f)) return fail(err, errsize, "recording %s: %s: line %u: too long", r->instance, path, lineno);
+        else if (!feof(f)) return etl_fail(err, errsize, "recording %s: %s: line %u: too long", r->instance, path, lineno);
         if (strncmp(line, "mode ", 5) == 0 && !r->mode[0] &&
             (strcmp(line + 5, "file") == 0 || strcmp(line + 5, "memory") == 0))
             snprintf(r->mode, sizeof r->mode, "%.15s", line + 5);
@@ -185,33 +174,33 @@ static int state_read(etl_recording *r, const char *path, FILE *f, char *err, si
             snprintf(r->profile, sizeof r->profile, "%.1023s", line + 8);
         else if (strncmp(line, "logdir /", 8) == 0 && !r->log_dir[0] && n - 7 < sizeof r->log_dir && !r->count) {
             if (!log_dir_private(line + 7))
-                return fail(err, errsize, "recording %s: %s: line %u: %s is not a private log directory of this user",
+                return etl_fail(err, errsize, "recording %s: %s: line %u: %s is not a private log directory of this user",
                             r->instance, path, lineno, line + 7);
             snprintf(r->log_dir, sizeof r->log_dir, "%.4095s", line + 7);
         }
         else if (strcmp(line, "stopped") == 0) r->stopped = 1;
         else if (strncmp(line, "session ", 8) == 0 && r->count < ETL_RECORDING_MAX_COLLECTORS && line[8] &&
                  (!r->count || r->files[r->count - 1])) {
-            if (!(r->names[r->count] = strdup(line + 8))) return fail(err, errsize, "out of memory");
+            if (!(r->names[r->count] = strdup(line + 8))) return etl_fail(err, errsize, "out of memory");
             r->files[r->count++] = NULL;
         } else if (strncmp(line, "file ", 5) == 0 && r->count && !r->files[r->count - 1]) {
             if (!r->log_dir[0]) snprintf(r->log_dir, sizeof r->log_dir, "%s", r->dir);
             /* The files are the recording's own: nothing outside its directories is named
                (cancel removes them). */
             if (!file_in(line + 5, r->log_dir))
-                return fail(err, errsize, "recording %s: %s: line %u: a log file outside %s", r->instance, path,
+                return etl_fail(err, errsize, "recording %s: %s: line %u: a log file outside %s", r->instance, path,
                             lineno, r->log_dir);
-            if (!(r->files[r->count - 1] = strdup(line + 5))) return fail(err, errsize, "out of memory");
+            if (!(r->files[r->count - 1] = strdup(line + 5))) return etl_fail(err, errsize, "out of memory");
         } else
-            return fail(err, errsize, "recording %s: %s is damaged: line %u is not one of its lines", r->instance,
+            return etl_fail(err, errsize, "recording %s: %s is damaged: line %u is not one of its lines", r->instance,
                         path, lineno);
     }
-    if (ferror(f)) return fail(err, errsize, "recording %s: %s: %s", r->instance, path, strerror(errno));
+    if (ferror(f)) return etl_fail(err, errsize, "recording %s: %s: %s", r->instance, path, strerror(errno));
     if (r->count && !r->files[r->count - 1])
-        return fail(err, errsize, "recording %s: %s is damaged: line %u: session %s has no file", r->instance, path,
+        return etl_fail(err, errsize, "recording %s: %s is damaged: line %u: session %s has no file", r->instance, path,
                     lineno, r->names[r->count - 1]);
-    if (!r->mode[0]) return fail(err, errsize, "recording %s: %s is damaged (no mode)", r->instance, path);
-    if (!r->profile[0]) return fail(err, errsize, "recording %s: %s is damaged (no profile)", r->instance, path);
+    if (!r->mode[0]) return etl_fail(err, errsize, "recording %s: %s is damaged (no mode)", r->instance, path);
+    if (!r->profile[0]) return etl_fail(err, errsize, "recording %s: %s is damaged (no profile)", r->instance, path);
     if (!r->log_dir[0]) snprintf(r->log_dir, sizeof r->log_dir, "%s", r->dir);
     return ETL_OK;
 }
@@ -226,7 +215,7 @@ int etl_recording_open(etl_recording **out, const char *instance, int *found, ch
 
     *out = NULL;
     *found = ETL_RECORDING_NONE;
-    if (!r) return fail(err, errsize, "out of memory");
+    if (!r) return etl_fail(err, errsize, "out of memory");
     if (recording_init(r, instance, err, errsize) != ETL_OK) {
         free(r);
         return ETL_FAILED;
@@ -238,7 +227,7 @@ int etl_recording_open(etl_recording **out, const char *instance, int *found, ch
             *out = r;
             return ETL_OK;
         }
-        rc = fail(err, errsize, "recording %s: %s: %s", instance, path, strerror(errno));
+        rc = etl_fail(err, errsize, "recording %s: %s: %s", instance, path, strerror(errno));
         free(r);
         return rc;
     }
@@ -287,20 +276,20 @@ int etl_recording_claim(etl_recording *r, char *err, size_t errsize)
     int found, rc;
 
     if (mkdir(r->dir, 0700) == 0) return ETL_OK;
-    if (errno != EEXIST) return fail(err, errsize, "%s: %s", r->dir, strerror(errno));
+    if (errno != EEXIST) return etl_fail(err, errsize, "%s: %s", r->dir, strerror(errno));
     if (etl_recording_open(&old, in, &found, err, errsize) != ETL_OK) return ETL_FAILED;
     if (found == ETL_RECORDING_FOUND && recording_alive(old, &alive))
-        rc = fail(err, errsize, "recording %s is running (profile %s, session %s); stop or cancel it first, or give "
+        rc = etl_fail(err, errsize, "recording %s is running (profile %s, session %s); stop or cancel it first, or give "
                   "another --instance", in, old->profile, alive);
     else if (found == ETL_RECORDING_UNFINISHED)
-        rc = fail(err, errsize, "recording %s: %s is there without its state (a start that did not finish); "
+        rc = etl_fail(err, errsize, "recording %s: %s is there without its state (a start that did not finish); "
                   "'etlrecord cancel --profile --instance %s' removes it", in, r->dir, in);
     else if (found == ETL_RECORDING_FOUND && old->stopped)
-        rc = fail(err, errsize, "recording %s was stopped but not merged; its files are in %s ('etlrecord stop "
+        rc = etl_fail(err, errsize, "recording %s was stopped but not merged; its files are in %s ('etlrecord stop "
                   "--profile --instance %s -o FILE' merges them, 'etlrecord cancel --profile --instance %s' discards "
                   "them)", in, etl_recording_log_dir(old), in, in);
     else
-        rc = fail(err, errsize, "recording %s: its controllers are gone, its files are left in %s ('etlrecord cancel "
+        rc = etl_fail(err, errsize, "recording %s: its controllers are gone, its files are left in %s ('etlrecord cancel "
                   "--profile --instance %s' discards them)", in, etl_recording_log_dir(old), in);
     etl_recording_close(old);
     return rc;
@@ -343,12 +332,12 @@ static int log_dir_make(etl_recording *r, char *err, size_t errsize)
     if (!tmp || tmp[0] != '/') tmp = "/var/tmp";
     if ((size_t)snprintf(r->log_dir, sizeof r->log_dir, "%s/etlrecord-%s.XXXXXX", tmp, r->key) >= sizeof r->log_dir) {
         r->log_dir[0] = '\0';
-        return fail(err, errsize, "%s: the temporary directory's name is too long", tmp);
+        return etl_fail(err, errsize, "%s: the temporary directory's name is too long", tmp);
     }
     if (!mkdtemp(r->log_dir)) {
         int e = errno;
         r->log_dir[0] = '\0';
-        return fail(err, errsize, "recording %s: cannot make a directory for its log files in %s: %s", r->instance, tmp,
+        return etl_fail(err, errsize, "recording %s: cannot make a directory for its log files in %s: %s", r->instance, tmp,
                     strerror(e));
     }
     return ETL_OK;
@@ -357,7 +346,7 @@ static int log_dir_make(etl_recording *r, char *err, size_t errsize)
 int etl_recording_add_collectors(etl_recording *r, const etl_wprp_profile *p, char *err, size_t errsize)
 {
     if (p->collector_count > ETL_RECORDING_MAX_COLLECTORS)
-        return fail(err, errsize, "profile %s has more than %d collectors", p->id, ETL_RECORDING_MAX_COLLECTORS);
+        return etl_fail(err, errsize, "profile %s has more than %d collectors", p->id, ETL_RECORDING_MAX_COLLECTORS);
     if (!r->log_dir[0] && log_dir_make(r, err, errsize) != ETL_OK) return ETL_FAILED;
     for (size_t i = 0; i < p->collector_count; i++) {
         char name[256];
@@ -365,13 +354,13 @@ int etl_recording_add_collectors(etl_recording *r, const etl_wprp_profile *p, ch
         if (!(r->names[r->count] = strdup(p->collectors[i].name)) ||
             !(r->files[r->count] = malloc(strlen(r->log_dir) + strlen(name) + 2))) {
             free(r->names[r->count]);
-            return fail(err, errsize, "out of memory");
+            return etl_fail(err, errsize, "out of memory");
         }
         sprintf(r->files[r->count], "%s/%s", r->log_dir, name);
         r->count++;
         for (unsigned k = 0; k + 1 < r->count; k++)
             if (strcmp(r->files[k], r->files[r->count - 1]) == 0)
-                return fail(err, errsize, "profile %s: collectors \"%s\" and \"%s\" have one log file name (%s); each "
+                return etl_fail(err, errsize, "profile %s: collectors \"%s\" and \"%s\" have one log file name (%s); each "
                             "collector needs its own", p->id, r->names[k], r->names[r->count - 1], name);
     }
     return ETL_OK;
@@ -423,22 +412,22 @@ void etl_recording_controller_free(etl_recording_controller *ctl)
 
 int etl_recording_check(const etl_wprp_profile *p, char *err, size_t errsize)
 {
-    if (p->unavailable) return fail(err, errsize, "cannot record on Linux: profile %s", p->unavailable);
-    if (!p->collector_count) return fail(err, errsize, "profile %s has no collector", p->id);
+    if (p->unavailable) return etl_fail(err, errsize, "cannot record on Linux: profile %s", p->unavailable);
+    if (!p->collector_count) return etl_fail(err, errsize, "profile %s has no collector", p->id);
     if (p->collector_count > ETL_RECORDING_MAX_COLLECTORS)
-        return fail(err, errsize, "profile %s has more than %d collectors", p->id, ETL_RECORDING_MAX_COLLECTORS);
+        return etl_fail(err, errsize, "profile %s has more than %d collectors", p->id, ETL_RECORDING_MAX_COLLECTORS);
     for (size_t i = 0; i < p->collector_count; i++) {
         const etl_wprp_collector *c = &p->collectors[i];
         char key[ETL_SESSION_NAME_MAX + 1];
         if (etl_session_name_key(c->name, key) != ETL_OK)
-            return fail(err, errsize, "profile %s: collector \"%s\": not a session name (1 to 200 bytes, no '/' or "
+            return etl_fail(err, errsize, "profile %s: collector \"%s\": not a session name (1 to 200 bytes, no '/' or "
                         "control characters)", p->id, c->name);
         if (c->kind != ETL_WPRP_SYSTEM_COLLECTOR) continue;
         if (!c->kernel_flags)
-            return fail(err, errsize, "profile %s: system collector \"%s\" has no keyword Linux can record", p->id,
+            return etl_fail(err, errsize, "profile %s: system collector \"%s\" has no keyword Linux can record", p->id,
                         c->name);
         if (geteuid() != 0)
-            return fail(err, errsize, "profile %s: system collector \"%s\" is a kernel session (the NT Kernel Logger's "
+            return etl_fail(err, errsize, "profile %s: system collector \"%s\" is a kernel session (the NT Kernel Logger's "
                         "events from Linux perf events), which needs root, as --kernel does", p->id, c->name);
     }
     return ETL_OK;
@@ -468,15 +457,15 @@ static const etl_wprp_profile *profile_lookup(const char *text, const char *mode
         else
             for (size_t i = 0; !p && i < etl_wprp_profile_count(w); i++)
                 if (strcasecmp(etl_wprp_profile_at(w, i)->logging_mode, mode) == 0) p = etl_wprp_profile_at(w, i);
-        if (!p) fail(err, errsize, "%s: no %s profile%s%s", path, mode, bang ? " " : "", bang ? bang + 1 : "");
+        if (!p) etl_fail(err, errsize, "%s: no %s profile%s%s", path, mode, bang ? " " : "", bang ? bang + 1 : "");
     } else {
         if (!*builtin && etl_wprp_builtin(builtin, err, errsize) != ETL_OK) return NULL;
         if (!(p = etl_wprp_find(*builtin, text, mode)))
-            fail(err, errsize, "--profile: no built-in profile '%s' in %s mode ('etlrecord profiles' lists them)", text,
+            etl_fail(err, errsize, "--profile: no built-in profile '%s' in %s mode ('etlrecord profiles' lists them)", text,
                  mode);
     }
     if (p && strcasecmp(p->logging_mode, mode) != 0) {
-        fail(err, errsize, "--profile %s: profile %s records in %s mode; this recording is in %s mode (--mode)", text,
+        etl_fail(err, errsize, "--profile %s: profile %s records in %s mode; this recording is in %s mode (--mode)", text,
              p->id, p->logging_mode, mode);
         return NULL;
     }
@@ -493,7 +482,7 @@ int etl_recording_profiles_resolve(etl_wprp **out, const char *const *texts, uns
 
     *out = NULL;
     if (!sets || !list) {
-        fail(err, errsize, "out of memory");
+        etl_fail(err, errsize, "out of memory");
         goto done;
     }
     for (n = 0; n < count; n++)
@@ -530,7 +519,7 @@ int etl_recording_start(const char *instance, const etl_wprp_profile *p, const c
     etl_recording *r;
 
     if (etl_recording_check(p, err, errsize) != ETL_OK) return ETL_FAILED;
-    if (!cb || !cb->launch) return fail(err, errsize, "recording %s: no launcher for its controllers", instance);
+    if (!cb || !cb->launch) return etl_fail(err, errsize, "recording %s: no launcher for its controllers", instance);
     if (etl_recording_new(&r, instance, mode, p->id, err, errsize) != ETL_OK) return ETL_FAILED;
     if (etl_recording_claim(r, err, errsize) != ETL_OK) {
         etl_recording_close(r);
@@ -541,7 +530,7 @@ int etl_recording_start(const char *instance, const etl_wprp_profile *p, const c
     for (started = 0; started < r->count; started++) {
         etl_recording_controller ctl;
         int rc = etl_recording_controller_config(r, started, &p->collectors[started], memory, &ctl);
-        if (rc != ETL_OK) fail(err, errsize, "out of memory");
+        if (rc != ETL_OK) etl_fail(err, errsize, "out of memory");
         else if (cb->launch(cb->arg, &ctl) != 0) {
             rc = ETL_FAILED;
             if (err && errsize) err[0] = '\0';
@@ -620,14 +609,14 @@ int etl_recording_merge(const etl_recording *r, const char *out, const etl_merge
         if (stat(r->files[i], &st) == 0 && st.st_size > 0) paths[n++] = r->files[i];
         else say(cb, "session %s: no file %s to merge", r->names[i], r->files[i]);
     }
-    if (!n) return fail(err, errsize, "recording: nothing to merge into %s", out);
+    if (!n) return etl_fail(err, errsize, "recording: nothing to merge into %s", out);
     if (!mo) {
         memset(&none, 0, sizeof none);
         mo = &none;
     }
     rc = etl_merge_open(&m, paths, n, mo);
     if (rc != ETL_FATAL) rc = etl_merge_write(m, out);
-    if (rc == ETL_FATAL) fail(err, errsize, "merging into %s: %s", out, m ? etl_merge_error(m) : "out of memory");
+    if (rc == ETL_FATAL) etl_fail(err, errsize, "merging into %s: %s", out, m ? etl_merge_error(m) : "out of memory");
     etl_merge_close(m);
     return rc == ETL_FATAL ? ETL_FAILED : ETL_OK;
 }

@@ -511,23 +511,23 @@ int etl_tlg_event_define(etl_tlg_event **out, etl_provider *p, const char *name,
     uint8_t *meta;
 
     *out = NULL;
-    if (!p) return etl_tlg_fail(err, errsize, "no provider");
+    if (!p) return etl_fail(err, errsize, "no provider");
     if (!p->traits) {
         char g[ETL_GUID_STRING_SIZE];
-        return etl_tlg_fail(err, errsize, "provider %s has no name, which a TraceLogging event needs "
+        return etl_fail(err, errsize, "provider %s has no name, which a TraceLogging event needs "
                         "(etl_provider_register_named)", etl_guid_format(&p->guid, g));
     }
     if (!(meta_size = etl_tlg_metadata_encode(NULL, 0, name, fields, count, err, errsize))) return ETL_FAILED;
     items = etl_tlg_ext_items_encode(NULL, 0, p->traits, p->traits_size, NULL, meta_size);
     if (!items || ETL_EVENT_HEADER_SIZE + items > ETL_MAX_RECORD_SIZE)
-        return etl_tlg_fail(err, errsize, "event %s: its metadata (%u bytes) and its provider's traits (%u) leave no "
+        return etl_fail(err, errsize, "event %s: its metadata (%u bytes) and its provider's traits (%u) leave no "
                         "room in a record of at most %u bytes", name, meta_size, p->traits_size, ETL_MAX_RECORD_SIZE);
     meta = malloc(meta_size);
     ev = malloc(sizeof *ev + items);
     if (!meta || !ev) {
         free(meta);
         free(ev);
-        return etl_tlg_fail(err, errsize, "out of memory");
+        return etl_fail(err, errsize, "out of memory");
     }
     etl_tlg_metadata_encode(meta, meta_size, name, fields, count, err, errsize);
     ev->ext_size = etl_tlg_ext_items_encode(ev->ext, items, p->traits, p->traits_size, meta, meta_size);
@@ -600,9 +600,9 @@ int etl_tlg_event_check(const etl_tlg_event *ev, const etl_data *data, unsigned 
 
     for (unsigned i = 0; i < ndata; i++) total += data[i].size;
     if (total > etl_tlg_event_max_payload(ev))
-        return etl_tlg_fail(err, errsize, "a payload of %llu bytes: more than a record of the event can carry (%u)",
+        return etl_fail(err, errsize, "a payload of %llu bytes: more than a record of the event can carry (%u)",
                         (unsigned long long)total, etl_tlg_event_max_payload(ev));
-    if (!(payload = malloc(total ? total : 1))) return etl_tlg_fail(err, errsize, "out of memory");
+    if (!(payload = malloc(total ? total : 1))) return etl_fail(err, errsize, "out of memory");
     for (unsigned i = 0; i < ndata; i++) {
         if (data[i].size) memcpy(payload + pos, data[i].ptr, data[i].size);
         pos += data[i].size;
@@ -612,12 +612,12 @@ int etl_tlg_event_check(const etl_tlg_event *ev, const etl_data *data, unsigned 
     if (!s) {
         rc = ETL_FAILED; /* the message is in err: the writer made metadata its reader refuses */
     } else if ((rc = etl_fields_decode(s, payload, pos, sizeof(void *), &buf, &fault)) == ETL_FATAL) {
-        rc = etl_tlg_fail(err, errsize, "out of memory");
+        rc = etl_fail(err, errsize, "out of memory");
     } else if (rc != ETL_OK) {
-        rc = etl_tlg_fail(err, errsize, "field %s at payload byte %u: %s", fault.field ? fault.field : "?", fault.offset,
+        rc = etl_fail(err, errsize, "field %s at payload byte %u: %s", fault.field ? fault.field : "?", fault.offset,
                       fault.why ? fault.why : "does not fit");
     } else if (buf.used != pos) {
-        rc = etl_tlg_fail(err, errsize, "%u bytes after the last field, at payload byte %u of %u", pos - buf.used, buf.used,
+        rc = etl_fail(err, errsize, "%u bytes after the last field, at payload byte %u of %u", pos - buf.used, buf.used,
                       pos);
     }
     etl_fields_buf_free(&buf);

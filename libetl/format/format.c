@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Decoding of the ETL format's bytes: buffer headers, trace headers of every kind, GUIDs, names. */
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -718,6 +719,26 @@ uint32_t etl_utf8_to_utf16(uint8_t *p, const char *s, uint32_t max_units)
     }
     etl_put16(p + 2 * n++, 0);
     return 2 * n;
+}
+
+int etl_fail(char *err, size_t errsize, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (err && errsize) {
+        va_start(ap, fmt);
+        vsnprintf(err, errsize, fmt, ap);
+        va_end(ap);
+    }
+    return ETL_FAILED;
+}
+
+int etl_vfail_at(char *err, size_t errsize, const char *name, long line, const char *fmt, va_list ap)
+{
+    char what[400];
+
+    vsnprintf(what, sizeof what, fmt, ap);
+    return etl_fail(err, errsize, "%s:%ld: %s", name, line, what);
 }
 
 int etl_grow(void **p, size_t *cap, size_t need, size_t elem)

@@ -7,6 +7,7 @@
 #error "format/format.h is private to libetl: include <etl.h>"
 #endif
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -367,6 +368,14 @@ size_t etl_xpress_compress(const uint8_t *in, size_t n, uint8_t *out, size_t cap
  * *cap) until it holds need. 0, or -1 without memory or when the size would overflow; *p and
  * *cap are unchanged on failure. */
 int etl_grow(void **p, size_t *cap, size_t need, size_t elem);
+
+/* ---- Error messages into a caller's buffer ----
+ * The message fmt gives into err (errsize bytes, cut short when too small; nothing when err is
+ * NULL or errsize 0); returns ETL_FAILED. etl_vfail_at writes "NAME:LINE: message" (a line of
+ * the text file name, as XML parsers count them). */
+int etl_fail(char *err, size_t errsize, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int etl_vfail_at(char *err, size_t errsize, const char *name, long line, const char *fmt, va_list ap)
+    __attribute__((format(printf, 5, 0)));
 
 /* ---- The real-time stream (doc/format.md section 14) ----
  * What a session in real-time mode sends its consumer once it has

@@ -14,6 +14,7 @@
 
 #include "etl/profiles.h"
 #include "etl/session.h"
+#include "format/format.h"
 
 /* Most definitions (collectors, providers, profiles) one file may hold, and the longest chain
    of Base= (and of references) followed: beyond them the file is refused. */
@@ -102,13 +103,11 @@ static uint32_t map_lookup(const struct kwmap *map, size_t n, const char *name)
 static int bad(struct ctx *c, xmlNodePtr n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int bad(struct ctx *c, xmlNodePtr n, const char *fmt, ...)
 {
-    char what[400];
     va_list ap;
 
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    etl_vfail_at(c->err, c->errsize, c->name, n ? xmlGetLineNo(n) : 0L, fmt, ap);
     va_end(ap);
-    snprintf(c->err, c->errsize, "%s:%ld: %s", c->name, n ? xmlGetLineNo(n) : 0L, what);
     return ETL_FAILED;
 }
 

@@ -141,13 +141,11 @@ struct fbuild {
 static int bad(struct mp *m, xmlNodePtr n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int bad(struct mp *m, xmlNodePtr n, const char *fmt, ...)
 {
-    char what[400];
     va_list ap;
 
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    etl_vfail_at(m->err, m->errsize, m->name, n ? xmlGetLineNo(n) : 0L, fmt, ap);
     va_end(ap);
-    snprintf(m->err, m->errsize, "%s:%ld: %s", m->name, n ? xmlGetLineNo(n) : 0L, what);
     return ETL_FAILED;
 }
 

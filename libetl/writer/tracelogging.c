@@ -48,18 +48,6 @@ uint32_t etl_tlg_traits_encode(uint8_t *dst, uint32_t cap, const char *name, con
     return o.n;
 }
 
-int etl_tlg_fail(char *err, size_t errsize, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err && errsize) {
-        va_start(ap, fmt);
-        vsnprintf(err, errsize, fmt, ap);
-        va_end(ap);
-    }
-    return ETL_FAILED;
-}
-
 /* The in type written for a field's type: a pointer becomes the HexInt of this process's size. */
 static unsigned written_in_type(unsigned in)
 {
@@ -72,24 +60,24 @@ static int check_field(const etl_tlg_field *f, unsigned index, char *err, size_t
 {
     unsigned in = f->type & 0xFF, out = f->type >> 8;
 
-    if (!f->name || !f->name[0]) return etl_tlg_fail(err, errsize, "field %u has no name", index);
+    if (!f->name || !f->name[0]) return etl_fail(err, errsize, "field %u has no name", index);
     if (in == ETL_IN_NULL || in > ETL_IN_COUNTED_BINARY)
-        return etl_tlg_fail(err, errsize, "field %s: in type %u is not one TraceLogging writes (1 to 25)", f->name, in);
-    if (out > ETL_TLG_OUT_TYPE_MASK) return etl_tlg_fail(err, errsize, "field %s: out type %u is not 0 to 127", f->name, out);
-    if (f->array > ETL_TLG_VARIABLE) return etl_tlg_fail(err, errsize, "field %s: array kind %u is not 0 to 2", f->name, f->array);
+        return etl_fail(err, errsize, "field %s: in type %u is not one TraceLogging writes (1 to 25)", f->name, in);
+    if (out > ETL_TLG_OUT_TYPE_MASK) return etl_fail(err, errsize, "field %s: out type %u is not 0 to 127", f->name, out);
+    if (f->array > ETL_TLG_VARIABLE) return etl_fail(err, errsize, "field %s: array kind %u is not 0 to 2", f->name, f->array);
     if (in == ETL_IN_STRUCT) {
-        if (out) return etl_tlg_fail(err, errsize, "field %s: a struct has no out type (%u)", f->name, out);
+        if (out) return etl_fail(err, errsize, "field %s: a struct has no out type (%u)", f->name, out);
         if (f->members == 0 || f->members > ETL_TLG_OUT_TYPE_MASK)
-            return etl_tlg_fail(err, errsize, "field %s: a struct has 1 to 127 members, not %u", f->name, f->members);
+            return etl_fail(err, errsize, "field %s: a struct has 1 to 127 members, not %u", f->name, f->members);
     } else if (f->members) {
-        return etl_tlg_fail(err, errsize, "field %s: members (%u) are for structs", f->name, f->members);
+        return etl_fail(err, errsize, "field %s: members (%u) are for structs", f->name, f->members);
     }
     if (f->array == ETL_TLG_FIXED && f->count == 0)
-        return etl_tlg_fail(err, errsize, "field %s: a fixed array needs 1 to 65535 elements, not 0", f->name);
+        return etl_fail(err, errsize, "field %s: a fixed array needs 1 to 65535 elements, not 0", f->name);
     if (f->array != ETL_TLG_FIXED && f->count)
-        return etl_tlg_fail(err, errsize, "field %s: count (%u) is for fixed arrays", f->name, f->count);
+        return etl_fail(err, errsize, "field %s: count (%u) is for fixed arrays", f->name, f->count);
     if (f->array != ETL_TLG_SCALAR && in == ETL_IN_BINARY)
-        return etl_tlg_fail(err, errsize, "field %s: an array of Binary, which Windows' decoder cannot read (an array of "
+        return etl_fail(err, errsize, "field %s: an array of Binary, which Windows' decoder cannot read (an array of "
                                   "CountedBinary can be)", f->name);
     return ETL_OK;
 }
@@ -107,7 +95,7 @@ static int check_fields(const etl_tlg_field *fields, unsigned count, char *err, 
         if (depth) open[depth].left--;
         if ((f->type & 0xFF) == ETL_IN_STRUCT) {
             if (depth == ETL_TLG_MAX_DEPTH)
-                return etl_tlg_fail(err, errsize, "field %s: structs nested more than %d deep", f->name, ETL_TLG_MAX_DEPTH);
+                return etl_fail(err, errsize, "field %s: structs nested more than %d deep", f->name, ETL_TLG_MAX_DEPTH);
             depth++;
             open[depth].left = f->members;
             open[depth].name = f->name;
@@ -115,7 +103,7 @@ static int check_fields(const etl_tlg_field *fields, unsigned count, char *err, 
         while (depth && open[depth].left == 0) depth--;
     }
     if (depth)
-        return etl_tlg_fail(err, errsize, "struct %s: %u of its members are missing (the fields end first)", open[depth].name,
+        return etl_fail(err, errsize, "struct %s: %u of its members are missing (the fields end first)", open[depth].name,
                     open[depth].left);
     return ETL_OK;
 }
@@ -125,8 +113,8 @@ uint32_t etl_tlg_metadata_encode(uint8_t *dst, uint32_t cap, const char *name, c
 {
     struct out o = { dst, 0, cap };
 
-    if (!name || !name[0]) return etl_tlg_fail(err, errsize, "the event has no name"), 0;
-    if (count && !fields) return etl_tlg_fail(err, errsize, "%u fields, but none given", count), 0;
+    if (!name || !name[0]) return etl_fail(err, errsize, "the event has no name"), 0;
+    if (count && !fields) return etl_fail(err, errsize, "%u fields, but none given", count), 0;
     if (check_fields(fields, count, err, errsize) != ETL_OK) return 0;
     put16(&o, 0); /* MetadataSize, filled below */
     put8(&o, 0);  /* the event's tags: none, one byte */
@@ -143,7 +131,7 @@ uint32_t etl_tlg_metadata_encode(uint8_t *dst, uint32_t cap, const char *name, c
         if (o.n > UINT16_MAX) break;
     }
     if (o.n > UINT16_MAX)
-        return etl_tlg_fail(err, errsize, "event %s: its metadata takes more than %u bytes", name, UINT16_MAX), 0;
+        return etl_fail(err, errsize, "event %s: its metadata takes more than %u bytes", name, UINT16_MAX), 0;
     if (dst && o.n <= cap) etl_put16(dst, (uint16_t)o.n);
     return o.n;
 }

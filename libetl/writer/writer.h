@@ -77,8 +77,5 @@ uint32_t etl_tlg_metadata_encode(uint8_t *dst, uint32_t cap, const char *name, c
    ETL_TLG_MAX_ITEM_DATA. */
 uint32_t etl_tlg_ext_items_encode(uint8_t *dst, uint32_t cap, const uint8_t *traits, uint32_t traits_size,
                                   const uint8_t *meta, uint32_t meta_size);
-/* A TraceLogging call's error: the message into err (errsize bytes, as snprintf does; err may
-   be NULL), and ETL_FAILED to return. */
-int etl_tlg_fail(char *err, size_t errsize, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #endif
