@@ -234,6 +234,34 @@ START_TEST(file_mode_log_dir)
 }
 END_TEST
 
+/* A start that ended after making its log directory on disk and before saving its state: the
+   recording is unfinished, and removing it removes that directory too (it is not in the
+   runtime directory, and no state names it). */
+START_TEST(unfinished_start_log_dir)
+{
+    etl_recording *r, *back;
+    char err[2048], dir[700];
+    etl_wprp *w;
+    const etl_wprp_profile *p = two(&w);
+    int found;
+
+    ck_assert_int_eq(etl_recording_new(&r, "halfway", "file", p->id, err, sizeof err), ETL_OK);
+    ck_assert_int_eq(etl_recording_claim(r, err, sizeof err), ETL_OK);
+    ck_assert_int_eq(etl_recording_add_collectors(r, p, err, sizeof err), ETL_OK);
+    snprintf(dir, sizeof dir, "%s", etl_recording_log_dir(r));
+    ck_assert_int_eq(access(dir, F_OK), 0);
+    etl_recording_close(r); /* the start dies here: no state */
+
+    ck_assert_int_eq(etl_recording_open(&back, "halfway", &found, err, sizeof err), ETL_OK);
+    ck_assert_int_eq(found, ETL_RECORDING_UNFINISHED);
+    etl_recording_remove(back, NULL);
+    ck_assert_msg(access(dir, F_OK) == -1, "%s left behind", dir);
+    ck_assert_int_eq(access(etl_recording_dir(back), F_OK), -1);
+    etl_recording_close(back);
+    etl_wprp_free(w);
+}
+END_TEST
+
 /* A state naming a log directory that is not a recording's own is refused. */
 START_TEST(hostile_log_dir)
 {
@@ -445,6 +473,7 @@ int main(void)
     tcase_add_test(tc, claim_twice);
     tcase_add_test(tc, file_mode_log_dir);
     tcase_add_test(tc, hostile_log_dir);
+    tcase_add_test(tc, unfinished_start_log_dir);
     tcase_add_test(tc, builtin_collector_config);
     tcase_add_test(tc, event_collector_config);
     tcase_add_test(tc, failed_start_undone);

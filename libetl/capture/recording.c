@@ -42,6 +42,10 @@ __attribute__((format(printf, 2, 3))) static void say(const etl_recording_callba
     cb->message(cb->arg, text);
 }
 
+/* The link in a recording's directory to its log directory on disk (file mode), there until
+   its state is saved. */
+#define LOG_DIR_LINK "logdir"
+
 /* ---- the state ---- */
 
 static int recording_init(etl_recording *r, const char *instance, char *err, size_t errsize)
@@ -130,6 +134,8 @@ int etl_recording_save(const etl_recording *r, char *err, size_t errsize)
         unlink(tmp);
         return etl_fail(err, errsize, "%s: %s", path, strerror(e ? e : EIO));
     }
+    snprintf(path, sizeof path, "%s/%s", r->dir, LOG_DIR_LINK); /* the state names it now */
+    unlink(path);
     return ETL_OK;
 }
 
@@ -324,6 +330,7 @@ static void collector_file(const etl_wprp_collector *c, char *name, size_t size)
 static int log_dir_make(etl_recording *r, char *err, size_t errsize)
 {
     const char *tmp = getenv("TMPDIR");
+    char link[4200];
 
     if (strcmp(r->mode, "file") != 0) {
         snprintf(r->log_dir, sizeof r->log_dir, "%s", r->dir);
@@ -339,6 +346,16 @@ static int log_dir_make(etl_recording *r, char *err, size_t errsize)
         r->log_dir[0] = '\0';
         return etl_fail(err, errsize, "recording %s: cannot make a directory for its log files in %s: %s", r->instance, tmp,
                     strerror(e));
+    }
+    /* Until the state names it, a link in the recording's directory does, so that removing a
+       start that ended before its state was saved removes this directory too. A recording not
+       claimed (no directory) has nothing to link from. */
+    if (snprintf(link, sizeof link, "%s/%s", r->dir, LOG_DIR_LINK) < (int)sizeof link && symlink(r->log_dir, link) != 0 &&
+        errno != ENOENT) {
+        int e = errno;
+        rmdir(r->log_dir);
+        r->log_dir[0] = '\0';
+        return etl_fail(err, errsize, "recording %s: %s: %s", r->instance, link, strerror(e));
     }
     return ETL_OK;
 }
@@ -641,7 +658,15 @@ void etl_recording_remove(const etl_recording *r, const etl_recording_callbacks 
 {
     char path[4200];
 
-    if (!r->mode[0]) { /* unfinished: no state, whatever its directory holds */
+    if (!r->mode[0]) { /* unfinished: no state, whatever its directory holds, and the log
+                          directory its link names if that is one a recording made */
+        char target[4200];
+        ssize_t n;
+        snprintf(path, sizeof path, "%s/%s", r->dir, LOG_DIR_LINK);
+        if ((n = readlink(path, target, sizeof target - 1)) > 0) {
+            target[n] = '\0';
+            if (target[0] == '/' && log_dir_private(target)) dir_remove(target, cb);
+        }
         dir_remove(r->dir, cb);
         return;
     }
@@ -651,6 +676,8 @@ void etl_recording_remove(const etl_recording *r, const etl_recording_callbacks 
     snprintf(path, sizeof path, "%s/state", r->dir);
     unlink(path);
     snprintf(path, sizeof path, "%s/state.tmp", r->dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/%s", r->dir, LOG_DIR_LINK);
     unlink(path);
     if (rmdir(r->dir) != 0 && errno != ENOENT) say(cb, "%s: %s (left there)", r->dir, strerror(errno));
 }

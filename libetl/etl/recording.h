@@ -47,7 +47,8 @@ typedef struct etl_recording etl_recording;
 #define ETL_RECORDING_FOUND      0 /* a recording, its state read */
 #define ETL_RECORDING_NONE       1 /* no such recording */
 #define ETL_RECORDING_UNFINISHED 2 /* its directory without its state: a start that ended before any
-                                      session started (etl_recording_remove removes it) */
+                                      session started (etl_recording_remove removes it, and the
+                                      log directory on disk it had made) */
 
 /* One collector's controller, as etl_recording_controller_config makes it: cfg's hooks point
    into cap and hooks, so that the struct must not be moved or copied while used. */
