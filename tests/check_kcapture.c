@@ -391,6 +391,90 @@ START_TEST(isr_dpc_v2)
 }
 END_TEST
 
+/* TcpIp and UdpIp (version 2, SYSTEM64), as network_tcpip writes them: SendIPV4 (40 bytes with
+   64-bit pointers), ConnectIPV4 with its options (48), RecvIPV6 (56), UdpIp SendIPV6 (56); ports
+   in network order, decoded back to the same values; a record cut in connid fails. */
+START_TEST(tcpip_v2)
+{
+    uint8_t buf[96];
+    etl_ktcpip_desc t;
+    char a[ETL_KTCPIP_ADDR_SIZE];
+    struct decoded d;
+    size_t n;
+
+    memset(&t, 0, sizeof t);
+    t.pid = 4242;
+    t.size = 1000;
+    memcpy(t.saddr, (const uint8_t[]){ 127, 0, 0, 1 }, 4);
+    memcpy(t.daddr, (const uint8_t[]){ 10, 1, 2, 3 }, 4);
+    t.sport = 50444;
+    t.dport = 443;
+    t.connid = 0xffff88811d2e9280ull;
+    n = etl_kpayload_tcpip(buf, sizeof buf, ETL_HOOK_TCPIP_SEND, &t);
+    ck_assert_uint_eq(n, 40);
+    ck_assert_uint_eq(buf[16], 443 >> 8); /* dport, network order */
+    ck_assert_uint_eq(buf[17], 443 & 0xFF);
+    roundtrip(&d, ETL_HOOK_TCPIP_SEND, buf, n);
+    ck_assert_int_eq(d.ev.kind, ETL_KIND_SYSTEM);
+    ck_assert_uint_eq(d.ev.version, 2);
+    ck_assert_int_eq(d.k.kclass, ETL_KCLASS_TCPIP);
+    ck_assert_str_eq(d.k.name, "TcpIp/Send");
+    ck_assert_uint_eq(d.k.u.tcpip.pid, 4242);
+    ck_assert_uint_eq(d.k.u.tcpip.size, 1000);
+    ck_assert_uint_eq(d.k.u.tcpip.sport, 50444);
+    ck_assert_uint_eq(d.k.u.tcpip.dport, 443);
+    ck_assert_uint_eq(d.k.u.tcpip.ip_version, 4);
+    ck_assert_uint_eq(d.k.u.tcpip.protocol, 6);
+    ck_assert_uint_eq(d.k.u.tcpip.connid, 0xffff88811d2e9280ull);
+    ck_assert_str_eq(etl_ktcpip_addr_format(&d.k.u.tcpip, 1, a, sizeof a), "127.0.0.1");
+    ck_assert_str_eq(etl_ktcpip_addr_format(&d.k.u.tcpip, 0, a, sizeof a), "10.1.2.3");
+    done(&d);
+
+    t.mss = 1460;
+    t.rcvwin = 65535;
+    t.sndwinscale = -1;
+    n = etl_kpayload_tcpip(buf, sizeof buf, ETL_HOOK_TCPIP_CONNECT, &t);
+    ck_assert_uint_eq(n, 48);
+    roundtrip(&d, ETL_HOOK_TCPIP_CONNECT, buf, n);
+    ck_assert_str_eq(d.k.name, "TcpIp/Connect");
+    ck_assert_uint_eq(d.k.u.tcpip.mss, 1460);
+    ck_assert_uint_eq(d.k.u.tcpip.rcvwin, 65535);
+    ck_assert_int_eq(d.k.u.tcpip.sndwinscale, -1);
+    ck_assert_uint_eq(d.k.u.tcpip.connid, 0xffff88811d2e9280ull);
+    done(&d);
+
+    t.v6 = 1;
+    memset(t.saddr, 0, 16);
+    t.saddr[15] = 1;
+    memcpy(t.daddr, (const uint8_t[]){ 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x42 }, 16);
+    n = etl_kpayload_tcpip(buf, sizeof buf, ETL_HOOK_TCPIP_RECV + ETL_HOOK_TCPIP_IPV6, &t);
+    ck_assert_uint_eq(n, 56);
+    roundtrip(&d, ETL_HOOK_TCPIP_RECV + ETL_HOOK_TCPIP_IPV6, buf, n);
+    ck_assert_str_eq(d.k.name, "TcpIp/RecvIPV6");
+    ck_assert_uint_eq(d.k.u.tcpip.ip_version, 6);
+    ck_assert_str_eq(etl_ktcpip_addr_format(&d.k.u.tcpip, 1, a, sizeof a), "::1");
+    ck_assert_str_eq(etl_ktcpip_addr_format(&d.k.u.tcpip, 0, a, sizeof a), "2001:db8::42");
+    ck_assert_uint_eq(d.k.u.tcpip.sport, 50444);
+    ck_assert_uint_eq(d.k.u.tcpip.connid, 0xffff88811d2e9280ull);
+    done(&d);
+    n = etl_kpayload_tcpip(buf, sizeof buf, ETL_HOOK_TCPIP_RECONNECT + ETL_HOOK_TCPIP_IPV6, &t);
+    roundtrip(&d, ETL_HOOK_TCPIP_RECONNECT + ETL_HOOK_TCPIP_IPV6, buf, n);
+    ck_assert_str_eq(d.k.name, "TcpIp/ReconnectIPV6");
+    done(&d);
+
+    n = etl_kpayload_tcpip(buf, sizeof buf, ETL_HOOK_UDPIP_SEND + ETL_HOOK_TCPIP_IPV6, &t);
+    ck_assert_uint_eq(n, 56);
+    roundtrip(&d, ETL_HOOK_UDPIP_SEND + ETL_HOOK_TCPIP_IPV6, buf, n);
+    ck_assert_str_eq(d.k.name, "UdpIp/SendIPV6");
+    ck_assert_uint_eq(d.k.u.tcpip.protocol, 17);
+    ck_assert_uint_eq(d.k.u.tcpip.size, 1000);
+    done(&d);
+    record_back(&d, ETL_HOOK_UDPIP_SEND + ETL_HOOK_TCPIP_IPV6, buf, 50); /* cut in connid */
+    ck_assert_int_eq(etl_kernel_decode(&d.ev, &d.k), ETL_FAILED);
+    done(&d);
+}
+END_TEST
+
 /* PageFault TypeGroup1 (version 2, SYSTEM64 with the faulting thread): DemandZeroFault for a
    minor fault, HardPageFault for a major one; VirtualAddress, ProgramCounter. */
 START_TEST(page_fault_v2)
@@ -597,10 +681,12 @@ START_TEST(flag_names)
     ck_assert_uint_eq(etl_kernel_flag_from_name("dpc"), 0x20);
     ck_assert_uint_eq(etl_kernel_flag_from_name("interrupt"), 0x40);
     ck_assert_uint_eq(etl_kernel_flag_from_name("memory_page_faults"), 0x1000);
+    ck_assert_uint_eq(etl_kernel_flag_from_name("network_tcpip"), 0x10000);
     ck_assert_uint_eq(etl_kernel_flag_from_name("file_io"), 0);
     ck_assert_uint_eq(etl_kernel_flag_from_name(NULL), 0);
     ck_assert_str_eq(etl_kernel_flags_format(ETL_KERNEL_ALL, buf, sizeof buf),
-                     "process,thread,image_load,cswitch,dispatcher,profile,disk_io,syscall,dpc,interrupt,memory_page_faults");
+                     "process,thread,image_load,cswitch,dispatcher,profile,disk_io,syscall,dpc,interrupt,memory_page_faults,"
+                     "network_tcpip");
     ck_assert_str_eq(etl_kernel_flags_format(ETL_KERNEL_PROFILE | ETL_KERNEL_CSWITCH, buf, sizeof buf),
                      "cswitch,profile");
     ck_assert_str_eq(etl_kernel_flags_format(0, buf, sizeof buf), "");
@@ -1822,6 +1908,7 @@ static Suite *suite(void)
     tcase_add_test(tc, thread_set_name_v2);
     tcase_add_test(tc, isr_dpc_v2);
     tcase_add_test(tc, page_fault_v2);
+    tcase_add_test(tc, tcpip_v2);
     tcase_add_test(tc, system_call_names);
     tcase_add_test(tc, system_call_table);
     tcase_add_test(tc, sysconfig_cpu_v3);
