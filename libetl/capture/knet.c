@@ -39,6 +39,7 @@ struct knet_sock {
     uint64_t sk;
     struct knet_addr a;
     int known;                 /* a holds its addresses (from a change of its state) */
+    int waited;                /* a send or receive waited for its establishment (etl_knet_wait) */
     uint32_t pid;              /* the process that connected, accepted or last used it */
     struct knet_sock *next;
 };
@@ -320,12 +321,20 @@ void etl_knet_rundown(struct etl_kcapture *k)
 
 /* ------------------------------------------------------------------ samples */
 
-/* The raw data of r when it is a sample of inet_sock_set_state (its sample_type: IDENTIFIER,
-   TID, TIME, CPU, RAW), else NULL. */
-static const uint8_t *state_raw(const struct kcpu *c, const uint8_t *r, uint32_t size, uint32_t *raw_len)
+/* The raw data of r when it is a sample of inet_sock_set_state, sock_send_length or
+   sock_recv_length (their sample_type: IDENTIFIER, TID, TIME, CPU, RAW), and which in *e; else
+   NULL. */
+static const uint8_t *net_raw(const struct kcpu *c, const uint8_t *r, uint32_t size, int *e, uint32_t *raw_len)
 {
-    if (size < 44 || etl_le32(r) != PERF_RECORD_SAMPLE || c->fd[EV_NET_STATE] < 0 || etl_le64(r + 8) != c->id[EV_NET_STATE])
-        return NULL;
+    static const int evs[] = { EV_NET_STATE, EV_NET_SEND, EV_NET_RECV };
+    uint64_t id;
+
+    if (size < 44 || etl_le32(r) != PERF_RECORD_SAMPLE) return NULL;
+    id = etl_le64(r + 8);
+    *e = -1;
+    for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
+        if (c->fd[evs[i]] >= 0 && c->id[evs[i]] == id) *e = evs[i];
+    if (*e < 0) return NULL;
     *raw_len = etl_le32(r + 40);
     return *raw_len <= size - 44 ? r + 44 : NULL;
 }
@@ -337,26 +346,39 @@ int etl_knet_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int64_t ts, i
     struct knet_addr a;
     const uint8_t *raw;
     uint32_t raw_len;
-    int64_t old, new;
-    uint64_t sk;
-    int noted;
+    int e, noted;
 
-    if (!(k->flags & ETL_KERNEL_NETWORK_TCPIP) || !(raw = state_raw(c, r, size, &raw_len))) return 0;
-    old = (int64_t)etl_ktp_uint(raw, raw_len, &k->net_state[KN_OLDSTATE]);
-    new = (int64_t)etl_ktp_uint(raw, raw_len, &k->net_state[KN_NEWSTATE]);
-    /* what takes its process from a change another processor may hold: a connection
-       established (its connect), a connection come to a listener (its listen) */
-    if (!(new == TS_ESTABLISHED && (old == TS_SYN_SENT || old == TS_SYN_RECV)) && !(new == TS_SYN_RECV && old == TS_LISTEN))
-        return 0;
-    sk = etl_ktp_uint(raw, raw_len, &k->net_state[KN_SK]);
-    addr_read(&a, raw, raw_len, &k->net_state[KN_SPORT], &k->net_state[KN_DPORT], &k->net_state[KN_FAMILY],
-              &k->net_state[KN_SADDR], &k->net_state[KN_DADDR], &k->net_state[KN_SADDR6], &k->net_state[KN_DADDR6]);
-    pthread_mutex_lock(&k->netlock);
-    {
-        struct knet_sock *s = sock_find(k, sk);
-        noted = (s && s->pid != PID_UNKNOWN) || (old != TS_SYN_SENT && listener_of(k, &a));
+    if (!(k->flags & ETL_KERNEL_NETWORK_TCPIP) || !(raw = net_raw(c, r, size, &e, &raw_len))) return 0;
+    if (e == EV_NET_STATE) {
+        int64_t old = (int64_t)etl_ktp_uint(raw, raw_len, &k->net_state[KN_OLDSTATE]);
+        int64_t new = (int64_t)etl_ktp_uint(raw, raw_len, &k->net_state[KN_NEWSTATE]);
+        uint64_t sk = etl_ktp_uint(raw, raw_len, &k->net_state[KN_SK]);
+        /* what takes its process from a change another processor may hold: a connection
+           established (its connect), a connection come to a listener (its listen) */
+        if (!(new == TS_ESTABLISHED && (old == TS_SYN_SENT || old == TS_SYN_RECV)) &&
+            !(new == TS_SYN_RECV && old == TS_LISTEN))
+            return 0;
+        addr_read(&a, raw, raw_len, &k->net_state[KN_SPORT], &k->net_state[KN_DPORT], &k->net_state[KN_FAMILY],
+                  &k->net_state[KN_SADDR], &k->net_state[KN_DADDR], &k->net_state[KN_SADDR6], &k->net_state[KN_DADDR6]);
+        pthread_mutex_lock(&k->netlock);
+        {
+            struct knet_sock *s = sock_find(k, sk);
+            noted = (s && s->pid != PID_UNKNOWN) || (old != TS_SYN_SENT && listener_of(k, &a));
+        }
+        pthread_mutex_unlock(&k->netlock);
+    } else {
+        /* a TCP socket's send or receive whose connection no reader has seen established: that
+           may be on another processor, not handled yet (waited for once a socket) */
+        const struct tp_field *f = k->net_len[e == EV_NET_RECV];
+        uint64_t sk = etl_ktp_uint(raw, raw_len, &f[KL_SK]);
+        if (etl_ktp_uint(raw, raw_len, &f[KL_PROTOCOL]) != K_IPPROTO_TCP) return 0;
+        pthread_mutex_lock(&k->netlock);
+        {
+            struct knet_sock *s = sock_find(k, sk);
+            noted = s && (s->known || s->waited);
+        }
+        pthread_mutex_unlock(&k->netlock);
     }
-    pthread_mutex_unlock(&k->netlock);
     if (noted) return 0;
     while (etl_kothers_wait(c, &c->net_wait, ts)) {
         if (!final) return 1;
@@ -469,6 +491,7 @@ static void length_sample(struct kcpu *c, int recv, int64_t ts, uint32_t pid, ui
             struct knet_sock *s = sock_get(k, sk);
             if (s) {
                 s->pid = pid;
+                s->waited = 1;
                 if (s->known) a = s->a;
             }
         }
