@@ -34,6 +34,18 @@ ssize_t etl_kread_small(const char *path, char *buf, size_t size)
 
 static const char *const tracefs_dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
 
+/* The first tracefs events directory there is into path: 1, or 0 (none: tracefs is not mounted). */
+static int events_dir(char *path, size_t size)
+{
+    struct stat st;
+
+    for (size_t i = 0; i < sizeof tracefs_dirs / sizeof tracefs_dirs[0]; i++) {
+        snprintf(path, size, "%s/events", tracefs_dirs[i]);
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return 1;
+    }
+    return 0;
+}
+
 /* A tracepoint's id and format: 0, or -1 with the reason in err. event is "system:name", or a
    sched tracepoint's name alone. */
 static int tracepoint(const char *event, uint64_t *id, char *format, size_t fsize, char *err, size_t errsize)
@@ -55,7 +67,10 @@ static int tracepoint(const char *event, uint64_t *id, char *format, size_t fsiz
         if (etl_kread_small(path, format, fsize) <= 0) break;
         return 0;
     }
-    if (saved == ENOENT)
+    if (saved == ENOENT && events_dir(path, sizeof path))
+        snprintf(err, errsize, "kernel events: tracepoint %.*s:%s: not in %s (this kernel does not have it)", syslen,
+                 sys, name, path);
+    else if (saved == ENOENT)
         snprintf(err, errsize, "kernel events: tracepoint %.*s:%s: not found in /sys/kernel/tracing or "
                  "/sys/kernel/debug/tracing (is tracefs mounted? mount -t tracefs nodev /sys/kernel/tracing)",
                  syslen, sys, name);
