@@ -123,6 +123,7 @@ int main(int argc, char **argv)
         }
         for (unsigned i = 0; i < 2 * dgrams; i++)
             if (recv(fds[i < dgrams ? 2 : 3], buf, dsize + 1, 0) != (ssize_t)dsize) return 2;
+        free(buf);
         return 0;
     }
     if (read(pipefd[0], ports, sizeof ports) != (ssize_t)sizeof ports) return 2;
