@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* knet.test's workload: a client process makes N TCP connections over IPv4 loopback and N over IPv6 loopback to a server process it forked, each sending and receiving known byte counts, then sends UDP datagrams of a known size to the server over both; it prints what it did. */
+/* knet.test's workload: a client process makes N TCP connections over IPv4 loopback and N over IPv6 loopback to a server process it forked, each sending and receiving known byte counts, then sends UDP datagrams of a known size to the server over both; it prints what it did. "knet serve" and "knet connect PORT BYTES" are a server listening before a session starts and its client. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -84,6 +84,52 @@ static void to(int fam, unsigned port, struct sockaddr_storage *ss, socklen_t *l
     }
 }
 
+/* knet serve: listens on IPv4 loopback, prints its port, takes one connection and reads it to
+   its end. */
+static int serve(void)
+{
+    unsigned port;
+    int l = bound(AF_INET, SOCK_STREAM, &port), c;
+    char buf[4096];
+    ssize_t r;
+
+    if (listen(l, 1) != 0) return 2;
+    printf("%u\n", port);
+    fflush(stdout);
+    if ((c = accept(l, NULL, NULL)) < 0) return 2;
+    while ((r = recv(c, buf, sizeof buf, 0)) > 0) {}
+    close(c);
+    close(l);
+    return r == 0 ? 0 : 2;
+}
+
+/* knet connect PORT BYTES: sends BYTES to IPv4 loopback's PORT, and returns once the server has
+   closed the connection. */
+static int connect_to(unsigned port, unsigned bytes)
+{
+    struct sockaddr_storage ss;
+    socklen_t len;
+    int c = socket(AF_INET, SOCK_STREAM, 0);
+    char *buf = calloc(1, bytes + 1);
+
+    to(AF_INET, port, &ss, &len);
+    if (c < 0 || !buf || connect(c, (struct sockaddr *)&ss, len) != 0) {
+        perror("knet: connect");
+        free(buf);
+        return 2;
+    }
+    send_all(c, buf, bytes);
+    /* the end sent, then the server's close awaited: it has received everything by then */
+    if (shutdown(c, SHUT_WR) != 0 || recv(c, buf, 1, 0) != 0) {
+        perror("knet: the server's close");
+        free(buf);
+        return 2;
+    }
+    close(c);
+    free(buf);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     unsigned n, up, down, dgrams, dsize, ports[4]; /* tcp4, tcp6, udp4, udp6 */
@@ -91,8 +137,10 @@ int main(int argc, char **argv)
     char *buf;
     pid_t server;
 
+    if (argc == 2 && strcmp(argv[1], "serve") == 0) return serve();
+    if (argc == 4 && strcmp(argv[1], "connect") == 0) return connect_to((unsigned)atoi(argv[2]), (unsigned)atoi(argv[3]));
     if (argc != 6) {
-        fprintf(stderr, "usage: knet N UP_BYTES DOWN_BYTES DATAGRAMS DATAGRAM_BYTES\n");
+        fprintf(stderr, "usage: knet N UP_BYTES DOWN_BYTES DATAGRAMS DATAGRAM_BYTES | serve | connect PORT BYTES\n");
         return 2;
     }
     n = (unsigned)atoi(argv[1]);
