@@ -6,13 +6,13 @@
 # --kernel FLAGS and under perf record -a -e EVENTS (alternating), each timed with
 # /usr/bin/time (wall and user+system processor time of the whole command: the recorder and the
 # workload), and the medians and ratios printed, with the file sizes. Needs root and perf(1).
-#   bench/kernelflags.sh BUILDDIR [ROUNDS] [FLAG...]      (flags: names, interrupt, faults)
+#   bench/kernelflags.sh BUILDDIR [ROUNDS] [FLAG...]      (flags: names, interrupt, faults, net)
 set -u
 build=${1:?usage: kernelflags.sh BUILDDIR [ROUNDS] [FLAG...]}
 rounds=${2:-5}
 shift
 [ $# -gt 0 ] && shift
-flags=${*:-names interrupt faults}
+flags=${*:-names interrupt faults net}
 if [ "$(id -u)" -ne 0 ] || ! command -v perf >/dev/null 2>&1 || [ ! -x /usr/bin/time ]; then
     echo "SKIP: needs root, perf(1) and /usr/bin/time"
     exit 0
@@ -63,6 +63,11 @@ for f in $flags; do
         kflags=memory_page_faults
         events="minor-faults,major-faults -c 1"
         set -- "$build/tests/kfaults" "$build" 4096 ;;
+    net) # 2000 TCP connections over loopback (half IPv6) of 4 KiB each way and 4000 datagrams:
+        # TcpIp and UdpIp against the same four tracepoints with the same filters
+        kflags=network_tcpip
+        events="-e sock:sock_send_length --filter (family==2||family==10)&&ret>0 -e sock:sock_recv_length --filter (family==2||family==10)&&ret>0 -e sock:inet_sock_set_state --filter protocol==6 -e tcp:tcp_retransmit_skb"
+        set -- "$build/tests/knet" 1000 4096 4096 2000 256 ;;
     *) echo "unknown flag $f"; exit 2 ;;
     esac
     r=0
@@ -70,7 +75,10 @@ for f in $flags; do
         one "$f.none" "$@"
         one "$f.etl" "$etlrecord" run -f --kernel "$kflags" -o "$tmp/$f.out.etl" -- "$@"
         # shellcheck disable=SC2086 (events may carry perf options)
-        one "$f.perf" perf record -q -B -a -e $events -o "$tmp/$f.out.data" -- "$@"
+        case $events in
+        -e*) one "$f.perf" perf record -q -B -a $events -o "$tmp/$f.out.data" -- "$@" ;;
+        *) one "$f.perf" perf record -q -B -a -e $events -o "$tmp/$f.out.data" -- "$@" ;;
+        esac
         r=$((r + 1))
     done
     report "$f"

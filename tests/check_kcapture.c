@@ -391,6 +391,90 @@ START_TEST(isr_dpc_v2)
 }
 END_TEST
 
+/* TcpIp and UdpIp (version 2, SYSTEM64), as network_tcpip writes them: SendIPV4 (40 bytes with
+   64-bit pointers), ConnectIPV4 with its options (48), RecvIPV6 (56), UdpIp SendIPV6 (56); ports
+   in network order, decoded back to the same values; a record cut in connid fails. */
+START_TEST(tcpip_v2)
+{
+    uint8_t buf[96];
+    etl_ktcpip_desc t;
+    char a[ETL_KTCPIP_ADDR_SIZE];
+    struct decoded d;
+    size_t n;
+
+    memset(&t, 0, sizeof t);
+    t.pid = 4242;
+    t.size = 1000;
+    memcpy(t.saddr, (const uint8_t[]){ 127, 0, 0, 1 }, 4);
+    memcpy(t.daddr, (const uint8_t[]){ 10, 1, 2, 3 }, 4);
+    t.sport = 50444;
+    t.dport = 443;
+    t.connid = 0xffff88811d2e9280ull;
+    n = etl_kpayload_tcpip(buf, sizeof buf, ETL_HOOK_TCPIP_SEND, &t);
+    ck_assert_uint_eq(n, 40);
+    ck_assert_uint_eq(buf[16], 443 >> 8); /* dport, network order */
+    ck_assert_uint_eq(buf[17], 443 & 0xFF);
+    roundtrip(&d, ETL_HOOK_TCPIP_SEND, buf, n);
+    ck_assert_int_eq(d.ev.kind, ETL_KIND_SYSTEM);
+    ck_assert_uint_eq(d.ev.version, 2);
+    ck_assert_int_eq(d.k.kclass, ETL_KCLASS_TCPIP);
+    ck_assert_str_eq(d.k.name, "TcpIp/Send");
+    ck_assert_uint_eq(d.k.u.tcpip.pid, 4242);
+    ck_assert_uint_eq(d.k.u.tcpip.size, 1000);
+    ck_assert_uint_eq(d.k.u.tcpip.sport, 50444);
+    ck_assert_uint_eq(d.k.u.tcpip.dport, 443);
+    ck_assert_uint_eq(d.k.u.tcpip.ip_version, 4);
+    ck_assert_uint_eq(d.k.u.tcpip.protocol, 6);
+    ck_assert_uint_eq(d.k.u.tcpip.connid, 0xffff88811d2e9280ull);
+    ck_assert_str_eq(etl_ktcpip_addr_format(&d.k.u.tcpip, 1, a, sizeof a), "127.0.0.1");
+    ck_assert_str_eq(etl_ktcpip_addr_format(&d.k.u.tcpip, 0, a, sizeof a), "10.1.2.3");
+    done(&d);
+
+    t.mss = 1460;
+    t.rcvwin = 65535;
+    t.sndwinscale = -1;
+    n = etl_kpayload_tcpip(buf, sizeof buf, ETL_HOOK_TCPIP_CONNECT, &t);
+    ck_assert_uint_eq(n, 48);
+    roundtrip(&d, ETL_HOOK_TCPIP_CONNECT, buf, n);
+    ck_assert_str_eq(d.k.name, "TcpIp/Connect");
+    ck_assert_uint_eq(d.k.u.tcpip.mss, 1460);
+    ck_assert_uint_eq(d.k.u.tcpip.rcvwin, 65535);
+    ck_assert_int_eq(d.k.u.tcpip.sndwinscale, -1);
+    ck_assert_uint_eq(d.k.u.tcpip.connid, 0xffff88811d2e9280ull);
+    done(&d);
+
+    t.v6 = 1;
+    memset(t.saddr, 0, 16);
+    t.saddr[15] = 1;
+    memcpy(t.daddr, (const uint8_t[]){ 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x42 }, 16);
+    n = etl_kpayload_tcpip(buf, sizeof buf, ETL_HOOK_TCPIP_RECV + ETL_HOOK_TCPIP_IPV6, &t);
+    ck_assert_uint_eq(n, 56);
+    roundtrip(&d, ETL_HOOK_TCPIP_RECV + ETL_HOOK_TCPIP_IPV6, buf, n);
+    ck_assert_str_eq(d.k.name, "TcpIp/RecvIPV6");
+    ck_assert_uint_eq(d.k.u.tcpip.ip_version, 6);
+    ck_assert_str_eq(etl_ktcpip_addr_format(&d.k.u.tcpip, 1, a, sizeof a), "::1");
+    ck_assert_str_eq(etl_ktcpip_addr_format(&d.k.u.tcpip, 0, a, sizeof a), "2001:db8::42");
+    ck_assert_uint_eq(d.k.u.tcpip.sport, 50444);
+    ck_assert_uint_eq(d.k.u.tcpip.connid, 0xffff88811d2e9280ull);
+    done(&d);
+    n = etl_kpayload_tcpip(buf, sizeof buf, ETL_HOOK_TCPIP_RECONNECT + ETL_HOOK_TCPIP_IPV6, &t);
+    roundtrip(&d, ETL_HOOK_TCPIP_RECONNECT + ETL_HOOK_TCPIP_IPV6, buf, n);
+    ck_assert_str_eq(d.k.name, "TcpIp/ReconnectIPV6");
+    done(&d);
+
+    n = etl_kpayload_tcpip(buf, sizeof buf, ETL_HOOK_UDPIP_SEND + ETL_HOOK_TCPIP_IPV6, &t);
+    ck_assert_uint_eq(n, 56);
+    roundtrip(&d, ETL_HOOK_UDPIP_SEND + ETL_HOOK_TCPIP_IPV6, buf, n);
+    ck_assert_str_eq(d.k.name, "UdpIp/SendIPV6");
+    ck_assert_uint_eq(d.k.u.tcpip.protocol, 17);
+    ck_assert_uint_eq(d.k.u.tcpip.size, 1000);
+    done(&d);
+    record_back(&d, ETL_HOOK_UDPIP_SEND + ETL_HOOK_TCPIP_IPV6, buf, 50); /* cut in connid */
+    ck_assert_int_eq(etl_kernel_decode(&d.ev, &d.k), ETL_FAILED);
+    done(&d);
+}
+END_TEST
+
 /* PageFault TypeGroup1 (version 2, SYSTEM64 with the faulting thread): DemandZeroFault for a
    minor fault, HardPageFault for a major one; VirtualAddress, ProgramCounter. */
 START_TEST(page_fault_v2)
@@ -597,10 +681,12 @@ START_TEST(flag_names)
     ck_assert_uint_eq(etl_kernel_flag_from_name("dpc"), 0x20);
     ck_assert_uint_eq(etl_kernel_flag_from_name("interrupt"), 0x40);
     ck_assert_uint_eq(etl_kernel_flag_from_name("memory_page_faults"), 0x1000);
+    ck_assert_uint_eq(etl_kernel_flag_from_name("network_tcpip"), 0x10000);
     ck_assert_uint_eq(etl_kernel_flag_from_name("file_io"), 0);
     ck_assert_uint_eq(etl_kernel_flag_from_name(NULL), 0);
     ck_assert_str_eq(etl_kernel_flags_format(ETL_KERNEL_ALL, buf, sizeof buf),
-                     "process,thread,image_load,cswitch,dispatcher,profile,disk_io,syscall,dpc,interrupt,memory_page_faults");
+                     "process,thread,image_load,cswitch,dispatcher,profile,disk_io,syscall,dpc,interrupt,memory_page_faults,"
+                     "network_tcpip");
     ck_assert_str_eq(etl_kernel_flags_format(ETL_KERNEL_PROFILE | ETL_KERNEL_CSWITCH, buf, sizeof buf),
                      "cswitch,profile");
     ck_assert_str_eq(etl_kernel_flags_format(0, buf, sizeof buf), "");
@@ -1335,6 +1421,150 @@ START_TEST(exec_before_its_fork)
     ck_assert_uint_eq(got[3].ppid, (uint32_t)getpid());
 }
 END_TEST
+
+/* network_tcpip's samples as the 6.18 tracepoints lay them out (sock:inet_sock_set_state,
+   sock:sock_recv_length): a sample record (IDENTIFIER, TID, TIME, CPU, RAW) of event e. */
+static uint16_t net_sample(uint8_t *r, uint64_t id, uint32_t pid, int64_t ts, uint32_t cpu, const uint8_t *raw,
+                           uint32_t raw_len)
+{
+    uint16_t size = (uint16_t)((44 + raw_len + 7) & ~7u);
+
+    memset(r, 0, size);
+    perf_header(r, PERF_RECORD_SAMPLE, 0, size);
+    put64(r + 8, id);
+    put32(r + 16, pid);
+    put32(r + 20, pid);
+    put64(r + 24, (uint64_t)ts);
+    put64(r + 32, cpu);
+    put32(r + 40, raw_len);
+    memcpy(r + 44, raw, raw_len);
+    return size;
+}
+
+/* inet_sock_set_state's 72 bytes: an IPv6 socket (family 10) with IPv4-mapped ends, or the
+   listener on :: (dual-stack) when dport is 0. */
+static void state_raw(uint8_t raw[72], uint64_t sk, int old, int new, uint16_t sport, uint16_t dport)
+{
+    memset(raw, 0, 72);
+    put64(raw + 8, sk);
+    put32(raw + 16, (uint32_t)old);
+    put32(raw + 20, (uint32_t)new);
+    raw[24] = (uint8_t)sport, raw[25] = (uint8_t)(sport >> 8);
+    raw[26] = (uint8_t)dport, raw[27] = (uint8_t)(dport >> 8);
+    raw[28] = 10;
+    raw[30] = 6;
+    if (dport) {
+        static const uint8_t mapped[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 127, 0, 0, 1 };
+        memcpy(raw + 40, mapped, 16);
+        memcpy(raw + 56, mapped, 16);
+    }
+}
+
+/* A connection accepted by a server (pid 100, which listened) from a client (pid 200, in whose
+   context the loopback softirq makes the server's socket's changes of state), its changes on
+   processor 0, the server's first receive on processor 1. Processor 0's reader is behind: the
+   receive waits for it (else it would be written without the connection's ends), then is
+   written with them; the Accept names the listening process, not the one it ran in; the IPv6
+   socket's IPv4-mapped connection is written as IPv4. */
+START_TEST(net_receive_waits_for_its_accept)
+{
+    etl_session_properties p;
+    etl_session *s;
+    etl_reader *rd;
+    etl_event ev;
+    struct etl_kcapture *k;
+    uint8_t r[256], raw[72], lraw[28] = { 0 };
+    const uint64_t sk = 0xffff888100001000ull, lsk = 0xffff888100002000ull;
+    int64_t t0;
+    uint16_t n;
+    int rc, accepts = 0, recvs = 0, disconnects = 0;
+
+    memset(&p, 0, sizeof p);
+    p.log_file_name = test_dir_path("net.etl");
+    ck_assert_int_eq(etl_session_start(&s, &p), ETL_OK);
+    k = fake_capture(s, ETL_KERNEL_NETWORK_TCPIP);
+    pthread_mutex_init(&k->netlock, NULL);
+    {
+        static const struct tp_field st[KN_FIELDS] = { { 8, 8 }, { 16, 4 }, { 20, 4 }, { 24, 2 }, { 26, 2 }, { 28, 2 },
+                                                       { 30, 2 }, { 32, 4 }, { 36, 4 }, { 40, 16 }, { 56, 16 } };
+        static const struct tp_field len[KL_FIELDS] = { { 8, 8 }, { 16, 2 }, { 18, 2 }, { 20, 4 }, { 24, 4 } };
+        memcpy(k->net_state, st, sizeof st);
+        memcpy(k->net_len[0], len, sizeof len);
+        memcpy(k->net_len[1], len, sizeof len);
+    }
+    for (unsigned i = 0; i < 2; i++) {
+        k->cpus[i].fd[EV_NET_STATE] = k->cpus[i].fd[EV_NET_RECV] = 1000; /* (never closed: fake) */
+        k->cpus[i].id[EV_NET_STATE] = 11;
+        k->cpus[i].id[EV_NET_RECV] = 13;
+    }
+    t0 = etl_monoclock_exact();
+
+    /* listen() in the server, handled */
+    state_raw(raw, lsk, 7, 10, 8080, 0);
+    etl_knet_sample(&k->cpus[0], EV_NET_STATE, t0, 100, 100, raw, 72);
+    /* the server's receive, read by processor 1's reader while processor 0's is behind */
+    put64(lraw + 8, sk);
+    lraw[16] = 10;
+    lraw[18] = 6;
+    put32(lraw + 20, 4096);
+    n = net_sample(r, 13, 100, t0 + 3000000, 1, lraw, sizeof lraw);
+    atomic_store(&k->cpus[0].progress, t0);
+    atomic_store(&k->cpus[1].progress, t0 + 3000000 - 1);
+    ck_assert_int_eq(etl_knet_wait(&k->cpus[1], r, n, t0 + 3000000, 0), 1);
+    /* processor 0 gets on: the connection comes to the listener and is established (in the
+       client's context), its Accept waits for nothing (the listener is noted) */
+    {
+        uint8_t r0[256];
+        state_raw(raw, sk, 10, 3, 8080, 40000);
+        n = net_sample(r0, 11, 200, t0 + 1000000, 0, raw, 72);
+        ck_assert_int_eq(etl_knet_wait(&k->cpus[0], r0, n, t0 + 1000000, 0), 0);
+        etl_knet_sample(&k->cpus[0], EV_NET_STATE, t0 + 1000000, 200, 200, raw, 72);
+        state_raw(raw, sk, 3, 1, 8080, 40000);
+        n = net_sample(r0, 11, 200, t0 + 2000000, 0, raw, 72);
+        ck_assert_int_eq(etl_knet_wait(&k->cpus[0], r0, n, t0 + 2000000, 0), 0);
+        etl_knet_sample(&k->cpus[0], EV_NET_STATE, t0 + 2000000, 200, 200, raw, 72);
+    }
+    atomic_store(&k->cpus[0].progress, INT64_MAX);
+    ck_assert_int_eq(etl_knet_wait(&k->cpus[1], r, n, t0 + 3000000, 0), 0);
+    etl_knet_sample(&k->cpus[1], EV_NET_RECV, t0 + 3000000, 100, 100, lraw, sizeof lraw);
+    /* the peer closes (processor 0, in the client's context): Disconnect, the server's */
+    state_raw(raw, sk, 1, 8, 8080, 40000);
+    etl_knet_sample(&k->cpus[0], EV_NET_STATE, t0 + 4000000, 200, 200, raw, 72);
+    etl_knet_free(k);
+    fake_capture_free(k);
+    ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    etl_session_close(s);
+
+    ck_assert_int_eq(etl_reader_open_path(&rd, test_dir_path("net.etl"), NULL), ETL_OK);
+    while ((rc = etl_reader_next(rd, &ev)) == ETL_OK) {
+        etl_kernel_event ke;
+        char a[ETL_KTCPIP_ADDR_SIZE];
+        if (etl_kernel_decode(&ev, &ke) != 1 || ke.kclass != ETL_KCLASS_TCPIP) continue;
+        ck_assert_uint_eq(ke.u.tcpip.pid, 100);
+        ck_assert_uint_eq(ke.u.tcpip.ip_version, 4);
+        ck_assert_str_eq(etl_ktcpip_addr_format(&ke.u.tcpip, 1, a, sizeof a), "127.0.0.1");
+        ck_assert_uint_eq(ke.u.tcpip.sport, 8080);
+        ck_assert_uint_eq(ke.u.tcpip.dport, 40000);
+        ck_assert_uint_eq(ke.u.tcpip.connid, sk);
+        if (strcmp(ke.name, "TcpIp/Accept") == 0) {
+            ck_assert_uint_eq(ev.pid, 200); /* the header: where it ran */
+            accepts++;
+        } else if (strcmp(ke.name, "TcpIp/Recv") == 0) {
+            ck_assert_uint_eq(ke.u.tcpip.size, 4096);
+            ck_assert_uint_eq(ev.pid, 100);
+            recvs++;
+        } else {
+            ck_assert_str_eq(ke.name, "TcpIp/Disconnect");
+            disconnects++;
+        }
+    }
+    ck_assert_int_eq(rc, ETL_EOF);
+    etl_reader_close(rd);
+    ck_assert_int_eq(accepts, 1);
+    ck_assert_int_eq(recvs, 1);
+    ck_assert_int_eq(disconnects, 1);
+}
+END_TEST
 #endif
 
 
@@ -1822,6 +2052,7 @@ static Suite *suite(void)
     tcase_add_test(tc, thread_set_name_v2);
     tcase_add_test(tc, isr_dpc_v2);
     tcase_add_test(tc, page_fault_v2);
+    tcase_add_test(tc, tcpip_v2);
     tcase_add_test(tc, system_call_names);
     tcase_add_test(tc, system_call_table);
     tcase_add_test(tc, sysconfig_cpu_v3);
@@ -1856,6 +2087,7 @@ static Suite *suite(void)
     tcase_add_test(tc, lbr_in_the_kernel_rings);
 #if defined(__linux__) && defined(PERF_RECORD_MISC_COMM_EXEC)
     tcase_add_test(tc, exec_before_its_fork);
+    tcase_add_test(tc, net_receive_waits_for_its_accept);
 #endif
     suite_add_tcase(s, tc);
     /* ELF files made with gcc: a compiler on a loaded machine takes its time. */

@@ -102,7 +102,11 @@ START_TEST(builtin_profiles)
     ck_assert_uint_eq(collector(must_find(w, "DiskIO.Light", NULL), ETL_WPRP_SYSTEM_COLLECTOR)->kernel_flags & ETL_KERNEL_DISK_IO,
                       ETL_KERNEL_DISK_IO);
     ck_assert(has_unmapped(must_find(w, "FileIO", NULL), "keyword FileIO"));
-    ck_assert(has_unmapped(must_find(w, "Network.Light", NULL), "keyword NetworkTrace"));
+    /* (recorded: TcpIp and UdpIp events) */
+    ck_assert(!has_unmapped(must_find(w, "Network.Light", NULL), "keyword NetworkTrace"));
+    ck_assert_uint_eq(collector(must_find(w, "Network.Light", NULL), ETL_WPRP_SYSTEM_COLLECTOR)->kernel_flags &
+                          ETL_KERNEL_NETWORK_TCPIP,
+                      ETL_KERNEL_NETWORK_TCPIP);
     /* Windows-only profiles are listed, unavailable, with nothing to run. */
     p = must_find(w, "Heap", NULL);
     ck_assert_str_eq(p->id, "Heap.Verbose.File");

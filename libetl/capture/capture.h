@@ -164,6 +164,25 @@ size_t etl_kpayload_isr(uint8_t *out, size_t cap, int64_t initial_time, uint64_t
 size_t etl_kpayload_dpc(uint8_t *out, size_t cap, int64_t initial_time, uint64_t routine);
 /* PageFault TypeGroup1 (version 2): VirtualAddress, ProgramCounter. */
 size_t etl_kpayload_page_fault(uint8_t *out, size_t cap, uint64_t virtual_address, uint64_t program_counter);
+/* TcpIp and UdpIp (version 2): what one event says of a connection or datagram. Addresses are
+   in network order as the kernel keeps them (an IPv4 one in the first 4 bytes); ports in host
+   order (written in network order). */
+typedef struct etl_ktcpip_desc {
+    uint32_t pid, size;
+    int v6;                    /* 1: the IPv6 form (16-byte addresses) */
+    uint8_t daddr[16], saddr[16];
+    uint16_t dport, sport;
+    uint32_t seqnum;
+    uint64_t connid;
+    /* Connect and Accept: the options negotiated (0: not known) */
+    uint16_t mss, sackopt, tsopt, wsopt;
+    uint32_t rcvwin;
+    int16_t rcvwinscale, sndwinscale;
+} etl_ktcpip_desc;
+/* The payload of the TcpIp or UdpIp event hook (ETL_HOOK_TCPIP_*, ETL_HOOK_UDPIP_*, with
+   ETL_HOOK_TCPIP_IPV6 for the IPv6 forms; d->v6 must agree): TypeGroup1's, SendIPV4/6's
+   (startime, endtime 0) or Connect/Accept's layout as the hook wants. */
+size_t etl_kpayload_tcpip(uint8_t *out, size_t cap, uint16_t hook, const etl_ktcpip_desc *d);
 /* Linux's softirqs (HI, TIMER, NET_TX, NET_RX, BLOCK, IRQ_POLL, TASKLET, SCHED, HRTIMER, RCU):
    the hook of the DPC a softirq of vector vec is written as (TimerDPC for the timers' two), and
    the names of their actions in kallsyms (the older name after a '|'). */
@@ -349,7 +368,7 @@ void etl_lbr_perf_cause(int e, const char *what, char *err, size_t errsize);
    kring.c (rings and records), kprocess.c (processes, threads, images), kexec.c (the command
    line of each exec), ktracepoint.c (tracepoints and their fields), kio.c (disk I/O and system
    calls), kimageid.c (build-ids, kallsyms, modules), kpayload.c (writing). Calls go one way:
-   kcapture.c -> kring.c -> kprocess.c, kio.c -> kexec.c -> ktracepoint.c, kimageid.c,
+   kcapture.c -> kring.c -> kprocess.c, kio.c, knet.c -> kexec.c -> ktracepoint.c, kimageid.c,
    kpayload.c, kexit.c (and lbrcapture.c -> kcapture.c -> lbr.c
    -> kpayload.c). ---- */
 
@@ -364,8 +383,9 @@ void etl_lbr_perf_cause(int e, const char *what, char *err, size_t errsize);
    the reader runs: their fd is published last, with release. */
 enum { EV_SIDEBAND, EV_SWITCH, EV_WAKEUP, EV_WAKEUP_NEW, EV_PROFILE, EV_RQ_ISSUE, EV_RQ_COMPLETE, EV_SYS_ENTER,
        EV_SYS_EXIT, EV_MUNMAP, EV_MREMAP, EV_EXIT_GROUP, EV_EXIT, EV_SIG_DELIVER, EV_SIG_GENERATE, EV_EXEC,
-       EV_IRQ_ENTRY, EV_IRQ_EXIT, EV_SOFTIRQ_ENTRY, EV_SOFTIRQ_EXIT, EV_FAULT_MIN, EV_FAULT_MAJ, EV_LBR_PROFILE,
-       EV_LBR_PMC, EV_COUNT };
+       EV_IRQ_ENTRY, EV_IRQ_EXIT, EV_SOFTIRQ_ENTRY, EV_SOFTIRQ_EXIT, EV_FAULT_MIN, EV_FAULT_MAJ,
+       EV_NET_STATE, EV_NET_SEND, EV_NET_RECV, EV_NET_RETRANSMIT,
+       EV_LBR_PROFILE, EV_LBR_PMC, EV_COUNT };
 
 #define RING_PAGES 256u /* data pages per processor: 1 MiB */
 #define EXEC_RING_PAGES 256u /* of the exec samples: 1 MiB, 63 dumps of the stack */
@@ -420,6 +440,7 @@ struct kcpu {
     unsigned exec_waited_ms;   /* at the end, how long it waited for execs' command lines */
     struct kwait exec_wait;    /* of the exec's COMM its handling waits at (etl_kexec_wait) */
     struct kwait task_wait;    /* of the fork or exit its handling waits at (etl_ktask_wait) */
+    struct kwait net_wait;     /* of the connection its handling waits at (etl_knet_wait) */
     uint8_t *exec_ring;        /* EV_EXEC's own ring (EXEC_RING_PAGES), read by the exec thread */
     size_t exec_ring_len;
     _Atomic int64_t progress;  /* every record of this processor up to this time is handled */
@@ -461,6 +482,19 @@ struct kname;
 struct disk_req;
 #define DTAB_SIZE 4096u
 
+/* network_tcpip (knet.c): the sockets seen, by their kernel address, and the listeners. */
+struct knet_sock;
+struct knet_listener;
+#define NETTAB_SIZE 4096u
+/* The fields read from the network tracepoints: inet_sock_set_state's ([0] skaddr, oldstate,
+   newstate, sport, dport, family, protocol, saddr, daddr, saddr_v6, daddr_v6), sock_send_length's
+   and sock_recv_length's ([0] sk, family, protocol, ret, flags), tcp_retransmit_skb's (skaddr,
+   state, sport, dport, family, saddr, daddr, saddr_v6, daddr_v6). */
+enum { KN_SK, KN_OLDSTATE, KN_NEWSTATE, KN_SPORT, KN_DPORT, KN_FAMILY, KN_PROTOCOL, KN_SADDR, KN_DADDR, KN_SADDR6,
+       KN_DADDR6, KN_FIELDS };
+enum { KL_SK, KL_FAMILY, KL_PROTOCOL, KL_RET, KL_FLAGS, KL_FIELDS };
+enum { KR_SK, KR_STATE, KR_SPORT, KR_DPORT, KR_FAMILY, KR_SADDR, KR_DADDR, KR_SADDR6, KR_DADDR6, KR_FIELDS };
+
 struct etl_kcapture {
     etl_session *s;
     pthread_mutex_t plock;     /* ptab and execs, shared by the readers and the exec thread */
@@ -500,6 +534,13 @@ struct etl_kcapture {
     uint64_t softirq_routine[ETL_KSOFTIRQS];
     /* syscall: raw_syscalls:sys_enter's id, sys_exit's ret */
     struct tp_field sys_id, sys_ret;
+    /* network_tcpip: the tracepoints' fields (KN_*, KL_* for send [0] and recv [1], KR_*), the
+       sockets (nettab) and listeners seen, and what /proc said of the sockets at the start */
+    struct tp_field net_state[KN_FIELDS], net_len[2][KL_FIELDS], net_rtx[KR_FIELDS];
+    pthread_mutex_t netlock;
+    struct knet_sock *nettab[NETTAB_SIZE];
+    struct knet_listener *listeners;
+    unsigned net_socks;        /* in nettab */
     /* The fields of the unload and exit tracepoints (etl_kexit_unmap_tps), in their order. */
     struct tp_field tpf[EV_COUNT][4];
     struct etl_kbid_cache *bids; /* build-ids of the files mapped (kimageid.c; NULL: no memory) */
@@ -625,6 +666,27 @@ struct etl_ktp_optional {
 extern const struct etl_ktp_optional etl_kexit_unmap_tps[];
 extern const size_t etl_kexit_unmap_ntps;
 int etl_ktracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT], char *err, size_t errsize);
+/* A tracepoint's id and format (event "group:name"): 0, or -1 with the reason in err. */
+int etl_ktracepoint(const char *event, uint64_t *id, char *format, size_t fsize, char *err, size_t errsize);
+/* The offset and size of field name (any size, "name[N]" arrays included) in a tracepoint's
+   format: 0, or -1 (err says so). */
+int etl_ktp_find_any(const char *format, const char *event, const char *name, struct tp_field *f, char *err,
+                     size_t errsize);
+/* An unsigned field of 1, 2, 4 or 8 bytes in raw (0 when it lies outside). */
+uint64_t etl_ktp_uint(const uint8_t *raw, uint32_t raw_len, const struct tp_field *f);
+
+/* knet.c */
+/* The network tracepoints' fields (tracepoint fields of any size, arrays included): 0, or -1 (err:
+   the tracepoint or field this kernel lacks). */
+int etl_knet_tracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT], char *err, size_t errsize);
+/* The listening TCP sockets at the start (/proc/net/tcp, tcp6) and the processes whose file
+   descriptors hold them, so that connections they accept name their process. */
+void etl_knet_rundown(struct etl_kcapture *k);
+/* 1 while r, a connection's change of state whose socket or listener no reader has noted, is to
+   wait for the other readers to have handled what came before it (etl_kothers_wait). */
+int etl_knet_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int64_t ts, int final);
+void etl_knet_sample(struct kcpu *c, int e, int64_t ts, uint32_t pid, uint32_t tid, const uint8_t *raw, uint32_t raw_len);
+void etl_knet_free(struct etl_kcapture *k);
 
 /* kio.c */
 void etl_kdisk_note_issue(struct kcpu *c, const uint8_t *r, uint32_t size);

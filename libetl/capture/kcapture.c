@@ -45,6 +45,7 @@ static const struct {
     { "cswitch", ETL_KERNEL_CSWITCH },   { "dispatcher", ETL_KERNEL_DISPATCHER }, { "profile", ETL_KERNEL_PROFILE },
     { "disk_io", ETL_KERNEL_DISK_IO },   { "syscall", ETL_KERNEL_SYSCALL },       { "dpc", ETL_KERNEL_DPC },
     { "interrupt", ETL_KERNEL_INTERRUPT }, { "memory_page_faults", ETL_KERNEL_MEMORY_PAGE_FAULTS },
+    { "network_tcpip", ETL_KERNEL_NETWORK_TCPIP },
 };
 
 uint32_t etl_kernel_flag_from_name(const char *name)
@@ -94,6 +95,10 @@ static const char *const ev_names[EV_COUNT] = { "sideband (task, comm, mmap2)", 
                                                 [EV_SOFTIRQ_EXIT] = "irq:softirq_exit",
                                                 [EV_FAULT_MIN] = "minor-faults",
                                                 [EV_FAULT_MAJ] = "major-faults",
+                                                [EV_NET_STATE] = "sock:inet_sock_set_state",
+                                                [EV_NET_SEND] = "sock:sock_send_length",
+                                                [EV_NET_RECV] = "sock:sock_recv_length",
+                                                [EV_NET_RETRANSMIT] = "tcp:tcp_retransmit_skb",
                                                 [EV_LBR_PROFILE] = "cycles with a branch stack",
                                                 [EV_LBR_PMC] = "branch instructions with a branch stack" };
 
@@ -159,6 +164,8 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
     want[EV_IRQ_ENTRY] = want[EV_IRQ_EXIT] = !!(k->flags & ETL_KERNEL_INTERRUPT);
     want[EV_SOFTIRQ_ENTRY] = want[EV_SOFTIRQ_EXIT] = !!(k->flags & ETL_KERNEL_DPC);
     want[EV_FAULT_MIN] = want[EV_FAULT_MAJ] = !!(k->flags & ETL_KERNEL_MEMORY_PAGE_FAULTS);
+    want[EV_NET_STATE] = want[EV_NET_SEND] = want[EV_NET_RECV] = want[EV_NET_RETRANSMIT] =
+        !!(k->flags & ETL_KERNEL_NETWORK_TCPIP);
 
     for (int e = 0; e < EV_COUNT; e++) {
         uint32_t sw_flag = e == EV_SWITCH ? ETL_KERNEL_CSWITCH : e == EV_PROFILE ? ETL_KERNEL_PROFILE
@@ -246,6 +253,13 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
                      strerror(errno));
             return -1;
         }
+        /* network_tcpip: only what the capture writes reaches the ring (the sockets of other
+           families and protocols are left out in the kernel; a kernel that refuses the filter
+           sends them, and the readers leave them out) */
+        if (e == EV_NET_SEND || e == EV_NET_RECV)
+            ioctl(c->fd[e], PERF_EVENT_IOC_SET_FILTER, "(family == 2 || family == 10) && ret > 0");
+        else if (e == EV_NET_STATE)
+            ioctl(c->fd[e], PERF_EVENT_IOC_SET_FILTER, "protocol == 6");
         if (e == EV_SIDEBAND) {
             c->ring_len = (RING_PAGES + 1) * c->page;
             void *m = mmap(NULL, c->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd[e], 0);
@@ -284,6 +298,7 @@ static void kcapture_free(struct etl_kcapture *k)
     etl_kdisk_free(k);
     etl_knames_free(k);
     pthread_mutex_destroy(&k->nlock);
+    etl_knet_free(k);
     free(k);
 }
 
@@ -420,6 +435,7 @@ static int kcapture_start(etl_session *s, struct etl_kcapture *k, uint32_t inter
        processor comes after them in its buffer (perf's clock is the session's, read exactly). */
     t0 = etl_monoclock_exact();
     set_enabled(k, 1);
+    etl_knet_rundown(k); /* (after: a listener opened meanwhile is seen there or here) */
     write_collection(k, t0, ETL_HOOK_PROFILE_COLLECTION_START);
     write_system_calls(k, t0);
     etl_krundown(k, t0, 0);
@@ -486,6 +502,7 @@ static int enable_kernel(etl_session *s, uint32_t flags, uint32_t stackwalk_flag
     pthread_mutex_init(&k->plock, NULL);
     pthread_mutex_init(&k->dlock, NULL);
     pthread_mutex_init(&k->nlock, NULL);
+    pthread_mutex_init(&k->netlock, NULL);
     if (etl_kexec_init(k) != 0) {
         snprintf(err, errsize, "kernel events: out of memory");
         kcapture_free(k);

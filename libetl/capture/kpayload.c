@@ -298,6 +298,40 @@ size_t etl_kpayload_page_fault(uint8_t *out, size_t cap, uint64_t virtual_addres
     return done(&b);
 }
 
+size_t etl_kpayload_tcpip(uint8_t *out, size_t cap, uint16_t hook, const etl_ktcpip_desc *d)
+{
+    struct kp b = kp_start(out, cap);
+    unsigned alen = d->v6 ? 16 : 4;
+    uint16_t base = (uint16_t)(d->v6 ? hook - ETL_HOOK_TCPIP_IPV6 : hook);
+
+    put32(&b, d->pid);
+    put32(&b, d->size);
+    put(&b, d->daddr, alen);
+    put(&b, d->saddr, alen);
+    put8(&b, (uint8_t)(d->dport >> 8)); /* network order */
+    put8(&b, (uint8_t)d->dport);
+    put8(&b, (uint8_t)(d->sport >> 8));
+    put8(&b, (uint8_t)d->sport);
+    if (base == ETL_HOOK_TCPIP_SEND) {
+        put32(&b, 0); /* startime, endtime: not known */
+        put32(&b, 0);
+    } else if (base == ETL_HOOK_TCPIP_CONNECT || base == ETL_HOOK_TCPIP_ACCEPT) {
+        uint16_t opt[4] = { d->mss, d->sackopt, d->tsopt, d->wsopt };
+        for (int i = 0; i < 4; i++) {
+            put8(&b, (uint8_t)opt[i]);
+            put8(&b, (uint8_t)(opt[i] >> 8));
+        }
+        put32(&b, d->rcvwin);
+        put8(&b, (uint8_t)(uint16_t)d->rcvwinscale);
+        put8(&b, (uint8_t)((uint16_t)d->rcvwinscale >> 8));
+        put8(&b, (uint8_t)(uint16_t)d->sndwinscale);
+        put8(&b, (uint8_t)((uint16_t)d->sndwinscale >> 8));
+    }
+    put32(&b, d->seqnum);
+    put64(&b, d->connid);
+    return done(&b);
+}
+
 const char *const etl_ksoftirq_actions[ETL_KSOFTIRQS] = {
     "tasklet_hi_action", "run_timer_softirq", "net_tx_action", "net_rx_action", "blk_done_softirq",
     "irq_poll_softirq", "tasklet_action", "sched_balance_softirq|run_rebalance_domains", "hrtimer_run_softirq",
@@ -420,6 +454,15 @@ int etl_kcapture_form(uint16_t hook, int *system, uint16_t *version)
         { ETL_HOOK_SYSCALL_ENTER, 0, 2 },   { ETL_HOOK_SYSCALL_EXIT, 0, 2 },
         { ETL_HOOK_ISR, 0, 2 },             { ETL_HOOK_DPC, 0, 2 },             { ETL_HOOK_TIMER_DPC, 0, 2 },
         { ETL_HOOK_PAGE_FAULT_DEMAND_ZERO, 1, 2 }, { ETL_HOOK_PAGE_FAULT_HARD, 1, 2 },
+        { ETL_HOOK_TCPIP_SEND, 1, 2 },      { ETL_HOOK_TCPIP_RECV, 1, 2 },      { ETL_HOOK_TCPIP_CONNECT, 1, 2 },
+        { ETL_HOOK_TCPIP_DISCONNECT, 1, 2 }, { ETL_HOOK_TCPIP_RETRANSMIT, 1, 2 }, { ETL_HOOK_TCPIP_ACCEPT, 1, 2 },
+        { ETL_HOOK_TCPIP_RECONNECT, 1, 2 },
+        { ETL_HOOK_TCPIP_SEND + ETL_HOOK_TCPIP_IPV6, 1, 2 }, { ETL_HOOK_TCPIP_RECV + ETL_HOOK_TCPIP_IPV6, 1, 2 },
+        { ETL_HOOK_TCPIP_CONNECT + ETL_HOOK_TCPIP_IPV6, 1, 2 }, { ETL_HOOK_TCPIP_DISCONNECT + ETL_HOOK_TCPIP_IPV6, 1, 2 },
+        { ETL_HOOK_TCPIP_RETRANSMIT + ETL_HOOK_TCPIP_IPV6, 1, 2 }, { ETL_HOOK_TCPIP_ACCEPT + ETL_HOOK_TCPIP_IPV6, 1, 2 },
+        { ETL_HOOK_TCPIP_RECONNECT + ETL_HOOK_TCPIP_IPV6, 1, 2 },
+        { ETL_HOOK_UDPIP_SEND, 1, 2 },      { ETL_HOOK_UDPIP_RECV, 1, 2 },
+        { ETL_HOOK_UDPIP_SEND + ETL_HOOK_TCPIP_IPV6, 1, 2 }, { ETL_HOOK_UDPIP_RECV + ETL_HOOK_TCPIP_IPV6, 1, 2 },
         { ETL_HOOK_IMAGE_UNLOAD, 1, 3 },    { ETL_HOOK_SYSCONFIG_CPU, 1, 3 },
         { ETL_HOOK_PROFILE_COLLECTION_START, 0, 3 }, { ETL_HOOK_PROFILE_COLLECTION_END, 0, 3 },
     };

@@ -130,6 +130,10 @@ static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
         irq_sample(c, e, ts, raw, raw_len);
         return;
     }
+    if (e >= EV_NET_STATE && e <= EV_NET_RETRANSMIT) {
+        etl_knet_sample(c, e, ts, pid, tid, raw, raw_len);
+        return;
+    }
     ts = etl_korder_ts(c, ts);
     if (etl_kexit_unmap_sample(c, e, ts, pid, tid, raw, raw_len)) return;
     if (e == EV_FAULT_MIN || e == EV_FAULT_MAJ) {
@@ -335,7 +339,8 @@ static void drain(struct kcpu *c, int final)
         atomic_store(&c->progress, c->q[done].ts - 1);
         if (etl_kdisk_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, final) ||
             etl_kexec_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, final) ||
-            etl_ktask_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, c->q[done].ts, final))
+            etl_ktask_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, c->q[done].ts, final) ||
+            etl_knet_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, c->q[done].ts, final))
             break;
         etl_kflush_deferred(c, c->q[done].ts);
         handle(c, c->q_bytes + c->q[done].off, c->q[done].len);

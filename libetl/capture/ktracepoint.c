@@ -34,6 +34,18 @@ ssize_t etl_kread_small(const char *path, char *buf, size_t size)
 
 static const char *const tracefs_dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
 
+/* The first tracefs events directory there is into path: 1, or 0 (none: tracefs is not mounted). */
+static int events_dir(char *path, size_t size)
+{
+    struct stat st;
+
+    for (size_t i = 0; i < sizeof tracefs_dirs / sizeof tracefs_dirs[0]; i++) {
+        snprintf(path, size, "%s/events", tracefs_dirs[i]);
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return 1;
+    }
+    return 0;
+}
+
 /* A tracepoint's id and format: 0, or -1 with the reason in err. event is "system:name", or a
    sched tracepoint's name alone. */
 static int tracepoint(const char *event, uint64_t *id, char *format, size_t fsize, char *err, size_t errsize)
@@ -55,7 +67,10 @@ static int tracepoint(const char *event, uint64_t *id, char *format, size_t fsiz
         if (etl_kread_small(path, format, fsize) <= 0) break;
         return 0;
     }
-    if (saved == ENOENT)
+    if (saved == ENOENT && events_dir(path, sizeof path))
+        snprintf(err, errsize, "kernel events: tracepoint %.*s:%s: not in %s (this kernel does not have it)", syslen,
+                 sys, name, path);
+    else if (saved == ENOENT)
         snprintf(err, errsize, "kernel events: tracepoint %.*s:%s: not found in /sys/kernel/tracing or "
                  "/sys/kernel/debug/tracing (is tracefs mounted? mount -t tracefs nodev /sys/kernel/tracing)",
                  syslen, sys, name);
@@ -96,6 +111,48 @@ static int tp_find(const char *format, const char *event, const char *name, stru
     snprintf(err, errsize, "kernel events: tracepoint %s%s has no 4- or 8-byte field '%s'", strchr(event, ':') ? "" : "sched:",
              event, name);
     return -1;
+}
+
+int etl_ktracepoint(const char *event, uint64_t *id, char *format, size_t fsize, char *err, size_t errsize)
+{
+    return tracepoint(event, id, format, fsize, err, errsize);
+}
+
+int etl_ktp_find_any(const char *format, const char *event, const char *name, struct tp_field *f, char *err,
+                     size_t errsize)
+{
+    size_t len = strlen(name);
+
+    for (const char *p = strstr(format, "field:"); p; p = strstr(p + 1, "field:")) {
+        const char *semi = strchr(p, ';'), *end = semi, *o, *s;
+        if (!semi) break;
+        if (end > p && end[-1] == ']') /* name[N] */
+            while (end > p && *end != '[') end--;
+        if ((size_t)(end - p) < len + 1 || memcmp(end - len, name, len) != 0 ||
+            (end[-(ptrdiff_t)len - 1] != ' ' && end[-(ptrdiff_t)len - 1] != '\t' && end[-(ptrdiff_t)len - 1] != '*'))
+            continue;
+        o = strstr(semi, "offset:");
+        s = strstr(semi, "size:");
+        if (!o || !s) break;
+        f->off = (unsigned)strtoul(o + 7, NULL, 10);
+        f->size = (unsigned)strtoul(s + 5, NULL, 10);
+        if (f->size > 0 && f->size <= 64) return 0;
+        break;
+    }
+    snprintf(err, errsize, "kernel events: tracepoint %s has no field '%s'", event, name);
+    return -1;
+}
+
+uint64_t etl_ktp_uint(const uint8_t *raw, uint32_t raw_len, const struct tp_field *f)
+{
+    if (f->off + f->size > raw_len) return 0;
+    switch (f->size) {
+    case 1: return raw[f->off];
+    case 2: return etl_le16(raw + f->off);
+    case 4: return etl_le32(raw + f->off);
+    case 8: return etl_le64(raw + f->off);
+    default: return 0;
+    }
 }
 
 int64_t etl_ktp_get(const uint8_t *raw, uint32_t raw_len, const struct tp_field *f)
@@ -187,7 +244,7 @@ static void exit_unmap_tracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT
 /* The flags whose events come from tracepoints (those of process and image_load optional). */
 #define TRACEPOINT_FLAGS                                                                                       \
     (ETL_KERNEL_CSWITCH | ETL_KERNEL_DISPATCHER | ETL_KERNEL_DISK_IO | ETL_KERNEL_SYSCALL | ETL_KERNEL_PROCESS | \
-     ETL_KERNEL_IMAGE_LOAD | ETL_KERNEL_INTERRUPT | ETL_KERNEL_DPC)
+     ETL_KERNEL_IMAGE_LOAD | ETL_KERNEL_INTERRUPT | ETL_KERNEL_DPC | ETL_KERNEL_NETWORK_TCPIP)
 
 /* The irq tracepoints' ids and fields (interrupt: irq_handler_entry/exit; dpc: softirq_entry/
    exit), and for dpc each softirq's action in /proc/kallsyms (0 where it shows no addresses,
@@ -305,6 +362,7 @@ int etl_ktracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT], char *err, 
     }
     if (io_tracepoints(k, ids, err, errsize) != 0) return -1;
     if (irq_tracepoints(k, ids, err, errsize) != 0) return -1;
+    if ((k->flags & ETL_KERNEL_NETWORK_TCPIP) && etl_knet_tracepoints(k, ids, err, errsize) != 0) return -1;
     exit_unmap_tracepoints(k, ids);
     /* process: each exec's command line, from the new program's stack (optional: without it,
        /proc gives what it can when the exec's record is read) */

@@ -81,13 +81,16 @@ enum etl_kclass {
     ETL_KCLASS_SYSCALL_EXIT,     /* PerfInfo 52 (0x0F34) */
     ETL_KCLASS_ISR,              /* PerfInfo 67 (0x0F43) ISR */
     ETL_KCLASS_DPC,              /* PerfInfo 66 ThreadedDPC, 68 DPC, 69 TimerDPC (0x0F42, 0x0F44, 0x0F45) */
-    ETL_KCLASS_PAGE_FAULT        /* PageFault 10..15 (0x020A..0x020F): Transition, DemandZero, CopyOnWrite,
+    ETL_KCLASS_PAGE_FAULT,       /* PageFault 10..15 (0x020A..0x020F): Transition, DemandZero, CopyOnWrite,
                                     GuardPage, HardPage, AccessViolation */
+    ETL_KCLASS_TCPIP             /* TcpIp 10..16 (IPv4) and 26..32 (IPv6), version 2 (0x060A..0x0620): Send,
+                                    Recv, Connect, Disconnect, Retransmit, Accept, Reconnect; UdpIp 10, 11,
+                                    26, 27 (0x080A, 0x080B, 0x081A, 0x081B): Send, Recv */
 };
-#define ETL_KCLASS_COUNT (ETL_KCLASS_PAGE_FAULT + 1)
+#define ETL_KCLASS_COUNT (ETL_KCLASS_TCPIP + 1)
 /* "process", "thread", "image", "cswitch", "ready_thread", "sampled_profile", "stack",
    "stack_key", "stack_key_def", "trace_header", "group_masks", "rundown_complete", "lbr",
-   "disk_io", "disk_io_init", "syscall_enter", "syscall_exit", "isr", "dpc", "page_fault";
+   "disk_io", "disk_io_init", "syscall_enter", "syscall_exit", "isr", "dpc", "page_fault", "tcpip";
    "none" for ETL_KCLASS_NONE, "unknown" otherwise. */
 ETL_API const char *etl_kclass_name(int kclass);
 
@@ -208,6 +211,28 @@ typedef struct etl_kpage_fault {
     uint64_t program_counter;
 } etl_kpage_fault;
 
+/* TcpIp and UdpIp events: a connection's or datagram's ends, size and process; the event's name
+   says what happened (TcpIp/Send, TcpIp/RecvIPV6, UdpIp/Send, ...). */
+typedef struct etl_ktcpip {
+    uint32_t pid;                 /* PID: the process of the connection (UINT32_MAX: not known) */
+    uint32_t size;                /* bytes sent or received */
+    uint8_t daddr[16], saddr[16]; /* as in the payload (network order); IPv4: the first 4 bytes */
+    uint16_t dport, sport;
+    uint8_t ip_version;           /* 4 or 6 */
+    uint8_t protocol;             /* 6 (TcpIp) or 17 (UdpIp) */
+    uint32_t seqnum;
+    uint64_t connid;              /* the connection's id, the same in all its events */
+    uint32_t startime, endtime;   /* SendIPV4/6 */
+    uint16_t mss, sackopt, tsopt, wsopt; /* Connect, Accept */
+    uint32_t rcvwin;
+    int16_t rcvwinscale, sndwinscale;
+} etl_ktcpip;
+
+/* The source (saddr) or destination (daddr) address of t as text ("127.0.0.1", "::1") into out
+   (ETL_KTCPIP_ADDR_SIZE bytes suffice); returns out. */
+#define ETL_KTCPIP_ADDR_SIZE 46
+ETL_API char *etl_ktcpip_addr_format(const etl_ktcpip *t, int source, char *out, size_t size);
+
 /* Stacks: frames stay in the record; read them with etl_kstack_frame_at. */
 typedef struct etl_kstack {
     int64_t event_timestamp;      /* raw clock of the event the stack belongs to */
@@ -261,6 +286,7 @@ typedef struct etl_kernel_event {
         etl_ksyscall syscall;     /* SYSCALL_ENTER, SYSCALL_EXIT */
         etl_kisr_dpc isr_dpc;     /* ISR, DPC */
         etl_kpage_fault page_fault; /* PAGE_FAULT */
+        etl_ktcpip tcpip;         /* TCPIP */
     } u;
 } etl_kernel_event;
 

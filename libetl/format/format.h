@@ -174,6 +174,21 @@ static inline uint32_t etl_align8(uint32_t n) { return (n + 7u) & ~7u; }
 #define ETL_HOOK_PAGE_FAULT_GUARD       0x020D
 #define ETL_HOOK_PAGE_FAULT_HARD        0x020E
 #define ETL_HOOK_PAGE_FAULT_ACCESS_VIOLATION 0x020F
+/* TcpIp (group 6) and UdpIp (group 8), version 2: the IPv4 forms (Send 10 .. Reconnect 16) and
+   the IPv6 ones (26 .. 32); PID u32, size u32, daddr, saddr (4 or 16 bytes), dport, sport (u16,
+   network order), then SendIPV4/6 startime u32, endtime u32; Connect and Accept mss, sackopt,
+   tsopt, wsopt u16, rcvwin u32, rcvwinscale, sndwinscale s16; then seqnum u32, connid P. */
+#define ETL_HOOK_TCPIP_SEND         0x060A
+#define ETL_HOOK_TCPIP_RECV         0x060B
+#define ETL_HOOK_TCPIP_CONNECT      0x060C
+#define ETL_HOOK_TCPIP_DISCONNECT   0x060D
+#define ETL_HOOK_TCPIP_RETRANSMIT   0x060E
+#define ETL_HOOK_TCPIP_ACCEPT       0x060F
+#define ETL_HOOK_TCPIP_RECONNECT    0x0610
+#define ETL_HOOK_TCPIP_TCP_COPY     0x0612 /* (decoded, not written) */
+#define ETL_HOOK_TCPIP_IPV6         0x0010 /* added to an IPv4 hook (+16): its IPv6 form, SendIPV6 0x061A ... */
+#define ETL_HOOK_UDPIP_SEND         0x080A
+#define ETL_HOOK_UDPIP_RECV         0x080B
 #define ETL_HOOK_PROCESS_START      0x0301 /* Process */
 #define ETL_HOOK_PROCESS_END        0x0302
 #define ETL_HOOK_PROCESS_DCSTART    0x0303

@@ -272,6 +272,35 @@ int etl_load_flush_events(struct etl_sqlite_loader *l)
     return 0;
 }
 
+/* A TcpIp or UdpIp event: its addresses as text (bound as copies: this table's rows are not
+   batched, their text lives on the stack). */
+static int tcpip_row(struct etl_sqlite_loader *l, struct input *in, const etl_event *ev, const etl_kernel_event *ke,
+                     int64_t event, int64_t time_ns)
+{
+    sqlite3_stmt *s = l->sink.stmt[S_TCPIP];
+    const etl_ktcpip *t = &ke->u.tcpip;
+    char sa[ETL_KTCPIP_ADDR_SIZE], da[ETL_KTCPIP_ADDR_SIZE];
+
+    bind_i64(s, 1, event);
+    bind_i64(s, 2, in->trace);
+    bind_i64(s, 3, time_ns);
+    bind_i64(s, 4, ev->cpu);
+    sqlite3_bind_text(s, 5, ke->name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 6, t->protocol == 17 ? "udp" : "tcp", -1, SQLITE_STATIC);
+    bind_i64(s, 7, t->ip_version == 6 ? 6 : 4);
+    if (t->pid != UINT32_MAX) bind_i64(s, 8, t->pid); else sqlite3_bind_null(s, 8);
+    if (ev->has & ETL_HAS_PID_TID) bind_i64(s, 9, ev->tid); else sqlite3_bind_null(s, 9);
+    bind_i64(s, 10, t->size);
+    sqlite3_bind_text(s, 11, etl_ktcpip_addr_format(t, 1, sa, sizeof sa), -1, SQLITE_TRANSIENT);
+    bind_i64(s, 12, t->sport);
+    sqlite3_bind_text(s, 13, etl_ktcpip_addr_format(t, 0, da, sizeof da), -1, SQLITE_TRANSIENT);
+    bind_i64(s, 14, t->dport);
+    bind_i64(s, 15, (int64_t)t->connid);
+    bind_i64(s, 16, t->seqnum);
+    bind_i64(s, 17, t->mss);
+    return etl_sink_step(&l->sink, S_TCPIP);
+}
+
 /*
  * What the main thread writes from the context of other events (in the merged order): a
  * CSwitch says which thread runs on its processor (the thread of the SysClEnter/SysClExit
@@ -327,6 +356,7 @@ static int io_row(struct etl_sqlite_loader *l, struct input *in, const etl_event
         else { rv_null(r, 6); rv_null(r, 7); }
         rv_u64(r, 8, ke->u.page_fault.virtual_address); rv_u64(r, 9, ke->u.page_fault.program_counter);
         return etl_sink_row_end(&l->sink, S_PAGE_FAULT);
+    case ETL_KCLASS_TCPIP: return tcpip_row(l, in, ev, ke, event, time_ns);
     case ETL_KCLASS_ISR: case ETL_KCLASS_DPC: {
         /* it ran from InitialTime (the input's clock) to the event */
         int64_t ticks = ev->timestamp - ke->u.isr_dpc.initial_time, ns;

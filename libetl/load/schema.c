@@ -297,6 +297,27 @@
     "  program_counter INTEGER          -- the instruction that faulted\n" \
     ");\n" \
     "\n" \
+    "-- TcpIp and UdpIp events (version 2): Send, Recv, Connect, Accept, Disconnect, Retransmit,\n" \
+    "-- Reconnect (TcpIp), Send, Recv (UdpIp), IPv4 and IPv6. saddr and sport are the local end,\n" \
+    "-- daddr and dport the peer's ('0.0.0.0' and 0 where the trace does not tell them).\n" \
+    "CREATE TABLE tcpip (\n" \
+    "  event INTEGER PRIMARY KEY,\n" \
+    "  trace INTEGER NOT NULL,\n" \
+    "  time_ns INTEGER NOT NULL,\n" \
+    "  cpu INTEGER NOT NULL,\n" \
+    "  name TEXT NOT NULL,              -- TcpIp/Send, TcpIp/RecvIPV6, UdpIp/Send, ...\n" \
+    "  protocol TEXT NOT NULL,          -- 'tcp' or 'udp'\n" \
+    "  ip_version INTEGER NOT NULL,     -- 4 or 6\n" \
+    "  pid INTEGER,                     -- the payload's PID: the connection's process; NULL: not known\n" \
+    "  tid INTEGER,                     -- of the event's header (the thread running then); NULL: none\n" \
+    "  size INTEGER,                    -- bytes sent or received\n" \
+    "  saddr TEXT, sport INTEGER,\n" \
+    "  daddr TEXT, dport INTEGER,\n" \
+    "  connid INTEGER,                  -- the connection (a Linux capture: its socket), in all its events\n" \
+    "  seqnum INTEGER,\n" \
+    "  mss INTEGER                      -- Connect, Accept: the maximum segment size (0: not known)\n" \
+    ");\n" \
+    "\n" \
     "-- SampledProfile and PMC interrupt (PMCSample) samples: the processor was running thread\n" \
     "-- tid at instruction_pointer.\n" \
     "CREATE TABLE samples (\n" \
@@ -556,6 +577,17 @@
     "SELECT f.trace AS trace, f.pid AS pid, f.process_name AS process_name, f.name AS name, count(*) AS count\n" \
     "FROM (SELECT g.*, " NAME_AT("g.trace", "g.pid", "g.time_ns", "g.event") " AS process_name FROM page_faults g) f\n" \
     "GROUP BY f.trace, f.pid, f.process_name, f.name;\n" \
+    "\n" \
+    "-- Bytes sent and received by each connection (TcpIp) or socket (UdpIp) and its process.\n" \
+    "CREATE VIEW tcpip_by_connection AS\n" \
+    "SELECT c.trace AS trace, c.protocol AS protocol, c.connid AS connid, c.pid AS pid,\n" \
+    "       c.process_name AS process_name, c.saddr AS saddr, c.sport AS sport, c.daddr AS daddr, c.dport AS dport,\n" \
+    "       sum(c.name LIKE '%/Send%') AS sends, sum(CASE WHEN c.name LIKE '%/Send%' THEN c.size ELSE 0 END) AS bytes_sent,\n" \
+    "       sum(c.name LIKE '%/Recv%') AS recvs,\n" \
+    "       sum(CASE WHEN c.name LIKE '%/Recv%' THEN c.size ELSE 0 END) AS bytes_received,\n" \
+    "       sum(c.name LIKE '%/Retransmit%') AS retransmits, min(c.time_ns) AS first_ns, max(c.time_ns) AS last_ns\n" \
+    "FROM (SELECT t.*, " NAME_AT("t.trace", "t.pid", "t.time_ns", "t.event") " AS process_name FROM tcpip t) c\n" \
+    "GROUP BY c.trace, c.protocol, c.connid, c.pid, c.process_name, c.saddr, c.sport, c.daddr, c.dport;\n" \
     "\n" \
     "-- Every stack's frames as text: 'ntdll.dll+0x1234'.\n" \
     "CREATE VIEW stack_frames_view AS\n" \

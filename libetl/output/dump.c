@@ -291,6 +291,13 @@ static int dump_kernel_text(FILE *f, const etl_event *ev, const struct where *ma
         fprintf(f, " address=0x%" PRIx64 " pc=0x%" PRIx64, k.u.page_fault.virtual_address,
                 k.u.page_fault.program_counter);
         break;
+    case ETL_KCLASS_TCPIP: {
+        char sa[ETL_KTCPIP_ADDR_SIZE], da[ETL_KTCPIP_ADDR_SIZE];
+        fprintf(f, " pid=%" PRIu32 " size=%" PRIu32 " saddr=%s sport=%u daddr=%s dport=%u connid=0x%" PRIx64,
+                k.u.tcpip.pid, k.u.tcpip.size, etl_ktcpip_addr_format(&k.u.tcpip, 1, sa, sizeof sa), k.u.tcpip.sport,
+                etl_ktcpip_addr_format(&k.u.tcpip, 0, da, sizeof da), k.u.tcpip.dport, k.u.tcpip.connid);
+        break;
+    }
     case ETL_KCLASS_ISR: case ETL_KCLASS_DPC:
         fprintf(f, " initial_time=%" PRId64 " routine=0x%" PRIx64, k.u.isr_dpc.initial_time, k.u.isr_dpc.routine);
         if (k.kclass == ETL_KCLASS_ISR)
@@ -529,6 +536,17 @@ static void dump_kernel_json(FILE *f, const etl_event *ev, const struct where *m
         break;
     }
     case ETL_KCLASS_SYSCALL_EXIT: json_u(f, "nt_status", k.u.syscall.nt_status); break;
+    case ETL_KCLASS_TCPIP: {
+        char sa[ETL_KTCPIP_ADDR_SIZE], da[ETL_KTCPIP_ADDR_SIZE];
+        json_u(f, "pid", k.u.tcpip.pid);
+        json_u(f, "size", k.u.tcpip.size);
+        fprintf(f, ",\"saddr\":\"%s\",\"daddr\":\"%s\"", etl_ktcpip_addr_format(&k.u.tcpip, 1, sa, sizeof sa),
+                etl_ktcpip_addr_format(&k.u.tcpip, 0, da, sizeof da));
+        json_u(f, "sport", k.u.tcpip.sport);
+        json_u(f, "dport", k.u.tcpip.dport);
+        json_u(f, "connid", k.u.tcpip.connid);
+        break;
+    }
     case ETL_KCLASS_PAGE_FAULT:
         json_u(f, "virtual_address", k.u.page_fault.virtual_address);
         json_u(f, "program_counter", k.u.page_fault.program_counter);

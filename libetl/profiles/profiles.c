@@ -82,6 +82,7 @@ static const struct kwmap keyword_map[] = {
     {"SystemCall", ETL_KERNEL_SYSCALL},
     {"Interrupt", ETL_KERNEL_INTERRUPT},
     {"DPC", ETL_KERNEL_DPC},
+    {"NetworkTrace", ETL_KERNEL_NETWORK_TCPIP},
 };
 
 /* SystemProvider Stack values: the events whose StackWalk libetl writes. */

@@ -44,10 +44,13 @@
 #define SID(n, s) FLD(n, ETL_IN_WBEM_SID, ETL_OUT_NULL, s)      /* MOF extension("Sid") */
 #define PORT(n) FLD(n, ETL_IN_UINT16, ETL_OUT_PORT, 0)          /* MOF extension("Port") */
 #define IP4(n) FLD(n, ETL_IN_UINT32, ETL_OUT_IPV4, 0)           /* MOF extension("IPAddr", "IPAddrV4") */
+#define PORTS(n, s) FLD(n, ETL_IN_UINT16, ETL_OUT_PORT, s)      /* the same, with a typed slot */
+#define IP4S(n, s) FLD(n, ETL_IN_UINT32, ETL_OUT_IPV4, s)
 /* MOF char16 Name[c]: c UTF-16 code units, the string up to the first NUL */
 #define WCHARS(n, c) { .name = (n), .in_type = ETL_IN_UNICODE_STRING, .length_kind = ETL_LEN_CONST, .length = (c), .span = 1 }
 /* MOF extension("IPAddrV6"): 16 bytes */
 #define IP6(n) { .name = (n), .in_type = ETL_IN_BINARY, .out_type = ETL_OUT_IPV6, .length_kind = ETL_LEN_CONST, .length = 16, .span = 1 }
+#define IP6S(n, s) { .name = (n), .in_type = ETL_IN_BINARY, .out_type = ETL_OUT_IPV6, .length_kind = ETL_LEN_CONST, .length = 16, .span = 1, .slot = (s) }
 #define BIN(n, c, s) { .name = (n), .in_type = ETL_IN_BINARY, .length_kind = ETL_LEN_CONST, .length = (c), .span = 1, .slot = (s) }
 /* bytes, as many as the earlier field `ref` says */
 #define BINF(n, ref) { .name = (n), .in_type = ETL_IN_BINARY, .length_kind = ETL_LEN_FIELD, .length_ref = (ref), .span = 1 }
@@ -686,30 +689,38 @@ static const etl_kclass_family FAMILY(tcp_v1_connect_fam, P_TCPIP, ETL_KCLASS_NO
                                       tcp_v1_connect_v);
 
 static const etl_schema_field tcp_v2_send4[] = {
-    U32("PID", 0), U32("size", 0), IP4("daddr"), IP4("saddr"), PORT("dport"), PORT("sport"), U32("startime", 0),
-    U32("endtime", 0), U32("seqnum", 0), PTR("connid", 0),
+    U32("PID", ETL_KSLOT_NET_PID), U32("size", ETL_KSLOT_NET_SIZE), IP4S("daddr", ETL_KSLOT_NET_DADDR),
+    IP4S("saddr", ETL_KSLOT_NET_SADDR), PORTS("dport", ETL_KSLOT_NET_DPORT), PORTS("sport", ETL_KSLOT_NET_SPORT), U32("startime", ETL_KSLOT_NET_STARTIME),
+    U32("endtime", ETL_KSLOT_NET_ENDTIME), U32("seqnum", ETL_KSLOT_NET_SEQNUM), PTR("connid", ETL_KSLOT_NET_CONNID),
 };
 static const etl_schema_field tcp_v2_generic4[] = {
-    U32("PID", 0), U32("size", 0), IP4("daddr"), IP4("saddr"), PORT("dport"), PORT("sport"), U32("seqnum", 0),
-    PTR("connid", 0),
+    U32("PID", ETL_KSLOT_NET_PID), U32("size", ETL_KSLOT_NET_SIZE), IP4S("daddr", ETL_KSLOT_NET_DADDR),
+    IP4S("saddr", ETL_KSLOT_NET_SADDR), PORTS("dport", ETL_KSLOT_NET_DPORT), PORTS("sport", ETL_KSLOT_NET_SPORT), U32("seqnum", ETL_KSLOT_NET_SEQNUM),
+    PTR("connid", ETL_KSLOT_NET_CONNID),
 };
 static const etl_schema_field tcp_v2_connect4[] = {
-    U32("PID", 0), U32("size", 0), IP4("daddr"), IP4("saddr"), PORT("dport"), PORT("sport"), U16("mss", 0),
-    U16("sackopt", 0), U16("tsopt", 0), U16("wsopt", 0), U32("rcvwin", 0), I16("rcvwinscale", 0),
-    I16("sndwinscale", 0), U32("seqnum", 0), PTR("connid", 0),
+    U32("PID", ETL_KSLOT_NET_PID), U32("size", ETL_KSLOT_NET_SIZE), IP4S("daddr", ETL_KSLOT_NET_DADDR),
+    IP4S("saddr", ETL_KSLOT_NET_SADDR), PORTS("dport", ETL_KSLOT_NET_DPORT), PORTS("sport", ETL_KSLOT_NET_SPORT), U16("mss", ETL_KSLOT_NET_MSS),
+    U16("sackopt", ETL_KSLOT_NET_SACKOPT), U16("tsopt", ETL_KSLOT_NET_TSOPT), U16("wsopt", ETL_KSLOT_NET_WSOPT),
+    U32("rcvwin", ETL_KSLOT_NET_RCVWIN), I16("rcvwinscale", ETL_KSLOT_NET_RCVWINSCALE),
+    I16("sndwinscale", ETL_KSLOT_NET_SNDWINSCALE), U32("seqnum", ETL_KSLOT_NET_SEQNUM), PTR("connid", ETL_KSLOT_NET_CONNID),
 };
 static const etl_schema_field tcp_v2_send6[] = {
-    U32("PID", 0), U32("size", 0), IP6("daddr"), IP6("saddr"), PORT("dport"), PORT("sport"), U32("startime", 0),
-    U32("endtime", 0), U32("seqnum", 0), PTR("connid", 0),
+    U32("PID", ETL_KSLOT_NET_PID), U32("size", ETL_KSLOT_NET_SIZE), IP6S("daddr", ETL_KSLOT_NET_DADDR),
+    IP6S("saddr", ETL_KSLOT_NET_SADDR), PORTS("dport", ETL_KSLOT_NET_DPORT), PORTS("sport", ETL_KSLOT_NET_SPORT), U32("startime", ETL_KSLOT_NET_STARTIME),
+    U32("endtime", ETL_KSLOT_NET_ENDTIME), U32("seqnum", ETL_KSLOT_NET_SEQNUM), PTR("connid", ETL_KSLOT_NET_CONNID),
 };
 static const etl_schema_field tcp_v2_generic6[] = {
-    U32("PID", 0), U32("size", 0), IP6("daddr"), IP6("saddr"), PORT("dport"), PORT("sport"), U32("seqnum", 0),
-    PTR("connid", 0),
+    U32("PID", ETL_KSLOT_NET_PID), U32("size", ETL_KSLOT_NET_SIZE), IP6S("daddr", ETL_KSLOT_NET_DADDR),
+    IP6S("saddr", ETL_KSLOT_NET_SADDR), PORTS("dport", ETL_KSLOT_NET_DPORT), PORTS("sport", ETL_KSLOT_NET_SPORT), U32("seqnum", ETL_KSLOT_NET_SEQNUM),
+    PTR("connid", ETL_KSLOT_NET_CONNID),
 };
 static const etl_schema_field tcp_v2_connect6[] = {
-    U32("PID", 0), U32("size", 0), IP6("daddr"), IP6("saddr"), PORT("dport"), PORT("sport"), U16("mss", 0),
-    U16("sackopt", 0), U16("tsopt", 0), U16("wsopt", 0), U32("rcvwin", 0), I16("rcvwinscale", 0),
-    I16("sndwinscale", 0), U32("seqnum", 0), PTR("connid", 0),
+    U32("PID", ETL_KSLOT_NET_PID), U32("size", ETL_KSLOT_NET_SIZE), IP6S("daddr", ETL_KSLOT_NET_DADDR),
+    IP6S("saddr", ETL_KSLOT_NET_SADDR), PORTS("dport", ETL_KSLOT_NET_DPORT), PORTS("sport", ETL_KSLOT_NET_SPORT), U16("mss", ETL_KSLOT_NET_MSS),
+    U16("sackopt", ETL_KSLOT_NET_SACKOPT), U16("tsopt", ETL_KSLOT_NET_TSOPT), U16("wsopt", ETL_KSLOT_NET_WSOPT),
+    U32("rcvwin", ETL_KSLOT_NET_RCVWIN), I16("rcvwinscale", ETL_KSLOT_NET_RCVWINSCALE),
+    I16("sndwinscale", ETL_KSLOT_NET_SNDWINSCALE), U32("seqnum", ETL_KSLOT_NET_SEQNUM), PTR("connid", ETL_KSLOT_NET_CONNID),
 };
 static const etl_schema_field ip_v2_fail[] = { U16("Proto", 0), U16("FailureCode", 0) };
 static const etl_kclass_op tcp_v2_generic4_ops[] = {
@@ -729,34 +740,39 @@ static const etl_kclass_version tcp_fail_v[] = { KV(1, 1, tcp_v1_fail), KV(2, 2,
 static const etl_kclass_version tcp_v2_send6_v[] = { KV(2, 10, tcp_v2_send6) };
 static const etl_kclass_version tcp_v2_generic6_v[] = { KV(2, 8, tcp_v2_generic6) };
 static const etl_kclass_version tcp_v2_connect6_v[] = { KV(2, 15, tcp_v2_connect6) };
-static const etl_kclass_family FAMILY(tcp_v2_send4_fam, P_TCPIP, ETL_KCLASS_NONE, "TcpIp", tcp_v1_send_ops,
+const etl_kclass_family FAMILY(etl_kfam_tcp_send4, P_TCPIP, ETL_KCLASS_TCPIP, "TcpIp", tcp_v1_send_ops,
                                       tcp_v2_send4_v);
-static const etl_kclass_family FAMILY(tcp_v2_generic4_fam, P_TCPIP, ETL_KCLASS_NONE, "TcpIp", tcp_v2_generic4_ops,
+const etl_kclass_family FAMILY(etl_kfam_tcp_generic4, P_TCPIP, ETL_KCLASS_TCPIP, "TcpIp", tcp_v2_generic4_ops,
                                       tcp_v2_generic4_v);
-static const etl_kclass_family FAMILY(tcp_v2_connect4_fam, P_TCPIP, ETL_KCLASS_NONE, "TcpIp", tcp_v1_connect_ops,
+const etl_kclass_family FAMILY(etl_kfam_tcp_connect4, P_TCPIP, ETL_KCLASS_TCPIP, "TcpIp", tcp_v1_connect_ops,
                                       tcp_v2_connect4_v);
 static const etl_kclass_family FAMILY(tcp_fail_fam, P_TCPIP, ETL_KCLASS_NONE, "TcpIp", tcp_fail_ops, tcp_fail_v);
-static const etl_kclass_family FAMILY(tcp_v2_send6_fam, P_TCPIP, ETL_KCLASS_NONE, "TcpIp", tcp_v2_send6_ops,
+const etl_kclass_family FAMILY(etl_kfam_tcp_send6, P_TCPIP, ETL_KCLASS_TCPIP, "TcpIp", tcp_v2_send6_ops,
                                       tcp_v2_send6_v);
-static const etl_kclass_family FAMILY(tcp_v2_generic6_fam, P_TCPIP, ETL_KCLASS_NONE, "TcpIp", tcp_v2_generic6_ops,
+const etl_kclass_family FAMILY(etl_kfam_tcp_generic6, P_TCPIP, ETL_KCLASS_TCPIP, "TcpIp", tcp_v2_generic6_ops,
                                       tcp_v2_generic6_v);
-static const etl_kclass_family FAMILY(tcp_v2_connect6_fam, P_TCPIP, ETL_KCLASS_NONE, "TcpIp", tcp_v2_connect6_ops,
+const etl_kclass_family FAMILY(etl_kfam_tcp_connect6, P_TCPIP, ETL_KCLASS_TCPIP, "TcpIp", tcp_v2_connect6_ops,
                                       tcp_v2_connect6_v);
 
 /* UdpIp_V0_TypeGroup1, UdpIp_V1_TypeGroup1, UdpIp_TypeGroup1 and 2, UdpIp_Fail [MOF] */
 static const etl_schema_field udp_v0[] = {
-    SZT("context", 0), IP4("saddr"), PORT("sport"), U16("size", 0), IP4("daddr"), PORT("dport"), U16("dsize", 0),
+    SZT("context", 0), IP4S("saddr", ETL_KSLOT_NET_SADDR), PORTS("sport", ETL_KSLOT_NET_SPORT),
+    U16("size", ETL_KSLOT_NET_SIZE), IP4S("daddr", ETL_KSLOT_NET_DADDR), PORTS("dport", ETL_KSLOT_NET_DPORT),
+    U16("dsize", 0),
 };
 static const etl_schema_field udp_v1[] = {
-    U32("PID", 0), U32("size", 0), IP4("daddr"), IP4("saddr"), PORT("dport"), PORT("sport"),
+    U32("PID", ETL_KSLOT_NET_PID), U32("size", ETL_KSLOT_NET_SIZE), IP4S("daddr", ETL_KSLOT_NET_DADDR),
+    IP4S("saddr", ETL_KSLOT_NET_SADDR), PORTS("dport", ETL_KSLOT_NET_DPORT), PORTS("sport", ETL_KSLOT_NET_SPORT),
 };
 static const etl_schema_field udp_v2_4[] = {
-    U32("PID", 0), U32("size", 0), IP4("daddr"), IP4("saddr"), PORT("dport"), PORT("sport"), U32("seqnum", 0),
-    PTR("connid", 0),
+    U32("PID", ETL_KSLOT_NET_PID), U32("size", ETL_KSLOT_NET_SIZE), IP4S("daddr", ETL_KSLOT_NET_DADDR),
+    IP4S("saddr", ETL_KSLOT_NET_SADDR), PORTS("dport", ETL_KSLOT_NET_DPORT), PORTS("sport", ETL_KSLOT_NET_SPORT), U32("seqnum", ETL_KSLOT_NET_SEQNUM),
+    PTR("connid", ETL_KSLOT_NET_CONNID),
 };
 static const etl_schema_field udp_v2_6[] = {
-    U32("PID", 0), U32("size", 0), IP6("daddr"), IP6("saddr"), PORT("dport"), PORT("sport"), U32("seqnum", 0),
-    PTR("connid", 0),
+    U32("PID", ETL_KSLOT_NET_PID), U32("size", ETL_KSLOT_NET_SIZE), IP6S("daddr", ETL_KSLOT_NET_DADDR),
+    IP6S("saddr", ETL_KSLOT_NET_SADDR), PORTS("dport", ETL_KSLOT_NET_DPORT), PORTS("sport", ETL_KSLOT_NET_SPORT), U32("seqnum", ETL_KSLOT_NET_SEQNUM),
+    PTR("connid", ETL_KSLOT_NET_CONNID),
 };
 static const etl_kclass_op udp_ops[] = { OP("UdpIp", 10, "Send"), OP("UdpIp", 11, "Recv") };
 static const etl_kclass_op udp6_ops[] = { OP("UdpIp", 26, "SendIPV6"), OP("UdpIp", 27, "RecvIPV6") };
@@ -764,8 +780,8 @@ static const etl_kclass_op udp_fail_ops[] = { OP("UdpIp", 17, "Fail") };
 static const etl_kclass_version udp_v[] = { KV(0, 7, udp_v0), KV(1, 6, udp_v1), KV(2, 8, udp_v2_4) };
 static const etl_kclass_version udp6_v[] = { KV(2, 8, udp_v2_6) };
 static const etl_kclass_version udp_fail_v[] = { KV(2, 2, ip_v2_fail) };
-static const etl_kclass_family FAMILY(udp_fam, P_UDPIP, ETL_KCLASS_NONE, "UdpIp", udp_ops, udp_v);
-static const etl_kclass_family FAMILY(udp6_fam, P_UDPIP, ETL_KCLASS_NONE, "UdpIp", udp6_ops, udp6_v);
+const etl_kclass_family FAMILY(etl_kfam_udp, P_UDPIP, ETL_KCLASS_TCPIP, "UdpIp", udp_ops, udp_v);
+const etl_kclass_family FAMILY(etl_kfam_udp6, P_UDPIP, ETL_KCLASS_TCPIP, "UdpIp", udp6_ops, udp6_v);
 static const etl_kclass_family FAMILY(udp_fail_fam, P_UDPIP, ETL_KCLASS_NONE, "UdpIp", udp_fail_ops, udp_fail_v);
 
 /* ================================================================ PageFault (group 2) */
@@ -1171,9 +1187,9 @@ const etl_kclass_family *const etl_kclass_families[] = {
     &etl_kfam_disk_io, &etl_kfam_disk_init, &etl_kfam_disk_flush, &drv_call_fam, &drv_ret_fam, &drv_routine_fam,
     &drv_req_fam, &splitio_fam,
     &fio_name_fam, &fio_create_fam, &fio_simple_fam, &fio_rw_fam, &fio_info_fam, &fio_dir_fam, &fio_opend_fam,
-    &tcp_v0_fam, &tcp_v1_send_fam, &tcp_v1_generic_fam, &tcp_v1_connect_fam, &tcp_v2_send4_fam, &tcp_v2_generic4_fam,
-    &tcp_v2_connect4_fam, &tcp_fail_fam, &tcp_v2_send6_fam, &tcp_v2_generic6_fam, &tcp_v2_connect6_fam,
-    &udp_fam, &udp6_fam, &udp_fail_fam,
+    &tcp_v0_fam, &tcp_v1_send_fam, &tcp_v1_generic_fam, &tcp_v1_connect_fam, &etl_kfam_tcp_send4, &etl_kfam_tcp_generic4,
+    &etl_kfam_tcp_connect4, &tcp_fail_fam, &etl_kfam_tcp_send6, &etl_kfam_tcp_generic6, &etl_kfam_tcp_connect6,
+    &etl_kfam_udp, &etl_kfam_udp6, &udp_fail_fam,
     &etl_kfam_page_fault, &pf_hard_fam, &pf_valloc_fam, &pf_hr_rundown_fam, &pf_hr_create_fam, &pf_hr_range_fam,
     &pf_hr_destroy_fam, &pf_backed_fam,
     &reg_v0_fam, &reg_v1_fam, &reg_v2_fam,

@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
 
 #include "reader/reader.h"
 
@@ -11,7 +13,7 @@ const char *etl_kclass_name(int kclass)
     static const char *const names[ETL_KCLASS_COUNT] = {
         "none", "process", "thread", "image", "cswitch", "ready_thread", "sampled_profile", "stack",
         "stack_key", "stack_key_def", "trace_header", "group_masks", "rundown_complete", "lbr",
-        "disk_io", "disk_io_init", "syscall_enter", "syscall_exit", "isr", "dpc", "page_fault"
+        "disk_io", "disk_io_init", "syscall_enter", "syscall_exit", "isr", "dpc", "page_fault", "tcpip"
     };
     return kclass >= 0 && kclass < ETL_KCLASS_COUNT ? names[kclass] : "unknown";
 }
@@ -129,7 +131,7 @@ too_small:
 /* ---- the typed decoding: a walk over the kernel's class tables (kclasses.c) ---- */
 
 /* How a slot's value is stored: integers by their member's size (1, 2, 4, 8); the rest by kind. */
-enum { KS_STRING = 16, KS_SID, KS_RAW4, KS_STACK_KEY, KS_FRAMES, KS_LBR_ENTRIES };
+enum { KS_STRING = 16, KS_SID, KS_RAW4, KS_STACK_KEY, KS_FRAMES, KS_LBR_ENTRIES, KS_ADDR, KS_PORT };
 
 struct slot {
     uint16_t offset;    /* in etl_kernel_event */
@@ -193,6 +195,12 @@ static const struct slot slots[ETL_KSLOT_COUNT] = {
     INT(ISR_DPC_INITIAL_TIME, isr_dpc.initial_time), INT(ISR_DPC_ROUTINE, isr_dpc.routine),
     INT(ISR_RETURN, isr_dpc.return_value), INT(ISR_VECTOR, isr_dpc.vector),
     INT(PF_ADDRESS, page_fault.virtual_address), INT(PF_PC, page_fault.program_counter),
+    INT(NET_PID, tcpip.pid), INT(NET_SIZE, tcpip.size), KIND(NET_DADDR, tcpip.daddr, KS_ADDR),
+    KIND(NET_SADDR, tcpip.saddr, KS_ADDR), KIND(NET_DPORT, tcpip.dport, KS_PORT), KIND(NET_SPORT, tcpip.sport, KS_PORT),
+    INT(NET_SEQNUM, tcpip.seqnum), INT(NET_CONNID, tcpip.connid), INT(NET_STARTIME, tcpip.startime),
+    INT(NET_ENDTIME, tcpip.endtime), INT(NET_MSS, tcpip.mss), INT(NET_SACKOPT, tcpip.sackopt),
+    INT(NET_TSOPT, tcpip.tsopt), INT(NET_WSOPT, tcpip.wsopt), INT(NET_RCVWIN, tcpip.rcvwin),
+    INT(NET_RCVWINSCALE, tcpip.rcvwinscale), INT(NET_SNDWINSCALE, tcpip.sndwinscale),
 };
 
 /* The fixed size of an in type (TDH numbering) with pointers of ptr bytes, or 0 when it varies. */
@@ -231,6 +239,11 @@ static inline void store_at(etl_kernel_event *out, uint8_t *dst, unsigned how, c
     case 4: { uint32_t x = (uint32_t)v; memcpy(dst, &x, 4); return; }
     case 8: memcpy(dst, &v, 8); return;
     case KS_RAW4: memcpy(dst, p, 4); return;
+    case KS_ADDR: /* an IPv4 or IPv6 address, as its bytes: its size says which */
+        memcpy(dst, p, size < 16 ? size : 16);
+        out->u.tcpip.ip_version = size == 16 ? 6 : 4;
+        return;
+    case KS_PORT: { uint16_t x = (uint16_t)(p[0] << 8 | p[1]); memcpy(dst, &x, 2); return; } /* network order */
     case KS_STACK_KEY:
         out->u.stack.stack_key = v;
         out->u.stack.frame_size = ptr;
@@ -366,7 +379,8 @@ static int walk(const etl_kclass_version *v, unsigned first, uint32_t off, const
             break;
         case ETL_IN_BINARY: /* of a given size: TIME_ZONE_INFORMATION, whose Bias comes first */
             if (f->length_kind != ETL_LEN_CONST || left < f->length) return required ? ETL_FAILED : 1;
-            if (f->slot && f->length >= 4) store(out, f->slot, p + off, 4, ptr);
+            if (f->slot && slots[f->slot].how == KS_ADDR) store(out, f->slot, p + off, f->length, ptr);
+            else if (f->slot && f->length >= 4) store(out, f->slot, p + off, 4, ptr);
             off += f->length;
             break;
         default:
@@ -382,7 +396,9 @@ static int walk(const etl_kclass_version *v, unsigned first, uint32_t off, const
 enum {
     T_PROCESS, T_DEFUNCT, T_THREAD_START, T_THREAD_END, T_IMAGE, T_CSWITCH, T_READY, T_SAMPLE, T_PMC, T_STACK,
     T_STACK_KEY, T_STACK_KEY_DEF, T_HEADER, T_MASKS, T_RUNDOWN, T_LBR, T_DISK_IO, T_DISK_FLUSH, T_DISK_INIT,
-    T_SYSCALL_ENTER, T_SYSCALL_EXIT, T_THREAD_SET_NAME, T_ISR, T_DPC, T_PAGE_FAULT, T_COUNT, T_NONE = T_COUNT
+    T_SYSCALL_ENTER, T_SYSCALL_EXIT, T_THREAD_SET_NAME, T_ISR, T_DPC, T_PAGE_FAULT,
+    T_TCP_SEND4, T_TCP_GENERIC4, T_TCP_CONNECT4, T_TCP_SEND6, T_TCP_GENERIC6, T_TCP_CONNECT6, T_UDP, T_UDP6,
+    T_COUNT, T_NONE = T_COUNT
 };
 static const etl_kclass_family *const typed[T_COUNT] = {
     [T_PROCESS] = &etl_kfam_process, [T_DEFUNCT] = &etl_kfam_process_defunct,
@@ -395,6 +411,10 @@ static const etl_kclass_family *const typed[T_COUNT] = {
     [T_SYSCALL_ENTER] = &etl_kfam_syscall_enter, [T_SYSCALL_EXIT] = &etl_kfam_syscall_exit,
     [T_THREAD_SET_NAME] = &etl_kfam_thread_set_name, [T_ISR] = &etl_kfam_isr, [T_DPC] = &etl_kfam_dpc,
     [T_PAGE_FAULT] = &etl_kfam_page_fault,
+    [T_TCP_SEND4] = &etl_kfam_tcp_send4, [T_TCP_GENERIC4] = &etl_kfam_tcp_generic4,
+    [T_TCP_CONNECT4] = &etl_kfam_tcp_connect4, [T_TCP_SEND6] = &etl_kfam_tcp_send6,
+    [T_TCP_GENERIC6] = &etl_kfam_tcp_generic6, [T_TCP_CONNECT6] = &etl_kfam_tcp_connect6, [T_UDP] = &etl_kfam_udp,
+    [T_UDP6] = &etl_kfam_udp6,
 };
 
 /* The typed family of a hook (Group << 8 | Type), or T_NONE. */
@@ -431,6 +451,21 @@ static unsigned classify(uint16_t hook)
     case ETL_HOOK_PAGE_FAULT_TRANSITION: case ETL_HOOK_PAGE_FAULT_DEMAND_ZERO: case ETL_HOOK_PAGE_FAULT_COPY_ON_WRITE:
     case ETL_HOOK_PAGE_FAULT_GUARD: case ETL_HOOK_PAGE_FAULT_HARD: case ETL_HOOK_PAGE_FAULT_ACCESS_VIOLATION:
         return T_PAGE_FAULT;
+    /* TcpIp (version 2: etl_kernel_decode leaves the older layouts to the field decoder), UdpIp */
+#define V6(h) ((h) + ETL_HOOK_TCPIP_IPV6)
+    case ETL_HOOK_TCPIP_SEND: return T_TCP_SEND4;
+    case ETL_HOOK_TCPIP_RECV: case ETL_HOOK_TCPIP_DISCONNECT: case ETL_HOOK_TCPIP_RETRANSMIT:
+    case ETL_HOOK_TCPIP_RECONNECT: case ETL_HOOK_TCPIP_TCP_COPY:
+        return T_TCP_GENERIC4;
+    case ETL_HOOK_TCPIP_CONNECT: case ETL_HOOK_TCPIP_ACCEPT: return T_TCP_CONNECT4;
+    case V6(ETL_HOOK_TCPIP_SEND): return T_TCP_SEND6;
+    case V6(ETL_HOOK_TCPIP_RECV): case V6(ETL_HOOK_TCPIP_DISCONNECT): case V6(ETL_HOOK_TCPIP_RETRANSMIT):
+    case V6(ETL_HOOK_TCPIP_RECONNECT): case V6(ETL_HOOK_TCPIP_TCP_COPY):
+        return T_TCP_GENERIC6;
+    case V6(ETL_HOOK_TCPIP_CONNECT): case V6(ETL_HOOK_TCPIP_ACCEPT): return T_TCP_CONNECT6;
+    case ETL_HOOK_UDPIP_SEND: case ETL_HOOK_UDPIP_RECV: return T_UDP;
+    case V6(ETL_HOOK_UDPIP_SEND): case V6(ETL_HOOK_UDPIP_RECV): return T_UDP6;
+#undef V6
     default: return T_NONE;
     }
 }
@@ -531,6 +566,7 @@ static size_t member_size(int kclass)
     case ETL_KCLASS_SYSCALL_ENTER: case ETL_KCLASS_SYSCALL_EXIT: return sizeof k.u.syscall;
     case ETL_KCLASS_ISR: case ETL_KCLASS_DPC: return sizeof k.u.isr_dpc;
     case ETL_KCLASS_PAGE_FAULT: return sizeof k.u.page_fault;
+    case ETL_KCLASS_TCPIP: return sizeof k.u.tcpip;
     case ETL_KCLASS_STACK: case ETL_KCLASS_STACK_KEY: case ETL_KCLASS_STACK_KEY_DEF: return sizeof k.u.stack;
     default: return sizeof k.u;
     }
@@ -625,16 +661,27 @@ int etl_kernel_decode(const etl_event *ev, etl_kernel_event *out)
     plans_need();
     if (!(e = hook_entry[group][type])) goto none;
     h = &hooks[e];
+    if (h->kclass == ETL_KCLASS_TCPIP && group == 0x06 && ev->version < 2) goto none; /* TcpIp_V0, _V1 */
     /* the class's record: what the payload does not hold is 0 */
     if (h->small) memset(&out->u, 0, 32);
     else memset(&out->u, 0, sizeof out->u);
     out->kclass = h->kclass;
     out->name = h->name;
+    if (h->kclass == ETL_KCLASS_TCPIP) out->u.tcpip.protocol = group == 0x06 ? 6 : 17;
     return decode_typed(h->t, ev->version, ev->payload, ev->payload ? ev->payload_len : 0, ev->pointer_size == 4 ? 4 : 8,
                         out);
 none:
     memset(out, 0, sizeof *out);
     return 0;
+}
+
+char *etl_ktcpip_addr_format(const etl_ktcpip *t, int source, char *out, size_t size)
+{
+    const uint8_t *a = source ? t->saddr : t->daddr;
+
+    if (!size) return out;
+    if (!inet_ntop(t->ip_version == 6 ? AF_INET6 : AF_INET, a, out, (socklen_t)size)) out[0] = '\0';
+    return out;
 }
 
 uint64_t etl_kstack_frame_at(const etl_kstack *s, unsigned index)

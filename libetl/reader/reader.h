@@ -382,6 +382,10 @@ enum etl_kslot {
     ETL_KSLOT_SYSCALL_ADDRESS, ETL_KSLOT_SYSCALL_STATUS,
     ETL_KSLOT_ISR_DPC_INITIAL_TIME, ETL_KSLOT_ISR_DPC_ROUTINE, ETL_KSLOT_ISR_RETURN, ETL_KSLOT_ISR_VECTOR,
     ETL_KSLOT_PF_ADDRESS, ETL_KSLOT_PF_PC,
+    ETL_KSLOT_NET_PID, ETL_KSLOT_NET_SIZE, ETL_KSLOT_NET_DADDR, ETL_KSLOT_NET_SADDR, ETL_KSLOT_NET_DPORT,
+    ETL_KSLOT_NET_SPORT, ETL_KSLOT_NET_SEQNUM, ETL_KSLOT_NET_CONNID, ETL_KSLOT_NET_STARTIME, ETL_KSLOT_NET_ENDTIME,
+    ETL_KSLOT_NET_MSS, ETL_KSLOT_NET_SACKOPT, ETL_KSLOT_NET_TSOPT, ETL_KSLOT_NET_WSOPT, ETL_KSLOT_NET_RCVWIN,
+    ETL_KSLOT_NET_RCVWINSCALE, ETL_KSLOT_NET_SNDWINSCALE,
     ETL_KSLOT_COUNT
 };
 
@@ -418,7 +422,9 @@ extern const etl_kclass_family etl_kfam_process, etl_kfam_process_defunct, etl_k
     etl_kfam_pmc_sample, etl_kfam_stack, etl_kfam_stack_key, etl_kfam_stack_key_def, etl_kfam_trace_header,
     etl_kfam_group_masks, etl_kfam_rundown_complete, etl_kfam_lbr, etl_kfam_disk_io, etl_kfam_disk_flush,
     etl_kfam_disk_init, etl_kfam_syscall_enter, etl_kfam_syscall_exit, etl_kfam_thread_set_name,
-    etl_kfam_isr, etl_kfam_dpc, etl_kfam_page_fault;
+    etl_kfam_isr, etl_kfam_dpc, etl_kfam_page_fault, etl_kfam_tcp_send4, etl_kfam_tcp_generic4,
+    etl_kfam_tcp_connect4, etl_kfam_tcp_send6, etl_kfam_tcp_generic6, etl_kfam_tcp_connect6, etl_kfam_udp,
+    etl_kfam_udp6;
 
 /* Every family of the tables, and how many. */
 extern const etl_kclass_family *const etl_kclass_families[];
