@@ -586,7 +586,7 @@ END_TEST
 
 START_TEST(flag_names)
 {
-    char buf[128];
+    char buf[256];
 
     ck_assert_uint_eq(etl_kernel_flag_from_name("process"), 0x1);
     ck_assert_uint_eq(etl_kernel_flag_from_name("image_load"), 0x4);
@@ -597,10 +597,14 @@ START_TEST(flag_names)
     ck_assert_uint_eq(etl_kernel_flag_from_name("dpc"), 0x20);
     ck_assert_uint_eq(etl_kernel_flag_from_name("interrupt"), 0x40);
     ck_assert_uint_eq(etl_kernel_flag_from_name("memory_page_faults"), 0x1000);
-    ck_assert_uint_eq(etl_kernel_flag_from_name("file_io"), 0);
+    ck_assert_uint_eq(etl_kernel_flag_from_name("file_io"), 0x02000000);
+    ck_assert_uint_eq(etl_kernel_flag_from_name("file_io_init"), 0x04000000);
+    ck_assert_uint_eq(etl_kernel_flag_from_name("disk_file_io"), 0x200);
+    ck_assert_uint_eq(etl_kernel_flag_from_name("file"), 0);
     ck_assert_uint_eq(etl_kernel_flag_from_name(NULL), 0);
     ck_assert_str_eq(etl_kernel_flags_format(ETL_KERNEL_ALL, buf, sizeof buf),
-                     "process,thread,image_load,cswitch,dispatcher,profile,disk_io,syscall,dpc,interrupt,memory_page_faults");
+                     "process,thread,image_load,cswitch,dispatcher,profile,disk_io,syscall,dpc,interrupt,memory_page_faults,"
+                     "file_io,file_io_init,disk_file_io");
     ck_assert_str_eq(etl_kernel_flags_format(ETL_KERNEL_PROFILE | ETL_KERNEL_CSWITCH, buf, sizeof buf),
                      "cswitch,profile");
     ck_assert_str_eq(etl_kernel_flags_format(0, buf, sizeof buf), "");
