@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* kfileio DIR N: the file I/O workload of kfileio.test: creates N files in DIR, writes and reads known byte counts, renames some and deletes others, and prints its own figures (per path: bytes written and read; counts of opens, renames and deletes). */
+/* kfileio DIR N: the file I/O workload of kfileio.test: creates N files in DIR, writes and reads known byte counts, renames some and deletes others (the odd ones by paths relative to DIR, its cwd), and prints its own figures (per path: bytes written and read; counts of opens, renames and deletes). */
 #define _POSIX_C_SOURCE 200809L
 #include <fcntl.h>
 #include <stdio.h>
@@ -16,7 +16,7 @@ static int fail(const char *what, const char *path)
 
 int main(int argc, char **argv)
 {
-    char path[4096], to[4096], buf[1000];
+    char path[4096], to[4096], name[64], toname[64], buf[1000];
     int n, opens = 0, renames = 0, deletes = 0;
 
     if (argc != 3 || (n = atoi(argv[2])) <= 0) {
@@ -24,13 +24,16 @@ int main(int argc, char **argv)
         return 2;
     }
     memset(buf, 'x', sizeof buf);
+    if (chdir(argv[1]) != 0) return fail("chdir", argv[1]);
     for (int i = 0; i < n; i++) {
         long want = 1000L * (i + 1) + i, wrote = 0, got = 0;
         ssize_t r;
         int fd;
         snprintf(path, sizeof path, "%s/f%d", argv[1], i);
+        snprintf(name, sizeof name, "f%d", i);
+        const char *p = i % 2 ? name : path; /* what the calls are given */
         /* written in writes of at most 1000 bytes */
-        if ((fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644)) < 0) return fail("open", path);
+        if ((fd = open(p, O_CREAT | O_WRONLY | O_TRUNC, 0644)) < 0) return fail("open", path);
         opens++;
         while (wrote < want) {
             size_t len = want - wrote < (long)sizeof buf ? (size_t)(want - wrote) : sizeof buf;
@@ -40,18 +43,19 @@ int main(int argc, char **argv)
         if (i % 2 == 0 && fsync(fd) != 0) return fail("fsync", path);
         close(fd);
         /* read back in reads of 512 bytes, to the end (the last read gives 0) */
-        if ((fd = open(path, O_RDONLY)) < 0) return fail("open", path);
+        if ((fd = open(p, O_RDONLY)) < 0) return fail("open", path);
         opens++;
         while ((r = read(fd, buf, 512)) > 0) got += r;
         close(fd);
         printf("%s written %ld read %ld\n", path, wrote, got);
         if (i % 3 == 0) {
             snprintf(to, sizeof to, "%s/r%d", argv[1], i);
-            if (rename(path, to) != 0) return fail("rename", path);
+            snprintf(toname, sizeof toname, "r%d", i);
+            if (rename(p, i % 2 ? toname : to) != 0) return fail("rename", path);
             renames++;
             printf("%s renamed %s\n", path, to);
         } else if (i % 3 == 1) {
-            if (unlink(path) != 0) return fail("unlink", path);
+            if (unlink(p) != 0) return fail("unlink", path);
             deletes++;
             printf("%s deleted\n", path);
         }

@@ -16,6 +16,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define S_IFDIR 0040000
 #define AT_EMPTY_PATH 0x1000
 #define MAX_IOV 16
+#define AT_FDCWD -100
 
 /* The processors' BPF_OUTPUT perf events (the capture's rings), by processor. */
 struct {
@@ -32,7 +33,7 @@ struct rec {
     __u64 irp, file, key, offset, size;
     __s64 ret;
     __u32 mode, pid;
-    char path[ETL_KFIO_PATH_MAX];
+    char path[ETL_KFIO_PATH_MAX + 256]; /* (room past the end for a name read at its last offset) */
 };
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -167,7 +168,81 @@ static __always_inline int fd_op(void *ctx, __u8 op, long fd, __u64 offset, int 
     return 0;
 }
 
-static __always_inline int op_end(void *ctx, long ret)
+/* A directory's path into a DIR record: its names from the directory up to the root, each
+   NUL-terminated (crossing mount points; the walk stops after 64 steps or 3840 bytes). Each step
+   is a bpf_loop callback, which the verifier checks once (a plain loop's branches multiply); the
+   offset reached lives in the record (pid, not otherwise used by a DIR record), which the verifier
+   reads back as any value, so that the steps' states are alike. */
+struct walk {
+    __u64 d, vm, m;
+};
+
+static long walk_step(__u32 i, void *arg)
+{
+    struct walk *w = arg;
+    __u32 zero = 0, off;
+    struct rec *r = bpf_map_lookup_elem(&scratch, &zero);
+    struct dentry *d = (struct dentry *)w->d, *parent;
+    struct vfsmount *vm = (struct vfsmount *)w->vm;
+    struct mount *m = (struct mount *)w->m;
+    long n;
+
+    if (!r || !d) return 1;
+    parent = BPF_CORE_READ(d, d_parent);
+    if (d == BPF_CORE_READ(vm, mnt_root) || d == parent) {
+        struct mount *up = BPF_CORE_READ(m, mnt_parent);
+        if (!up || up == m) return 1; /* the root */
+        w->d = (__u64)BPF_CORE_READ(m, mnt_mountpoint);
+        w->m = (__u64)up;
+        w->vm = (__u64)up + bpf_core_field_offset(struct mount, mnt);
+        return 0;
+    }
+    off = r->pid;
+    if (off >= ETL_KFIO_PATH_MAX - 256) return 1;
+    n = bpf_probe_read_kernel_str(r->path + (off & (ETL_KFIO_PATH_MAX - 1)), 256, BPF_CORE_READ(d, d_name.name));
+    if (n <= 0) return 1;
+    r->pid = off + (__u32)n;
+    w->d = (__u64)parent;
+    return 0;
+}
+
+static __always_inline void walk_dir(struct rec *r, struct dentry *d, struct vfsmount *vm)
+{
+    struct walk w = { (__u64)d, (__u64)vm, (__u64)vm - bpf_core_field_offset(struct mount, mnt) };
+
+    r->pid = 0;
+    bpf_loop(64, walk_step, &w, 0);
+    r->path_len = (__u16)(r->pid > ETL_KFIO_PATH_MAX - 1 ? ETL_KFIO_PATH_MAX - 1 : r->pid);
+    r->pid = 0;
+}
+
+/* For a relative path (its first byte not '/'), a DIR record of the directory it is relative to:
+   the cwd (AT_FDCWD) or the directory dirfd (which: 0 the path, 1 a rename's second). */
+static __always_inline void dir_record(void *ctx, __u64 irp, __u64 upath, __s64 dirfd, __u32 which)
+{
+    struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+    struct path dir = {};
+    struct rec *r;
+    char c = '/';
+
+    if (!upath || bpf_probe_read_user(&c, 1, (const void *)upath) != 0 || c == '/') return;
+    if (dirfd == AT_FDCWD) {
+        struct fs_struct *fs = BPF_CORE_READ(t, fs);
+        if (!fs) return;
+        BPF_CORE_READ_INTO(&dir, fs, pwd);
+    } else {
+        struct file *f = fd_file(dirfd);
+        if (!f) return;
+        BPF_CORE_READ_INTO(&dir, f, f_path);
+    }
+    if (!dir.dentry || !dir.mnt || !(r = rec_new(ETL_KFIO_DIR))) return;
+    r->irp = irp;
+    r->info = which;
+    walk_dir(r, dir.dentry, dir.mnt);
+    rec_send(ctx, r);
+}
+
+static __always_inline int op_end(void *ctx, long ret, int path_op)
 {
     __u32 tid = tid_now();
     struct pending *p = bpf_map_lookup_elem(&inflight, &tid);
@@ -176,7 +251,11 @@ static __always_inline int op_end(void *ctx, long ret)
     if (!p) return 0;
     /* A path's op: its record now, with the call's own path (a rename's two, NUL after each)
        and its result; an open's with the file it gave. */
-    if ((p->op == ETL_KFIO_CREATE || p->op == ETL_KFIO_DELETE || p->op == ETL_KFIO_RENAME) && (r = rec_new(p->op))) {
+    if (path_op) {
+        dir_record(ctx, p->irp, p->upath, p->dirfd, 0);
+        if (p->op == ETL_KFIO_RENAME) dir_record(ctx, p->irp, p->upath2, p->dirfd2, 1);
+    }
+    if (path_op && (r = rec_new(p->op))) {
         r->irp = p->irp;
         r->info = p->info;
         r->offset = (__u64)p->dirfd;
@@ -349,7 +428,6 @@ static __always_inline int path_op_enter(__u8 op, __s64 dirfd, __u64 upath, __s6
     return 0;
 }
 
-#define AT_FDCWD -100
 SEC("tracepoint/syscalls/sys_enter_openat")
 int enter_openat(struct trace_event_raw_sys_enter *ctx)
 {
@@ -411,7 +489,11 @@ int enter_rename(struct trace_event_raw_sys_enter *ctx)
 
 #define EXIT(name)                                                                                                    \
     SEC("tracepoint/syscalls/sys_exit_" #name)                                                                        \
-    int exit_##name(struct trace_event_raw_sys_exit *ctx) { return op_end(ctx, ctx->ret); }
+    int exit_##name(struct trace_event_raw_sys_exit *ctx) { return op_end(ctx, ctx->ret, 0); }
+/* (opens, deletes and renames: their records are written at the end) */
+#define PATH_EXIT(name)                                                                                               \
+    SEC("tracepoint/syscalls/sys_exit_" #name)                                                                        \
+    int exit_##name(struct trace_event_raw_sys_exit *ctx) { return op_end(ctx, ctx->ret, 1); }
 EXIT(read)
 EXIT(write)
 EXIT(pread64)
@@ -433,16 +515,16 @@ EXIT(newfstatat)
 EXIT(statx)
 EXIT(ioctl)
 EXIT(getdents64)
-EXIT(openat)
-EXIT(open)
-EXIT(creat)
-EXIT(openat2)
-EXIT(unlinkat)
-EXIT(unlink)
-EXIT(rmdir)
-EXIT(renameat2)
-EXIT(renameat)
-EXIT(rename)
+PATH_EXIT(openat)
+PATH_EXIT(open)
+PATH_EXIT(creat)
+PATH_EXIT(openat2)
+PATH_EXIT(unlinkat)
+PATH_EXIT(unlink)
+PATH_EXIT(rmdir)
+PATH_EXIT(renameat2)
+PATH_EXIT(renameat)
+PATH_EXIT(rename)
 EXIT(close)
 
 /* ---- the rundown: each open file of each process, with its path ---- */

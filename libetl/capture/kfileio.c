@@ -176,6 +176,9 @@ struct etl_kfileio {
     struct etl_kfileio_bpf *skel;
     int ops, ends, names;      /* file_io_init, file_io, disk_file_io */
     pthread_mutex_t lock;      /* path_keys (the readers of every processor) */
+    /* each processor's last DIR records (its reader's only): the directories the relative paths
+       of the next record of that request are in */
+    struct kfio_dir { uint64_t irp; int have[2]; char path[2][PATH_MAX]; } *dirs;
     struct { uint64_t hash, key; } path_keys[PATH_KEYS];
 };
 
@@ -239,6 +242,7 @@ void etl_kfileio_free(struct etl_kcapture *k)
     if (!k->fileio) return;
     etl_kfileio_bpf__destroy(k->fileio->skel);
     pthread_mutex_destroy(&k->fileio->lock);
+    free(k->fileio->dirs);
     free(k->fileio);
     k->fileio = NULL;
 }
@@ -308,6 +312,10 @@ int etl_kfileio_attach(struct etl_kcapture *k, char *err, size_t errsize)
     struct bpf_program *prog;
 
     if (!k->fileio) return 0;
+    if (!(k->fileio->dirs = calloc(k->ncpu, sizeof *k->fileio->dirs))) {
+        snprintf(err, errsize, "file I/O events: out of memory");
+        return -1;
+    }
     bpf_object__for_each_program(prog, k->fileio->skel->obj) {
         struct bpf_link *l;
         if (!bpf_program__autoload(prog) || prog == k->fileio->skel->progs.rundown) continue;
@@ -324,16 +332,21 @@ int etl_kfileio_attach(struct etl_kcapture *k, char *err, size_t errsize)
     return 0;
 }
 
-/* A record's path made whole: the call's own string relative to the cwd or a directory of pid
-   (readlink of /proc, as it is when the record is read: a process gone, or that changed its
-   directory since, leaves it relative). */
-static void whole_path(uint32_t pid, int64_t dirfd, const char *p, char *out, size_t size)
+/* A record's path made whole: the call's own string relative to a directory: dir when the BPF
+   program walked it (DIR record), else the cwd or directory dirfd of pid as /proc shows it when
+   the record is read (a process gone by then leaves it relative). */
+static void whole_path(uint32_t pid, int64_t dirfd, const char *p, const char *walked, char *out, size_t size)
 {
     char link[64], dir[PATH_MAX];
     ssize_t n;
 
-    if (p[0] == '/' || !pid) {
+    if (p[0] == '/' || (!pid && !walked)) {
         snprintf(out, size, "%s", p);
+        return;
+    }
+    if (walked) {
+        if ((size_t)snprintf(out, size, "%s%s%s", walked, strcmp(walked, "/") ? "/" : "", p) >= size)
+            snprintf(out, size, "%s", p);
         return;
     }
     if (dirfd == -100) snprintf(link, sizeof link, "/proc/%u/cwd", pid); /* AT_FDCWD */
@@ -349,8 +362,8 @@ static void whole_path(uint32_t pid, int64_t dirfd, const char *p, char *out, si
 }
 
 /* The record's fixed part into d, its path (made whole) into path: 0, or -1 (cut short). */
-static int record_read(const uint8_t *r, uint32_t n, uint32_t pid, etl_kfileio_desc *d, char *path, size_t size,
-                       uint8_t *op, uint8_t *flags, int64_t *ret)
+static int record_read(const uint8_t *r, uint32_t n, uint32_t pid, const char *walked, etl_kfileio_desc *d,
+                       char *path, size_t size, uint8_t *op, uint8_t *flags, int64_t *ret)
 {
     uint16_t path_len;
 
@@ -375,7 +388,7 @@ static int record_read(const uint8_t *r, uint32_t n, uint32_t pid, etl_kfileio_d
         size_t len = strnlen((const char *)r + ETL_KFIO_FIXED, path_len);
         memcpy(p, r + ETL_KFIO_FIXED, len);
         p[len] = '\0';
-        if (*flags & ETL_KFIO_F_USER_PATH) whole_path(pid, (int64_t)d->offset, p, path, size);
+        if (*flags & ETL_KFIO_F_USER_PATH) whole_path(pid, (int64_t)d->offset, p, walked, path, size);
         else snprintf(path, size, "%s", p);
     }
     d->path = path;
@@ -391,6 +404,42 @@ static void write_name(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32
     if (n <= sizeof buf) etl_kwrite_ev(k, ts, hook, pid, tid, buf, n);
 }
 
+/* A DIR record: the directory's names, leaf first, joined root first into dir's slot. */
+static void kfio_dir_note(struct kfio_dir *dir, const uint8_t *raw, uint32_t raw_len)
+{
+    uint64_t irp = etl_le64(raw + ETL_KFIO_OFF_IRP);
+    uint32_t which = etl_le32(raw + ETL_KFIO_OFF_INFO) ? 1 : 0;
+    uint16_t len = etl_le16(raw + ETL_KFIO_OFF_PATH_LEN);
+    const char *names[ETL_KFIO_PATH_MAX / 2];
+    unsigned count = 0;
+    size_t o = 0, used = 0;
+    char *out = dir->path[which];
+
+    if (dir->irp != irp) {
+        dir->irp = irp;
+        dir->have[0] = dir->have[1] = 0;
+    }
+    if (len > raw_len - ETL_KFIO_FIXED) return;
+    while (o < len && count < sizeof names / sizeof names[0]) {
+        const char *name = (const char *)raw + ETL_KFIO_FIXED + o;
+        size_t nl = strnlen(name, len - o);
+        if (nl == len - o) break; /* not NUL-terminated: cut */
+        names[count++] = name;
+        o += nl + 1;
+    }
+    out[0] = '\0';
+    for (unsigned i = count; i-- > 0;) {
+        size_t nl = strlen(names[i]);
+        if (used + nl + 2 > PATH_MAX) return;
+        out[used++] = '/';
+        memcpy(out + used, names[i], nl);
+        used += nl;
+        out[used] = '\0';
+    }
+    if (!used) snprintf(out, PATH_MAX, "/");
+    dir->have[which] = 1;
+}
+
 void etl_kfileio_sample(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid, const uint8_t *raw, uint32_t raw_len)
 {
     struct etl_kcapture *k = c->k;
@@ -398,10 +447,20 @@ void etl_kfileio_sample(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid, 
     uint8_t buf[ETL_KFIO_PATH_MAX * 2 + 128], op, flags;
     char path[PATH_MAX + ETL_KFIO_PATH_MAX];
     etl_kfileio_desc d;
+    struct kfio_dir *dir;
     int64_t ret;
     size_t n = 0;
 
-    if (!f || record_read(raw, raw_len, pid, &d, path, sizeof path, &op, &flags, &ret) != 0) return;
+    if (!f || raw_len < ETL_KFIO_FIXED) return;
+    if (raw[ETL_KFIO_OFF_OP] == ETL_KFIO_DIR) {
+        kfio_dir_note(&f->dirs[c - k->cpus], raw, raw_len);
+        return;
+    }
+    dir = &f->dirs[c - k->cpus];
+    if (dir->irp != etl_le64(raw + ETL_KFIO_OFF_IRP)) dir = NULL;
+    if (record_read(raw, raw_len, pid, dir && dir->have[0] ? dir->path[0] : NULL, &d, path, sizeof path, &op, &flags,
+                    &ret) != 0)
+        return;
     d.tid = tid;
     switch (op) {
     case ETL_KFIO_CREATE:
@@ -441,7 +500,8 @@ void etl_kfileio_sample(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid, 
             size_t len2 = strnlen((const char *)raw + ETL_KFIO_FIXED + first + 1, path_len - first - 1);
             memcpy(p2, raw + ETL_KFIO_FIXED + first + 1, len2);
             p2[len2] = '\0';
-            whole_path(pid, (int64_t)d.extra_info, p2, new_path, sizeof new_path);
+            whole_path(pid, (int64_t)d.extra_info, p2, dir && dir->have[1] ? dir->path[1] : NULL, new_path,
+                       sizeof new_path);
             second = new_path;
         }
         if (!path[0]) return;

@@ -40,6 +40,9 @@
 
 /* Ops: FileIo's opcodes, and two of the capture's own. */
 #define ETL_KFIO_NAME 0        /* a file's new name (after a rename): key, path */
+#define ETL_KFIO_DIR 1         /* the directory a relative path of the next record with this irp
+                                  is in (info 0: its path, 1: a rename's second): its names from
+                                  the directory up to the root, each NUL-terminated */
 #define ETL_KFIO_RUNDOWN 36    /* an open file at the stop: file, key, pid, path */
 #define ETL_KFIO_CREATE 64
 #define ETL_KFIO_CLEANUP 65
