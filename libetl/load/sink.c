@@ -25,6 +25,7 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_SYSCALL] = "INSERT INTO syscalls VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)",
     [S_ISR_DPC] = "INSERT INTO isr_dpc VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
     [S_PAGE_FAULT] = "INSERT INTO page_faults VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)",
+    [S_FILE_IO] = "INSERT INTO file_io VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)",
     [S_NAME] = "INSERT INTO event_names VALUES (?1,?2,?3,?4,?5,?6)",
     [S_NAME_FIELD] = "INSERT INTO event_name_fields VALUES (?1,?2,?3,?4,?5)",
     [S_FUNCTION] = "INSERT INTO functions VALUES (?1,?2,?3,?4,?5)",

@@ -382,6 +382,10 @@ enum etl_kslot {
     ETL_KSLOT_SYSCALL_ADDRESS, ETL_KSLOT_SYSCALL_STATUS,
     ETL_KSLOT_ISR_DPC_INITIAL_TIME, ETL_KSLOT_ISR_DPC_ROUTINE, ETL_KSLOT_ISR_RETURN, ETL_KSLOT_ISR_VECTOR,
     ETL_KSLOT_PF_ADDRESS, ETL_KSLOT_PF_PC,
+    ETL_KSLOT_FIO_IRP, ETL_KSLOT_FIO_FILE_OBJECT, ETL_KSLOT_FIO_FILE_KEY, ETL_KSLOT_FIO_OFFSET, ETL_KSLOT_FIO_EXTRA,
+    ETL_KSLOT_FIO_TTID, ETL_KSLOT_FIO_IO_SIZE, ETL_KSLOT_FIO_IO_FLAGS, ETL_KSLOT_FIO_INFO_CLASS, ETL_KSLOT_FIO_LENGTH,
+    ETL_KSLOT_FIO_FILE_INDEX, ETL_KSLOT_FIO_CREATE_OPTIONS, ETL_KSLOT_FIO_ATTRIBUTES, ETL_KSLOT_FIO_SHARE,
+    ETL_KSLOT_FIO_STATUS, ETL_KSLOT_FIO_NAME,
     ETL_KSLOT_COUNT
 };
 
@@ -418,7 +422,8 @@ extern const etl_kclass_family etl_kfam_process, etl_kfam_process_defunct, etl_k
     etl_kfam_pmc_sample, etl_kfam_stack, etl_kfam_stack_key, etl_kfam_stack_key_def, etl_kfam_trace_header,
     etl_kfam_group_masks, etl_kfam_rundown_complete, etl_kfam_lbr, etl_kfam_disk_io, etl_kfam_disk_flush,
     etl_kfam_disk_init, etl_kfam_syscall_enter, etl_kfam_syscall_exit, etl_kfam_thread_set_name,
-    etl_kfam_isr, etl_kfam_dpc, etl_kfam_page_fault;
+    etl_kfam_isr, etl_kfam_dpc, etl_kfam_page_fault, etl_kfam_fio_name, etl_kfam_fio_create, etl_kfam_fio_simple,
+    etl_kfam_fio_rw, etl_kfam_fio_info, etl_kfam_fio_dir, etl_kfam_fio_opend;
 
 /* Every family of the tables, and how many. */
 extern const etl_kclass_family *const etl_kclass_families[];
