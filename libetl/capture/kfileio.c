@@ -237,9 +237,46 @@ static int syscall_tracepoint(const char *name)
     return 0;
 }
 
+/* Detaching a tracepoint's program waits for the kernel's readers of it to be done (an RCU
+   grace period, tens of milliseconds): the programs' links are destroyed by DETACHERS threads at
+   once, which share those waits, instead of one after the other (4.7 s for the 62 programs). */
+#define DETACHERS 16
+struct detach_job {
+    struct etl_kfileio_bpf *skel;
+    int first;
+};
+static void *detach_some(void *arg)
+{
+    struct detach_job *j = arg;
+
+    for (int i = j->first; i < j->skel->skeleton->prog_cnt; i += DETACHERS) {
+        struct bpf_link **l = j->skel->skeleton->progs[i].link;
+        bpf_link__destroy(*l);
+        *l = NULL;
+    }
+    return NULL;
+}
+
+static void detach_all(struct etl_kfileio_bpf *skel)
+{
+    pthread_t t[DETACHERS];
+    struct detach_job jobs[DETACHERS];
+    int started[DETACHERS];
+
+    for (int i = 0; i < DETACHERS; i++) {
+        jobs[i].skel = skel;
+        jobs[i].first = i;
+        started[i] = pthread_create(&t[i], NULL, detach_some, &jobs[i]) == 0;
+        if (!started[i]) detach_some(&jobs[i]); /* no thread: here */
+    }
+    for (int i = 0; i < DETACHERS; i++)
+        if (started[i]) pthread_join(t[i], NULL);
+}
+
 void etl_kfileio_free(struct etl_kcapture *k)
 {
     if (!k->fileio) return;
+    if (k->fileio->skel) detach_all(k->fileio->skel);
     etl_kfileio_bpf__destroy(k->fileio->skel);
     pthread_mutex_destroy(&k->fileio->lock);
     free(k->fileio->dirs);
