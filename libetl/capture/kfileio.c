@@ -213,7 +213,7 @@ static void path_key_set(struct etl_kfileio *f, const char *path, uint64_t key)
 
 /* libbpf's last message, for the error a failed load gives (libbpf prints nothing then). */
 static _Thread_local char bpf_last[256];
-static int bpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static int bpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
     char line[256];
 
