@@ -42,7 +42,8 @@ struct {
     __type(value, struct rec);
 } scratch SEC(".maps");
 
-/* A system call in progress on a thread, by thread id. */
+/* A system call in progress on a thread, by thread id (LRU: a thread that died inside a call,
+   whose exit never came, does not keep its entry). */
 struct pending {
     __u64 irp, file, key;
     __u64 upath, upath2;       /* the call's path arguments (user addresses) */
@@ -53,7 +54,7 @@ struct pending {
     __u8 pad[2];
 };
 struct {
-    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(type, BPF_MAP_TYPE_LRU_HASH);
     __uint(max_entries, 16384);
     __type(key, __u32);
     __type(value, struct pending);
