@@ -313,7 +313,10 @@ static __always_inline __u64 iov_bytes(__u64 uiov, long n)
 SEC("tracepoint/syscalls/sys_enter_read")
 int enter_read(struct trace_event_raw_sys_enter *ctx) { return fd_op(ctx, ETL_KFIO_READ, ARG(0), 0, 1, ARG(2), 0, 0); }
 SEC("tracepoint/syscalls/sys_enter_write")
-int enter_write(struct trace_event_raw_sys_enter *ctx) { return fd_op(ctx, ETL_KFIO_WRITE, ARG(0), 0, 1, ARG(2), 0, 0); }
+int enter_write(struct trace_event_raw_sys_enter *ctx)
+{
+    return fd_op(ctx, ETL_KFIO_WRITE, ARG(0), 0, 1, ARG(2), 0, 0);
+}
 SEC("tracepoint/syscalls/sys_enter_pread64")
 int enter_pread64(struct trace_event_raw_sys_enter *ctx)
 {
@@ -473,7 +476,8 @@ int enter_rmdir(struct trace_event_raw_sys_enter *ctx)
 SEC("tracepoint/syscalls/sys_enter_renameat2")
 int enter_renameat2(struct trace_event_raw_sys_enter *ctx)
 {
-    return path_op_enter(ETL_KFIO_RENAME, (__s64)(int)ARG(0), ARG(1), (__s64)(int)ARG(2), ARG(3), 10); /* FileRenameInformation */
+    /* InfoClass FileRenameInformation */
+    return path_op_enter(ETL_KFIO_RENAME, (__s64)(int)ARG(0), ARG(1), (__s64)(int)ARG(2), ARG(3), 10);
 }
 SEC("tracepoint/syscalls/sys_enter_renameat")
 int enter_renameat(struct trace_event_raw_sys_enter *ctx)

@@ -422,7 +422,8 @@ static int record_read(const uint8_t *r, uint32_t n, uint32_t pid, const char *w
     path[0] = '\0';
     if (path_len) {
         char p[ETL_KFIO_PATH_MAX + 1];
-        size_t len = strnlen((const char *)r + ETL_KFIO_FIXED, path_len);
+        size_t len = strnlen((const char *)r + ETL_KFIO_FIXED, path_len < ETL_KFIO_PATH_MAX ? path_len
+                                                                                           : ETL_KFIO_PATH_MAX);
         memcpy(p, r + ETL_KFIO_FIXED, len);
         p[len] = '\0';
         if (*flags & ETL_KFIO_F_USER_PATH) whole_path(pid, (int64_t)d->offset, p, walked, path, size);
@@ -534,7 +535,9 @@ void etl_kfileio_sample(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid, 
         size_t first = strnlen((const char *)raw + ETL_KFIO_FIXED, path_len);
         if (op == ETL_KFIO_RENAME && first + 1 < path_len) {
             char p2[ETL_KFIO_PATH_MAX + 1];
-            size_t len2 = strnlen((const char *)raw + ETL_KFIO_FIXED + first + 1, path_len - first - 1);
+            size_t rest = path_len - first - 1;
+            size_t len2 = strnlen((const char *)raw + ETL_KFIO_FIXED + first + 1,
+                                  rest < ETL_KFIO_PATH_MAX ? rest : ETL_KFIO_PATH_MAX);
             memcpy(p2, raw + ETL_KFIO_FIXED + first + 1, len2);
             p2[len2] = '\0';
             whole_path(pid, (int64_t)d.extra_info, p2, dir && dir->have[1] ? dir->path[1] : NULL, new_path,
@@ -636,7 +639,8 @@ unsigned etl_kfileio_rundown(struct etl_kcapture *k, int64_t ts)
         char path[ETL_KFIO_PATH_MAX + 1];
         size_t plen;
         if (path_len > len - o - ETL_KFIO_FIXED) break;
-        plen = strnlen((const char *)all + o + ETL_KFIO_FIXED, path_len);
+        plen = strnlen((const char *)all + o + ETL_KFIO_FIXED,
+                       path_len < ETL_KFIO_PATH_MAX ? path_len : ETL_KFIO_PATH_MAX);
         memcpy(path, all + o + ETL_KFIO_FIXED, plen);
         path[plen] = '\0';
         /* one FileRundown per file (its FileKey), as Windows names each file once */

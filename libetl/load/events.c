@@ -318,7 +318,8 @@ static int file_io_row(struct etl_sqlite_loader *l, struct input *in, const etl_
     else sqlite3_bind_null(s, 14);
     if (end) sqlite3_bind_int64(s, 15, f->nt_status);
     else sqlite3_bind_null(s, 15);
-    if (etl_sink_bind_string(&l->sink, s, 16, &f->file_name, 0) != SQLITE_OK) return etl_sink_error(&l->sink, "out of memory");
+    if (etl_sink_bind_string(&l->sink, s, 16, &f->file_name, 0) != SQLITE_OK)
+        return etl_sink_error(&l->sink, "out of memory");
     return etl_sink_step(&l->sink, S_FILE_IO);
 }
 
