@@ -6,13 +6,13 @@
 # --kernel FLAGS and under perf record -a -e EVENTS (alternating), each timed with
 # /usr/bin/time (wall and user+system processor time of the whole command: the recorder and the
 # workload), and the medians and ratios printed, with the file sizes. Needs root and perf(1).
-#   bench/kernelflags.sh BUILDDIR [ROUNDS] [FLAG...]      (flags: names, interrupt, faults, net)
+#   bench/kernelflags.sh BUILDDIR [ROUNDS] [FLAG...]      (flags: names, interrupt, faults, net, fileio)
 set -u
 build=${1:?usage: kernelflags.sh BUILDDIR [ROUNDS] [FLAG...]}
 rounds=${2:-5}
 shift
 [ $# -gt 0 ] && shift
-flags=${*:-names interrupt faults net}
+flags=${*:-names interrupt faults net fileio}
 if [ "$(id -u)" -ne 0 ] || ! command -v perf >/dev/null 2>&1 || [ ! -x /usr/bin/time ]; then
     echo "SKIP: needs root, perf(1) and /usr/bin/time"
     exit 0
@@ -68,6 +68,16 @@ for f in $flags; do
         kflags=network_tcpip
         events="-e sock:sock_send_length --filter (family==2||family==10)&&ret>0 -e sock:sock_recv_length --filter (family==2||family==10)&&ret>0 -e sock:inet_sock_set_state --filter protocol==6 -e tcp:tcp_retransmit_skb"
         set -- "$build/tests/knet" 1000 4096 4096 2000 256 ;;
+    fileio) # tests/kfileio: 200 files created, 20 MB written in 1000-byte writes and read back
+        # in 512-byte reads, renamed and deleted: file_io, file_io_init and disk_file_io (BPF
+        # programs on the file system calls) against perf recording the same calls' syscalls
+        # tracepoints (their entries and exits: descriptors, no files nor paths)
+        kflags=file_io,file_io_init,disk_file_io
+        events=""
+        for c in openat close read write fsync newfstatat rename unlink; do
+            events="$events${events:+,}syscalls:sys_enter_$c,syscalls:sys_exit_$c"
+        done
+        set -- sh -c "rm -rf $tmp/fio && mkdir $tmp/fio && $build/tests/kfileio $tmp/fio 200" ;;
     *) echo "unknown flag $f"; exit 2 ;;
     esac
     r=0

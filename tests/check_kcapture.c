@@ -502,6 +502,98 @@ START_TEST(page_fault_v2)
 }
 END_TEST
 
+/* FileIo version 3 (SYSTEM64), as the file I/O capture writes them, read back as the file_io
+   class: Create (OpenPath), Read (Offset, IoSize), Info (ExtraInfo, InfoClass), OperationEnd
+   (ExtraInfo, NtStatus), Name (the FileKey in its FileObject field, FileName); cut ones fail. */
+START_TEST(file_io_v3)
+{
+    uint8_t buf[256];
+    char name[64];
+    etl_kfileio_desc f = { 0 };
+    size_t n;
+    struct decoded d;
+
+    f.irp = 0x8000000000000042ull;
+    f.file_object = 0xffff888100001000ull;
+    f.file_key = 0xffff888100002000ull;
+    f.tid = 11;
+    f.create_options = etl_kfileio_create_options(0100 | 01000 | 01); /* O_CREAT|O_TRUNC|O_WRONLY */
+    f.file_attributes = 0x80;
+    f.share_access = 7;
+    f.path = "/tmp/f\xc3\xa9";
+    n = etl_kpayload_fileio_create(buf, sizeof buf, &f);
+    ck_assert_uint_eq(n, 32 + 2 * 8); /* IrpPtr, FileObject, TTID, options, attributes, share; 8 units */
+    roundtrip(&d, ETL_HOOK_FILEIO_CREATE, buf, n);
+    ck_assert_int_eq(d.ev.kind, ETL_KIND_SYSTEM);
+    ck_assert_uint_eq(d.ev.version, 3);
+    ck_assert_int_eq(d.k.kclass, ETL_KCLASS_FILE_IO);
+    ck_assert_str_eq(d.k.name, "FileIO/Create");
+    ck_assert_uint_eq(d.k.u.file_io.irp, f.irp);
+    ck_assert_uint_eq(d.k.u.file_io.file_object, f.file_object);
+    ck_assert_uint_eq(d.k.u.file_io.ttid, 11);
+    ck_assert_uint_eq(d.k.u.file_io.create_options, 0x05000020); /* FILE_OVERWRITE_IF, synchronous */
+    etl_string_to_utf8(&d.k.u.file_io.file_name, name, sizeof name);
+    ck_assert_str_eq(name, "/tmp/f\xc3\xa9");
+    done(&d);
+
+    f.offset = 4096;
+    f.size = 1000;
+    f.io_flags = 4;
+    n = etl_kpayload_fileio_rw(buf, sizeof buf, &f);
+    ck_assert_uint_eq(n, 48);
+    roundtrip(&d, 0x0444, buf, n);
+    ck_assert_str_eq(d.k.name, "FileIO/Write");
+    ck_assert_uint_eq(d.k.u.file_io.offset, 4096);
+    ck_assert_uint_eq(d.k.u.file_io.file_key, f.file_key);
+    ck_assert_uint_eq(d.k.u.file_io.io_size, 1000);
+    ck_assert_uint_eq(d.k.u.file_io.io_flags, 4);
+    done(&d);
+    record_back(&d, 0x0444, buf, 36); /* cut in TTID */
+    ck_assert_int_eq(etl_kernel_decode(&d.ev, &d.k), ETL_FAILED);
+    done(&d);
+
+    f.extra_info = 1;
+    f.info_class = 13;
+    n = etl_kpayload_fileio_info(buf, sizeof buf, &f);
+    ck_assert_uint_eq(n, 40);
+    roundtrip(&d, 0x0446, buf, n);
+    ck_assert_str_eq(d.k.name, "FileIO/Delete");
+    ck_assert_uint_eq(d.k.u.file_io.extra_info, 1);
+    ck_assert_uint_eq(d.k.u.file_io.info_class, 13);
+    done(&d);
+
+    n = etl_kpayload_fileio_op_end(buf, sizeof buf, f.irp, 1000, etl_kntstatus(-2));
+    ck_assert_uint_eq(n, 24);
+    roundtrip(&d, ETL_HOOK_FILEIO_OP_END, buf, n);
+    ck_assert_str_eq(d.k.name, "FileIO/OperationEnd");
+    ck_assert_uint_eq(d.k.u.file_io.irp, f.irp);
+    ck_assert_uint_eq(d.k.u.file_io.extra_info, 1000);
+    ck_assert_uint_eq(d.k.u.file_io.nt_status, 0xE0000002u);
+    done(&d);
+
+    n = etl_kpayload_fileio_name(buf, sizeof buf, f.file_key, "/a/b");
+    roundtrip(&d, ETL_HOOK_FILEIO_RUNDOWN, buf, n);
+    ck_assert_uint_eq(d.ev.version, 2);
+    ck_assert_str_eq(d.k.name, "FileIO/FileRundown");
+    ck_assert_uint_eq(d.k.u.file_io.file_key, f.file_key);
+    etl_string_to_utf8(&d.k.u.file_io.file_name, name, sizeof name);
+    ck_assert_str_eq(name, "/a/b");
+    done(&d);
+}
+END_TEST
+
+/* open(2)'s flags as NtCreateFile's CreateDisposition (top byte) and CreateOptions. */
+START_TEST(file_io_create_options)
+{
+    ck_assert_uint_eq(etl_kfileio_create_options(0), 0x01000020);                  /* FILE_OPEN */
+    ck_assert_uint_eq(etl_kfileio_create_options(0100), 0x03000020);               /* O_CREAT: FILE_OPEN_IF */
+    ck_assert_uint_eq(etl_kfileio_create_options(0100 | 0200), 0x02000020);        /* O_EXCL: FILE_CREATE */
+    ck_assert_uint_eq(etl_kfileio_create_options(01000), 0x04000020);              /* O_TRUNC: FILE_OVERWRITE */
+    ck_assert_uint_eq(etl_kfileio_create_options(0100 | 01000), 0x05000020);       /* FILE_OVERWRITE_IF */
+    ck_assert_uint_eq(etl_kfileio_create_options(0200000) & 0xFFFFFF, 0x21);       /* O_DIRECTORY */
+}
+END_TEST
+
 START_TEST(syscall_v2)
 {
     uint8_t buf[16];
@@ -670,7 +762,7 @@ END_TEST
 
 START_TEST(flag_names)
 {
-    char buf[128];
+    char buf[256];
 
     ck_assert_uint_eq(etl_kernel_flag_from_name("process"), 0x1);
     ck_assert_uint_eq(etl_kernel_flag_from_name("image_load"), 0x4);
@@ -682,11 +774,14 @@ START_TEST(flag_names)
     ck_assert_uint_eq(etl_kernel_flag_from_name("interrupt"), 0x40);
     ck_assert_uint_eq(etl_kernel_flag_from_name("memory_page_faults"), 0x1000);
     ck_assert_uint_eq(etl_kernel_flag_from_name("network_tcpip"), 0x10000);
-    ck_assert_uint_eq(etl_kernel_flag_from_name("file_io"), 0);
+    ck_assert_uint_eq(etl_kernel_flag_from_name("file_io"), 0x02000000);
+    ck_assert_uint_eq(etl_kernel_flag_from_name("file_io_init"), 0x04000000);
+    ck_assert_uint_eq(etl_kernel_flag_from_name("disk_file_io"), 0x200);
+    ck_assert_uint_eq(etl_kernel_flag_from_name("file"), 0);
     ck_assert_uint_eq(etl_kernel_flag_from_name(NULL), 0);
     ck_assert_str_eq(etl_kernel_flags_format(ETL_KERNEL_ALL, buf, sizeof buf),
                      "process,thread,image_load,cswitch,dispatcher,profile,disk_io,syscall,dpc,interrupt,memory_page_faults,"
-                     "network_tcpip");
+                     "network_tcpip,file_io,file_io_init,disk_file_io");
     ck_assert_str_eq(etl_kernel_flags_format(ETL_KERNEL_PROFILE | ETL_KERNEL_CSWITCH, buf, sizeof buf),
                      "cswitch,profile");
     ck_assert_str_eq(etl_kernel_flags_format(0, buf, sizeof buf), "");
@@ -2053,6 +2148,8 @@ static Suite *suite(void)
     tcase_add_test(tc, isr_dpc_v2);
     tcase_add_test(tc, page_fault_v2);
     tcase_add_test(tc, tcpip_v2);
+    tcase_add_test(tc, file_io_v3);
+    tcase_add_test(tc, file_io_create_options);
     tcase_add_test(tc, system_call_names);
     tcase_add_test(tc, system_call_table);
     tcase_add_test(tc, sysconfig_cpu_v3);

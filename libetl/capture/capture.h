@@ -193,6 +193,32 @@ extern const char *const etl_ksoftirq_actions[ETL_KSOFTIRQS];
 size_t etl_kpayload_syscall_enter(uint8_t *out, size_t cap, uint64_t address);
 size_t etl_kpayload_syscall_exit(uint8_t *out, size_t cap, uint32_t nt_status);
 
+/* FileIo (version 3, 64-bit; kfileio.c): what an operation's event says. */
+typedef struct etl_kfileio_desc {
+    uint64_t irp, file_object, file_key, offset, extra_info;
+    uint32_t tid, size, io_flags, info_class, mode;
+    uint32_t create_options, file_attributes, share_access;
+    const char *path;          /* Create's OpenPath (UTF-8); "" none */
+} etl_kfileio_desc;
+/* Create: IrpPtr, FileObject, TTID, CreateOptions, FileAttributes, ShareAccess, OpenPath;
+   SimpleOp (Cleanup, Close, Flush): IrpPtr, FileObject, FileKey, TTID, padding; ReadWrite:
+   Offset, IrpPtr, FileObject, FileKey, TTID, IoSize, IoFlags, padding; Info (SetInfo, Delete,
+   Rename, QueryInfo, FSControl): IrpPtr, FileObject, FileKey, ExtraInfo, TTID, InfoClass;
+   DirEnum: IrpPtr, FileObject, FileKey, TTID, Length (size), InfoClass, FileIndex 0, FileName
+   (path); OpEnd: IrpPtr, ExtraInfo, NtStatus, padding; Name (Name, FileRundown): FileObject
+   (the FileKey), FileName. */
+size_t etl_kpayload_fileio_create(uint8_t *out, size_t cap, const etl_kfileio_desc *d);
+size_t etl_kpayload_fileio_simple(uint8_t *out, size_t cap, const etl_kfileio_desc *d);
+size_t etl_kpayload_fileio_rw(uint8_t *out, size_t cap, const etl_kfileio_desc *d);
+size_t etl_kpayload_fileio_info(uint8_t *out, size_t cap, const etl_kfileio_desc *d);
+size_t etl_kpayload_fileio_dir_enum(uint8_t *out, size_t cap, const etl_kfileio_desc *d);
+size_t etl_kpayload_fileio_op_end(uint8_t *out, size_t cap, uint64_t irp, uint64_t extra_info, uint32_t nt_status);
+size_t etl_kpayload_fileio_name(uint8_t *out, size_t cap, uint64_t file_key, const char *path);
+/* NtCreateFile's CreateOptions, CreateDisposition in its top byte, from open(2)'s flags
+   (O_CREAT|O_EXCL FILE_CREATE, O_CREAT|O_TRUNC FILE_OVERWRITE_IF, O_CREAT FILE_OPEN_IF, O_TRUNC
+   FILE_OVERWRITE, else FILE_OPEN; O_DIRECTORY, O_SYNC/O_DSYNC, O_DIRECT as their options). */
+uint32_t etl_kfileio_create_options(uint32_t oflags);
+
 /* What a block request's rwbs (block tracepoints' "FWS", "R", ...; n bytes, NUL-padded) says:
    its kind (ETL_KIO_*) and Windows IRP flags (*irp_flags: IRP_READ_OPERATION 0x100,
    IRP_WRITE_OPERATION 0x200, IRP_SYNCHRONOUS_API 0x4 for 'S'). */
@@ -385,7 +411,7 @@ enum { EV_SIDEBAND, EV_SWITCH, EV_WAKEUP, EV_WAKEUP_NEW, EV_PROFILE, EV_RQ_ISSUE
        EV_SYS_EXIT, EV_MUNMAP, EV_MREMAP, EV_EXIT_GROUP, EV_EXIT, EV_SIG_DELIVER, EV_SIG_GENERATE, EV_EXEC,
        EV_IRQ_ENTRY, EV_IRQ_EXIT, EV_SOFTIRQ_ENTRY, EV_SOFTIRQ_EXIT, EV_FAULT_MIN, EV_FAULT_MAJ,
        EV_NET_STATE, EV_NET_SEND, EV_NET_RECV, EV_NET_RETRANSMIT,
-       EV_LBR_PROFILE, EV_LBR_PMC, EV_COUNT };
+       EV_FILEIO, EV_LBR_PROFILE, EV_LBR_PMC, EV_COUNT };
 
 #define RING_PAGES 256u /* data pages per processor: 1 MiB */
 #define EXEC_RING_PAGES 256u /* of the exec samples: 1 MiB, 63 dumps of the stack */
@@ -478,6 +504,9 @@ struct kexec_note {
 struct kname;
 #define NTAB_SIZE 4096u
 
+/* The file I/O BPF programs (kfileio.c). */
+struct etl_kfileio;
+
 /* A block request issued and not completed yet (kio.c). */
 struct disk_req;
 #define DTAB_SIZE 4096u
@@ -532,6 +561,9 @@ struct etl_kcapture {
        softirq_exit's vec, and each softirq's action (kallsyms; 0 unknown) as the DPC's Routine */
     struct tp_field irq_irq[2], irq_ret, softirq_vec[2];
     uint64_t softirq_routine[ETL_KSOFTIRQS];
+    /* file_io, file_io_init, disk_file_io: the BPF programs and what is written (kfileio.c;
+       NULL: none of these flags) */
+    struct etl_kfileio *fileio;
     /* syscall: raw_syscalls:sys_enter's id, sys_exit's ret */
     struct tp_field sys_id, sys_ret;
     /* network_tcpip: the tracepoints' fields (KN_*, KL_* for send [0] and recv [1], KR_*), the
@@ -693,6 +725,17 @@ void etl_kdisk_note_issue(struct kcpu *c, const uint8_t *r, uint32_t size);
 int etl_kdisk_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int final);
 void etl_kdisk_free(struct etl_kcapture *k);
 void etl_kio_record(struct kcpu *c, const struct io_sample *s);
+
+/* kfileio.c: with any of the file I/O flags, their BPF programs loaded (0, or -1 with err);
+   each processor's BPF output event given to them; the programs attached (before the events
+   are enabled); a record (a sample of EV_FILEIO) written as FileIo events; the FileRundown of
+   the open files at the stop (how many); freed. */
+int etl_kfileio_load(struct etl_kcapture *k, char *err, size_t errsize);
+int etl_kfileio_set_cpu(struct etl_kcapture *k, int cpu, int fd, char *err, size_t errsize);
+int etl_kfileio_attach(struct etl_kcapture *k, char *err, size_t errsize);
+void etl_kfileio_sample(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid, const uint8_t *raw, uint32_t raw_len);
+unsigned etl_kfileio_rundown(struct etl_kcapture *k, int64_t ts);
+void etl_kfileio_free(struct etl_kcapture *k);
 
 #endif /* Linux with perf events */
 

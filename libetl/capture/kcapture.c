@@ -46,6 +46,7 @@ static const struct {
     { "disk_io", ETL_KERNEL_DISK_IO },   { "syscall", ETL_KERNEL_SYSCALL },       { "dpc", ETL_KERNEL_DPC },
     { "interrupt", ETL_KERNEL_INTERRUPT }, { "memory_page_faults", ETL_KERNEL_MEMORY_PAGE_FAULTS },
     { "network_tcpip", ETL_KERNEL_NETWORK_TCPIP },
+    { "file_io", ETL_KERNEL_FILE_IO },   { "file_io_init", ETL_KERNEL_FILE_IO_INIT }, { "disk_file_io", ETL_KERNEL_DISK_FILE_IO },
 };
 
 uint32_t etl_kernel_flag_from_name(const char *name)
@@ -99,6 +100,7 @@ static const char *const ev_names[EV_COUNT] = { "sideband (task, comm, mmap2)", 
                                                 [EV_NET_SEND] = "sock:sock_send_length",
                                                 [EV_NET_RECV] = "sock:sock_recv_length",
                                                 [EV_NET_RETRANSMIT] = "tcp:tcp_retransmit_skb",
+                                                [EV_FILEIO] = "the file I/O BPF programs' output",
                                                 [EV_LBR_PROFILE] = "cycles with a branch stack",
                                                 [EV_LBR_PMC] = "branch instructions with a branch stack" };
 
@@ -166,6 +168,7 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
     want[EV_FAULT_MIN] = want[EV_FAULT_MAJ] = !!(k->flags & ETL_KERNEL_MEMORY_PAGE_FAULTS);
     want[EV_NET_STATE] = want[EV_NET_SEND] = want[EV_NET_RECV] = want[EV_NET_RETRANSMIT] =
         !!(k->flags & ETL_KERNEL_NETWORK_TCPIP);
+    want[EV_FILEIO] = !!(k->flags & ETL_KERNEL_FILEIO_ALL);
 
     for (int e = 0; e < EV_COUNT; e++) {
         uint32_t sw_flag = e == EV_SWITCH ? ETL_KERNEL_CSWITCH : e == EV_PROFILE ? ETL_KERNEL_PROFILE
@@ -196,6 +199,10 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
                the faulting address */
             attr_base(&a, PERF_TYPE_SOFTWARE, e == EV_FAULT_MIN ? PERF_COUNT_SW_PAGE_FAULTS_MIN : PERF_COUNT_SW_PAGE_FAULTS_MAJ,
                       PERF_SAMPLE_IP | PERF_SAMPLE_ADDR);
+            a.sample_period = 1;
+        } else if (e == EV_FILEIO) {
+            /* the BPF programs' records (kfileio.c), stamped by perf on the session's clock */
+            attr_base(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, PERF_SAMPLE_RAW);
             a.sample_period = 1;
         } else if (e == EV_EXEC) {
             /* The program's file name, and where it can be had the new stack pointer and
@@ -276,6 +283,7 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
                      strerror(errno));
             return -1;
         }
+        if (e == EV_FILEIO && etl_kfileio_set_cpu(k, c->cpu, c->fd[e], err, errsize) != 0) return -1;
     }
     return 0;
 }
@@ -299,6 +307,7 @@ static void kcapture_free(struct etl_kcapture *k)
     etl_knames_free(k);
     pthread_mutex_destroy(&k->nlock);
     etl_knet_free(k);
+    etl_kfileio_free(k);
     free(k);
 }
 
@@ -395,6 +404,7 @@ void etl_kcapture_end(etl_session *s, struct etl_kcapture *k)
     ts = etl_monoclock_exact();
     write_collection(k, ts, ETL_HOOK_PROFILE_COLLECTION_END);
     etl_krundown(k, ts, 1);
+    etl_kfileio_rundown(k, ts);
     write_sysconfig(k, etl_monoclock_exact());
     etl_kwrite_ev(k, etl_monoclock_exact(), ETL_HOOK_RUNDOWN_COMPLETE, 0, 0, NULL, 0);
     kcapture_free(k);
@@ -408,6 +418,7 @@ static int kcapture_start(etl_session *s, struct etl_kcapture *k, uint32_t inter
     int64_t t0;
 
     if (etl_ktracepoints(k, ids, err, errsize) != 0) return -1;
+    if (etl_kfileio_load(k, err, errsize) != 0) return -1;
     /* The processors this process may run on: one reader each. */
     CPU_ZERO(&online);
     if (sched_getaffinity(0, sizeof online, &online) != 0) {
@@ -433,6 +444,7 @@ static int kcapture_start(etl_session *s, struct etl_kcapture *k, uint32_t inter
     }
     /* Rundown events carry the time before the events were enabled: every perf record of a
        processor comes after them in its buffer (perf's clock is the session's, read exactly). */
+    if (etl_kfileio_attach(k, err, errsize) != 0) return -1;
     t0 = etl_monoclock_exact();
     set_enabled(k, 1);
     etl_knet_rundown(k); /* (after: a listener opened meanwhile is seen there or here) */
@@ -468,7 +480,7 @@ static int enable_kernel(etl_session *s, uint32_t flags, uint32_t stackwalk_flag
 {
     etl_session_properties p;
     struct etl_kcapture *k;
-    char names[128];
+    char names[256];
 
     if (etl_session_kcapture(s)) {
         snprintf(err, errsize, "kernel events: already enabled in this session");

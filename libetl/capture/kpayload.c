@@ -466,6 +466,14 @@ int etl_kcapture_form(uint16_t hook, int *system, uint16_t *version)
         { ETL_HOOK_IMAGE_UNLOAD, 1, 3 },    { ETL_HOOK_SYSCONFIG_CPU, 1, 3 },
         { ETL_HOOK_PROFILE_COLLECTION_START, 0, 3 }, { ETL_HOOK_PROFILE_COLLECTION_END, 0, 3 },
     };
+    /* FileIo: version 3 of the operations (Windows 8 on), 2 of the names (the MOF's), with the
+       process and thread in a SYSTEM header */
+    if (hook >> 8 == ETL_GROUP_FILE_IO && ((hook & 0xFF) == 0 || (hook & 0xFF) == 0x24 ||
+                                           ((hook & 0xFF) >= 0x40 && (hook & 0xFF) <= 0x4D))) {
+        *system = 1;
+        *version = (hook & 0xFF) < 0x40 ? 2 : 3;
+        return 0;
+    }
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
         if (forms[i].hook == hook) {
             *system = forms[i].system;

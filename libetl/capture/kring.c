@@ -135,6 +135,10 @@ static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
         return;
     }
     ts = etl_korder_ts(c, ts);
+    if (e == EV_FILEIO) {
+        etl_kfileio_sample(c, ts, pid, tid, raw, raw_len);
+        return;
+    }
     if (etl_kexit_unmap_sample(c, e, ts, pid, tid, raw, raw_len)) return;
     if (e == EV_FAULT_MIN || e == EV_FAULT_MAJ) {
         /* Linux tells a fault resolved without I/O (minor: a new zero page, a page of the page

@@ -83,14 +83,16 @@ enum etl_kclass {
     ETL_KCLASS_DPC,              /* PerfInfo 66 ThreadedDPC, 68 DPC, 69 TimerDPC (0x0F42, 0x0F44, 0x0F45) */
     ETL_KCLASS_PAGE_FAULT,       /* PageFault 10..15 (0x020A..0x020F): Transition, DemandZero, CopyOnWrite,
                                     GuardPage, HardPage, AccessViolation */
-    ETL_KCLASS_TCPIP             /* TcpIp 10..16 (IPv4) and 26..32 (IPv6), version 2 (0x060A..0x0620): Send,
+    ETL_KCLASS_TCPIP,            /* TcpIp 10..16 (IPv4) and 26..32 (IPv6), version 2 (0x060A..0x0620): Send,
                                     Recv, Connect, Disconnect, Retransmit, Accept, Reconnect; UdpIp 10, 11,
                                     26, 27 (0x080A, 0x080B, 0x081A, 0x081B): Send, Recv */
+    ETL_KCLASS_FILE_IO           /* FileIo (group 4): Name 0, FileCreate 32, FileDelete 35, FileRundown 36,
+                                    Create 64 ... FSControl 75, OperationEnd 76, DirNotify 77 (versions 2, 3) */
 };
-#define ETL_KCLASS_COUNT (ETL_KCLASS_TCPIP + 1)
+#define ETL_KCLASS_COUNT (ETL_KCLASS_FILE_IO + 1)
 /* "process", "thread", "image", "cswitch", "ready_thread", "sampled_profile", "stack",
    "stack_key", "stack_key_def", "trace_header", "group_masks", "rundown_complete", "lbr",
-   "disk_io", "disk_io_init", "syscall_enter", "syscall_exit", "isr", "dpc", "page_fault", "tcpip";
+   "disk_io", "disk_io_init", "syscall_enter", "syscall_exit", "isr", "dpc", "page_fault", "tcpip", "file_io";
    "none" for ETL_KCLASS_NONE, "unknown" otherwise. */
 ETL_API const char *etl_kclass_name(int kclass);
 
@@ -232,6 +234,22 @@ typedef struct etl_ktcpip {
    (ETL_KTCPIP_ADDR_SIZE bytes suffice); returns out. */
 #define ETL_KTCPIP_ADDR_SIZE 46
 ETL_API char *etl_ktcpip_addr_format(const etl_ktcpip *t, int source, char *out, size_t size);
+/* FileIo events: what each holds (0 and an empty name where its class has no such field). A
+   Name, FileCreate, FileDelete or FileRundown names the file of file_key (its FileObject field,
+   which is the FileKey since Windows 8 [TE FileIONameTraceData]). */
+typedef struct etl_kfile_io {
+    uint64_t irp;                 /* IrpPtr: an operation and its OperationEnd share it */
+    uint64_t file_object, file_key;
+    uint64_t offset;              /* Read, Write */
+    uint64_t extra_info;          /* Info: ExtraInfo; OperationEnd: the bytes moved, or the like */
+    uint32_t ttid;                /* the thread that asked */
+    uint32_t io_size, io_flags;   /* Read, Write */
+    uint32_t info_class;          /* Info, DirEnum */
+    uint32_t length, file_index;  /* DirEnum */
+    uint32_t create_options, file_attributes, share_access; /* Create */
+    uint32_t nt_status;           /* OperationEnd */
+    etl_string file_name;         /* UTF-16: Name's FileName, Create's OpenPath, DirEnum's pattern */
+} etl_kfile_io;
 
 /* Stacks: frames stay in the record; read them with etl_kstack_frame_at. */
 typedef struct etl_kstack {
@@ -287,6 +305,7 @@ typedef struct etl_kernel_event {
         etl_kisr_dpc isr_dpc;     /* ISR, DPC */
         etl_kpage_fault page_fault; /* PAGE_FAULT */
         etl_ktcpip tcpip;         /* TCPIP */
+        etl_kfile_io file_io;     /* FILE_IO */
     } u;
 } etl_kernel_event;
 

@@ -285,15 +285,23 @@ ETL_API int etl_lbr_capture_probe(uint32_t flags, char *err, size_t errsize);
                                                 TcpIp Connect/Accept/Disconnect (sock:inet_sock_set_state),
                                                 Retransmit/Reconnect (tcp:tcp_retransmit_skb) */
 #define ETL_KERNEL_PROFILE    0x01000000u /* SampledProfile (cpu-clock sampling) */
+/* File I/O from BPF programs on the file system calls (doc/kernel-events.md): each operation's
+   FileIo event at its start (file_io_init), its OperationEnd (file_io), the files' names
+   (FileIo Name at each open, FileRundown of the open files at the stop: disk_file_io). */
+#define ETL_KERNEL_DISK_FILE_IO 0x00000200u
+#define ETL_KERNEL_FILE_IO      0x02000000u
+#define ETL_KERNEL_FILE_IO_INIT 0x04000000u
+#define ETL_KERNEL_FILEIO_ALL (ETL_KERNEL_DISK_FILE_IO | ETL_KERNEL_FILE_IO | ETL_KERNEL_FILE_IO_INIT)
 #define ETL_KERNEL_ALL (ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD | ETL_KERNEL_IMAGE_LOAD | ETL_KERNEL_CSWITCH | \
                         ETL_KERNEL_DISPATCHER | ETL_KERNEL_PROFILE | ETL_KERNEL_DISK_IO | ETL_KERNEL_SYSCALL | \
                         ETL_KERNEL_DPC | ETL_KERNEL_INTERRUPT | ETL_KERNEL_MEMORY_PAGE_FAULTS | \
-                        ETL_KERNEL_NETWORK_TCPIP)
+                        ETL_KERNEL_NETWORK_TCPIP | ETL_KERNEL_FILEIO_ALL)
 /* Events that can have a StackWalk event (stackwalk_flags): these three. */
 #define ETL_KERNEL_STACKWALK_ALL (ETL_KERNEL_PROFILE | ETL_KERNEL_CSWITCH | ETL_KERNEL_DISPATCHER)
 
 /* The flag of a name ("process", "thread", "image_load", "cswitch", "dispatcher", "profile",
-   "disk_io", "syscall", "dpc", "interrupt", "memory_page_faults", "network_tcpip"),
+   "disk_io", "syscall", "dpc", "interrupt", "memory_page_faults", "network_tcpip", "file_io", "file_io_init",
+   "disk_file_io"),
    or 0 when it names none; and the names of the bits of flags, ','-separated, into out. */
 ETL_API uint32_t etl_kernel_flag_from_name(const char *name);
 ETL_API char *etl_kernel_flags_format(uint32_t flags, char *out, size_t size);

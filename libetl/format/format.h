@@ -144,6 +144,7 @@ static inline uint32_t etl_align8(uint32_t n) { return (n + 7u) & ~7u; }
 #define ETL_GROUP_HEADER   0x00
 #define ETL_GROUP_DISK_IO  0x01
 #define ETL_GROUP_PROCESS  0x03
+#define ETL_GROUP_FILE_IO  0x04
 #define ETL_GROUP_THREAD   0x05
 #define ETL_GROUP_CONFIG   0x0B
 #define ETL_GROUP_LBR      0x0C
@@ -189,6 +190,15 @@ static inline uint32_t etl_align8(uint32_t n) { return (n + 7u) & ~7u; }
 #define ETL_HOOK_TCPIP_IPV6         0x0010 /* added to an IPv4 hook (+16): its IPv6 form, SendIPV6 0x061A ... */
 #define ETL_HOOK_UDPIP_SEND         0x080A
 #define ETL_HOOK_UDPIP_RECV         0x080B
+/* FileIo (group 4), version 3 (doc/format.md section 8.9): a file's name (Name 0, FileRundown 36:
+   FileObject P (the FileKey), FileName W), each operation at its start (Create 64, Cleanup 65,
+   Close 66, Read 67, Write 68, SetInfo 69, Delete 70, Rename 71, DirEnum 72, Flush 73,
+   QueryInfo 74, FSControl 75) and its end (OperationEnd 76: IrpPtr P, ExtraInfo P, NtStatus). */
+#define ETL_HOOK_FILEIO_NAME        0x0400
+#define ETL_HOOK_FILEIO_RUNDOWN     0x0424
+#define ETL_HOOK_FILEIO_CREATE      0x0440
+#define ETL_HOOK_FILEIO_DIR_NOTIFY  0x044D
+#define ETL_HOOK_FILEIO_OP_END      0x044C
 #define ETL_HOOK_PROCESS_START      0x0301 /* Process */
 #define ETL_HOOK_PROCESS_END        0x0302
 #define ETL_HOOK_PROCESS_DCSTART    0x0303

@@ -307,6 +307,51 @@ static int tcpip_row(struct etl_sqlite_loader *l, struct input *in, const etl_ev
  * that follow there: their PERFINFO header names none), a DiskIo issue is kept until its
  * completion's row, which carries it.
  */
+/* A FileIo event's row (not batched: its path is converted for this statement alone). Each column
+   is NULL where the event's class has no such field. */
+static int file_io_row(struct etl_sqlite_loader *l, struct input *in, const etl_event *ev, const etl_kernel_event *ke,
+                       int64_t event, int64_t time_ns)
+{
+    const etl_kfile_io *f = &ke->u.file_io;
+    sqlite3_stmt *s = l->sink.stmt[S_FILE_IO];
+    uint16_t type = ev->hook_id & 0xFF;
+    int name = type < 64, rw = type == 67 || type == 68, dir = type == 72 || type == 77, end = type == 76;
+    int info = type == 69 || type == 70 || type == 71 || type == 74 || type == 75;
+
+    sqlite3_bind_int64(s, 1, event);
+    sqlite3_bind_int64(s, 2, in->trace);
+    sqlite3_bind_int64(s, 3, time_ns);
+    sqlite3_bind_int64(s, 4, ev->cpu);
+    sqlite3_bind_text(s, 5, ke->name, -1, SQLITE_STATIC);
+    if (ev->has & ETL_HAS_PID_TID) {
+        sqlite3_bind_int64(s, 6, ev->pid);
+        sqlite3_bind_int64(s, 7, ev->tid);
+    } else {
+        sqlite3_bind_null(s, 6);
+        if (!name && !end) sqlite3_bind_int64(s, 7, f->ttid);
+        else sqlite3_bind_null(s, 7);
+    }
+    if (name) sqlite3_bind_null(s, 8);
+    else sqlite3_bind_int64(s, 8, (int64_t)f->irp);
+    if (name || end) sqlite3_bind_null(s, 9);
+    else sqlite3_bind_int64(s, 9, (int64_t)f->file_object);
+    if (end || type == 64) sqlite3_bind_null(s, 10);
+    else sqlite3_bind_int64(s, 10, (int64_t)f->file_key);
+    if (rw) sqlite3_bind_int64(s, 11, (int64_t)f->offset);
+    else sqlite3_bind_null(s, 11);
+    if (rw || dir) sqlite3_bind_int64(s, 12, rw ? f->io_size : f->length);
+    else sqlite3_bind_null(s, 12);
+    if (info || dir) sqlite3_bind_int64(s, 13, f->info_class);
+    else sqlite3_bind_null(s, 13);
+    if (info || end) sqlite3_bind_int64(s, 14, (int64_t)f->extra_info);
+    else sqlite3_bind_null(s, 14);
+    if (end) sqlite3_bind_int64(s, 15, f->nt_status);
+    else sqlite3_bind_null(s, 15);
+    if (etl_sink_bind_string(&l->sink, s, 16, &f->file_name, 0) != SQLITE_OK)
+        return etl_sink_error(&l->sink, "out of memory");
+    return etl_sink_step(&l->sink, S_FILE_IO);
+}
+
 static int io_row(struct etl_sqlite_loader *l, struct input *in, const etl_event *ev, const etl_kernel_event *ke,
                   int64_t event, int64_t time_ns)
 {
@@ -357,6 +402,7 @@ static int io_row(struct etl_sqlite_loader *l, struct input *in, const etl_event
         rv_u64(r, 8, ke->u.page_fault.virtual_address); rv_u64(r, 9, ke->u.page_fault.program_counter);
         return etl_sink_row_end(&l->sink, S_PAGE_FAULT);
     case ETL_KCLASS_TCPIP: return tcpip_row(l, in, ev, ke, event, time_ns);
+    case ETL_KCLASS_FILE_IO: return file_io_row(l, in, ev, ke, event, time_ns);
     case ETL_KCLASS_ISR: case ETL_KCLASS_DPC: {
         /* it ran from InitialTime (the input's clock) to the event */
         int64_t ticks = ev->timestamp - ke->u.isr_dpc.initial_time, ns;

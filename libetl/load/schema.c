@@ -318,6 +318,29 @@
     "  mss INTEGER                      -- Connect, Accept: the maximum segment size (0: not known)\n" \
     ");\n" \
     "\n" \
+    "-- FileIo events: each file operation at its start (FileIO/Create, /Cleanup, /Close, /Read,\n" \
+    "-- /Write, /Flush, /SetInfo, /Delete, /Rename, /QueryInfo, /FSControl, /DirEnum, /DirNotify),\n" \
+    "-- its end (FileIO/OperationEnd, the same irp) and the files' names (FileIO/Name, /FileCreate,\n" \
+    "-- /FileDelete, /FileRundown: file_key and path). file_io_view pairs and names them.\n" \
+    "CREATE TABLE file_io (\n" \
+    "  event INTEGER PRIMARY KEY,\n" \
+    "  trace INTEGER NOT NULL,\n" \
+    "  time_ns INTEGER NOT NULL,\n" \
+    "  cpu INTEGER NOT NULL,\n" \
+    "  name TEXT NOT NULL,              -- FileIO/Read, FileIO/OperationEnd, FileIO/Name, ...\n" \
+    "  pid INTEGER,                     -- of the event's header; NULL when it names none\n" \
+    "  tid INTEGER,                     -- the header's, else TTID\n" \
+    "  irp INTEGER,                     -- IrpPtr: an operation and its OperationEnd share it\n" \
+    "  file_object INTEGER,             -- the open file (NULL: the event has none)\n" \
+    "  file_key INTEGER,                -- the file (names: the file they name)\n" \
+    "  offset INTEGER,                  -- Read, Write: the file offset\n" \
+    "  size INTEGER,                    -- Read, Write: IoSize; DirEnum: Length\n" \
+    "  info_class INTEGER,              -- SetInfo, Delete, Rename, QueryInfo, FSControl, DirEnum\n" \
+    "  extra_info INTEGER,              -- Info events; OperationEnd: the bytes moved (or the like)\n" \
+    "  nt_status INTEGER,               -- OperationEnd\n" \
+    "  path TEXT                        -- names: the file's; Create: OpenPath; DirEnum: its pattern\n" \
+    ");\n" \
+    "\n" \
     "-- SampledProfile and PMC interrupt (PMCSample) samples: the processor was running thread\n" \
     "-- tid at instruction_pointer.\n" \
     "CREATE TABLE samples (\n" \
@@ -430,6 +453,9 @@
     "CREATE INDEX IF NOT EXISTS processes_by_pid ON processes (trace, pid, time_ns);\n" \
     "CREATE INDEX IF NOT EXISTS threads_by_tid ON threads (trace, tid);\n" \
     "CREATE INDEX IF NOT EXISTS images_by_address ON images (trace, pid, image_base);\n" \
+    "CREATE INDEX IF NOT EXISTS file_io_by_irp ON file_io (trace, irp, event);\n" \
+    "CREATE INDEX IF NOT EXISTS file_io_by_key ON file_io (trace, file_key, event);\n" \
+    "CREATE INDEX IF NOT EXISTS file_io_by_object ON file_io (trace, file_object, event);\n" \
  \
     "CREATE INDEX IF NOT EXISTS stacks_by_event ON stacks (event);\n" \
     "CREATE INDEX IF NOT EXISTS stacks_by_frames ON stacks (frames);\n" \
@@ -588,6 +614,42 @@
     "       sum(c.name LIKE '%/Retransmit%') AS retransmits, min(c.time_ns) AS first_ns, max(c.time_ns) AS last_ns\n" \
     "FROM (SELECT t.*, " NAME_AT("t.trace", "t.pid", "t.time_ns", "t.event") " AS process_name FROM tcpip t) c\n" \
     "GROUP BY c.trace, c.protocol, c.connid, c.pid, c.process_name, c.saddr, c.sport, c.daddr, c.dport;\n" \
+    "\n" \
+    "-- Each file operation (not the names, not the ends) with its end (the first OperationEnd\n" \
+    "-- of its irp from its time: status, bytes moved, duration) and its file's path (a Create's\n" \
+    "-- own; else the last name of its file_key before it (events are numbered in time order);\n" \
+    "-- else the last Create of its\n" \
+    "-- file_object before it; else the file's FileRundown).\n" \
+    "CREATE VIEW file_io_view AS\n" \
+    "SELECT v.*, e.nt_status AS nt_status, e.extra_info AS bytes, e.time_ns - v.time_ns AS duration_ns\n" \
+    "FROM (SELECT o.event AS event, o.trace AS trace, o.time_ns AS time_ns, o.cpu AS cpu, o.pid AS pid,\n" \
+    "             o.tid AS tid, substr(o.name, 8) AS op, o.irp AS irp, o.file_object AS file_object,\n" \
+    "             o.file_key AS file_key, o.offset AS offset, o.size AS size, o.info_class AS info_class,\n" \
+    "             o.extra_info AS extra_info,\n" \
+    "             coalesce(CASE WHEN o.name = 'FileIO/Create' THEN o.path END,\n" \
+    "                      (SELECT n.path FROM file_io n WHERE n.trace = o.trace AND n.file_key = o.file_key\n" \
+    "                         AND n.name IN ('FileIO/Name', 'FileIO/FileCreate', 'FileIO/FileRundown')\n" \
+    "                         AND n.event < o.event ORDER BY n.event DESC LIMIT 1),\n" \
+    "                      (SELECT c.path FROM file_io c WHERE c.trace = o.trace AND c.file_object = o.file_object\n" \
+    "                         AND c.name = 'FileIO/Create' AND c.event < o.event ORDER BY c.event DESC LIMIT 1),\n" \
+    "                      (SELECT n.path FROM file_io n WHERE n.trace = o.trace AND n.file_key = o.file_key\n" \
+    "                         AND n.name = 'FileIO/FileRundown' LIMIT 1)) AS path,\n" \
+    "             (SELECT min(x.event) FROM file_io x WHERE x.trace = o.trace AND x.irp = o.irp\n" \
+    "                AND x.name = 'FileIO/OperationEnd' AND x.event > o.event) AS end_event\n" \
+    "      FROM file_io o\n" \
+    "      WHERE o.name NOT IN ('FileIO/OperationEnd', 'FileIO/Name', 'FileIO/FileCreate', 'FileIO/FileDelete',\n" \
+    "                           'FileIO/FileRundown')) v\n" \
+    "LEFT JOIN file_io e ON e.event = v.end_event;\n" \
+    "\n" \
+    "-- File operations by process (and the program it ran) and path: how many, the reads and\n" \
+    "-- writes and their bytes, the time they took.\n" \
+    "CREATE VIEW file_io_by_file AS\n" \
+    "SELECT f.trace AS trace, f.pid AS pid, f.process_name AS process_name, f.path AS path, count(*) AS ops,\n" \
+    "       sum(f.op = 'Read') AS reads, coalesce(sum(CASE WHEN f.op = 'Read' THEN f.bytes END), 0) AS bytes_read,\n" \
+    "       sum(f.op = 'Write') AS writes, coalesce(sum(CASE WHEN f.op = 'Write' THEN f.bytes END), 0) AS bytes_written,\n" \
+    "       sum(f.duration_ns) AS duration_ns\n" \
+    "FROM (SELECT g.*, " NAME_AT("g.trace", "g.pid", "g.time_ns", "g.event") " AS process_name FROM file_io_view g) f\n" \
+    "GROUP BY f.trace, f.pid, f.process_name, f.path;\n" \
     "\n" \
     "-- Every stack's frames as text: 'ntdll.dll+0x1234'.\n" \
     "CREATE VIEW stack_frames_view AS\n" \

@@ -214,7 +214,8 @@ static int dump_kernel_text(FILE *f, const etl_event *ev, const struct where *ma
 {
     etl_kernel_event k;
 
-    if (etl_kernel_decode(ev, &k) != 1 || k.kclass == ETL_KCLASS_LBR) return 0;
+    /* (LBR keeps its own form; FileIo's fields are printed by name, as the field decoder has them) */
+    if (etl_kernel_decode(ev, &k) != 1 || k.kclass == ETL_KCLASS_LBR || k.kclass == ETL_KCLASS_FILE_IO) return 0;
     fprintf(f, " %s", k.name);
     switch (k.kclass) {
     case ETL_KCLASS_PROCESS: text_process(f, &k.u.process); break;

@@ -570,78 +570,78 @@ static const etl_kclass_family FAMILY(splitio_fam, P_SPLITIO, ETL_KCLASS_NONE, "
 /* ================================================================ FileIo (group 4) */
 
 /* FileIo_V0_Name, FileIo_V1_Name, FileIo_Name [MOF] (TraceEvent calls FileObject FileKey here). */
-static const etl_schema_field fio_name[] = { PTR("FileObject", 0), WSTR("FileName", 0) };
+static const etl_schema_field fio_name[] = { PTR("FileObject", ETL_KSLOT_FIO_FILE_KEY), WSTR("FileName", ETL_KSLOT_FIO_NAME) };
 static const etl_kclass_op fio_name_ops[] = {
     OP("FileIO", 0, "Name"), OP("FileIO", 32, "FileCreate"), OP("FileIO", 35, "FileDelete"),
     OP("FileIO", 36, "FileRundown"),
 };
 static const etl_kclass_version fio_name_v[] = { KV(0, 1, fio_name) };
-static const etl_kclass_family FAMILY(fio_name_fam, P_FILEIO, ETL_KCLASS_NONE, "FileIO", fio_name_ops, fio_name_v);
+const etl_kclass_family FAMILY(etl_kfam_fio_name, P_FILEIO, ETL_KCLASS_FILE_IO, "FileIO", fio_name_ops, fio_name_v);
 
 /* Version 2: FileIo_Create, _SimpleOp, _ReadWrite, _Info, _DirEnum, _OpEnd [MOF] with the thread
    (TTID) a pointer-sized value second; version 3 (Windows 8 on) moves the thread, a u32, after
    the file fields [TE FileIOCreateTraceData, ...]. */
 static const etl_schema_field fio_create_v2[] = {
-    PTR("IrpPtr", 0), SZT("TTID", 0), PTR("FileObject", 0), X32("CreateOptions", 0), X32("FileAttributes", 0),
-    X32("ShareAccess", 0), WSTR("OpenPath", 0),
+    PTR("IrpPtr", ETL_KSLOT_FIO_IRP), SZT("TTID", ETL_KSLOT_FIO_TTID), PTR("FileObject", ETL_KSLOT_FIO_FILE_OBJECT), X32("CreateOptions", ETL_KSLOT_FIO_CREATE_OPTIONS), X32("FileAttributes", ETL_KSLOT_FIO_ATTRIBUTES),
+    X32("ShareAccess", ETL_KSLOT_FIO_SHARE), WSTR("OpenPath", ETL_KSLOT_FIO_NAME),
 };
 static const etl_schema_field fio_create_v3[] = {
-    PTR("IrpPtr", 0), PTR("FileObject", 0), U32("TTID", 0), X32("CreateOptions", 0), X32("FileAttributes", 0),
-    X32("ShareAccess", 0), WSTR("OpenPath", 0),
+    PTR("IrpPtr", ETL_KSLOT_FIO_IRP), PTR("FileObject", ETL_KSLOT_FIO_FILE_OBJECT), U32("TTID", ETL_KSLOT_FIO_TTID), X32("CreateOptions", ETL_KSLOT_FIO_CREATE_OPTIONS), X32("FileAttributes", ETL_KSLOT_FIO_ATTRIBUTES),
+    X32("ShareAccess", ETL_KSLOT_FIO_SHARE), WSTR("OpenPath", ETL_KSLOT_FIO_NAME),
 };
 static const etl_kclass_op fio_create_ops[] = { OP("FileIO", 64, "Create") };
 static const etl_kclass_version fio_create_v[] = { KV(2, 6, fio_create_v2), KV(3, 6, fio_create_v3) };
-static const etl_kclass_family FAMILY(fio_create_fam, P_FILEIO, ETL_KCLASS_NONE, "FileIO", fio_create_ops, fio_create_v);
+const etl_kclass_family FAMILY(etl_kfam_fio_create, P_FILEIO, ETL_KCLASS_FILE_IO, "FileIO", fio_create_ops, fio_create_v);
 
-static const etl_schema_field fio_simple_v2[] = { PTR("IrpPtr", 0), SZT("TTID", 0), PTR("FileObject", 0), PTR("FileKey", 0) };
-static const etl_schema_field fio_simple_v3[] = { PTR("IrpPtr", 0), PTR("FileObject", 0), PTR("FileKey", 0), U32("TTID", 0) };
+static const etl_schema_field fio_simple_v2[] = { PTR("IrpPtr", ETL_KSLOT_FIO_IRP), SZT("TTID", ETL_KSLOT_FIO_TTID), PTR("FileObject", ETL_KSLOT_FIO_FILE_OBJECT), PTR("FileKey", ETL_KSLOT_FIO_FILE_KEY) };
+static const etl_schema_field fio_simple_v3[] = { PTR("IrpPtr", ETL_KSLOT_FIO_IRP), PTR("FileObject", ETL_KSLOT_FIO_FILE_OBJECT), PTR("FileKey", ETL_KSLOT_FIO_FILE_KEY), U32("TTID", ETL_KSLOT_FIO_TTID) };
 static const etl_kclass_op fio_simple_ops[] = {
     OP("FileIO", 65, "Cleanup"), OP("FileIO", 66, "Close"), OP("FileIO", 73, "Flush"),
 };
 static const etl_kclass_version fio_simple_v[] = { KV(2, 4, fio_simple_v2), KV(3, 4, fio_simple_v3) };
-static const etl_kclass_family FAMILY(fio_simple_fam, P_FILEIO, ETL_KCLASS_NONE, "FileIO", fio_simple_ops, fio_simple_v);
+const etl_kclass_family FAMILY(etl_kfam_fio_simple, P_FILEIO, ETL_KCLASS_FILE_IO, "FileIO", fio_simple_ops, fio_simple_v);
 
 static const etl_schema_field fio_rw_v2[] = {
-    U64("Offset", 0), PTR("IrpPtr", 0), SZT("TTID", 0), PTR("FileObject", 0), PTR("FileKey", 0), U32("IoSize", 0),
-    X32("IoFlags", 0),
+    U64("Offset", ETL_KSLOT_FIO_OFFSET), PTR("IrpPtr", ETL_KSLOT_FIO_IRP), SZT("TTID", ETL_KSLOT_FIO_TTID), PTR("FileObject", ETL_KSLOT_FIO_FILE_OBJECT), PTR("FileKey", ETL_KSLOT_FIO_FILE_KEY), U32("IoSize", ETL_KSLOT_FIO_IO_SIZE),
+    X32("IoFlags", ETL_KSLOT_FIO_IO_FLAGS),
 };
 static const etl_schema_field fio_rw_v3[] = {
-    U64("Offset", 0), PTR("IrpPtr", 0), PTR("FileObject", 0), PTR("FileKey", 0), U32("TTID", 0), U32("IoSize", 0),
-    X32("IoFlags", 0),
+    U64("Offset", ETL_KSLOT_FIO_OFFSET), PTR("IrpPtr", ETL_KSLOT_FIO_IRP), PTR("FileObject", ETL_KSLOT_FIO_FILE_OBJECT), PTR("FileKey", ETL_KSLOT_FIO_FILE_KEY), U32("TTID", ETL_KSLOT_FIO_TTID), U32("IoSize", ETL_KSLOT_FIO_IO_SIZE),
+    X32("IoFlags", ETL_KSLOT_FIO_IO_FLAGS),
 };
 static const etl_kclass_op fio_rw_ops[] = { OP("FileIO", 67, "Read"), OP("FileIO", 68, "Write") };
 static const etl_kclass_version fio_rw_v[] = { KV(2, 7, fio_rw_v2), KV(3, 7, fio_rw_v3) };
-static const etl_kclass_family FAMILY(fio_rw_fam, P_FILEIO, ETL_KCLASS_NONE, "FileIO", fio_rw_ops, fio_rw_v);
+const etl_kclass_family FAMILY(etl_kfam_fio_rw, P_FILEIO, ETL_KCLASS_FILE_IO, "FileIO", fio_rw_ops, fio_rw_v);
 
 static const etl_schema_field fio_info_v2[] = {
-    PTR("IrpPtr", 0), SZT("TTID", 0), PTR("FileObject", 0), PTR("FileKey", 0), PTR("ExtraInfo", 0), U32("InfoClass", 0),
+    PTR("IrpPtr", ETL_KSLOT_FIO_IRP), SZT("TTID", ETL_KSLOT_FIO_TTID), PTR("FileObject", ETL_KSLOT_FIO_FILE_OBJECT), PTR("FileKey", ETL_KSLOT_FIO_FILE_KEY), PTR("ExtraInfo", ETL_KSLOT_FIO_EXTRA), U32("InfoClass", ETL_KSLOT_FIO_INFO_CLASS),
 };
 static const etl_schema_field fio_info_v3[] = {
-    PTR("IrpPtr", 0), PTR("FileObject", 0), PTR("FileKey", 0), PTR("ExtraInfo", 0), U32("TTID", 0), U32("InfoClass", 0),
+    PTR("IrpPtr", ETL_KSLOT_FIO_IRP), PTR("FileObject", ETL_KSLOT_FIO_FILE_OBJECT), PTR("FileKey", ETL_KSLOT_FIO_FILE_KEY), PTR("ExtraInfo", ETL_KSLOT_FIO_EXTRA), U32("TTID", ETL_KSLOT_FIO_TTID), U32("InfoClass", ETL_KSLOT_FIO_INFO_CLASS),
 };
 static const etl_kclass_op fio_info_ops[] = {
     OP("FileIO", 69, "SetInfo"), OP("FileIO", 70, "Delete"), OP("FileIO", 71, "Rename"), OP("FileIO", 74, "QueryInfo"),
     OP("FileIO", 75, "FSControl"),
 };
 static const etl_kclass_version fio_info_v[] = { KV(2, 6, fio_info_v2), KV(3, 6, fio_info_v3) };
-static const etl_kclass_family FAMILY(fio_info_fam, P_FILEIO, ETL_KCLASS_NONE, "FileIO", fio_info_ops, fio_info_v);
+const etl_kclass_family FAMILY(etl_kfam_fio_info, P_FILEIO, ETL_KCLASS_FILE_IO, "FileIO", fio_info_ops, fio_info_v);
 
 static const etl_schema_field fio_dir_v2[] = {
-    PTR("IrpPtr", 0), SZT("TTID", 0), PTR("FileObject", 0), PTR("FileKey", 0), U32("Length", 0), U32("InfoClass", 0),
-    U32("FileIndex", 0), WSTR("FileName", 0),
+    PTR("IrpPtr", ETL_KSLOT_FIO_IRP), SZT("TTID", ETL_KSLOT_FIO_TTID), PTR("FileObject", ETL_KSLOT_FIO_FILE_OBJECT), PTR("FileKey", ETL_KSLOT_FIO_FILE_KEY), U32("Length", ETL_KSLOT_FIO_LENGTH), U32("InfoClass", ETL_KSLOT_FIO_INFO_CLASS),
+    U32("FileIndex", ETL_KSLOT_FIO_FILE_INDEX), WSTR("FileName", ETL_KSLOT_FIO_NAME),
 };
 static const etl_schema_field fio_dir_v3[] = {
-    PTR("IrpPtr", 0), PTR("FileObject", 0), PTR("FileKey", 0), U32("TTID", 0), U32("Length", 0), U32("InfoClass", 0),
-    U32("FileIndex", 0), WSTR("FileName", 0),
+    PTR("IrpPtr", ETL_KSLOT_FIO_IRP), PTR("FileObject", ETL_KSLOT_FIO_FILE_OBJECT), PTR("FileKey", ETL_KSLOT_FIO_FILE_KEY), U32("TTID", ETL_KSLOT_FIO_TTID), U32("Length", ETL_KSLOT_FIO_LENGTH), U32("InfoClass", ETL_KSLOT_FIO_INFO_CLASS),
+    U32("FileIndex", ETL_KSLOT_FIO_FILE_INDEX), WSTR("FileName", ETL_KSLOT_FIO_NAME),
 };
 static const etl_kclass_op fio_dir_ops[] = { OP("FileIO", 72, "DirEnum"), OP("FileIO", 77, "DirNotify") };
 static const etl_kclass_version fio_dir_v[] = { KV(2, 7, fio_dir_v2), KV(3, 7, fio_dir_v3) };
-static const etl_kclass_family FAMILY(fio_dir_fam, P_FILEIO, ETL_KCLASS_NONE, "FileIO", fio_dir_ops, fio_dir_v);
+const etl_kclass_family FAMILY(etl_kfam_fio_dir, P_FILEIO, ETL_KCLASS_FILE_IO, "FileIO", fio_dir_ops, fio_dir_v);
 
-static const etl_schema_field fio_opend[] = { PTR("IrpPtr", 0), PTR("ExtraInfo", 0), ST32("NtStatus", 0) };
+static const etl_schema_field fio_opend[] = { PTR("IrpPtr", ETL_KSLOT_FIO_IRP), PTR("ExtraInfo", ETL_KSLOT_FIO_EXTRA), ST32("NtStatus", ETL_KSLOT_FIO_STATUS) };
 static const etl_kclass_op fio_opend_ops[] = { OP("FileIO", 76, "OperationEnd") };
 static const etl_kclass_version fio_opend_v[] = { KV(2, 3, fio_opend) };
-static const etl_kclass_family FAMILY(fio_opend_fam, P_FILEIO, ETL_KCLASS_NONE, "FileIO", fio_opend_ops, fio_opend_v);
+const etl_kclass_family FAMILY(etl_kfam_fio_opend, P_FILEIO, ETL_KCLASS_FILE_IO, "FileIO", fio_opend_ops, fio_opend_v);
 
 /* ================================================================ TcpIp (group 6), UdpIp (group 8) */
 
@@ -1186,7 +1186,7 @@ const etl_kclass_family *const etl_kclass_families[] = {
     &etl_kfam_stack, &etl_kfam_stack_key_def, &etl_kfam_stack_key, &etl_kfam_lbr,
     &etl_kfam_disk_io, &etl_kfam_disk_init, &etl_kfam_disk_flush, &drv_call_fam, &drv_ret_fam, &drv_routine_fam,
     &drv_req_fam, &splitio_fam,
-    &fio_name_fam, &fio_create_fam, &fio_simple_fam, &fio_rw_fam, &fio_info_fam, &fio_dir_fam, &fio_opend_fam,
+    &etl_kfam_fio_name, &etl_kfam_fio_create, &etl_kfam_fio_simple, &etl_kfam_fio_rw, &etl_kfam_fio_info, &etl_kfam_fio_dir, &etl_kfam_fio_opend,
     &tcp_v0_fam, &tcp_v1_send_fam, &tcp_v1_generic_fam, &tcp_v1_connect_fam, &etl_kfam_tcp_send4, &etl_kfam_tcp_generic4,
     &etl_kfam_tcp_connect4, &tcp_fail_fam, &etl_kfam_tcp_send6, &etl_kfam_tcp_generic6, &etl_kfam_tcp_connect6,
     &etl_kfam_udp, &etl_kfam_udp6, &udp_fail_fam,

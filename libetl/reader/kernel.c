@@ -13,7 +13,7 @@ const char *etl_kclass_name(int kclass)
     static const char *const names[ETL_KCLASS_COUNT] = {
         "none", "process", "thread", "image", "cswitch", "ready_thread", "sampled_profile", "stack",
         "stack_key", "stack_key_def", "trace_header", "group_masks", "rundown_complete", "lbr",
-        "disk_io", "disk_io_init", "syscall_enter", "syscall_exit", "isr", "dpc", "page_fault", "tcpip"
+        "disk_io", "disk_io_init", "syscall_enter", "syscall_exit", "isr", "dpc", "page_fault", "tcpip", "file_io"
     };
     return kclass >= 0 && kclass < ETL_KCLASS_COUNT ? names[kclass] : "unknown";
 }
@@ -201,6 +201,13 @@ static const struct slot slots[ETL_KSLOT_COUNT] = {
     INT(NET_ENDTIME, tcpip.endtime), INT(NET_MSS, tcpip.mss), INT(NET_SACKOPT, tcpip.sackopt),
     INT(NET_TSOPT, tcpip.tsopt), INT(NET_WSOPT, tcpip.wsopt), INT(NET_RCVWIN, tcpip.rcvwin),
     INT(NET_RCVWINSCALE, tcpip.rcvwinscale), INT(NET_SNDWINSCALE, tcpip.sndwinscale),
+    INT(FIO_IRP, file_io.irp), INT(FIO_FILE_OBJECT, file_io.file_object), INT(FIO_FILE_KEY, file_io.file_key),
+    INT(FIO_OFFSET, file_io.offset), INT(FIO_EXTRA, file_io.extra_info), INT(FIO_TTID, file_io.ttid),
+    INT(FIO_IO_SIZE, file_io.io_size), INT(FIO_IO_FLAGS, file_io.io_flags), INT(FIO_INFO_CLASS, file_io.info_class),
+    INT(FIO_LENGTH, file_io.length), INT(FIO_FILE_INDEX, file_io.file_index),
+    INT(FIO_CREATE_OPTIONS, file_io.create_options), INT(FIO_ATTRIBUTES, file_io.file_attributes),
+    INT(FIO_SHARE, file_io.share_access), INT(FIO_STATUS, file_io.nt_status),
+    KIND(FIO_NAME, file_io.file_name, KS_STRING),
 };
 
 /* The fixed size of an in type (TDH numbering) with pointers of ptr bytes, or 0 when it varies. */
@@ -398,7 +405,7 @@ enum {
     T_STACK_KEY, T_STACK_KEY_DEF, T_HEADER, T_MASKS, T_RUNDOWN, T_LBR, T_DISK_IO, T_DISK_FLUSH, T_DISK_INIT,
     T_SYSCALL_ENTER, T_SYSCALL_EXIT, T_THREAD_SET_NAME, T_ISR, T_DPC, T_PAGE_FAULT,
     T_TCP_SEND4, T_TCP_GENERIC4, T_TCP_CONNECT4, T_TCP_SEND6, T_TCP_GENERIC6, T_TCP_CONNECT6, T_UDP, T_UDP6,
-    T_COUNT, T_NONE = T_COUNT
+    T_FIO_NAME, T_FIO_CREATE, T_FIO_SIMPLE, T_FIO_RW, T_FIO_INFO, T_FIO_DIR, T_FIO_OPEND, T_COUNT, T_NONE = T_COUNT
 };
 static const etl_kclass_family *const typed[T_COUNT] = {
     [T_PROCESS] = &etl_kfam_process, [T_DEFUNCT] = &etl_kfam_process_defunct,
@@ -415,6 +422,9 @@ static const etl_kclass_family *const typed[T_COUNT] = {
     [T_TCP_CONNECT4] = &etl_kfam_tcp_connect4, [T_TCP_SEND6] = &etl_kfam_tcp_send6,
     [T_TCP_GENERIC6] = &etl_kfam_tcp_generic6, [T_TCP_CONNECT6] = &etl_kfam_tcp_connect6, [T_UDP] = &etl_kfam_udp,
     [T_UDP6] = &etl_kfam_udp6,
+    [T_FIO_NAME] = &etl_kfam_fio_name, [T_FIO_CREATE] = &etl_kfam_fio_create, [T_FIO_SIMPLE] = &etl_kfam_fio_simple,
+    [T_FIO_RW] = &etl_kfam_fio_rw, [T_FIO_INFO] = &etl_kfam_fio_info, [T_FIO_DIR] = &etl_kfam_fio_dir,
+    [T_FIO_OPEND] = &etl_kfam_fio_opend,
 };
 
 /* The typed family of a hook (Group << 8 | Type), or T_NONE. */
@@ -466,6 +476,13 @@ static unsigned classify(uint16_t hook)
     case ETL_HOOK_UDPIP_SEND: case ETL_HOOK_UDPIP_RECV: return T_UDP;
     case V6(ETL_HOOK_UDPIP_SEND): case V6(ETL_HOOK_UDPIP_RECV): return T_UDP6;
 #undef V6
+    case 0x0400: case 0x0420: case 0x0423: case 0x0424: return T_FIO_NAME; /* FileIo */
+    case 0x0440: return T_FIO_CREATE;
+    case 0x0441: case 0x0442: case 0x0449: return T_FIO_SIMPLE;
+    case 0x0443: case 0x0444: return T_FIO_RW;
+    case 0x0445: case 0x0446: case 0x0447: case 0x044A: case 0x044B: return T_FIO_INFO;
+    case 0x0448: case 0x044D: return T_FIO_DIR;
+    case 0x044C: return T_FIO_OPEND;
     default: return T_NONE;
     }
 }
@@ -567,6 +584,7 @@ static size_t member_size(int kclass)
     case ETL_KCLASS_ISR: case ETL_KCLASS_DPC: return sizeof k.u.isr_dpc;
     case ETL_KCLASS_PAGE_FAULT: return sizeof k.u.page_fault;
     case ETL_KCLASS_TCPIP: return sizeof k.u.tcpip;
+    case ETL_KCLASS_FILE_IO: return sizeof k.u.file_io;
     case ETL_KCLASS_STACK: case ETL_KCLASS_STACK_KEY: case ETL_KCLASS_STACK_KEY_DEF: return sizeof k.u.stack;
     default: return sizeof k.u;
     }

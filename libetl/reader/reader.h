@@ -386,6 +386,10 @@ enum etl_kslot {
     ETL_KSLOT_NET_SPORT, ETL_KSLOT_NET_SEQNUM, ETL_KSLOT_NET_CONNID, ETL_KSLOT_NET_STARTIME, ETL_KSLOT_NET_ENDTIME,
     ETL_KSLOT_NET_MSS, ETL_KSLOT_NET_SACKOPT, ETL_KSLOT_NET_TSOPT, ETL_KSLOT_NET_WSOPT, ETL_KSLOT_NET_RCVWIN,
     ETL_KSLOT_NET_RCVWINSCALE, ETL_KSLOT_NET_SNDWINSCALE,
+    ETL_KSLOT_FIO_IRP, ETL_KSLOT_FIO_FILE_OBJECT, ETL_KSLOT_FIO_FILE_KEY, ETL_KSLOT_FIO_OFFSET, ETL_KSLOT_FIO_EXTRA,
+    ETL_KSLOT_FIO_TTID, ETL_KSLOT_FIO_IO_SIZE, ETL_KSLOT_FIO_IO_FLAGS, ETL_KSLOT_FIO_INFO_CLASS, ETL_KSLOT_FIO_LENGTH,
+    ETL_KSLOT_FIO_FILE_INDEX, ETL_KSLOT_FIO_CREATE_OPTIONS, ETL_KSLOT_FIO_ATTRIBUTES, ETL_KSLOT_FIO_SHARE,
+    ETL_KSLOT_FIO_STATUS, ETL_KSLOT_FIO_NAME,
     ETL_KSLOT_COUNT
 };
 
@@ -424,7 +428,8 @@ extern const etl_kclass_family etl_kfam_process, etl_kfam_process_defunct, etl_k
     etl_kfam_disk_init, etl_kfam_syscall_enter, etl_kfam_syscall_exit, etl_kfam_thread_set_name,
     etl_kfam_isr, etl_kfam_dpc, etl_kfam_page_fault, etl_kfam_tcp_send4, etl_kfam_tcp_generic4,
     etl_kfam_tcp_connect4, etl_kfam_tcp_send6, etl_kfam_tcp_generic6, etl_kfam_tcp_connect6, etl_kfam_udp,
-    etl_kfam_udp6;
+    etl_kfam_udp6, etl_kfam_fio_name, etl_kfam_fio_create, etl_kfam_fio_simple,
+    etl_kfam_fio_rw, etl_kfam_fio_info, etl_kfam_fio_dir, etl_kfam_fio_opend;
 
 /* Every family of the tables, and how many. */
 extern const etl_kclass_family *const etl_kclass_families[];

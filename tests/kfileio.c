@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/* kfileio DIR N: the file I/O workload of kfileio.test: creates N files in DIR, writes and reads known byte counts, renames some and deletes others (the odd ones by paths relative to DIR, its cwd), and prints its own figures (per path: bytes written and read; counts of opens, renames and deletes). */
+#define _POSIX_C_SOURCE 200809L
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int fail(const char *what, const char *path)
+{
+    perror(what);
+    fprintf(stderr, "kfileio: %s\n", path);
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    char path[4096], to[4096], name[64], toname[64], buf[1000];
+    int n, opens = 0, renames = 0, deletes = 0;
+
+    if (argc != 3 || (n = atoi(argv[2])) <= 0) {
+        fprintf(stderr, "usage: kfileio DIR N\n");
+        return 2;
+    }
+    memset(buf, 'x', sizeof buf);
+    if (chdir(argv[1]) != 0) return fail("chdir", argv[1]);
+    for (int i = 0; i < n; i++) {
+        long want = 1000L * (i + 1) + i, wrote = 0, got = 0;
+        ssize_t r;
+        int fd;
+        snprintf(path, sizeof path, "%s/f%d", argv[1], i);
+        snprintf(name, sizeof name, "f%d", i);
+        const char *p = i % 2 ? name : path; /* what the calls are given */
+        /* written in writes of at most 1000 bytes */
+        if ((fd = open(p, O_CREAT | O_WRONLY | O_TRUNC, 0644)) < 0) return fail("open", path);
+        opens++;
+        while (wrote < want) {
+            size_t len = want - wrote < (long)sizeof buf ? (size_t)(want - wrote) : sizeof buf;
+            if ((r = write(fd, buf, len)) <= 0) return fail("write", path);
+            wrote += r;
+        }
+        if (i % 2 == 0 && fsync(fd) != 0) return fail("fsync", path);
+        close(fd);
+        /* read back in reads of 512 bytes, to the end (the last read gives 0) */
+        if ((fd = open(p, O_RDONLY)) < 0) return fail("open", path);
+        opens++;
+        while ((r = read(fd, buf, 512)) > 0) got += r;
+        close(fd);
+        printf("%s written %ld read %ld\n", path, wrote, got);
+        if (i % 3 == 0) {
+            snprintf(to, sizeof to, "%s/r%d", argv[1], i);
+            snprintf(toname, sizeof toname, "r%d", i);
+            if (rename(p, i % 2 ? toname : to) != 0) return fail("rename", path);
+            renames++;
+            printf("%s renamed %s\n", path, to);
+        } else if (i % 3 == 1) {
+            if (unlink(p) != 0) return fail("unlink", path);
+            deletes++;
+            printf("%s deleted\n", path);
+        }
+    }
+    printf("opens %d renames %d deletes %d\n", opens, renames, deletes);
+    return 0;
+}
