@@ -49,7 +49,7 @@ int64_t etl_load_provider_id(struct etl_sqlite_loader *l, const etl_guid *g)
 {
     uint32_t mask = l->provider_cap - 1, i = guid_hash(g) & mask;
     char text[ETL_GUID_STRING_SIZE];
-    sqlite3_stmt *s = l->sink.stmt[S_PROVIDER];
+    struct rowval *r;
     const char *name;
     int64_t id;
 
@@ -59,13 +59,15 @@ int64_t etl_load_provider_id(struct etl_sqlite_loader *l, const etl_guid *g)
     id = l->next_provider++;
     provider_put(l->providers, l->provider_cap, g, id);
     l->provider_count++;
+    /* a back end takes the providers at the end, with the names known then */
+    if (l->sink.backend) return id;
     name = etl_decoder_provider_name(l->decoder, g);
     if (!name) name = etl_guid_name(g);
-    bind_i64(s, 1, id);
-    sqlite3_bind_text(s, 2, etl_guid_format(g, text), -1, SQLITE_TRANSIENT);
-    if (name) sqlite3_bind_text(s, 3, name, -1, SQLITE_STATIC);
-    else sqlite3_bind_null(s, 3);
-    if (etl_sink_step(&l->sink, S_PROVIDER) != 0) return -1;
+    r = row_begin(&l->sink, S_PROVIDER);
+    rv_i64(r, 1, id);
+    rv_text(r, 2, etl_guid_format(g, text));
+    rv_text(r, 3, name);
+    if (etl_sink_row_end(&l->sink, S_PROVIDER) != 0) return -1;
     return id;
 }
 
@@ -120,15 +122,15 @@ int etl_load_provider_names(struct etl_sqlite_loader *l)
 int etl_load_lost(struct etl_sqlite_loader *l, int64_t trace, const char *kind, int64_t provider, int64_t count,
                   int64_t offset, const char *message)
 {
-    sqlite3_stmt *s = l->sink.stmt[S_LOST];
+    struct rowval *r = row_begin(&l->sink, S_LOST);
 
-    bind_i64(s, 1, trace);
-    sqlite3_bind_text(s, 2, kind, -1, SQLITE_STATIC);
-    if (provider > 0) bind_i64(s, 3, provider); else sqlite3_bind_null(s, 3);
-    if (count >= 0) bind_i64(s, 4, count); else sqlite3_bind_null(s, 4);
-    if (offset >= 0) bind_i64(s, 5, offset); else sqlite3_bind_null(s, 5);
-    if (message) sqlite3_bind_text(s, 6, message, -1, SQLITE_TRANSIENT); else sqlite3_bind_null(s, 6);
-    return etl_sink_step(&l->sink, S_LOST);
+    rv_i64(r, 1, trace);
+    rv_text(r, 2, kind);
+    if (provider > 0) rv_i64(r, 3, provider); else rv_null(r, 3);
+    if (count >= 0) rv_i64(r, 4, count); else rv_null(r, 4);
+    if (offset >= 0) rv_i64(r, 5, offset); else rv_null(r, 5);
+    rv_text(r, 6, message);
+    return etl_sink_row_end(&l->sink, S_LOST);
 }
 
 int etl_load_trace(struct etl_sqlite_loader *l, struct input *in, const etl_trace_info *ti)

@@ -103,7 +103,7 @@ static void on_merge_message(void *arg, const etl_merge_message *msg)
         l->damaged = 1;
         if (in) {
             in->warnings++;
-            if (l->sink.stmt[S_LOST]) etl_load_lost(l, in->trace, "damage", 0, -1, msg->offset, msg->text);
+            if (l->sink.rows[S_LOST]) etl_load_lost(l, in->trace, "damage", 0, -1, msg->offset, msg->text);
         }
     }
     if (!msg->path) etl_load_message(l, ETL_WARN, msg->damage, NULL, msg->offset, "%s", msg->text);
