@@ -380,7 +380,7 @@ void *etl_load_kernel_thread(void *arg)
     ks->rc = -1;
     memset(&mo, 0, sizeof mo);
     mo.on_message = quiet_message;
-    if (etl_sink_exec(&ks->sink, "BEGIN") != 0 || etl_sink_prepare(&ks->sink) != 0) goto out;
+    if ((!ks->sink.backend && etl_sink_exec(&ks->sink, "BEGIN") != 0) || etl_sink_prepare(&ks->sink) != 0) goto out;
     if (etl_merge_open(&ks->merge, l->paths, l->ninputs, &mo) == ETL_FATAL) {
         etl_load_message(l, ETL_FATAL, 0, NULL, -1, "%s",
                          ks->merge ? etl_merge_error(ks->merge) : "out of memory");
@@ -395,7 +395,8 @@ void *etl_load_kernel_thread(void *arg)
     if (etl_sink_flush(&ks->sink) != 0) goto out;
     etl_sink_finalize(&ks->sink);
     ks->rows_s = etl_load_thread_cpu_s();
-    if (etl_load_create_indexes(&ks->sink) != 0 || etl_sink_exec(&ks->sink, "COMMIT") != 0) goto out;
+    if (!ks->sink.backend && (etl_load_create_indexes(&ks->sink) != 0 || etl_sink_exec(&ks->sink, "COMMIT") != 0))
+        goto out;
     ks->rc = 0;
 out:
     if (ks->rc != 0) atomic_store(&l->stop, 1);
@@ -417,6 +418,12 @@ int etl_load_kernel_open(struct etl_sqlite_loader *l, int fresh)
     ks->sink.label = l->output;
     ks->kin = calloc(l->ninputs, sizeof *ks->kin);
     ks->path = malloc(strlen(l->output) + 16);
+    if (ks->sink.backend) { /* streamed: no database of its own */
+        free(ks->path);
+        ks->path = NULL;
+        ks->next_stack = ks->next_lbr = 1;
+        return ks->kin ? 0 : etl_sink_error(&l->sink, "out of memory");
+    }
     if (!ks->kin || !ks->path) return etl_sink_error(&l->sink, "out of memory");
     sprintf(ks->path, "%s.tmp-XXXXXX", l->output);
     fd = mkstemp(ks->path);

@@ -61,6 +61,8 @@ struct row_backend {
     void *arg;
     int (*row)(void *arg, enum stmt_id id, const struct rowval *r, int cols);
     int (*events)(void *arg, const struct event_row *rows, unsigned n, int no_payload);
+    /* an input's traces row (35 values), once its rows are all made */
+    int (*trace)(void *arg, const struct rowval *r, int cols);
 };
 
 /* One database connection, or one row back end, and what is written through it. The main
@@ -102,6 +104,9 @@ struct input {
                                    DECODE_FAILED_LISTED listed one by one */
     unsigned counts_cap;
     unsigned failed_listed;
+    /* a streamed load (a row back end): the header, kept for the traces row at the end */
+    etl_trace_info info;
+    char *info_text[2];
 };
 
 /* Events of a trace whose payload did not fit their schema that get a lost row (and a message)
@@ -279,6 +284,14 @@ struct etl_sqlite_loader {
 void etl_load_message(struct etl_sqlite_loader *l, int status, int damage, const char *path, int64_t offset,
                       const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
+/* ---- a streamed load (sqlite.c): the same rows handed to row back ends (the main thread's
+   tables to main_rows, the kernel thread's to kernel_rows) while the traces are read, with no
+   database; inputs added with etl_sqlite_loader_add, then etl_load_stream, which returns as
+   etl_sqlite_loader_commit does. Each input's traces row comes last (the back end's trace()). */
+int etl_load_open_streamed(etl_sqlite_loader **out, const char *label, const etl_sqlite_options *options,
+                           const struct row_backend *main_rows, const struct row_backend *kernel_rows);
+int etl_load_stream(etl_sqlite_loader *l);
+
 /* ---- the connection (sink.c) */
 /* Reports an SQLite error (once per connection) and stops the load: -1. */
 int etl_sink_error(struct sink *k, const char *what);
@@ -300,6 +313,8 @@ static inline void rv_blob(struct rowval *r, int col, const void *p, size_t n)
    does not carry it: 0, or -1 without memory. */
 int etl_sink_rv_string(struct sink *k, struct rowval *r, int col, const etl_string *str, unsigned slot);
 int etl_sink_row_end(struct sink *k, enum stmt_id id);
+/* Binds values r to parameters 1..cols of s. */
+void etl_sink_bind_row(sqlite3_stmt *s, const struct rowval *r, int cols);
 /* Inserts every row still waiting, one by one. */
 int etl_sink_flush(struct sink *k);
 /* Finalizes the statements (before COMMIT, or at the end). */
@@ -346,6 +361,8 @@ int etl_load_lost(struct etl_sqlite_loader *l, int64_t trace, const char *kind, 
                   int64_t offset, const char *message);
 int etl_load_trace(struct etl_sqlite_loader *l, struct input *in, const etl_trace_info *ti);
 int etl_load_trace_finish(struct etl_sqlite_loader *l, struct input *in);
+/* A back end's providers rows, at the end of a streamed load. */
+int etl_load_providers_out(struct etl_sqlite_loader *l);
 /* The providers' names as the decoder knows them at the end (TraceLogging names learnt from
    events too). */
 int etl_load_provider_names(struct etl_sqlite_loader *l);

@@ -141,6 +141,11 @@ static void bind_row(sqlite3_stmt *s, int base, const struct rowval *r, int cols
     }
 }
 
+void etl_sink_bind_row(sqlite3_stmt *s, const struct rowval *r, int cols)
+{
+    bind_row(s, 0, r, cols);
+}
+
 /* The row is complete: to the back end; into SQLite at once (a table not batched) or with its
    batch when that is full. */
 int etl_sink_row_end(struct sink *k, enum stmt_id id)
