@@ -251,7 +251,16 @@ START_TEST(commits_with_traces_last)
     ck_assert_int_eq(etl_clickhouse_load(c, story), ETL_OK);
     ck_assert_str_eq(etl_clickhouse_machine(c), "build-07");
     n = find("INSERT INTO `etl`.`", idx, 64);
-    ck_assert_uint_eq(n, 21); /* every table, one INSERT each */
+    /* every table that has rows, one INSERT each (the trace's rows are small: one chunk a table) */
+    ck_assert_uint_ge(n, 8);
+    for (unsigned i = 0; i < n; i++)
+        for (unsigned j = i + 1; j < n; j++) ck_assert_str_ne(srv.req[idx[i]].query, srv.req[idx[j]].query);
+    for (const char *const *t = (const char *const[]){ "events", "processes", "threads", "cswitches", "cpu_intervals", "event_names", NULL };
+         *t; t++) {
+        char q[96];
+        snprintf(q, sizeof q, "INSERT INTO `etl`.`%s_local` FORMAT RowBinary", *t);
+        ck_assert_uint_eq(find(q, (unsigned[1]){ 0 }, 1), 1);
+    }
     r = &srv.req[idx[n - 1]];
     ck_assert_str_eq(r->query, "INSERT INTO `etl`.`traces_local` FORMAT RowBinary");
     /* the traces row: machine, the UUID as two little-endian halves, load, day */
