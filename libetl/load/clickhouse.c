@@ -131,9 +131,8 @@ struct etl_clickhouse {
 
 /* ---------------------------------------------------------------- small helpers */
 
-static int buf_reserve(struct buf *b, size_t more)
+static int buf_grow(struct buf *b, size_t more)
 {
-    if (b->n + more <= b->cap) return 0;
     size_t cap = b->cap ? b->cap : 4096;
     while (cap < b->n + more) cap *= 2;
     char *p = realloc(b->p, cap);
@@ -143,7 +142,13 @@ static int buf_reserve(struct buf *b, size_t more)
     return 0;
 }
 
-static int buf_add(struct buf *b, const void *data, size_t n)
+/* (inline: the rows' values are a few bytes each, copied by a move or two) */
+static inline int buf_reserve(struct buf *b, size_t more)
+{
+    return b->n + more <= b->cap ? 0 : buf_grow(b, more);
+}
+
+static inline int buf_add(struct buf *b, const void *data, size_t n)
 {
     if (buf_reserve(b, n + 1) != 0) return -1;
     memcpy(b->p + b->n, data, n);
@@ -274,6 +279,8 @@ struct stream {
     struct chunk *head, *tail;  /* queued */
     unsigned queued;
     struct buf reading;         /* the chunk being read into curl's buffer */
+    struct buf spare[2];        /* chunks read, their memory for the next (no fresh pages to fault in) */
+    unsigned nspare;
     int closed;                 /* no more chunks come */
     int abort;                  /* the load failed elsewhere: the request is abandoned */
     int done, rc;               /* the request has returned rc */
@@ -300,6 +307,10 @@ static size_t stream_read(char *out, size_t size, size_t n, void *arg)
             s->head = ch->next;
             if (!s->head) s->tail = NULL;
             s->queued--;
+            if (s->reading.p && s->nspare < 2) {
+                s->spare[s->nspare++] = s->reading;
+                s->reading.p = NULL;
+            }
             pthread_cond_broadcast(&s->cond);
             pthread_mutex_unlock(&s->lock);
             free(s->reading.p);
@@ -459,6 +470,10 @@ static int stream_push(struct stream *s, struct buf *b)
     else s->head = ch;
     s->tail = ch;
     s->queued++;
+    if (s->nspare) {
+        *b = s->spare[--s->nspare];
+        b->n = b->pos = 0;
+    }
     pthread_cond_broadcast(&s->cond);
     pthread_mutex_unlock(&s->lock);
     return 0;
@@ -488,6 +503,7 @@ static void stream_free(struct stream *s)
         free(ch);
     }
     free(s->reading.p);
+    while (s->nspare) free(s->spare[--s->nspare].p);
     curl_easy_cleanup(s->conn.curl);
     free(s->conn.error);
     pthread_mutex_destroy(&s->lock);
