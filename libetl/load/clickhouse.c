@@ -36,6 +36,9 @@ struct extra {
 /* The rows of a table: a statement id of the loader's, or one of these. */
 #define ROWS_TRACES (-1)   /* the loader's trace() */
 #define ROWS_INTERVALS (-2) /* made here from the cswitches rows */
+#define ROWS_VIEW (-3)      /* made at the end by the SQLite view of the same name (view_sql) over the
+                               trace's processes and threads rows, kept in memory (few: a row per
+                               process or thread event) */
 
 struct table_def {
     const char *name;           /* the ClickHouse table's name (and its SQLite table's) */
@@ -43,6 +46,7 @@ struct table_def {
     const char *order;          /* ORDER BY after machine, trace */
     const struct extra *extra;
     int rows;                   /* enum stmt_id, or ROWS_* */
+    const char *view_sql;       /* ROWS_VIEW: its rows, the extras' columns in order */
 };
 
 static const struct extra traces_extra[] = { { "committed_ns", "Int64" }, { NULL, NULL } };
@@ -58,32 +62,48 @@ static const struct extra intervals_extra[] = {
     { "start_event", "Int64" }, { "end_event", "Nullable(Int64)" }, { NULL, NULL },
 };
 
+static const struct extra processes_view_extra[] = {
+    { "pid", "Int64" }, { "image_file_name", "Nullable(String)" }, { "command_line", "Nullable(String)" },
+    { "parent_pid", "Nullable(Int64)" }, { "user_sid", "Nullable(String)" }, { "start_ns", "Nullable(Int64)" },
+    { "end_ns", "Nullable(Int64)" }, { "exit_status", "Nullable(Int64)" }, { NULL, NULL },
+};
+static const struct extra threads_view_extra[] = {
+    { "tid", "Int64" }, { "pid", "Int64" }, { "process_name", "Nullable(String)" }, { "thread_name", "Nullable(String)" },
+    { "start_ns", "Nullable(Int64)" }, { "end_ns", "Nullable(Int64)" }, { "win32_start_address", "Nullable(Int64)" },
+    { NULL, NULL },
+};
+
 /* traces last: its row commits the load. */
 static const struct table_def table_defs[] = {
-    { "providers", "providers", "provider", NULL, S_PROVIDER },
-    { "event_names", "event_names", "name_id", NULL, S_NAME },
-    { "event_name_fields", "event_name_fields", "name_id, idx", NULL, S_NAME_FIELD },
-    { "events", "events", "time_ns, event", NULL, S_EVENT },
-    { "event_ext", "event_ext", "event, idx", NULL, S_EXT },
-    { "processes", "processes", "time_ns, event", NULL, S_PROCESS },
-    { "threads", "threads", "time_ns, event", NULL, S_THREAD },
-    { "images", "images", "time_ns, event", NULL, S_IMAGE },
-    { "cswitches", "cswitches", "time_ns, event", cswitches_extra, S_CSWITCH },
-    { "ready_threads", "ready_threads", "time_ns, event", NULL, S_READY },
-    { "disk_io", "disk_io", "time_ns, event", NULL, S_DISK_IO },
-    { "syscalls", "syscalls", "time_ns, event", syscalls_extra, S_SYSCALL },
-    { "samples", "samples", "time_ns, event", samples_extra, S_SAMPLE },
-    { "stacks", "stacks", "time_ns, stack", NULL, S_STACK },
-    { "stack_frames", "stack_frames", "frames, depth", NULL, S_FRAME },
-    { "functions", "functions", "function", NULL, S_FUNCTION },
-    { "lbr", "lbr", "time_ns, lbr", NULL, S_LBR },
-    { "lbr_entries", "lbr_entries", "lbr, idx", NULL, S_LBR_ENTRY },
-    { "lost", "lost", "kind", NULL, S_LOST },
-    { "cpu_intervals", NULL, "start_ns, cpu", intervals_extra, ROWS_INTERVALS },
+    { "providers", "providers", "provider", NULL, S_PROVIDER, NULL },
+    { "event_names", "event_names", "name_id", NULL, S_NAME, NULL },
+    { "event_name_fields", "event_name_fields", "name_id, idx", NULL, S_NAME_FIELD, NULL },
+    { "events", "events", "time_ns, event", NULL, S_EVENT, NULL },
+    { "event_ext", "event_ext", "event, idx", NULL, S_EXT, NULL },
+    { "processes", "processes", "time_ns, event", NULL, S_PROCESS, NULL },
+    { "threads", "threads", "time_ns, event", NULL, S_THREAD, NULL },
+    { "images", "images", "time_ns, event", NULL, S_IMAGE, NULL },
+    { "cswitches", "cswitches", "time_ns, event", cswitches_extra, S_CSWITCH, NULL },
+    { "ready_threads", "ready_threads", "time_ns, event", NULL, S_READY, NULL },
+    { "disk_io", "disk_io", "time_ns, event", NULL, S_DISK_IO, NULL },
+    { "syscalls", "syscalls", "time_ns, event", syscalls_extra, S_SYSCALL, NULL },
+    { "samples", "samples", "time_ns, event", samples_extra, S_SAMPLE, NULL },
+    { "stacks", "stacks", "time_ns, stack", NULL, S_STACK, NULL },
+    { "stack_frames", "stack_frames", "frames, depth", NULL, S_FRAME, NULL },
+    { "functions", "functions", "function", NULL, S_FUNCTION, NULL },
+    { "lbr", "lbr", "time_ns, lbr", NULL, S_LBR, NULL },
+    { "lbr_entries", "lbr_entries", "lbr, idx", NULL, S_LBR_ENTRY, NULL },
+    { "lost", "lost", "kind", NULL, S_LOST, NULL },
+    { "cpu_intervals", NULL, "start_ns, cpu", intervals_extra, ROWS_INTERVALS, NULL },
     /* issue 21's kernel tables */
-    { "isr_dpc", "isr_dpc", "time_ns, event", NULL, S_ISR_DPC },
-    { "page_faults", "page_faults", "time_ns, event", NULL, S_PAGE_FAULT },
-    { "traces", "traces", "", traces_extra, ROWS_TRACES },
+    { "isr_dpc", "isr_dpc", "time_ns, event", NULL, S_ISR_DPC, NULL },
+    { "page_faults", "page_faults", "time_ns, event", NULL, S_PAGE_FAULT, NULL },
+    /* etl2sqlite's views that ClickHouse 18's SQL cannot express, as tables */
+    { "processes_view", NULL, "pid", processes_view_extra, ROWS_VIEW,
+      "SELECT pid, image_file_name, command_line, parent_pid, user_sid, start_ns, end_ns, exit_status FROM processes_view" },
+    { "threads_view", NULL, "tid, pid", threads_view_extra, ROWS_VIEW,
+      "SELECT tid, pid, process_name, thread_name, start_ns, end_ns, win32_start_address FROM threads_view" },
+    { "traces", "traces", "", traces_extra, ROWS_TRACES, NULL },
 };
 #define NTABLES (sizeof table_defs / sizeof table_defs[0])
 
@@ -557,7 +577,7 @@ static int tables_init(etl_clickhouse *c)
         t->trace_col = -1;
         if (t->def->rows >= 0) c->table_of[t->def->rows] = (int)i;
         else if (t->def->rows == ROWS_INTERVALS) c->intervals_at = (int)i;
-        else c->traces_at = (int)i;
+        else if (t->def->rows == ROWS_TRACES) c->traces_at = (int)i;
         if (t->def->sqlite_table) {
             sqlite3_stmt *st;
             char q[128];
@@ -1148,6 +1168,8 @@ struct load_state {
     uint64_t count[NTABLES];
     struct running *cpu;        /* by processor (the main thread's) */
     size_t ncpu;
+    sqlite3 *views;             /* the processes and threads rows, for the ROWS_VIEW tables (main thread) */
+    sqlite3_stmt *keep[2];      /* their inserts */
     pthread_mutex_t lock;
     char *error;                /* the first failure's message */
     atomic_int failed;
@@ -1303,6 +1325,14 @@ static int on_row(void *arg, enum stmt_id id, const struct rowval *r, int cols)
     t = &ls->c->table[i];
     b = &ls->rows[i];
     if (put_row(ls, t, b, r, cols) != 0) return encode_failed(ls, t);
+    if (id == S_PROCESS || id == S_THREAD) {
+        sqlite3_stmt *st = ls->keep[id == S_THREAD];
+        int rc;
+        etl_sink_bind_row(st, r, cols);
+        rc = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (rc != SQLITE_DONE) return load_fail(ls, "the processes and threads kept for the views: %s", sqlite3_errmsg(ls->views));
+    }
     e = r[0].i;
     time_ns = r[2].i;
     switch (id) {
@@ -1359,6 +1389,55 @@ static int on_events(void *arg, const struct event_row *rows, unsigned n, int no
     return 0;
 }
 
+/* The in-memory database of the processes and threads rows, with etl2sqlite's schema and views. */
+static int views_open(struct load_state *ls)
+{
+    if (sqlite3_open_v2(":memory:", &ls->views, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
+        sqlite3_exec(ls->views, etl_sqlite_schema_tables, NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(ls->views, etl_sqlite_schema_views, NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(ls->views, "INSERT INTO processes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &ls->keep[0], NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(ls->views, "INSERT INTO threads VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &ls->keep[1], NULL) != SQLITE_OK)
+        return load_fail(ls, "the processes and threads kept for the views: %s", ls->views ? sqlite3_errmsg(ls->views) : "out of memory");
+    return 0;
+}
+
+/* The ROWS_VIEW tables' rows, from the views over the processes and threads rows. */
+static int view_rows(struct load_state *ls)
+{
+    for (size_t i = 0; i < NTABLES; i++) {
+        const struct table *t = &ls->c->table[i];
+        struct buf *b = &ls->rows[i];
+        sqlite3_stmt *st;
+        int rc;
+        if (t->def->rows != ROWS_VIEW) continue;
+        if (sqlite3_prepare_v2(ls->views, t->def->view_sql, -1, &st, NULL) != SQLITE_OK)
+            return load_fail(ls, "%s: %s", t->def->name, sqlite3_errmsg(ls->views));
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            if (buf_add(b, ls->prefix.p, ls->prefix.n) != 0) rc = SQLITE_NOMEM;
+            for (unsigned k = 0; rc == SQLITE_ROW && k < t->ncols; k++) {
+                struct rowval v = { 0, NULL, 0 };
+                switch (sqlite3_column_type(st, (int)k)) {
+                case SQLITE_NULL: break;
+                case SQLITE_INTEGER: v.type = 1; v.i = sqlite3_column_int64(st, (int)k); break;
+                default:
+                    v.type = 4;
+                    v.t = (const char *)sqlite3_column_text(st, (int)k);
+                    v.i = sqlite3_column_bytes(st, (int)k);
+                }
+                if (put_value(b, t->col[k].type, &v) != 0) rc = SQLITE_NOMEM;
+            }
+            if (rc != SQLITE_ROW) break;
+            if (row_done(ls, (unsigned)i) != 0) {
+                sqlite3_finalize(st);
+                return -1;
+            }
+        }
+        sqlite3_finalize(st);
+        if (rc != SQLITE_DONE) return encode_failed(ls, t);
+    }
+    return 0;
+}
+
 /* The loader's traces row (the last): committed now; the intervals still running end with the
    trace's last event. */
 static int on_trace(void *arg, const struct rowval *r, int cols)
@@ -1370,6 +1449,7 @@ static int on_trace(void *arg, const struct rowval *r, int cols)
     for (size_t cpu = 0; cpu < ls->ncpu; cpu++)
         if (ls->cpu[cpu].used && interval_row(ls, (int64_t)cpu, &ls->cpu[cpu], r[33].type == 1, r[33].i, 0, 0) != 0)
             return -1;
+    if (view_rows(ls) != 0) return -1;
     clock_gettime(CLOCK_REALTIME, &now);
     if (put_row(ls, &ls->c->table[i], &ls->rows[i], r, cols) != 0 ||
         put_u64(&ls->rows[i], (uint64_t)((int64_t)now.tv_sec * 1000000000 + now.tv_nsec)) != 0)
@@ -1487,6 +1567,9 @@ static void load_state_free(struct load_state *ls)
         free(ls->rows[i].p);
     }
     survey_free(&ls->sv);
+    sqlite3_finalize(ls->keep[0]);
+    sqlite3_finalize(ls->keep[1]);
+    sqlite3_close(ls->views);
     free(ls->prefix.p);
     free(ls->cpu);
     free(ls->error);
@@ -1566,6 +1649,10 @@ int etl_clickhouse_load(etl_clickhouse *c, const char *path)
     }
     load |= 1; /* never 0, the default a missing value would have */
     if (make_prefix(&ls, load) != 0) goto nomem;
+    if (views_open(&ls) != 0) {
+        set_error(c, "%s", ls.error);
+        goto fail;
+    }
     for (size_t i = 0; i < NTABLES; i++)
         if (buf_reserve(&ls.rows[i], 65536) != 0) goto nomem;
     sent = 1;
