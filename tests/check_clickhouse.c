@@ -189,7 +189,7 @@ static void setup(void)
     srv.port = ntohs(a.sin_port);
     snprintf(url, sizeof url, "http://127.0.0.1:%d/", srv.port);
     ck_assert_int_eq(pthread_create(&srv.thread, NULL, server_main, NULL), 0);
-    /* the loader stages in $TMPDIR: a directory of the test's, which must be empty at the end */
+    /* $TMPDIR: a directory of the test's, which the loader must leave empty */
     snprintf(staging, sizeof staging, "%s/check-clickhouse.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     ck_assert_ptr_nonnull(mkdtemp(staging));
     setenv("TMPDIR", staging, 1);
@@ -215,7 +215,7 @@ static void teardown(void)
     }
     unlink(story);
     unlink(exec_story);
-    /* nothing staged is left behind, whatever the load did */
+    /* nothing is left in $TMPDIR, whatever the load did */
     ck_assert_int_eq(rmdir(staging), 0);
 }
 
