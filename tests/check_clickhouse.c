@@ -15,6 +15,7 @@
 #include "check_run.h"
 #include "etl.h"
 #include "kstory.h"
+#include "testutil.h"
 
 /* ---- the stand-in server: answers the loader's queries as ClickHouse would, records them */
 
@@ -284,6 +285,24 @@ START_TEST(commits_with_traces_last)
 }
 END_TEST
 
+/* A table whose rows fill several chunks goes in one INSERT, streamed (a chunked body) while
+   the trace is read: diaghub's events rows are about 4 MB in RowBinary. */
+START_TEST(large_table_streams_in_one_insert)
+{
+    etl_clickhouse *c = open_loader("m");
+    unsigned idx[64], n;
+
+    ck_assert_int_eq(etl_clickhouse_load(c, testdata_path("samples/perfview_diaghub.kernel.1.etl")), ETL_OK);
+    n = find("INSERT INTO `etl`.`events_local` FORMAT RowBinary", idx, 64);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_uint_gt(srv.req[idx[0]].body_len, 2u << 20);
+    /* the traces row last, after every other INSERT */
+    n = find("INSERT INTO `etl`.`", idx, 64);
+    ck_assert_str_eq(srv.req[idx[n - 1]].query, "INSERT INTO `etl`.`traces_local` FORMAT RowBinary");
+    etl_clickhouse_close(c);
+}
+END_TEST
+
 START_TEST(refused_insert_commits_nothing)
 {
     etl_clickhouse *c = open_loader("m");
@@ -407,6 +426,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, commits_with_traces_last);
     tcase_add_test(tc, refused_insert_commits_nothing);
+    tcase_add_test(tc, large_table_streams_in_one_insert);
     tcase_add_test(tc, trace_id_is_the_trace);
     tcase_add_test(tc, no_machine_name);
     tcase_add_test(tc, server_down);
