@@ -11,8 +11,8 @@
 # SampledProfile 40%, CSwitch 20%, EVENT_HEADER events 40%, a quarter with a stack). Each
 # round loads it into a fresh database (its schema made before the clock starts), as fresh
 # processes, in turn:
-#   etl2clickhouse               every table, payloads included (the whole load: reading the
-#                                trace into the staging SQLite database, then sending)
+#   etl2clickhouse               every table, payloads included (the whole load: the trace
+#                                read and its rows sent as they are made)
 #   etl2clickhouse --no-payload  the same without the payloads
 #   clickhouse-client TSV, all   INSERT ... FORMAT TabSeparated of every table's rows of the
 #                                first load (exported once, before the rounds, payloads
@@ -20,8 +20,8 @@
 #                                tables of a fresh database: the same rows, without reading
 #                                the trace
 #   clickhouse-client TSV, events  the events rows alone, the same way: one table of the 21
-#   etl2sqlite                   the reading alone: the staging etl2clickhouse does first (what
-#                                it costs beyond the inserts)
+#   etl2sqlite                   the same trace into SQLite (the same row code, writing a
+#                                database instead of sending: a reference)
 # and reports the median wall time and events per second of each, and their ratios. Needs
 # clickhouse-server and clickhouse-client; says SKIP without them.
 set -u
@@ -130,7 +130,7 @@ for l in load nopayload tsvall tsv stage; do
     m=$(median $l)
     case $l in load) name="etl2clickhouse" ;; nopayload) name="etl2clickhouse --no-payload" ;;
     tsvall) name="clickhouse-client TSV, every table" ;; tsv) name="clickhouse-client TSV, events only" ;;
-    stage) name="etl2sqlite (the staging alone)" ;; esac
+    stage) name="etl2sqlite (the same rows into SQLite)" ;; esac
     echo "$name: median $m s $(range $l): $(echo "$n $m" | awk '{ printf "%.3f", $1 / $2 / 1e6 }') M events/s"
 done
 ratio() { echo "$(median "$1") $(median "$2")" | awk '{ printf "%.2fx", $1 / $2 }'; }

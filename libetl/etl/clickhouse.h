@@ -14,9 +14,10 @@ extern "C" {
  * The ClickHouse loader: each ETL file becomes one trace of a ClickHouse database, in tables
  * that mirror the SQLite loader's (doc/clickhouse.md), every row carrying the machine's name
  * and the trace's id (a UUID made from the trace's content, so that loading the same trace
- * again replaces it). The rows are the SQLite loader's: a trace is first loaded into a
- * temporary SQLite database (etl/load.h; in $TMPDIR), whose tables are then streamed to the
- * server in RowBinary, one INSERT per table, and the trace's row of `traces` is written last:
+ * again replaces it). The rows are the SQLite loader's (etl/load.h), made by its code but
+ * encoded in RowBinary as they are made and streamed to the server while the trace is read,
+ * each table's by an INSERT of its own (no database is written; memory is bounded whatever the
+ * trace's size); the trace's row of `traces` is written last, once every other table is in:
  * the views queries read show a trace only once that row is in. Use:
  *
  *   etl_clickhouse_open(&c, "http://localhost:8123/", &options);

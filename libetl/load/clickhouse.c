@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The ClickHouse loader: a trace staged by the SQLite loader, streamed table by table to ClickHouse over HTTP (libcurl) in RowBinary, committed by its traces row. */
-#define _GNU_SOURCE /* mkdtemp, getrandom */
+/* The ClickHouse loader: the SQLite loader's rows, streamed while the trace is read, each table's in RowBinary over HTTP (libcurl), committed by its traces row. */
+#define _GNU_SOURCE /* getrandom, vasprintf */
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -21,75 +21,89 @@
 /*
  * The tables are the SQLite loader's, each with four columns first: machine, trace (UUID),
  * load (this load's random id) and day (the trace's first day, UTC: the partition). Their other
- * columns come from the SQLite schema itself (PRAGMA table_info: INTEGER is Int64, TEXT and
- * BLOB are String, Nullable unless NOT NULL), less its trace number; a few get columns the
- * SQLite views compute with correlated subqueries, filled here from the same expressions
- * (ClickHouse 18's SQL has neither correlated subqueries nor window functions).
+ * columns come from the SQLite schema itself (PRAGMA table_info of a schema made in memory:
+ * INTEGER is Int64, TEXT and BLOB are String, Nullable unless NOT NULL), less its trace number.
+ * The rows are the SQLite loader's own (a streamed load, load/sqlite.c: the same row code with
+ * this file as its back end), encoded as they are made. A few tables get columns that
+ * etl2sqlite's views compute with correlated subqueries or window functions, which ClickHouse
+ * 18's SQL has neither of: they are filled here, from a survey of the trace's processes and
+ * threads made before its rows (the same lookups as the SQLite views' NAME_AT and PID_AT).
  */
 struct extra {
-    const char *name, *type, *expr; /* expr NULL: set by the loader (traces.committed_ns) */
+    const char *name, *type;
 };
+
+/* The rows of a table: a statement id of the loader's, or one of these. */
+#define ROWS_TRACES (-1)   /* the loader's trace() */
+#define ROWS_INTERVALS (-2) /* made here from the cswitches rows */
+#define ROWS_VIEW (-3)      /* made at the end by the SQLite view of the same name (view_sql) over the
+                               trace's processes and threads rows, kept in memory (few: a row per
+                               process or thread event) */
 
 struct table_def {
     const char *name;           /* the ClickHouse table's name (and its SQLite table's) */
     const char *sqlite_table;   /* whose columns it has; NULL: only its extras */
-    const char *source;         /* the SQLite FROM clause, its rows named x */
     const char *order;          /* ORDER BY after machine, trace */
     const struct extra *extra;
+    int rows;                   /* enum stmt_id, or ROWS_* */
+    const char *view_sql;       /* ROWS_VIEW: its rows, the extras' columns in order */
 };
 
-static const struct extra traces_extra[] = { { "committed_ns", "Int64", NULL }, { NULL, NULL, NULL } };
-static const struct extra samples_extra[] = {
-    { "process_name", "Nullable(String)", NAME_AT("x.trace", "x.pid", "x.time_ns", "x.event") },
-    { NULL, NULL, NULL },
-};
+static const struct extra traces_extra[] = { { "committed_ns", "Int64" }, { NULL, NULL } };
+static const struct extra samples_extra[] = { { "process_name", "Nullable(String)" }, { NULL, NULL } };
 static const struct extra cswitches_extra[] = {
-    { "old_pid", "Nullable(Int64)", "x.old_pid" },
-    { "new_pid", "Nullable(Int64)", "x.new_pid" },
-    { "old_process", "Nullable(String)", NAME_AT("x.trace", "x.old_pid", "x.time_ns", "x.event") },
-    { "new_process", "Nullable(String)", NAME_AT("x.trace", "x.new_pid", "x.time_ns", "x.event") },
-    { NULL, NULL, NULL },
+    { "old_pid", "Nullable(Int64)" }, { "new_pid", "Nullable(Int64)" },
+    { "old_process", "Nullable(String)" }, { "new_process", "Nullable(String)" }, { NULL, NULL },
 };
-static const struct extra syscalls_extra[] = {
-    { "pid", "Nullable(Int64)", "x.pid" },
-    { "process_name", "Nullable(String)", NAME_AT("x.trace", "x.pid", "x.time_ns", "x.event") },
-    { NULL, NULL, NULL },
-};
+static const struct extra syscalls_extra[] = { { "pid", "Nullable(Int64)" }, { "process_name", "Nullable(String)" }, { NULL, NULL } };
 static const struct extra intervals_extra[] = {
-    { "cpu", "Int64", "x.cpu" }, { "tid", "Int64", "x.tid" }, { "pid", "Nullable(Int64)", "x.pid" },
-    { "process_name", "Nullable(String)", "x.process_name" }, { "start_ns", "Int64", "x.start_ns" },
-    { "end_ns", "Nullable(Int64)", "x.end_ns" }, { "ns", "Nullable(Int64)", "x.ns" },
-    { "start_event", "Int64", "x.start_event" }, { "end_event", "Nullable(Int64)", "x.end_event" },
-    { NULL, NULL, NULL },
+    { "cpu", "Int64" }, { "tid", "Int64" }, { "pid", "Nullable(Int64)" }, { "process_name", "Nullable(String)" },
+    { "start_ns", "Int64" }, { "end_ns", "Nullable(Int64)" }, { "ns", "Nullable(Int64)" },
+    { "start_event", "Int64" }, { "end_event", "Nullable(Int64)" }, { NULL, NULL },
+};
+
+static const struct extra processes_view_extra[] = {
+    { "pid", "Int64" }, { "image_file_name", "Nullable(String)" }, { "command_line", "Nullable(String)" },
+    { "parent_pid", "Nullable(Int64)" }, { "user_sid", "Nullable(String)" }, { "start_ns", "Nullable(Int64)" },
+    { "end_ns", "Nullable(Int64)" }, { "exit_status", "Nullable(Int64)" }, { NULL, NULL },
+};
+static const struct extra threads_view_extra[] = {
+    { "tid", "Int64" }, { "pid", "Int64" }, { "process_name", "Nullable(String)" }, { "thread_name", "Nullable(String)" },
+    { "start_ns", "Nullable(Int64)" }, { "end_ns", "Nullable(Int64)" }, { "win32_start_address", "Nullable(Int64)" },
+    { NULL, NULL },
 };
 
 /* traces last: its row commits the load. */
 static const struct table_def table_defs[] = {
-    { "providers", "providers", "providers x", "provider", NULL },
-    { "event_names", "event_names", "event_names x", "name_id", NULL },
-    { "event_name_fields", "event_name_fields", "event_name_fields x", "name_id, idx", NULL },
-    { "events", "events", "events x", "time_ns, event", NULL },
-    { "event_ext", "event_ext", "event_ext x", "event, idx", NULL },
-    { "processes", "processes", "processes x", "time_ns, event", NULL },
-    { "threads", "threads", "threads x", "time_ns, event", NULL },
-    { "images", "images", "images x", "time_ns, event", NULL },
-    { "cswitches", "cswitches",
-      "(SELECT c.*, " PID_AT("c.trace", "c.old_tid", "c.event") " AS old_pid, "
-      PID_AT("c.trace", "c.new_tid", "c.event") " AS new_pid FROM cswitches c) x",
-      "time_ns, event", cswitches_extra },
-    { "ready_threads", "ready_threads", "ready_threads x", "time_ns, event", NULL },
-    { "disk_io", "disk_io", "disk_io x", "time_ns, event", NULL },
-    { "syscalls", "syscalls", "(SELECT s.*, " PID_AT("s.trace", "s.tid", "s.event") " AS pid FROM syscalls s) x",
-      "time_ns, event", syscalls_extra },
-    { "samples", "samples", "samples x", "time_ns, event", samples_extra },
-    { "stacks", "stacks", "stacks x", "time_ns, stack", NULL },
-    { "stack_frames", "stack_frames", "stack_frames x", "frames, depth", NULL },
-    { "functions", "functions", "functions x", "function", NULL },
-    { "lbr", "lbr", "lbr x", "time_ns, lbr", NULL },
-    { "lbr_entries", "lbr_entries", "lbr_entries x", "lbr, idx", NULL },
-    { "lost", "lost", "lost x", "kind", NULL },
-    { "cpu_intervals", NULL, "cpu_intervals x", "start_ns, cpu", intervals_extra },
-    { "traces", "traces", "traces x", "", traces_extra },
+    { "providers", "providers", "provider", NULL, S_PROVIDER, NULL },
+    { "event_names", "event_names", "name_id", NULL, S_NAME, NULL },
+    { "event_name_fields", "event_name_fields", "name_id, idx", NULL, S_NAME_FIELD, NULL },
+    { "events", "events", "time_ns, event", NULL, S_EVENT, NULL },
+    { "event_ext", "event_ext", "event, idx", NULL, S_EXT, NULL },
+    { "processes", "processes", "time_ns, event", NULL, S_PROCESS, NULL },
+    { "threads", "threads", "time_ns, event", NULL, S_THREAD, NULL },
+    { "images", "images", "time_ns, event", NULL, S_IMAGE, NULL },
+    { "cswitches", "cswitches", "time_ns, event", cswitches_extra, S_CSWITCH, NULL },
+    { "ready_threads", "ready_threads", "time_ns, event", NULL, S_READY, NULL },
+    { "disk_io", "disk_io", "time_ns, event", NULL, S_DISK_IO, NULL },
+    { "syscalls", "syscalls", "time_ns, event", syscalls_extra, S_SYSCALL, NULL },
+    { "samples", "samples", "time_ns, event", samples_extra, S_SAMPLE, NULL },
+    { "stacks", "stacks", "time_ns, stack", NULL, S_STACK, NULL },
+    { "stack_frames", "stack_frames", "frames, depth", NULL, S_FRAME, NULL },
+    { "functions", "functions", "function", NULL, S_FUNCTION, NULL },
+    { "lbr", "lbr", "time_ns, lbr", NULL, S_LBR, NULL },
+    { "lbr_entries", "lbr_entries", "lbr, idx", NULL, S_LBR_ENTRY, NULL },
+    { "lost", "lost", "kind", NULL, S_LOST, NULL },
+    { "cpu_intervals", NULL, "start_ns, cpu", intervals_extra, ROWS_INTERVALS, NULL },
+    /* issue 21's kernel tables */
+    { "isr_dpc", "isr_dpc", "time_ns, event", NULL, S_ISR_DPC, NULL },
+    { "page_faults", "page_faults", "time_ns, event", NULL, S_PAGE_FAULT, NULL },
+    /* etl2sqlite's views that ClickHouse 18's SQL cannot express, as tables */
+    { "processes_view", NULL, "pid", processes_view_extra, ROWS_VIEW,
+      "SELECT pid, image_file_name, command_line, parent_pid, user_sid, start_ns, end_ns, exit_status FROM processes_view" },
+    { "threads_view", NULL, "tid, pid", threads_view_extra, ROWS_VIEW,
+      "SELECT tid, pid, process_name, thread_name, start_ns, end_ns, win32_start_address FROM threads_view" },
+    { "traces", "traces", "", traces_extra, ROWS_TRACES, NULL },
 };
 #define NTABLES (sizeof table_defs / sizeof table_defs[0])
 
@@ -103,9 +117,9 @@ struct column {
 
 struct table {
     const struct table_def *def;
-    struct column *col;
-    unsigned ncols;
-    char *select;               /* the SQLite SELECT of its rows (traces: committed_ns bound to ?1) */
+    struct column *col;         /* the SQLite columns but trace, then the extras */
+    unsigned ncols, nbase;      /* nbase: the SQLite columns' */
+    int trace_col;              /* the index of the loader's trace number among a row's values; -1: none */
 };
 
 struct buf {
@@ -113,7 +127,7 @@ struct buf {
     size_t n, cap, pos;
 };
 
-/* A connection to the server: the handle and its last error. The sending threads have one each. */
+/* A connection to the server: the handle and its last error. Each sending thread has one. */
 struct conn {
     CURL *curl;
     char *error;
@@ -126,6 +140,8 @@ struct etl_clickhouse {
     char *database, *cluster, *machine_opt;
     struct conn conn;           /* the caller's thread's; conn.error is the handle's error */
     struct table table[NTABLES];
+    int table_of[S_COUNT];      /* the table of each of the loader's statements; -1 none */
+    int intervals_at, traces_at; /* the tables of ROWS_INTERVALS and ROWS_TRACES */
     int schema_ok;              /* etl_meta was checked */
     char trace_id[40];
     char *machine;
@@ -135,9 +151,8 @@ struct etl_clickhouse {
 
 /* ---------------------------------------------------------------- small helpers */
 
-static int buf_reserve(struct buf *b, size_t more)
+static int buf_grow(struct buf *b, size_t more)
 {
-    if (b->n + more <= b->cap) return 0;
     size_t cap = b->cap ? b->cap : 4096;
     while (cap < b->n + more) cap *= 2;
     char *p = realloc(b->p, cap);
@@ -147,7 +162,13 @@ static int buf_reserve(struct buf *b, size_t more)
     return 0;
 }
 
-static int buf_add(struct buf *b, const void *data, size_t n)
+/* (inline: the rows' values are a few bytes each, copied by a move or two) */
+static inline int buf_reserve(struct buf *b, size_t more)
+{
+    return b->n + more <= b->cap ? 0 : buf_grow(b, more);
+}
+
+static inline int buf_add(struct buf *b, const void *data, size_t n)
 {
     if (buf_reserve(b, n + 1) != 0) return -1;
     memcpy(b->p + b->n, data, n);
@@ -249,32 +270,83 @@ static void squeeze(struct buf *b)
 }
 
 /* What the sending threads share: the next table to send, the rows sent, whether to stop. */
-struct send_state {
-    etl_clickhouse *c;
-    const char *dbpath;
-    const uint8_t *trace;       /* 16 bytes */
-    uint64_t load;
-    uint16_t day;
-    int64_t committed;
-    atomic_uint next;           /* index of the next table to send (traces, the last, is not theirs) */
-    _Atomic uint64_t done;      /* rows sent */
-    atomic_int stop;            /* a sender failed, or the load was interrupted */
-    atomic_int finished;        /* senders that are done */
-    pthread_mutex_t lock;
-    char *error;                /* the first sender's error */
+/* ---------------------------------------------------------------- streams */
+
+/* Rows on their way to the server: a chunk of a table's encoded rows. */
+struct chunk {
+    struct chunk *next;
+    struct buf b;
 };
 
-/* What a streamed INSERT reads its body from. */
+/*
+ * One INSERT of a table's rows, sent by a thread of its own while the loader makes more: the
+ * loader queues chunks of rows (at most STREAM_QUEUE, waiting when that many are queued: the
+ * memory a table's rows take is bounded, whatever the trace's size), the thread's request reads
+ * them as the body of a chunked POST. The server parses the body as it comes and writes a part
+ * per block of rows (max_insert_block_size, a million).
+ */
+#define STREAM_CHUNK (1u << 20)
+#define STREAM_QUEUE 4
+
 struct stream {
-    struct send_state *ss;
-    struct conn *k;
-    sqlite3_stmt *st;
+    etl_clickhouse *c;
     const struct table *t;
-    struct buf row;             /* encoded rows not yet handed to curl */
-    int done_rows, failed, interrupted;
+    struct conn conn;           /* the thread's connection, and its error */
+    pthread_t thread;
+    int started;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    struct chunk *head, *tail;  /* queued */
+    unsigned queued;
+    struct buf reading;         /* the chunk being read into curl's buffer */
+    struct buf spare[2];        /* chunks read, their memory for the next (no fresh pages to fault in) */
+    unsigned nspare;
+    int closed;                 /* no more chunks come */
+    int abort;                  /* the load failed elsewhere: the request is abandoned */
+    int done, rc;               /* the request has returned rc */
 };
 
-static size_t stream_read(char *out, size_t size, size_t n, void *arg);
+static size_t stream_read(char *out, size_t size, size_t n, void *arg)
+{
+    struct stream *s = arg;
+    size_t want = size * n, got = 0;
+
+    while (got < want) {
+        if (s->reading.pos == s->reading.n) {
+            struct chunk *ch;
+            pthread_mutex_lock(&s->lock);
+            while (!s->head && !s->closed && !s->abort) pthread_cond_wait(&s->cond, &s->lock);
+            if (s->abort) {
+                pthread_mutex_unlock(&s->lock);
+                return CURL_READFUNC_ABORT;
+            }
+            if (!(ch = s->head)) { /* closed, and every row read */
+                pthread_mutex_unlock(&s->lock);
+                break;
+            }
+            s->head = ch->next;
+            if (!s->head) s->tail = NULL;
+            s->queued--;
+            if (s->reading.p && s->nspare < 2) {
+                s->spare[s->nspare++] = s->reading;
+                s->reading.p = NULL;
+            }
+            pthread_cond_broadcast(&s->cond);
+            pthread_mutex_unlock(&s->lock);
+            free(s->reading.p);
+            s->reading = ch->b;
+            s->reading.pos = 0;
+            free(ch);
+            continue;
+        }
+        size_t k = s->reading.n - s->reading.pos;
+        if (k > want - got) k = want - got;
+        memcpy(out + got, s->reading.p + s->reading.pos, k);
+        s->reading.pos += k;
+        got += k;
+    }
+    return got;
+}
 
 /*
  * Sends sql (in the body; or, with a stream, in the URL and the stream's rows as the body) with
@@ -312,6 +384,7 @@ static int request(etl_clickhouse *c, struct conn *k, const char *what, const ch
         curl_easy_setopt(k->curl, CURLOPT_HTTPHEADER, headers);
         curl_easy_setopt(k->curl, CURLOPT_READFUNCTION, stream_read);
         curl_easy_setopt(k->curl, CURLOPT_READDATA, s);
+        curl_easy_setopt(k->curl, CURLOPT_UPLOAD_BUFFERSIZE, 262144L);
     }
     else {
         curl_easy_setopt(k->curl, CURLOPT_POSTFIELDS, sql);
@@ -321,10 +394,7 @@ static int request(etl_clickhouse *c, struct conn *k, const char *what, const ch
     curl_easy_getinfo(k->curl, CURLINFO_RESPONSE_CODE, &code);
     while (body.n && (body.p[body.n - 1] == '\n' || body.p[body.n - 1] == '\r')) body.p[--body.n] = '\0';
     if (rc != CURLE_OK || code != 200) squeeze(&body);
-    if (s && s->failed) {
-        /* the error is set (the staged database, or memory) */
-    }
-    else if (s && s->interrupted) conn_error(k, "stopped");
+    if (s && rc == CURLE_ABORTED_BY_CALLBACK) conn_error(k, "stopped");
     else if (rc == CURLE_OK && code == 200) {
         ret = 0;
         if (answer) {
@@ -352,6 +422,113 @@ nomem:
 static int exec_sql(etl_clickhouse *c, const char *what, const char *sql)
 {
     return request(c, &c->conn, what, sql, NULL, NULL, NULL);
+}
+
+static void *stream_main(void *arg)
+{
+    struct stream *s = arg;
+    struct buf insert = { 0 };
+    char what[96];
+    int rc;
+
+    snprintf(what, sizeof what, "inserting into %s", s->t->def->name);
+    if (buf_printf(&insert, "INSERT INTO `%s`.`%s_%s` FORMAT RowBinary", s->c->database, s->t->def->name,
+                   s->c->cluster ? "rows" : "local") != 0) {
+        conn_error(&s->conn, "out of memory");
+        rc = -1;
+    }
+    else rc = request(s->c, &s->conn, what, insert.p, s->c->cluster ? "insert_distributed_sync=1" : NULL, s, NULL);
+    free(insert.p);
+    pthread_mutex_lock(&s->lock);
+    s->done = 1;
+    s->rc = rc;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+/* A stream of table t's rows, its request started: NULL without memory or a thread. */
+static struct stream *stream_start(etl_clickhouse *c, const struct table *t)
+{
+    struct stream *s = calloc(1, sizeof *s);
+
+    if (!s) return NULL;
+    s->c = c;
+    s->t = t;
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->cond, NULL);
+    if (!(s->conn.curl = curl_easy_init()) || pthread_create(&s->thread, NULL, stream_main, s) != 0) {
+        if (s->conn.curl) curl_easy_cleanup(s->conn.curl);
+        pthread_mutex_destroy(&s->lock);
+        pthread_cond_destroy(&s->cond);
+        free(s);
+        return NULL;
+    }
+    s->started = 1;
+    return s;
+}
+
+/* Queues the rows of b (taken: b is left empty), waiting while the queue is full. 0, or -1
+   when the request has ended (failed, or stopped). */
+static int stream_push(struct stream *s, struct buf *b)
+{
+    struct chunk *ch = malloc(sizeof *ch);
+
+    if (!ch) return -1;
+    ch->next = NULL;
+    ch->b = *b;
+    *b = (struct buf){ 0 };
+    pthread_mutex_lock(&s->lock);
+    while (s->queued >= STREAM_QUEUE && !s->done && !s->abort) pthread_cond_wait(&s->cond, &s->lock);
+    if (s->done || s->abort) {
+        pthread_mutex_unlock(&s->lock);
+        free(ch->b.p);
+        free(ch);
+        return -1;
+    }
+    if (s->tail) s->tail->next = ch;
+    else s->head = ch;
+    s->tail = ch;
+    s->queued++;
+    if (s->nspare) {
+        *b = s->spare[--s->nspare];
+        b->n = b->pos = 0;
+    }
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+    return 0;
+}
+
+/* Ends the stream (abandoned with abandon) and waits for its request: its result, 0 or -1. */
+static int stream_end(struct stream *s, int abandon)
+{
+    pthread_mutex_lock(&s->lock);
+    s->closed = 1;
+    if (abandon) s->abort = 1;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+    pthread_join(s->thread, NULL);
+    s->started = 0;
+    return s->rc;
+}
+
+static void stream_free(struct stream *s)
+{
+    if (!s) return;
+    if (s->started) stream_end(s, 1);
+    while (s->head) {
+        struct chunk *ch = s->head;
+        s->head = ch->next;
+        free(ch->b.p);
+        free(ch);
+    }
+    free(s->reading.p);
+    while (s->nspare) free(s->spare[--s->nspare].p);
+    curl_easy_cleanup(s->conn.curl);
+    free(s->conn.error);
+    pthread_mutex_destroy(&s->lock);
+    pthread_cond_destroy(&s->cond);
+    free(s);
 }
 
 /* ---------------------------------------------------------------- the schema's columns */
@@ -382,19 +559,25 @@ static const char *type_name(enum coltype t)
 }
 
 /* Each table's columns, from the SQLite schema made in memory, and its SELECT. */
+
+/* Each table's columns, from the SQLite schema made in memory. */
 static int tables_init(etl_clickhouse *c)
 {
     sqlite3 *db = NULL;
     int rc = -1;
 
+    for (int i = 0; i < S_COUNT; i++) c->table_of[i] = -1;
     if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY, NULL) != SQLITE_OK ||
         sqlite3_exec(db, etl_sqlite_schema_tables, NULL, NULL, NULL) != SQLITE_OK)
         goto out;
     for (size_t i = 0; i < NTABLES; i++) {
         struct table *t = &c->table[i];
-        struct buf sel = { 0 };
+        int values = 0;
         t->def = &table_defs[i];
-        if (buf_printf(&sel, "SELECT ") != 0) goto out;
+        t->trace_col = -1;
+        if (t->def->rows >= 0) c->table_of[t->def->rows] = (int)i;
+        else if (t->def->rows == ROWS_INTERVALS) c->intervals_at = (int)i;
+        else if (t->def->rows == ROWS_TRACES) c->traces_at = (int)i;
         if (t->def->sqlite_table) {
             sqlite3_stmt *st;
             char q[128];
@@ -406,28 +589,20 @@ static int tables_init(etl_clickhouse *c)
                 int notnull = sqlite3_column_int(st, 3) || sqlite3_column_int(st, 5);
                 int str = decl && (strcmp(decl, "TEXT") == 0 || strcmp(decl, "BLOB") == 0);
                 /* the trace number: the trace is the UUID here (traces.trace too) */
-                if (strcmp(name, "trace") == 0) continue;
-                if (add_column(t, name, str ? (notnull ? C_STR : C_NSTR) : (notnull ? C_I64 : C_NI64)) != 0 ||
-                    buf_printf(&sel, "%sx.\"%s\"", t->ncols > 1 ? ", " : "", name) != 0) {
+                if (strcmp(name, "trace") == 0) t->trace_col = values;
+                else if (add_column(t, name, str ? (notnull ? C_STR : C_NSTR) : (notnull ? C_I64 : C_NI64)) != 0) {
                     sqlite3_finalize(st);
-                    free(sel.p);
                     goto out;
                 }
+                values++;
             }
             sqlite3_finalize(st);
+            /* the loader's rows have the table's columns */
+            if (t->def->rows >= 0 && values != etl_sink_columns[t->def->rows]) goto out;
         }
-        for (const struct extra *e = t->def->extra; e && e->name; e++) {
-            if (add_column(t, e->name, type_of(e->type)) != 0 ||
-                buf_printf(&sel, "%s%s", t->ncols > 1 ? ", " : "", e->expr ? e->expr : "?1") != 0) {
-                free(sel.p);
-                goto out;
-            }
-        }
-        if (buf_printf(&sel, " FROM %s", t->def->source) != 0) {
-            free(sel.p);
-            goto out;
-        }
-        t->select = sel.p;
+        t->nbase = t->ncols;
+        for (const struct extra *e = t->def->extra; e && e->name; e++)
+            if (add_column(t, e->name, type_of(e->type)) != 0) goto out;
     }
     rc = 0;
 out:
@@ -435,9 +610,6 @@ out:
     return rc;
 }
 
-/* The DDL of one node: its local tables, the views of committed loads, with a cluster the
-   Distributed tables, then the kinds, the summary views and etl_meta (last: a schema is
-   complete once etl_meta is there). */
 static int schema_sql(const etl_clickhouse *c, struct buf *b)
 {
     const char *db = c->database;
@@ -661,56 +833,6 @@ static int put_bytes(struct buf *b, const void *p, size_t n)
     return put_varint(b, n) == 0 && (n == 0 || buf_add(b, p, n) == 0) ? 0 : -1;
 }
 
-/* The next row of the staged table, encoded: 1, 0 at the end, -1 on error (said). */
-static int encode_row(struct stream *s)
-{
-    const struct table *t = s->t;
-    struct buf *b = &s->row;
-    int rc = sqlite3_step(s->st);
-    uint8_t uuid[16];
-    uint16_t day = s->ss->day;
-
-    if (rc == SQLITE_DONE) return 0;
-    if (rc != SQLITE_ROW) {
-        conn_error(s->k, "the staged database: %s: %s", t->def->name, sqlite3_errmsg(sqlite3_db_handle(s->st)));
-        return -1;
-    }
-    /* a UUID is two little-endian 64-bit halves, the first the text's first 16 digits */
-    for (int i = 0; i < 8; i++) {
-        uuid[i] = s->ss->trace[7 - i];
-        uuid[8 + i] = s->ss->trace[15 - i];
-    }
-    if (put_bytes(b, s->ss->c->machine, strlen(s->ss->c->machine)) != 0 || buf_add(b, uuid, 16) != 0 ||
-        put_u64(b, s->ss->load) != 0 || buf_add(b, (uint8_t[2]){ (uint8_t)day, (uint8_t)(day >> 8) }, 2) != 0)
-        goto nomem;
-    for (unsigned k = 0; k < t->ncols; k++) {
-        int null = sqlite3_column_type(s->st, (int)k) == SQLITE_NULL;
-        switch (t->col[k].type) {
-        case C_NI64:
-        case C_NSTR:
-            if (buf_add(b, null ? "\1" : "\0", 1) != 0) goto nomem;
-            if (null) continue;
-            break;
-        default:
-            if (null) {
-                conn_error(s->k, "the staged database: %s.%s is NULL", t->def->name, t->col[k].name);
-                return -1;
-            }
-        }
-        if (t->col[k].type == C_I64 || t->col[k].type == C_NI64) {
-            if (put_u64(b, (uint64_t)sqlite3_column_int64(s->st, (int)k)) != 0) goto nomem;
-        }
-        else {
-            const void *p = sqlite3_column_type(s->st, (int)k) == SQLITE_BLOB ? sqlite3_column_blob(s->st, (int)k)
-                                                                                : (const void *)sqlite3_column_text(s->st, (int)k);
-            if (put_bytes(b, p, (size_t)sqlite3_column_bytes(s->st, (int)k)) != 0) goto nomem;
-        }
-    }
-    return 1;
-nomem:
-    conn_error(s->k, "out of memory");
-    return -1;
-}
 
 static void progress(etl_clickhouse *c, int phase, uint64_t done, uint64_t total, uint64_t events, int final)
 {
@@ -718,101 +840,626 @@ static void progress(etl_clickhouse *c, int phase, uint64_t done, uint64_t total
     if (c->o.on_progress) c->o.on_progress(c->o.read.arg, &p);
 }
 
-static size_t stream_read(char *out, size_t size, size_t n, void *arg)
-{
-    struct stream *s = arg;
-    size_t want = size * n, got = 0;
+/* ---------------------------------------------------------------- the survey of a trace */
 
-    while (got < want) {
-        if (s->row.pos == s->row.n) {
-            int rc = 0;
-            unsigned rows = 0;
-            s->row.n = s->row.pos = 0;
-            if (s->done_rows) break;
-            if (atomic_load(&s->ss->stop)) {
-                s->interrupted = 1;
-                return CURL_READFUNC_ABORT;
-            }
-            /* a few rows at a time, so that a chunk is not a row */
-            while (s->row.n < 65536 && (rc = encode_row(s)) == 1) rows++;
-            atomic_fetch_add(&s->ss->done, rows);
-            if (rc < 0) {
-                s->failed = 1;
-                return CURL_READFUNC_ABORT;
-            }
-            if (rc == 0) s->done_rows = 1;
-            continue;
-        }
-        size_t k = s->row.n - s->row.pos;
-        if (k > want - got) k = want - got;
-        memcpy(out + got, s->row.p + s->row.pos, k);
-        s->row.pos += k;
-        got += k;
+/* The processes and threads rows' keys (what NAME_AT and PID_AT look up), by pid or tid,
+   then time and event. */
+struct process_key {
+    int64_t pid, time_ns, event;
+    char *name;                 /* image_file_name; NULL: none */
+};
+
+struct thread_key {
+    int64_t tid, event, pid;
+};
+
+/*
+ * What a load needs before its first row: the trace's id (a hash of its logfile header and
+ * first events), its machine name (the first SystemConfig/CPU event's ComputerName), its day,
+ * and its processes and threads for the columns filled at load time. One pass over the
+ * trace, in the merge's order: the event numbers are the loader's.
+ */
+struct survey {
+    uint8_t id[16];
+    char *machine;
+    int64_t start_ns;
+    struct process_key *proc;
+    size_t nproc, cap_proc;
+    struct thread_key *thr;
+    size_t nthr, cap_thr;
+};
+
+/* The hash of a value as the earlier loader (which read it back from SQLite) made it: its
+   type's code (SQLite's), then its bytes (an integer's in decimal). */
+struct id_hash {
+    uint64_t h1, h2;
+};
+
+static void hash_bytes(struct id_hash *h, int tag, const void *data, size_t n)
+{
+    const uint8_t *p = data;
+
+    h->h1 = (h->h1 ^ (uint8_t)tag) * 0x100000001b3ull;
+    h->h2 = (h->h2 ^ (uint8_t)tag) * 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; p && i < n; i++) {
+        h->h1 = (h->h1 ^ p[i]) * 0x100000001b3ull;
+        h->h2 = ((h->h2 ^ p[i]) * 0x9e3779b97f4a7c15ull) ^ (h->h2 >> 29);
     }
-    return got;
+}
+
+static void hash_int(struct id_hash *h, int64_t v)
+{
+    char text[24];
+    int n = snprintf(text, sizeof text, "%lld", (long long)v);
+    hash_bytes(h, SQLITE_INTEGER, text, (size_t)n);
+}
+
+static void hash_null(struct id_hash *h)
+{
+    hash_bytes(h, SQLITE_NULL, NULL, 0);
+}
+
+static void hash_text(struct id_hash *h, const char *s)
+{
+    hash_bytes(h, SQLITE_TEXT, s, strlen(s));
+}
+
+/* The trace's header as its traces row has it: logger_name, log_file_name, log_file_mode,
+   clock_type, perf_freq, cpu_speed_mhz, start_timestamp, start_time_ns, boot_time_ns,
+   timezone_bias, os_version, pointer_size, processors, buffer_size. */
+static void hash_header(struct id_hash *h, const etl_trace_info *ti)
+{
+    char v[32];
+
+    hash_text(h, ti->logger_name);
+    hash_text(h, ti->log_file_name);
+    hash_int(h, ti->log_file_mode);
+    hash_int(h, ti->clock.type);
+    hash_int(h, ti->clock.perf_freq);
+    hash_int(h, ti->clock.cpu_speed_mhz);
+    hash_int(h, ti->clock.start_timestamp);
+    hash_int(h, etl_time_from_filetime(ti->clock.start_time));
+    if (ti->boot_time) hash_int(h, etl_time_from_filetime(ti->boot_time));
+    else hash_null(h);
+    hash_int(h, ti->timezone_bias);
+    snprintf(v, sizeof v, "%u.%u.%u", ti->os_major, ti->os_minor, (unsigned)ti->os_build);
+    hash_text(h, v);
+    hash_int(h, ti->pointer_size);
+    hash_int(h, ti->number_of_processors);
+    hash_int(h, ti->buffer_size);
+}
+
+/* An event as its events row has it: ts, cpu, pid, tid, kind, hook_id, id, version, opcode,
+   payload_len, payload. */
+static void hash_event(struct id_hash *h, const etl_event *ev, int no_payload)
+{
+    int pt = (ev->has & ETL_HAS_PID_TID) != 0;
+    int hook = ev->kind == ETL_KIND_SYSTEM || ev->kind == ETL_KIND_COMPACT || ev->kind == ETL_KIND_PERFINFO ||
+               ev->kind == ETL_KIND_MESSAGE;
+
+    hash_int(h, ev->timestamp);
+    hash_int(h, ev->cpu);
+    if (pt) {
+        hash_int(h, ev->pid);
+        hash_int(h, ev->tid);
+    }
+    else {
+        hash_null(h);
+        hash_null(h);
+    }
+    hash_int(h, ev->kind);
+    if (hook) hash_int(h, ev->hook_id);
+    else hash_null(h);
+    if (ev->has & ETL_HAS_ID) hash_int(h, ev->id);
+    else hash_null(h);
+    hash_int(h, ev->version);
+    hash_int(h, ev->opcode);
+    hash_int(h, ev->payload_len);
+    if (no_payload) hash_null(h);
+    else hash_bytes(h, SQLITE_BLOB, ev->payload, ev->payload_len);
+}
+
+static int process_key_cmp(const void *a, const void *b)
+{
+    const struct process_key *x = a, *y = b;
+    if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+    if (x->time_ns != y->time_ns) return x->time_ns < y->time_ns ? -1 : 1;
+    return x->event < y->event ? -1 : x->event > y->event;
+}
+
+static int thread_key_cmp(const void *a, const void *b)
+{
+    const struct thread_key *x = a, *y = b;
+    if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
+    return x->event < y->event ? -1 : x->event > y->event;
+}
+
+/* A UTF-8 copy of s (NULL when the record does not carry it); *ok 0 without memory. */
+static char *utf8_copy(const etl_string *s, int *ok)
+{
+    size_t n;
+    char *p;
+
+    if (!s->data) return NULL;
+    n = etl_string_to_utf8(s, NULL, 0);
+    if (!(p = malloc(n + 1))) {
+        *ok = 0;
+        return NULL;
+    }
+    etl_string_to_utf8(s, p, n + 1);
+    return p;
+}
+
+static void quiet(void *arg, const etl_merge_message *m)
+{
+    (void)arg, (void)m;
+}
+
+static void survey_free(struct survey *sv)
+{
+    for (size_t i = 0; i < sv->nproc; i++) free(sv->proc[i].name);
+    free(sv->proc);
+    free(sv->thr);
+    free(sv->machine);
+    memset(sv, 0, sizeof *sv);
+}
+
+/* The computer's name of a SystemConfig/CPU event (malloc'd), NULL if it names none. */
+static char *computer_name(etl_decoder *d, const etl_event *ev)
+{
+    etl_decoded_event de;
+    const etl_field *f;
+    etl_string s;
+    int ok = 1;
+    char *name;
+
+    if (!d || etl_decoder_decode(d, ev, &de) == ETL_FATAL || !(f = etl_decoded_field_find(&de, "ComputerName")) ||
+        etl_field_string(f, &s) != ETL_OK)
+        return NULL;
+    name = utf8_copy(&s, &ok);
+    if (name && !*name) {
+        free(name);
+        name = NULL;
+    }
+    return name;
+}
+
+/* Surveys path: 0, or -1 (the error set; a trace that cannot be read is the loader's to tell,
+   which reads it next: only what stops the survey itself is said here). */
+static int survey_trace(etl_clickhouse *c, const char *path, struct survey *sv)
+{
+    etl_merge_options mo;
+    etl_merge *m = NULL;
+    etl_merge_input_info mi;
+    etl_merge_event me;
+    etl_decoder *d = NULL;
+    etl_decoder_options dopt;
+    struct id_hash h = { 0xcbf29ce484222325ull, 0x84222325cbf29ce4ull };
+    int64_t event = 0;
+    int rc, ok = 1;
+
+    memset(&mo, 0, sizeof mo);
+    mo.on_message = quiet;
+    if (etl_merge_open(&m, &path, 1, &mo) == ETL_FATAL) {
+        set_error(c, "%s", m ? etl_merge_error(m) : "out of memory");
+        etl_merge_close(m);
+        return -1;
+    }
+    memset(&dopt, 0, sizeof dopt);
+    dopt.flags = ETL_DECODER_NO_DEFAULTS; /* the kernel's classes are built in */
+    if (!c->o.machine && etl_decoder_open(&d, &dopt) != ETL_OK) {
+        etl_decoder_close(d);
+        d = NULL;
+    }
+    if (etl_merge_input_get(m, 0, &mi) == ETL_OK && mi.info) {
+        hash_header(&h, mi.info);
+        sv->start_ns = etl_time_from_filetime(mi.info->clock.start_time);
+    }
+    while ((rc = etl_merge_next(m, &me)) == ETL_OK || rc == ETL_WARN) {
+        const etl_event *ev = me.event;
+        etl_kernel_event ke;
+        if (++event <= 256) hash_event(&h, ev, c->o.read.no_payload);
+        if (ev->kind != ETL_KIND_SYSTEM && ev->kind != ETL_KIND_COMPACT && ev->kind != ETL_KIND_PERFINFO) continue;
+        if (!sv->machine && ev->kind == ETL_KIND_SYSTEM && ev->hook_id == 0x0B0A) /* SystemConfig/CPU */
+            sv->machine = computer_name(d, ev);
+        if (etl_kernel_decode(ev, &ke) != 1) continue;
+        if (ke.kclass == ETL_KCLASS_PROCESS) {
+            struct process_key *p;
+            if (sv->nproc == sv->cap_proc) {
+                size_t cap = sv->cap_proc ? 2 * sv->cap_proc : 256;
+                if (!(p = realloc(sv->proc, cap * sizeof *p))) goto nomem;
+                sv->proc = p;
+                sv->cap_proc = cap;
+            }
+            p = &sv->proc[sv->nproc++];
+            p->pid = ke.u.process.pid;
+            p->time_ns = etl_clock_time_ns(etl_merge_clock(m), me.timestamp);
+            p->event = event;
+            p->name = utf8_copy(&ke.u.process.image_file_name, &ok);
+            if (!ok) goto nomem;
+        }
+        else if (ke.kclass == ETL_KCLASS_THREAD) {
+            struct thread_key *t;
+            if (sv->nthr == sv->cap_thr) {
+                size_t cap = sv->cap_thr ? 2 * sv->cap_thr : 256;
+                if (!(t = realloc(sv->thr, cap * sizeof *t))) goto nomem;
+                sv->thr = t;
+                sv->cap_thr = cap;
+            }
+            t = &sv->thr[sv->nthr++];
+            t->tid = ke.u.thread.tid;
+            t->event = event;
+            t->pid = ke.u.thread.pid;
+        }
+        if ((event & 65535) == 0 && c->o.read.interrupted && c->o.read.interrupted(c->o.read.arg)) {
+            set_error(c, "interrupted");
+            goto fail;
+        }
+    }
+    etl_merge_close(m);
+    etl_decoder_close(d);
+    if (sv->nproc) qsort(sv->proc, sv->nproc, sizeof *sv->proc, process_key_cmp);
+    if (sv->nthr) qsort(sv->thr, sv->nthr, sizeof *sv->thr, thread_key_cmp);
+    for (int i = 0; i < 8; i++) {
+        sv->id[i] = (uint8_t)(h.h1 >> (56 - 8 * i));
+        sv->id[8 + i] = (uint8_t)(h.h2 >> (56 - 8 * i));
+    }
+    sv->id[6] = (uint8_t)((sv->id[6] & 0x0f) | 0x80); /* version 8: made by its own rule (RFC 9562) */
+    sv->id[8] = (uint8_t)((sv->id[8] & 0x3f) | 0x80); /* the RFC's variant */
+    return 0;
+nomem:
+    set_error(c, "out of memory");
+fail:
+    etl_merge_close(m);
+    etl_decoder_close(d);
+    return -1;
+}
+
+/* NAME_AT: the program of process pid at (t, e): its last processes row at or before, else its
+   first after; NULL when it has none. */
+static const char *name_at(const struct survey *sv, int64_t pid, int64_t t, int64_t e)
+{
+    size_t lo = 0, hi = sv->nproc;
+
+    while (lo < hi) { /* the first key after (pid, t, e) */
+        size_t mid = lo + (hi - lo) / 2;
+        const struct process_key *k = &sv->proc[mid];
+        if (k->pid < pid || (k->pid == pid && (k->time_ns < t || (k->time_ns == t && k->event <= e)))) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo > 0 && sv->proc[lo - 1].pid == pid) return sv->proc[lo - 1].name;
+    if (lo < sv->nproc && sv->proc[lo].pid == pid) return sv->proc[lo].name;
+    return NULL;
+}
+
+/* PID_AT: the process of thread tid at event e: its last threads row at or before, else its
+   first after; -1 when it has none. */
+static int64_t pid_at(const struct survey *sv, int64_t tid, int64_t e)
+{
+    size_t lo = 0, hi = sv->nthr;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct thread_key *k = &sv->thr[mid];
+        if (k->tid < tid || (k->tid == tid && k->event <= e)) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo > 0 && sv->thr[lo - 1].tid == tid) return sv->thr[lo - 1].pid;
+    if (lo < sv->nthr && sv->thr[lo].tid == tid) return sv->thr[lo].pid;
+    return -1;
+}
+
+/* ---------------------------------------------------------------- a load's rows in RowBinary */
+
+/* A processor's running thread since its last context switch (cpu_intervals). */
+struct running {
+    int used;
+    int64_t tid, start_ns, start_event;
+};
+
+/* One load: its rows as they are made (the row back end of the loader's two threads), and
+   their streams. */
+struct load_state {
+    etl_clickhouse *c;
+    struct survey sv;
+    struct buf prefix;          /* machine, trace, load and day: the first columns of every row */
+    struct buf rows[NTABLES];   /* each table's rows not yet queued */
+    struct stream *st[NTABLES]; /* each table's INSERT, once its rows filled a chunk */
+    uint64_t count[NTABLES];
+    struct running *cpu;        /* by processor (the main thread's) */
+    size_t ncpu;
+    sqlite3 *views;             /* the processes and threads rows, for the ROWS_VIEW tables (main thread) */
+    sqlite3_stmt *keep[2];      /* their inserts */
+    pthread_mutex_t lock;
+    char *error;                /* the first failure's message */
+    atomic_int failed;
+};
+
+static int load_fail(struct load_state *ls, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int load_fail(struct load_state *ls, const char *fmt, ...)
+{
+    va_list ap;
+    char *text = NULL;
+
+    va_start(ap, fmt);
+    if (vasprintf(&text, fmt, ap) < 0) text = NULL;
+    va_end(ap);
+    pthread_mutex_lock(&ls->lock);
+    if (!ls->error) {
+        ls->error = text;
+        text = NULL;
+    }
+    pthread_mutex_unlock(&ls->lock);
+    free(text);
+    atomic_store(&ls->failed, 1);
+    return -1;
+}
+
+/* A stream that ended before its rows did: its request's error. */
+static int stream_failed(struct load_state *ls, const struct stream *s)
+{
+    return load_fail(ls, "%s", s->conn.error ? s->conn.error : "the server ended an INSERT early");
+}
+
+static int put_u8(struct buf *b, uint8_t v)
+{
+    return buf_add(b, &v, 1);
+}
+
+/* A value of type ty: 0, or -1 (NULL where the column takes none, a text for a number, no
+   memory). */
+static int put_value(struct buf *b, enum coltype ty, const struct rowval *v)
+{
+    if (ty == C_NI64 || ty == C_NSTR) {
+        if (put_u8(b, v->type == 0) != 0) return -1;
+        if (v->type == 0) return 0;
+    }
+    else if (v->type == 0)
+        return -1;
+    if (ty == C_I64 || ty == C_NI64) return v->type == 1 ? put_u64(b, (uint64_t)v->i) : -1;
+    if (v->type == 1) { /* a number in a TEXT column: SQLite stores its text */
+        char text[24];
+        int n = snprintf(text, sizeof text, "%lld", (long long)v->i);
+        return put_bytes(b, text, (size_t)n);
+    }
+    return put_bytes(b, v->t, v->type == 2 ? strlen(v->t) : (size_t)v->i);
+}
+
+static int put_nint(struct buf *b, int has, int64_t v)
+{
+    return has ? (put_u8(b, 0) == 0 && put_u64(b, (uint64_t)v) == 0 ? 0 : -1) : put_u8(b, 1);
+}
+
+static int put_nstr(struct buf *b, const char *s)
+{
+    return s ? (put_u8(b, 0) == 0 && put_bytes(b, s, strlen(s)) == 0 ? 0 : -1) : put_u8(b, 1);
+}
+
+/* The row's first columns, then its values but the trace number. */
+static int put_row(struct load_state *ls, const struct table *t, struct buf *b, const struct rowval *r, int cols)
+{
+    unsigned k = 0;
+
+    if (buf_add(b, ls->prefix.p, ls->prefix.n) != 0) return -1;
+    for (int i = 0; i < cols; i++) {
+        if (i == t->trace_col) continue;
+        if (k >= t->nbase || put_value(b, t->col[k].type, &r[i]) != 0) return -1;
+        k++;
+    }
+    return 0;
+}
+
+/* A row of table i is encoded: a full chunk goes to its stream (started on the first). */
+static int row_done(struct load_state *ls, unsigned i)
+{
+    struct buf *b = &ls->rows[i];
+
+    ls->count[i]++;
+    if (b->n < STREAM_CHUNK) return 0;
+    if (!ls->st[i] && !(ls->st[i] = stream_start(ls->c, &ls->c->table[i])))
+        return load_fail(ls, "cannot start a sending thread");
+    if (stream_push(ls->st[i], b) != 0) return stream_failed(ls, ls->st[i]);
+    return buf_reserve(b, STREAM_CHUNK + 65536) == 0 ? 0 : load_fail(ls, "out of memory");
+}
+
+static int encode_failed(struct load_state *ls, const struct table *t)
+{
+    return load_fail(ls, "out of memory, or a NULL the table %s does not take", t->def->name);
+}
+
+/* A cpu_intervals row: the thread of p on cpu, until end_ns and end_event (has_end: each is
+   known). */
+static int interval_row(struct load_state *ls, int64_t cpu, const struct running *p, int has_end_ns, int64_t end_ns,
+                        int has_end_event, int64_t end_event)
+{
+    int ti = ls->c->intervals_at;
+    struct buf *b = &ls->rows[ti];
+    int64_t pid;
+
+    pid = pid_at(&ls->sv, p->tid, p->start_event);
+    if (buf_add(b, ls->prefix.p, ls->prefix.n) != 0 || put_u64(b, (uint64_t)cpu) != 0 ||
+        put_u64(b, (uint64_t)p->tid) != 0 || put_nint(b, pid >= 0, pid) != 0 ||
+        put_nstr(b, pid >= 0 ? name_at(&ls->sv, pid, p->start_ns, p->start_event) : NULL) != 0 ||
+        put_u64(b, (uint64_t)p->start_ns) != 0 || put_nint(b, has_end_ns, end_ns) != 0 ||
+        put_nint(b, has_end_ns, end_ns - p->start_ns) != 0 || put_u64(b, (uint64_t)p->start_event) != 0 ||
+        put_nint(b, has_end_event, end_event) != 0)
+        return encode_failed(ls, &ls->c->table[ti]);
+    return row_done(ls, (unsigned)ti);
+}
+
+/* A context switch on cpu at (t, e) to thread tid: the interval it ends, and the one it starts. */
+static int cswitch_interval(struct load_state *ls, int64_t cpu, int64_t tid, int64_t t, int64_t e)
+{
+    struct running *p;
+
+    if (cpu < 0 || cpu > 65535) return 0;
+    if ((size_t)cpu >= ls->ncpu) {
+        size_t n = (size_t)cpu + 1;
+        struct running *q = realloc(ls->cpu, n * sizeof *q);
+        if (!q) return load_fail(ls, "out of memory");
+        memset(q + ls->ncpu, 0, (n - ls->ncpu) * sizeof *q);
+        ls->cpu = q;
+        ls->ncpu = n;
+    }
+    p = &ls->cpu[cpu];
+    if (p->used && interval_row(ls, cpu, p, 1, t, 1, e) != 0) return -1;
+    p->used = 1;
+    p->tid = tid;
+    p->start_ns = t;
+    p->start_event = e;
+    return 0;
+}
+
+/* The loader's row back end: a row of its table id. */
+static int on_row(void *arg, enum stmt_id id, const struct rowval *r, int cols)
+{
+    struct load_state *ls = arg;
+    const struct survey *sv = &ls->sv;
+    int i = ls->c->table_of[id];
+    const struct table *t;
+    struct buf *b;
+    int64_t e, time_ns, pid, old_pid, new_pid;
+
+    if (i < 0) return 0; /* no such table here */
+    if (atomic_load(&ls->failed)) return -1;
+    t = &ls->c->table[i];
+    b = &ls->rows[i];
+    if (put_row(ls, t, b, r, cols) != 0) return encode_failed(ls, t);
+    if (id == S_PROCESS || id == S_THREAD) {
+        sqlite3_stmt *st = ls->keep[id == S_THREAD];
+        int rc;
+        etl_sink_bind_row(st, r, cols);
+        rc = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (rc != SQLITE_DONE) return load_fail(ls, "the processes and threads kept for the views: %s", sqlite3_errmsg(ls->views));
+    }
+    e = r[0].i;
+    time_ns = r[2].i;
+    switch (id) {
+    case S_SAMPLE: /* pid (6) */
+        if (put_nstr(b, r[5].type == 1 ? name_at(sv, r[5].i, time_ns, e) : NULL) != 0) return encode_failed(ls, t);
+        break;
+    case S_CSWITCH: /* cpu (4), new_tid (5), old_tid (6) */
+        old_pid = pid_at(sv, r[5].i, e);
+        new_pid = pid_at(sv, r[4].i, e);
+        if (put_nint(b, old_pid >= 0, old_pid) != 0 || put_nint(b, new_pid >= 0, new_pid) != 0 ||
+            put_nstr(b, old_pid >= 0 ? name_at(sv, old_pid, time_ns, e) : NULL) != 0 ||
+            put_nstr(b, new_pid >= 0 ? name_at(sv, new_pid, time_ns, e) : NULL) != 0)
+            return encode_failed(ls, t);
+        if (row_done(ls, (unsigned)i) != 0) return -1;
+        return cswitch_interval(ls, r[3].i, r[4].i, time_ns, e);
+    case S_SYSCALL: /* tid (8) */
+        pid = r[7].type == 1 ? pid_at(sv, r[7].i, e) : -1;
+        if (put_nint(b, pid >= 0, pid) != 0 || put_nstr(b, pid >= 0 ? name_at(sv, pid, time_ns, e) : NULL) != 0)
+            return encode_failed(ls, t);
+        break;
+    default:
+        break;
+    }
+    return row_done(ls, (unsigned)i);
+}
+
+/* The loader's events rows. */
+static int on_events(void *arg, const struct event_row *rows, unsigned n, int no_payload)
+{
+    struct load_state *ls = arg;
+    int i = ls->c->table_of[S_EVENT];
+    const struct table *t = &ls->c->table[i];
+    struct buf *b = &ls->rows[i];
+
+    if (atomic_load(&ls->failed)) return -1;
+    for (unsigned r = 0; r < n; r++) {
+        const struct event_row *er = &rows[r];
+        unsigned k = 0;
+        if (buf_reserve(b, ls->prefix.n + 16 * EVENT_COLUMNS + er->fields_len + er->payload_len) != 0 ||
+            buf_add(b, ls->prefix.p, ls->prefix.n) != 0)
+            return encode_failed(ls, t);
+        for (int c = 0; c < EVENT_INT_COLUMNS; c++) {
+            /* column 1, the event, is bound NULL for SQLite to number it: it has its number */
+            struct rowval v = { er->v[c], NULL, c && (er->nulls & (1u << c)) ? 0 : 1 };
+            if (c == t->trace_col) continue;
+            if (put_value(b, t->col[k++].type, &v) != 0) return encode_failed(ls, t);
+        }
+        if (put_value(b, t->col[k++].type, &(struct rowval){ er->fields_len, er->fields, er->has_fields ? 4 : 0 }) != 0 ||
+            put_value(b, t->col[k].type, &(struct rowval){ er->payload_len, er->payload_len ? (const char *)er->payload : "",
+                                                         no_payload ? 0 : 3 }) != 0)
+            return encode_failed(ls, t);
+        if (row_done(ls, (unsigned)i) != 0) return -1;
+    }
+    return 0;
+}
+
+/* The in-memory database of the processes and threads rows, with etl2sqlite's schema and views. */
+static int views_open(struct load_state *ls)
+{
+    if (sqlite3_open_v2(":memory:", &ls->views, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
+        sqlite3_exec(ls->views, etl_sqlite_schema_tables, NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(ls->views, etl_sqlite_schema_views, NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(ls->views, "INSERT INTO processes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &ls->keep[0], NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(ls->views, "INSERT INTO threads VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &ls->keep[1], NULL) != SQLITE_OK)
+        return load_fail(ls, "the processes and threads kept for the views: %s", ls->views ? sqlite3_errmsg(ls->views) : "out of memory");
+    return 0;
+}
+
+/* The ROWS_VIEW tables' rows, from the views over the processes and threads rows. */
+static int view_rows(struct load_state *ls)
+{
+    for (size_t i = 0; i < NTABLES; i++) {
+        const struct table *t = &ls->c->table[i];
+        struct buf *b = &ls->rows[i];
+        sqlite3_stmt *st;
+        int rc;
+        if (t->def->rows != ROWS_VIEW) continue;
+        if (sqlite3_prepare_v2(ls->views, t->def->view_sql, -1, &st, NULL) != SQLITE_OK)
+            return load_fail(ls, "%s: %s", t->def->name, sqlite3_errmsg(ls->views));
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            if (buf_add(b, ls->prefix.p, ls->prefix.n) != 0) rc = SQLITE_NOMEM;
+            for (unsigned k = 0; rc == SQLITE_ROW && k < t->ncols; k++) {
+                struct rowval v = { 0, NULL, 0 };
+                switch (sqlite3_column_type(st, (int)k)) {
+                case SQLITE_NULL: break;
+                case SQLITE_INTEGER: v.type = 1; v.i = sqlite3_column_int64(st, (int)k); break;
+                default:
+                    v.type = 4;
+                    v.t = (const char *)sqlite3_column_text(st, (int)k);
+                    v.i = sqlite3_column_bytes(st, (int)k);
+                }
+                if (put_value(b, t->col[k].type, &v) != 0) rc = SQLITE_NOMEM;
+            }
+            if (rc != SQLITE_ROW) break;
+            if (row_done(ls, (unsigned)i) != 0) {
+                sqlite3_finalize(st);
+                return -1;
+            }
+        }
+        sqlite3_finalize(st);
+        if (rc != SQLITE_DONE) return encode_failed(ls, t);
+    }
+    return 0;
+}
+
+/* The loader's traces row (the last): committed now; the intervals still running end with the
+   trace's last event. */
+static int on_trace(void *arg, const struct rowval *r, int cols)
+{
+    struct load_state *ls = arg;
+    int i = ls->c->traces_at;
+    struct timespec now;
+
+    for (size_t cpu = 0; cpu < ls->ncpu; cpu++)
+        if (ls->cpu[cpu].used && interval_row(ls, (int64_t)cpu, &ls->cpu[cpu], r[33].type == 1, r[33].i, 0, 0) != 0)
+            return -1;
+    if (view_rows(ls) != 0) return -1;
+    clock_gettime(CLOCK_REALTIME, &now);
+    if (put_row(ls, &ls->c->table[i], &ls->rows[i], r, cols) != 0 ||
+        put_u64(&ls->rows[i], (uint64_t)((int64_t)now.tv_sec * 1000000000 + now.tv_nsec)) != 0)
+        return encode_failed(ls, &ls->c->table[i]);
+    ls->count[i]++;
+    return 0;
 }
 
 /* ---------------------------------------------------------------- one trace */
 
-/* 128 bits of the trace's identity: its logfile header and its first events (not what a
-   header rewritten at the end changes: end time, buffers written). */
-static int trace_identity(sqlite3 *db, uint8_t id[16])
-{
-    static const char *const sql[] = {
-        "SELECT logger_name, log_file_name, log_file_mode, clock_type, perf_freq, cpu_speed_mhz, start_timestamp,"
-        " start_time_ns, boot_time_ns, timezone_bias, os_version, pointer_size, processors, buffer_size FROM traces",
-        "SELECT ts, cpu, pid, tid, kind, hook_id, id, version, opcode, payload_len, payload FROM events ORDER BY event LIMIT 256",
-    };
-    uint64_t h1 = 0xcbf29ce484222325ull, h2 = 0x84222325cbf29ce4ull;
-
-    for (size_t q = 0; q < 2; q++) {
-        sqlite3_stmt *st;
-        if (sqlite3_prepare_v2(db, sql[q], -1, &st, NULL) != SQLITE_OK) return -1;
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            for (int k = 0; k < sqlite3_column_count(st); k++) {
-                const uint8_t *p = sqlite3_column_blob(st, k);
-                int n = sqlite3_column_bytes(st, k);
-                uint8_t tag = (uint8_t)sqlite3_column_type(st, k);
-                h1 = (h1 ^ tag) * 0x100000001b3ull;
-                h2 = (h2 ^ tag) * 0x9e3779b97f4a7c15ull;
-                for (int i = 0; p && i < n; i++) {
-                    h1 = (h1 ^ p[i]) * 0x100000001b3ull;
-                    h2 = ((h2 ^ p[i]) * 0x9e3779b97f4a7c15ull) ^ (h2 >> 29);
-                }
-            }
-        }
-        sqlite3_finalize(st);
-    }
-    for (int i = 0; i < 8; i++) {
-        id[i] = (uint8_t)(h1 >> (56 - 8 * i));
-        id[8 + i] = (uint8_t)(h2 >> (56 - 8 * i));
-    }
-    id[6] = (uint8_t)((id[6] & 0x0f) | 0x80); /* version 8: made by its own rule (RFC 9562) */
-    id[8] = (uint8_t)((id[8] & 0x3f) | 0x80); /* the RFC's variant */
-    return 0;
-}
-
-static char *first_text(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *st;
-    char *v = NULL;
-
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return NULL;
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) v = strdup((const char *)sqlite3_column_text(st, 0));
-    sqlite3_finalize(st);
-    return v;
-}
-
-static int64_t first_int(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *st;
-    int64_t v = 0;
-
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return 0;
-    if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
-}
 
 /* The SQLite loader's callbacks, passed on with the caller's arg. */
 static void read_message(void *arg, const etl_sqlite_message *m)
@@ -834,32 +1481,6 @@ static int read_interrupted(void *arg)
 }
 
 /* Stages path into dbpath: ETL_OK, ETL_WARN (damaged), ETL_FATAL (error set). */
-static int stage(etl_clickhouse *c, const char *path, const char *dbpath)
-{
-    etl_sqlite_options o = c->o.read;
-    etl_sqlite_loader *l = NULL;
-    int rc;
-
-    o.append = o.replace = o.keep_partial = 0;
-    o.on_message = read_message;
-    o.on_progress = read_progress;
-    o.interrupted = read_interrupted;
-    o.arg = c;
-    clock_gettime(CLOCK_MONOTONIC, &c->phase_start);
-    rc = etl_sqlite_loader_open(&l, dbpath, &o);
-    if (rc == ETL_OK) {
-        rc = etl_sqlite_loader_add(l, path);
-        if (rc == ETL_OK) rc = etl_sqlite_loader_commit(l);
-        else rc = ETL_FATAL;
-    }
-    /* the SQLite loader has said its fatal message already */
-    if (rc == ETL_FATAL || rc == ETL_FAILED) {
-        set_error(c, "%s", l ? etl_sqlite_loader_error(l) : "out of memory");
-        rc = ETL_FATAL;
-    }
-    etl_sqlite_loader_close(l);
-    return rc;
-}
 
 /* Deletes the rows of machine/trace whose load is (equal: 1) or is not (0) load: mutations,
    on one server only (a Distributed table takes none). Best effort: -1 if refused. */
@@ -905,146 +1526,87 @@ static int earlier_loads(etl_clickhouse *c, uint64_t load)
     return n > 0;
 }
 
-/* One table of the staged database db over connection k: 0, or -1 (k's error set). */
-static int send_table(struct send_state *ss, struct conn *k, sqlite3 *db, const struct table *t)
+
+/* Sends what the streams have not: each table's last rows (the small tables' only ones, a
+   request each, at once), waits for every stream, then the traces row, which commits the load.
+   0, or -1 (the load's error set). */
+static int send_rest(struct load_state *ls)
 {
-    etl_clickhouse *c = ss->c;
-    struct stream s = { .ss = ss, .k = k, .t = t };
-    struct buf insert = { 0 };
-    char what[96];
-    int rc;
+    etl_clickhouse *c = ls->c;
+    unsigned traces = (unsigned)c->traces_at;
+    uint64_t total = 0, done = 0;
 
-    if (sqlite3_prepare_v2(db, t->select, -1, &s.st, NULL) != SQLITE_OK) {
-        conn_error(k, "the staged database: %s: %s", t->def->name, sqlite3_errmsg(db));
-        return -1;
-    }
-    if (sqlite3_bind_parameter_count(s.st) == 1) sqlite3_bind_int64(s.st, 1, ss->committed);
-    if (buf_printf(&insert, "INSERT INTO `%s`.`%s_%s` FORMAT RowBinary", c->database, t->def->name,
-                   c->cluster ? "rows" : "local") != 0) {
-        sqlite3_finalize(s.st);
-        conn_error(k, "out of memory");
-        return -1;
-    }
-    snprintf(what, sizeof what, "inserting into %s", t->def->name);
-    rc = request(c, k, what, insert.p, c->cluster ? "insert_distributed_sync=1" : NULL, &s, NULL);
-    sqlite3_finalize(s.st);
-    free(insert.p);
-    free(s.row.p);
-    return rc;
-}
-
-/* The server writes a table's part with one thread: a few tables at once keep more of its
-   processors busy, each sender with its own connection to the server and to the staged
-   database. */
-#define SENDERS 3
-
-struct sender {
-    struct send_state *ss;
-    struct conn conn;
-    pthread_t thread;
-};
-
-static void *sender_main(void *arg)
-{
-    struct sender *w = arg;
-    struct send_state *ss = w->ss;
-    sqlite3 *db = NULL;
-    unsigned i;
-
-    if (sqlite3_open_v2(ss->dbpath, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
-        conn_error(&w->conn, "%s: the staged database: %s", ss->dbpath, db ? sqlite3_errmsg(db) : "out of memory");
-    else
-        while (!atomic_load(&ss->stop) && (i = atomic_fetch_add(&ss->next, 1)) < NTABLES - 1)
-            if (send_table(ss, &w->conn, db, &ss->c->table[i]) != 0) break;
-    if (w->conn.error) {
-        pthread_mutex_lock(&ss->lock);
-        if (!ss->error) {
-            ss->error = w->conn.error;
-            w->conn.error = NULL;
-        }
-        pthread_mutex_unlock(&ss->lock);
-        atomic_store(&ss->stop, 1);
-    }
-    sqlite3_close(db);
-    atomic_fetch_add(&ss->finished, 1);
-    return NULL;
-}
-
-/* Streams the staged trace's tables (SENDERS at once), then its traces row. 0, or -1 (error set). */
-static int send_trace(etl_clickhouse *c, sqlite3 *db, const char *dbpath, const uint8_t trace[16], uint64_t load,
-                      uint16_t day)
-{
-    struct send_state ss = { .c = c, .dbpath = dbpath, .trace = trace, .load = load, .day = day };
-    struct sender w[SENDERS];
-    uint64_t total = 0;
-    unsigned started = 0;
-    struct timespec now, nap = { 0, 50000000 };
-
-    clock_gettime(CLOCK_REALTIME, &now);
-    ss.committed = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
-    atomic_init(&ss.next, 0);
-    atomic_init(&ss.done, 0);
-    atomic_init(&ss.stop, 0);
-    atomic_init(&ss.finished, 0);
-    pthread_mutex_init(&ss.lock, NULL);
-    for (size_t i = 0; i < NTABLES; i++) {
-        char q[96];
-        snprintf(q, sizeof q, "SELECT count(*) FROM %s", c->table[i].def->sqlite_table ? c->table[i].def->sqlite_table : "cswitches");
-        total += (uint64_t)first_int(db, q);
-    }
+    for (size_t i = 0; i < NTABLES; i++) total += ls->count[i];
     clock_gettime(CLOCK_MONOTONIC, &c->phase_start);
-    progress(c, 1, 0, total, 0, 0);
-    for (unsigned i = 0; i < SENDERS; i++) {
-        w[i] = (struct sender){ .ss = &ss };
-        w[i].conn.curl = curl_easy_init();
-        if (!w[i].conn.curl || pthread_create(&w[i].thread, NULL, sender_main, &w[i]) != 0) {
-            if (w[i].conn.curl) curl_easy_cleanup(w[i].conn.curl);
-            pthread_mutex_lock(&ss.lock);
-            if (!ss.error) ss.error = strdup("cannot start a sending thread");
-            pthread_mutex_unlock(&ss.lock);
-            atomic_store(&ss.stop, 1);
-            break;
-        }
-        started++;
+    for (unsigned i = 0; i < NTABLES; i++) {
+        if (i == traces || !ls->rows[i].n) continue;
+        if (!ls->st[i] && !(ls->st[i] = stream_start(c, &c->table[i]))) return load_fail(ls, "cannot start a sending thread");
+        if (stream_push(ls->st[i], &ls->rows[i]) != 0) return stream_failed(ls, ls->st[i]);
     }
-    /* the caller's callbacks from this thread only */
-    while ((unsigned)atomic_load(&ss.finished) < started) {
-        nanosleep(&nap, NULL);
-        progress(c, 1, atomic_load(&ss.done), total, 0, 0);
-        if (c->o.read.interrupted && c->o.read.interrupted(c->o.read.arg) && !atomic_load(&ss.stop)) {
-            pthread_mutex_lock(&ss.lock);
-            if (!ss.error) ss.error = strdup("interrupted");
-            pthread_mutex_unlock(&ss.lock);
-            atomic_store(&ss.stop, 1);
-        }
+    /* each ends on its own: one table's failure leaves the others' requests as they went */
+    for (unsigned i = 0; i < NTABLES; i++) {
+        if (!ls->st[i]) continue;
+        if (stream_end(ls->st[i], 0) != 0) stream_failed(ls, ls->st[i]);
+        done += ls->count[i];
+        progress(c, 1, done, total, 0, 0);
     }
-    for (unsigned i = 0; i < started; i++) {
-        pthread_join(w[i].thread, NULL);
-        curl_easy_cleanup(w[i].conn.curl);
-        free(w[i].conn.error);
-    }
-    pthread_mutex_destroy(&ss.lock);
-    if (ss.error || started < SENDERS) {
-        set_error(c, "%s", ss.error ? ss.error : "out of memory");
-        free(ss.error);
-        return -1;
-    }
+    if (atomic_load(&ls->failed)) return -1;
+    if (c->o.read.interrupted && c->o.read.interrupted(c->o.read.arg)) return load_fail(ls, "interrupted");
     /* the commit: every other table is in */
-    if (send_table(&ss, &c->conn, db, &c->table[NTABLES - 1]) != 0) return -1;
-    progress(c, 1, atomic_load(&ss.done), total, 0, 1);
+    if (!(ls->st[traces] = stream_start(c, &c->table[traces]))) return load_fail(ls, "cannot start a sending thread");
+    if (stream_push(ls->st[traces], &ls->rows[traces]) != 0 || stream_end(ls->st[traces], 0) != 0)
+        return stream_failed(ls, ls->st[traces]);
+    progress(c, 1, total, total, 0, 1);
     return 0;
+}
+
+static void load_state_free(struct load_state *ls)
+{
+    for (size_t i = 0; i < NTABLES; i++) {
+        stream_free(ls->st[i]);
+        free(ls->rows[i].p);
+    }
+    survey_free(&ls->sv);
+    sqlite3_finalize(ls->keep[0]);
+    sqlite3_finalize(ls->keep[1]);
+    sqlite3_close(ls->views);
+    free(ls->prefix.p);
+    free(ls->cpu);
+    free(ls->error);
+    pthread_mutex_destroy(&ls->lock);
+}
+
+/* The first columns of every row: machine, trace, load, day. */
+static int make_prefix(struct load_state *ls, uint64_t load)
+{
+    int64_t days = ls->sv.start_ns > 0 ? ls->sv.start_ns / 86400000000000LL : 0;
+    uint16_t day = (uint16_t)(days > 65535 ? 65535 : days);
+    uint8_t uuid[16];
+
+    /* a UUID is two little-endian 64-bit halves, the first the text's first 16 digits */
+    for (int i = 0; i < 8; i++) {
+        uuid[i] = ls->sv.id[7 - i];
+        uuid[8 + i] = ls->sv.id[15 - i];
+    }
+    return put_bytes(&ls->prefix, ls->c->machine, strlen(ls->c->machine)) == 0 && buf_add(&ls->prefix, uuid, 16) == 0 &&
+                   put_u64(&ls->prefix, load) == 0 && buf_add(&ls->prefix, (uint8_t[2]){ (uint8_t)day, (uint8_t)(day >> 8) }, 2) == 0
+               ? 0 : -1;
 }
 
 int etl_clickhouse_load(etl_clickhouse *c, const char *path)
 {
-    const char *tmp = getenv("TMPDIR");
-    char *dir = NULL, *dbpath = NULL;
-    sqlite3 *db = NULL;
-    uint8_t trace[16];
+    struct load_state ls;
+    struct row_backend rows;
+    etl_sqlite_options o = c->o.read;
+    etl_sqlite_loader *l = NULL;
+    const uint8_t *id;
     uint64_t load = 0;
-    int64_t start_ns;
     int rc, status = ETL_FATAL, sent = 0;
 
+    memset(&ls, 0, sizeof ls);
+    ls.c = c;
+    pthread_mutex_init(&ls.lock, NULL);
+    atomic_init(&ls.failed, 0);
     c->path = path;
     c->trace_id[0] = '\0';
     free(c->machine);
@@ -1056,55 +1618,54 @@ int etl_clickhouse_load(etl_clickhouse *c, const char *path)
         if (rc != 1) goto fail;
         c->schema_ok = 1;
     }
-    if (asprintf(&dir, "%s/etl2clickhouse.XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0) {
-        dir = NULL;
-        goto nomem;
-    }
-    if (!mkdtemp(dir)) {
-        set_error(c, "%s: cannot make a staging directory: %s", dir, strerror(errno));
-        free(dir);
-        dir = NULL;
+    rows = (struct row_backend){ &ls, on_row, on_events, on_trace };
+    o.append = o.replace = o.keep_partial = 0;
+    o.on_message = read_message;
+    o.on_progress = read_progress;
+    o.interrupted = read_interrupted;
+    o.arg = c;
+    clock_gettime(CLOCK_MONOTONIC, &c->phase_start);
+    /* the loader's reader first: what is wrong with the file, it says */
+    if (etl_load_open_streamed(&l, path, &o, &rows, &rows) != ETL_OK || etl_sqlite_loader_add(l, path) != ETL_OK) {
+        set_error(c, "%s", l ? etl_sqlite_loader_error(l) : "out of memory");
         goto fail;
     }
-    if (asprintf(&dbpath, "%s/trace.db", dir) < 0) {
-        dbpath = NULL;
-        goto nomem;
-    }
-    status = stage(c, path, dbpath);
-    if (status == ETL_FATAL) goto out;
-    if (sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        set_error(c, "%s: the staged database: %s", dbpath, db ? sqlite3_errmsg(db) : "out of memory");
-        goto fail;
-    }
-    if (trace_identity(db, trace) != 0) {
-        set_error(c, "%s: the staged database: %s", dbpath, sqlite3_errmsg(db));
-        goto fail;
-    }
+    if (survey_trace(c, path, &ls.sv) != 0) goto fail;
+    id = ls.sv.id;
     snprintf(c->trace_id, sizeof c->trace_id,
-             "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", trace[0], trace[1], trace[2],
-             trace[3], trace[4], trace[5], trace[6], trace[7], trace[8], trace[9], trace[10], trace[11], trace[12],
-             trace[13], trace[14], trace[15]);
-    c->machine = c->o.machine ? strdup(c->o.machine)
-                              : first_text(db, "SELECT json_extract(e.fields, '$.ComputerName') FROM events e "
-                                               "JOIN event_names n ON n.name_id = e.name "
-                                               "WHERE n.name = 'SystemConfig/CPU' AND json_extract(e.fields, '$.ComputerName') <> '' "
-                                               "ORDER BY e.event LIMIT 1");
+             "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", id[0], id[1], id[2], id[3], id[4],
+             id[5], id[6], id[7], id[8], id[9], id[10], id[11], id[12], id[13], id[14], id[15]);
+    c->machine = c->o.machine ? strdup(c->o.machine) : ls.sv.machine ? strdup(ls.sv.machine) : NULL;
     if (!c->machine) {
+        if (c->o.machine || ls.sv.machine) goto nomem;
         set_error(c, "%s: the trace records no machine name (no SystemConfig/CPU event with a ComputerName): "
                      "name it with --machine", path);
         goto fail;
     }
-    start_ns = first_int(db, "SELECT coalesce(start_time_ns, first_time_ns, 0) FROM traces");
     if (getrandom(&load, sizeof load, 0) != (ssize_t)sizeof load) {
         struct timespec t;
         clock_gettime(CLOCK_REALTIME, &t);
         load = ((uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec) ^ ((uint64_t)getpid() << 40);
     }
     load |= 1; /* never 0, the default a missing value would have */
+    if (make_prefix(&ls, load) != 0) goto nomem;
+    if (views_open(&ls) != 0) {
+        set_error(c, "%s", ls.error);
+        goto fail;
+    }
+    for (size_t i = 0; i < NTABLES; i++)
+        if (buf_reserve(&ls.rows[i], 65536) != 0) goto nomem;
     sent = 1;
-    {
-        int64_t days = start_ns > 0 ? start_ns / 86400000000000LL : 0;
-        if (send_trace(c, db, dbpath, trace, load, (uint16_t)(days > 65535 ? 65535 : days)) != 0) goto fail;
+    status = etl_load_stream(l);
+    if (status == ETL_FATAL || status == ETL_FAILED) {
+        /* a stream's error is the cause; else the loader's (said already) */
+        if (ls.error) set_error(c, "%s", ls.error);
+        else set_error(c, "%s", etl_sqlite_loader_error(l));
+        goto fail;
+    }
+    if (send_rest(&ls) != 0) {
+        set_error(c, "%s", ls.error ? ls.error : "out of memory");
+        goto fail;
     }
     /* committed: what an earlier load of the trace left is no longer shown; on one server it is
        deleted now */
@@ -1116,6 +1677,9 @@ int etl_clickhouse_load(etl_clickhouse *c, const char *path)
 nomem:
     set_error(c, "out of memory");
 fail:
+    /* the streams still running are abandoned before anything is deleted */
+    for (size_t i = 0; i < NTABLES; i++)
+        if (ls.st[i] && ls.st[i]->started) stream_end(ls.st[i], 1);
     {
         char *msg = NULL;
         if (asprintf(&msg, "%s: %s; nothing of this load is visible", path, c->conn.error ? c->conn.error : "out of memory") >= 0) {
@@ -1127,18 +1691,8 @@ fail:
     if (sent && !c->cluster) delete_loads(c, load, 1);
     status = ETL_FATAL;
 out:
-    sqlite3_close(db);
-    if (dbpath) {
-        unlink(dbpath);
-        for (const char *suffix = "-journal"; suffix; suffix = NULL) {
-            char *p = NULL;
-            if (asprintf(&p, "%s%s", dbpath, suffix) >= 0) unlink(p);
-            free(p);
-        }
-    }
-    if (dir) rmdir(dir);
-    free(dbpath);
-    free(dir);
+    etl_sqlite_loader_close(l);
+    load_state_free(&ls);
     return status;
 }
 
@@ -1233,7 +1787,6 @@ void etl_clickhouse_close(etl_clickhouse *c)
     for (size_t i = 0; i < NTABLES; i++) {
         for (unsigned k = 0; k < c->table[i].ncols; k++) free(c->table[i].col[k].name);
         free(c->table[i].col);
-        free(c->table[i].select);
     }
     if (c->conn.curl) curl_easy_cleanup(c->conn.curl);
     free(c->url);

@@ -49,7 +49,7 @@ int64_t etl_load_provider_id(struct etl_sqlite_loader *l, const etl_guid *g)
 {
     uint32_t mask = l->provider_cap - 1, i = guid_hash(g) & mask;
     char text[ETL_GUID_STRING_SIZE];
-    sqlite3_stmt *s = l->sink.stmt[S_PROVIDER];
+    struct rowval *r;
     const char *name;
     int64_t id;
 
@@ -59,13 +59,15 @@ int64_t etl_load_provider_id(struct etl_sqlite_loader *l, const etl_guid *g)
     id = l->next_provider++;
     provider_put(l->providers, l->provider_cap, g, id);
     l->provider_count++;
+    /* a back end takes the providers at the end, with the names known then */
+    if (l->sink.backend) return id;
     name = etl_decoder_provider_name(l->decoder, g);
     if (!name) name = etl_guid_name(g);
-    bind_i64(s, 1, id);
-    sqlite3_bind_text(s, 2, etl_guid_format(g, text), -1, SQLITE_TRANSIENT);
-    if (name) sqlite3_bind_text(s, 3, name, -1, SQLITE_STATIC);
-    else sqlite3_bind_null(s, 3);
-    if (etl_sink_step(&l->sink, S_PROVIDER) != 0) return -1;
+    r = row_begin(&l->sink, S_PROVIDER);
+    rv_i64(r, 1, id);
+    rv_text(r, 2, etl_guid_format(g, text));
+    rv_text(r, 3, name);
+    if (etl_sink_row_end(&l->sink, S_PROVIDER) != 0) return -1;
     return id;
 }
 
@@ -120,65 +122,87 @@ int etl_load_provider_names(struct etl_sqlite_loader *l)
 int etl_load_lost(struct etl_sqlite_loader *l, int64_t trace, const char *kind, int64_t provider, int64_t count,
                   int64_t offset, const char *message)
 {
-    sqlite3_stmt *s = l->sink.stmt[S_LOST];
+    struct rowval *r = row_begin(&l->sink, S_LOST);
 
-    bind_i64(s, 1, trace);
-    sqlite3_bind_text(s, 2, kind, -1, SQLITE_STATIC);
-    if (provider > 0) bind_i64(s, 3, provider); else sqlite3_bind_null(s, 3);
-    if (count >= 0) bind_i64(s, 4, count); else sqlite3_bind_null(s, 4);
-    if (offset >= 0) bind_i64(s, 5, offset); else sqlite3_bind_null(s, 5);
-    if (message) sqlite3_bind_text(s, 6, message, -1, SQLITE_TRANSIENT); else sqlite3_bind_null(s, 6);
-    return etl_sink_step(&l->sink, S_LOST);
+    rv_i64(r, 1, trace);
+    rv_text(r, 2, kind);
+    if (provider > 0) rv_i64(r, 3, provider); else rv_null(r, 3);
+    if (count >= 0) rv_i64(r, 4, count); else rv_null(r, 4);
+    if (offset >= 0) rv_i64(r, 5, offset); else rv_null(r, 5);
+    rv_text(r, 6, message);
+    return etl_sink_row_end(&l->sink, S_LOST);
+}
+
+/* The traces row of an input (TRACE_COLUMNS values) as its header gives it; clock_source ..
+   warnings (the last five) NULL: they are known after the load. The texts point into ti, mode
+   and v (64 bytes). */
+#define TRACE_COLUMNS 35
+static void trace_values(const struct input *in, const etl_trace_info *ti, struct rowval *r, char mode[512], char v[64])
+{
+    int i = 1;
+
+    rv_i64(r, i++, in->trace);
+    rv_text(r, i++, in->path);
+    rv_text(r, i++, ti->logger_name);
+    rv_text(r, i++, ti->log_file_name);
+    rv_i64(r, i++, ti->log_file_mode);
+    rv_text(r, i++, etl_log_file_mode_format(ti->log_file_mode, mode, 512));
+    rv_text(r, i++, etl_clock_type_name(ti->clock.type));
+    rv_i64(r, i++, ti->clock.type);
+    rv_i64(r, i++, ti->clock.perf_freq);
+    rv_i64(r, i++, ti->clock.cpu_speed_mhz);
+    rv_i64(r, i++, ti->clock.start_timestamp);
+    rv_i64(r, i++, etl_time_from_filetime(ti->clock.start_time));
+    if (ti->end_time) rv_i64(r, i++, etl_time_from_filetime(ti->end_time)); else rv_null(r, i++);
+    if (ti->boot_time) rv_i64(r, i++, etl_time_from_filetime(ti->boot_time)); else rv_null(r, i++);
+    rv_i64(r, i++, ti->timezone_bias);
+    snprintf(v, 32, "%u.%u.%u", ti->os_major, ti->os_minor, (unsigned)ti->os_build);
+    rv_text(r, i++, v);
+    snprintf(v + 32, 32, "%u.%u", ti->layout_major, ti->layout_minor);
+    rv_text(r, i++, v + 32);
+    rv_i64(r, i++, ti->pointer_size);
+    rv_i64(r, i++, ti->number_of_processors);
+    rv_i64(r, i++, ti->buffer_size);
+    rv_i64(r, i++, ti->maximum_file_size);
+    rv_i64(r, i++, ti->timer_resolution);
+    rv_i64(r, i++, ti->start_buffers);
+    rv_i64(r, i++, ti->buffers_written);
+    rv_i64(r, i++, ti->events_lost);
+    rv_i64(r, i++, ti->buffers_lost);
+    rv_i64(r, i++, ti->buffers);
+    rv_i64(r, i++, ti->compressed_buffers);
+    rv_i64(r, i++, ti->damaged_buffers);
+    rv_u64(r, i++, ti->file_size);
+    while (i <= TRACE_COLUMNS) rv_null(r, i++); /* clock_source .. warnings: after the load */
 }
 
 int etl_load_trace(struct etl_sqlite_loader *l, struct input *in, const etl_trace_info *ti)
 {
+    struct rowval r[TRACE_COLUMNS];
     sqlite3_stmt *s;
-    char mode[512], v[32];
-    int rc, i = 1;
+    char mode[512], v[64];
+    int rc;
 
-    if (sqlite3_prepare_v2(l->sink.db,
-                           "INSERT INTO traces VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-                           "?,?,?,?,?)",
-                           -1, &s, NULL) != SQLITE_OK)
-        return etl_sink_error(&l->sink, "traces");
     in->perf_freq = ti->clock.perf_freq;
-    bind_i64(s, i++, in->trace);
-    sqlite3_bind_text(s, i++, in->path, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, i++, ti->logger_name, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, i++, ti->log_file_name, -1, SQLITE_STATIC);
-    bind_i64(s, i++, ti->log_file_mode);
-    sqlite3_bind_text(s, i++, etl_log_file_mode_format(ti->log_file_mode, mode, sizeof mode), -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, i++, etl_clock_type_name(ti->clock.type), -1, SQLITE_STATIC);
-    bind_i64(s, i++, ti->clock.type);
-    bind_i64(s, i++, ti->clock.perf_freq);
-    bind_i64(s, i++, ti->clock.cpu_speed_mhz);
-    bind_i64(s, i++, ti->clock.start_timestamp);
-    bind_i64(s, i++, etl_time_from_filetime(ti->clock.start_time));
-    if (ti->end_time) bind_i64(s, i++, etl_time_from_filetime(ti->end_time)); else sqlite3_bind_null(s, i++);
-    if (ti->boot_time) bind_i64(s, i++, etl_time_from_filetime(ti->boot_time)); else sqlite3_bind_null(s, i++);
-    bind_i64(s, i++, ti->timezone_bias);
-    snprintf(v, sizeof v, "%u.%u.%u", ti->os_major, ti->os_minor, (unsigned)ti->os_build);
-    sqlite3_bind_text(s, i++, v, -1, SQLITE_TRANSIENT);
-    snprintf(v, sizeof v, "%u.%u", ti->layout_major, ti->layout_minor);
-    sqlite3_bind_text(s, i++, v, -1, SQLITE_TRANSIENT);
-    bind_i64(s, i++, ti->pointer_size);
-    bind_i64(s, i++, ti->number_of_processors);
-    bind_i64(s, i++, ti->buffer_size);
-    bind_i64(s, i++, ti->maximum_file_size);
-    bind_i64(s, i++, ti->timer_resolution);
-    bind_i64(s, i++, ti->start_buffers);
-    bind_i64(s, i++, ti->buffers_written);
-    bind_i64(s, i++, ti->events_lost);
-    bind_i64(s, i++, ti->buffers_lost);
-    bind_i64(s, i++, ti->buffers);
-    bind_i64(s, i++, ti->compressed_buffers);
-    bind_i64(s, i++, ti->damaged_buffers);
-    bind_u64(s, i++, ti->file_size);
-    while (i <= 35) sqlite3_bind_null(s, i++); /* clock_source .. warnings: after the load */
-    rc = sqlite3_step(s);
-    sqlite3_finalize(s);
-    if (rc != SQLITE_DONE) return etl_sink_error(&l->sink, "traces");
+    if (l->sink.backend) {
+        /* the row is made at the end: the header kept until then (the reader that has it closes) */
+        in->info = *ti;
+        in->info.logger_name = in->info_text[0] = strdup(ti->logger_name);
+        in->info.log_file_name = in->info_text[1] = strdup(ti->log_file_name);
+        if (!in->info_text[0] || !in->info_text[1]) return etl_sink_error(&l->sink, "out of memory");
+    }
+    else {
+        if (sqlite3_prepare_v2(l->sink.db,
+                               "INSERT INTO traces VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+                               "?,?,?,?,?)",
+                               -1, &s, NULL) != SQLITE_OK)
+            return etl_sink_error(&l->sink, "traces");
+        trace_values(in, ti, r, mode, v);
+        etl_sink_bind_row(s, r, TRACE_COLUMNS);
+        rc = sqlite3_step(s);
+        sqlite3_finalize(s);
+        if (rc != SQLITE_DONE) return etl_sink_error(&l->sink, "traces");
+    }
     if (ti->events_lost && etl_load_lost(l, in->trace, "events_lost", 0, ti->events_lost, -1,
                                          "EventsLost of the logfile header") != 0)
         return -1;
@@ -192,17 +216,30 @@ int etl_load_trace_finish(struct etl_sqlite_loader *l, struct input *in)
 {
     sqlite3_stmt *s;
     etl_merge_input_info mi;
-    int rc;
+    int rc, has_source;
 
     if (etl_load_fields_lost(l, in) != 0) return -1;
+    has_source = etl_merge_input_get(l->merge, (unsigned)in->merge_index, &mi) == ETL_OK;
+    if (l->sink.backend) {
+        struct rowval r[TRACE_COLUMNS];
+        char mode[512], v[64];
+        trace_values(in, &in->info, r, mode, v);
+        if (has_source) rv_i64(r, 31, l->first_trace + (int64_t)mi.clock_source);
+        rv_u64(r, 32, in->events);
+        if (in->events) {
+            rv_i64(r, 33, in->first_ns);
+            rv_i64(r, 34, in->last_ns);
+        }
+        rv_i64(r, 35, in->warnings);
+        return l->sink.backend->trace(l->sink.backend->arg, r, TRACE_COLUMNS) == 0 ? 0 : etl_sink_error(&l->sink, "traces");
+    }
     if (sqlite3_prepare_v2(l->sink.db,
                            "UPDATE traces SET clock_source = ?2, events = ?3, first_time_ns = ?4, last_time_ns = ?5, "
                            "warnings = ?6 WHERE trace = ?1",
                            -1, &s, NULL) != SQLITE_OK)
         return etl_sink_error(&l->sink, "traces");
     bind_i64(s, 1, in->trace);
-    if (etl_merge_input_get(l->merge, (unsigned)in->merge_index, &mi) == ETL_OK)
-        bind_i64(s, 2, l->first_trace + (int64_t)mi.clock_source);
+    if (has_source) bind_i64(s, 2, l->first_trace + (int64_t)mi.clock_source);
     bind_u64(s, 3, in->events);
     if (in->events) {
         bind_i64(s, 4, in->first_ns);
@@ -212,6 +249,27 @@ int etl_load_trace_finish(struct etl_sqlite_loader *l, struct input *in)
     rc = sqlite3_step(s);
     sqlite3_finalize(s);
     return rc == SQLITE_DONE ? 0 : etl_sink_error(&l->sink, "traces");
+}
+
+/* A back end's providers rows, at the end: with the names the decoder knows then (what
+   etl_load_provider_names makes of a database's). */
+int etl_load_providers_out(struct etl_sqlite_loader *l)
+{
+    char text[ETL_GUID_STRING_SIZE];
+
+    for (unsigned i = 0; i < l->provider_cap; i++) {
+        const etl_guid *g = &l->providers[i].guid;
+        const char *name;
+        struct rowval *r;
+        if (!l->providers[i].id) continue;
+        if (!(name = etl_decoder_provider_name(l->decoder, g))) name = etl_guid_name(g);
+        r = row_begin(&l->sink, S_PROVIDER);
+        rv_i64(r, 1, l->providers[i].id);
+        rv_text(r, 2, etl_guid_format(g, text));
+        rv_text(r, 3, name);
+        if (etl_sink_row_end(&l->sink, S_PROVIDER) != 0) return -1;
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------------ events */
@@ -254,6 +312,12 @@ int etl_load_flush_events(struct etl_sqlite_loader *l)
     sqlite3_stmt *s;
     int rc;
 
+    if (l->sink.backend) {
+        rc = l->sink.backend->events(l->sink.backend->arg, l->batch, l->nbatch, l->o.no_payload);
+        l->nbatch = 0;
+        if (rc != 0) l->sink.failed = 1;
+        return rc;
+    }
     if (l->nbatch == EVENT_BATCH) {
         s = l->event_batch;
         for (unsigned r = 0; r < EVENT_BATCH; r++)

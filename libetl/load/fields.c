@@ -220,19 +220,19 @@ static long name_of_schema(struct etl_sqlite_loader *l, const etl_schema_event *
     uint64_t h = text_hash(provider, text);
     long i = names_find(t, provider, text, h);
     struct event_name *e;
-    sqlite3_stmt *s;
+    struct rowval *r;
 
     if (i < 0) {
         if ((i = names_add(t, t->next_id ? t->next_id : 1, provider, text)) < 0)
             return etl_sink_error(&l->sink, "out of memory");
-        s = l->sink.stmt[S_NAME];
-        bind_i64(s, 1, t->v[i].id);
-        sqlite3_bind_text(s, 2, text, -1, SQLITE_STATIC);
-        if (provider) bind_i64(s, 3, provider); else sqlite3_bind_null(s, 3);
-        if (ev->task_name) sqlite3_bind_text(s, 4, ev->task_name, -1, SQLITE_STATIC); else sqlite3_bind_null(s, 4);
-        if (ev->opcode_name) sqlite3_bind_text(s, 5, ev->opcode_name, -1, SQLITE_STATIC); else sqlite3_bind_null(s, 5);
-        sqlite3_bind_text(s, 6, etl_schema_source_name(ev->source), -1, SQLITE_STATIC);
-        if (etl_sink_step(&l->sink, S_NAME) != 0) return -1;
+        r = row_begin(&l->sink, S_NAME);
+        rv_i64(r, 1, t->v[i].id);
+        rv_text(r, 2, text);
+        if (provider) rv_i64(r, 3, provider); else rv_null(r, 3);
+        rv_text(r, 4, ev->task_name);
+        rv_text(r, 5, ev->opcode_name);
+        rv_text(r, 6, etl_schema_source_name(ev->source));
+        if (etl_sink_row_end(&l->sink, S_NAME) != 0) return -1;
     }
     e = &t->v[i];
     /* The schema's top-level fields that the name has not had yet: the view's columns to come. */
@@ -241,13 +241,13 @@ static long name_of_schema(struct etl_sqlite_loader *l, const etl_schema_event *
         char type[48];
         if (name_has_field(e, field)) continue;
         if (name_add_field(e, field, field_hex(&ev->fields[k])) != 0) return etl_sink_error(&l->sink, "out of memory");
-        s = l->sink.stmt[S_NAME_FIELD];
-        bind_i64(s, 1, e->id);
-        bind_i64(s, 2, e->nfields - 1);
-        sqlite3_bind_text(s, 3, field, -1, SQLITE_STATIC);
-        sqlite3_bind_text(s, 4, field_type(&ev->fields[k], type, sizeof type), -1, SQLITE_STATIC);
-        bind_i64(s, 5, e->hex[e->nfields - 1]);
-        if (etl_sink_step(&l->sink, S_NAME_FIELD) != 0) return -1;
+        r = row_begin(&l->sink, S_NAME_FIELD);
+        rv_i64(r, 1, e->id);
+        rv_i64(r, 2, e->nfields - 1);
+        rv_text(r, 3, field);
+        rv_text(r, 4, field_type(&ev->fields[k], type, sizeof type));
+        rv_i64(r, 5, e->hex[e->nfields - 1]);
+        if (etl_sink_row_end(&l->sink, S_NAME_FIELD) != 0) return -1;
     }
     return i;
 }

@@ -162,17 +162,17 @@ static int insert_stack(struct kernel_side *ks, const struct input *in, int64_t 
 /* The extended data items of an event (event_ext rows). */
 static int insert_ext(struct sink *k, const etl_event *ev, int64_t event)
 {
-    sqlite3_stmt *s = k->stmt[S_EXT];
-
     for (unsigned i = 0; i < ev->ext_count; i++) {
         etl_ext_item it;
+        struct rowval *r;
         if (etl_event_ext_item_get(ev, i, &it) != ETL_OK) continue;
-        bind_i64(s, 1, event);
-        bind_i64(s, 2, i);
-        bind_i64(s, 3, it.type);
-        sqlite3_bind_text(s, 4, etl_ext_type_name(it.type), -1, SQLITE_STATIC);
-        sqlite3_bind_blob(s, 5, it.size ? (const void *)it.data : "", (int)it.size, SQLITE_STATIC);
-        if (etl_sink_step(k, S_EXT) != 0) return -1;
+        r = row_begin(k, S_EXT);
+        rv_i64(r, 1, event);
+        rv_i64(r, 2, i);
+        rv_i64(r, 3, it.type);
+        rv_text(r, 4, etl_ext_type_name(it.type));
+        rv_blob(r, 5, it.data, it.size);
+        if (etl_sink_row_end(k, S_EXT) != 0) return -1;
     }
     return 0;
 }
@@ -210,66 +210,61 @@ int etl_load_main_thread_class(int kclass)
 int etl_load_kernel_row(struct sink *k, struct kernel_side *ks, const struct input *in, int64_t owner,
                         const etl_event *ev, const etl_kernel_event *ke, int64_t event, int64_t time_ns)
 {
-    sqlite3_stmt *s;
     char sid[200];
 
     switch (ke->kclass) {
     case ETL_KCLASS_PROCESS: {
         const etl_kprocess *p = &ke->u.process;
         int64_t run = event;
+        struct rowval *r = row_begin(k, S_PROCESS);
         if (etl_process_runs_add(in->runs, ke, event, &run) < 0) return etl_sink_error(k, "out of memory");
-        s = k->stmt[S_PROCESS];
-        bind_i64(s, 1, event); bind_i64(s, 2, in->trace); bind_i64(s, 3, time_ns);
-        sqlite3_bind_text(s, 4, ke->name, -1, SQLITE_STATIC);
-        bind_i64(s, 5, p->pid); bind_i64(s, 6, p->parent_pid); bind_i64(s, 7, p->session_id);
-        bind_i64(s, 8, p->exit_status); bind_u64(s, 9, p->unique_process_key);
-        bind_u64(s, 10, p->directory_table_base); bind_i64(s, 11, p->flags);
-        if (p->sid && etl_sid_format(p->sid, p->sid_size, sid, sizeof sid)[0])
-            sqlite3_bind_text(s, 12, sid, -1, SQLITE_STATIC);
-        else sqlite3_bind_null(s, 12);
-        if (etl_sink_bind_string(k, s, 13, &p->image_file_name, 0) ||
-            etl_sink_bind_string(k, s, 14, &p->command_line, 1) ||
-            etl_sink_bind_string(k, s, 15, &p->package_full_name, 2) ||
-            etl_sink_bind_string(k, s, 16, &p->application_id, 3))
+        rv_i64(r, 1, event); rv_i64(r, 2, in->trace); rv_i64(r, 3, time_ns);
+        rv_text(r, 4, ke->name);
+        rv_i64(r, 5, p->pid); rv_i64(r, 6, p->parent_pid); rv_i64(r, 7, p->session_id);
+        rv_i64(r, 8, p->exit_status); rv_u64(r, 9, p->unique_process_key);
+        rv_u64(r, 10, p->directory_table_base); rv_i64(r, 11, p->flags);
+        rv_text(r, 12, p->sid && etl_sid_format(p->sid, p->sid_size, sid, sizeof sid)[0] ? sid : NULL);
+        if (etl_sink_rv_string(k, r, 13, &p->image_file_name, 0) ||
+            etl_sink_rv_string(k, r, 14, &p->command_line, 1) ||
+            etl_sink_rv_string(k, r, 15, &p->package_full_name, 2) ||
+            etl_sink_rv_string(k, r, 16, &p->application_id, 3))
             return etl_sink_error(k, "out of memory");
-        bind_i64(s, 17, run);
-        return etl_sink_step(k, S_PROCESS);
+        rv_i64(r, 17, run);
+        return etl_sink_row_end(k, S_PROCESS);
     }
     case ETL_KCLASS_THREAD: {
         const etl_kthread *t = &ke->u.thread;
-        s = k->stmt[S_THREAD];
-        bind_i64(s, 1, event); bind_i64(s, 2, in->trace); bind_i64(s, 3, time_ns);
-        sqlite3_bind_text(s, 4, ke->name, -1, SQLITE_STATIC);
-        bind_i64(s, 5, t->pid); bind_i64(s, 6, t->tid);
-        bind_u64(s, 7, t->stack_base); bind_u64(s, 8, t->stack_limit);
-        bind_u64(s, 9, t->user_stack_base); bind_u64(s, 10, t->user_stack_limit);
-        bind_u64(s, 11, t->start_address); bind_u64(s, 12, t->win32_start_address);
-        bind_u64(s, 13, t->teb_base); bind_i64(s, 14, t->sub_process_tag);
-        bind_i64(s, 15, t->base_priority); bind_i64(s, 16, t->page_priority);
-        bind_i64(s, 17, t->io_priority); bind_i64(s, 18, t->thread_flags);
-        if (etl_sink_bind_string(k, s, 19, &t->name, 0)) return etl_sink_error(k, "out of memory");
-        return etl_sink_step(k, S_THREAD);
+        struct rowval *r = row_begin(k, S_THREAD);
+        rv_i64(r, 1, event); rv_i64(r, 2, in->trace); rv_i64(r, 3, time_ns);
+        rv_text(r, 4, ke->name);
+        rv_i64(r, 5, t->pid); rv_i64(r, 6, t->tid);
+        rv_u64(r, 7, t->stack_base); rv_u64(r, 8, t->stack_limit);
+        rv_u64(r, 9, t->user_stack_base); rv_u64(r, 10, t->user_stack_limit);
+        rv_u64(r, 11, t->start_address); rv_u64(r, 12, t->win32_start_address);
+        rv_u64(r, 13, t->teb_base); rv_i64(r, 14, t->sub_process_tag);
+        rv_i64(r, 15, t->base_priority); rv_i64(r, 16, t->page_priority);
+        rv_i64(r, 17, t->io_priority); rv_i64(r, 18, t->thread_flags);
+        if (etl_sink_rv_string(k, r, 19, &t->name, 0)) return etl_sink_error(k, "out of memory");
+        return etl_sink_row_end(k, S_THREAD);
     }
     case ETL_KCLASS_IMAGE: {
         const etl_kimage *im = &ke->u.image;
-        const char *base;
-        s = k->stmt[S_IMAGE];
-        bind_i64(s, 1, event); bind_i64(s, 2, in->trace); bind_i64(s, 3, time_ns);
-        sqlite3_bind_text(s, 4, ke->name, -1, SQLITE_STATIC);
-        bind_i64(s, 5, im->pid); bind_u64(s, 6, im->image_base); bind_u64(s, 7, im->image_size);
-        bind_i64(s, 8, im->checksum); bind_i64(s, 9, im->time_date_stamp);
-        bind_i64(s, 10, im->signature_level); bind_i64(s, 11, im->signature_type);
-        bind_u64(s, 12, im->default_base);
-        if (etl_sink_bind_string(k, s, 13, &im->file_name, 0)) return etl_sink_error(k, "out of memory");
+        struct rowval *r = row_begin(k, S_IMAGE);
+        rv_i64(r, 1, event); rv_i64(r, 2, in->trace); rv_i64(r, 3, time_ns);
+        rv_text(r, 4, ke->name);
+        rv_i64(r, 5, im->pid); rv_u64(r, 6, im->image_base); rv_u64(r, 7, im->image_size);
+        rv_i64(r, 8, im->checksum); rv_i64(r, 9, im->time_date_stamp);
+        rv_i64(r, 10, im->signature_level); rv_i64(r, 11, im->signature_type);
+        rv_u64(r, 12, im->default_base);
+        if (etl_sink_rv_string(k, r, 13, &im->file_name, 0)) return etl_sink_error(k, "out of memory");
         if (im->file_name.data) {
-            const char *full = k->scratch[0];
-            base = full;
+            const char *full = k->scratch[0], *base = full;
             for (const char *c = full; *c; c++)
                 if (*c == '\\' || *c == '/') base = c + 1;
-            sqlite3_bind_text(s, 14, base, -1, SQLITE_STATIC);
+            rv_text(r, 14, base);
         }
-        else sqlite3_bind_null(s, 14);
-        return etl_sink_step(k, S_IMAGE);
+        else rv_null(r, 14);
+        return etl_sink_row_end(k, S_IMAGE);
     }
     case ETL_KCLASS_CSWITCH: {
         const etl_kcswitch *c = &ke->u.cswitch;
@@ -320,11 +315,11 @@ int etl_load_kernel_row(struct sink *k, struct kernel_side *ks, const struct inp
     case ETL_KCLASS_LBR: {
         const etl_lbr *b = &ke->u.lbr;
         int64_t id = ks->next_lbr++;
-        s = k->stmt[S_LBR];
-        bind_i64(s, 1, id); bind_i64(s, 2, event); bind_i64(s, 3, in->trace); bind_i64(s, 4, time_ns);
-        bind_i64(s, 5, b->timestamp); bind_i64(s, 6, b->pid); bind_i64(s, 7, b->tid); bind_i64(s, 8, b->filters);
-        bind_i64(s, 9, b->count);
-        if (etl_sink_step(k, S_LBR) != 0) return -1;
+        struct rowval *lr = row_begin(k, S_LBR);
+        rv_i64(lr, 1, id); rv_i64(lr, 2, event); rv_i64(lr, 3, in->trace); rv_i64(lr, 4, time_ns);
+        rv_i64(lr, 5, b->timestamp); rv_i64(lr, 6, b->pid); rv_i64(lr, 7, b->tid); rv_i64(lr, 8, b->filters);
+        rv_i64(lr, 9, b->count);
+        if (etl_sink_row_end(k, S_LBR) != 0) return -1;
         for (unsigned i = 0; i < b->count; i++) {
             etl_lbr_entry e = etl_lbr_entry_at(b, i);
             struct rowval *r = row_begin(k, S_LBR_ENTRY);
@@ -385,7 +380,7 @@ void *etl_load_kernel_thread(void *arg)
     ks->rc = -1;
     memset(&mo, 0, sizeof mo);
     mo.on_message = quiet_message;
-    if (etl_sink_exec(&ks->sink, "BEGIN") != 0 || etl_sink_prepare(&ks->sink) != 0) goto out;
+    if ((!ks->sink.backend && etl_sink_exec(&ks->sink, "BEGIN") != 0) || etl_sink_prepare(&ks->sink) != 0) goto out;
     if (etl_merge_open(&ks->merge, l->paths, l->ninputs, &mo) == ETL_FATAL) {
         etl_load_message(l, ETL_FATAL, 0, NULL, -1, "%s",
                          ks->merge ? etl_merge_error(ks->merge) : "out of memory");
@@ -400,7 +395,8 @@ void *etl_load_kernel_thread(void *arg)
     if (etl_sink_flush(&ks->sink) != 0) goto out;
     etl_sink_finalize(&ks->sink);
     ks->rows_s = etl_load_thread_cpu_s();
-    if (etl_load_create_indexes(&ks->sink) != 0 || etl_sink_exec(&ks->sink, "COMMIT") != 0) goto out;
+    if (!ks->sink.backend && (etl_load_create_indexes(&ks->sink) != 0 || etl_sink_exec(&ks->sink, "COMMIT") != 0))
+        goto out;
     ks->rc = 0;
 out:
     if (ks->rc != 0) atomic_store(&l->stop, 1);
@@ -422,6 +418,12 @@ int etl_load_kernel_open(struct etl_sqlite_loader *l, int fresh)
     ks->sink.label = l->output;
     ks->kin = calloc(l->ninputs, sizeof *ks->kin);
     ks->path = malloc(strlen(l->output) + 16);
+    if (ks->sink.backend) { /* streamed: no database of its own */
+        free(ks->path);
+        ks->path = NULL;
+        ks->next_stack = ks->next_lbr = 1;
+        return ks->kin ? 0 : etl_sink_error(&l->sink, "out of memory");
+    }
     if (!ks->kin || !ks->path) return etl_sink_error(&l->sink, "out of memory");
     sprintf(ks->path, "%s.tmp-XXXXXX", l->output);
     fd = mkstemp(ks->path);

@@ -33,21 +33,41 @@ enum stmt_id {
 #define ROW_COLUMNS_MAX 20
 
 struct rowval {
-    int64_t i;
+    int64_t i;                  /* the integer; a blob's or counted text's length */
     const char *t;
-    int type;                   /* 0 NULL, 1 integer, 2 text */
+    int type;                   /* 0 NULL, 1 integer, 2 text, 3 blob (i bytes), 4 text of i bytes */
 };
 
+/* The columns of each table's rows (its insert's values). */
+extern const int etl_sink_columns[S_COUNT];
+
 struct rowbuf {
-    sqlite3_stmt *multi;
+    sqlite3_stmt *multi;        /* the multi-row INSERT of a batched table; NULL: each row inserted at its end */
     int cols;
     unsigned n;
     struct rowval v[ROW_BATCH][ROW_COLUMNS_MAX];
 };
 
-/* One database connection and what is written through it. The main thread writes the
-   events (main database); the kernel thread writes the decoded kernel tables into a database
-   of its own, copied into the main one at the end. */
+struct event_row;
+
+/*
+ * Where a sink's rows go when they do not go to SQLite (clickhouse.c): row() takes each row of
+ * table id as it ends (its values valid for the call only), events() the events rows of a
+ * batch. Each table's rows come from one thread (the main thread's sink or the kernel
+ * thread's), so a back end needs no lock per table. They return 0, or -1 when the load must
+ * stop (the back end keeps its own message).
+ */
+struct row_backend {
+    void *arg;
+    int (*row)(void *arg, enum stmt_id id, const struct rowval *r, int cols);
+    int (*events)(void *arg, const struct event_row *rows, unsigned n, int no_payload);
+    /* an input's traces row (35 values), once its rows are all made */
+    int (*trace)(void *arg, const struct rowval *r, int cols);
+};
+
+/* One database connection, or one row back end, and what is written through it. The main
+   thread writes the events (main database); the kernel thread writes the decoded kernel
+   tables into a database of its own, copied into the main one at the end. */
 struct sink {
     struct etl_sqlite_loader *l; /* whose messages these are */
     const char *label;          /* the output's name, for messages */
@@ -57,6 +77,7 @@ struct sink {
     size_t scratch_cap[4];
     struct rowbuf *rows[S_COUNT]; /* the batched tables' rows waiting */
     int failed;                 /* an error was reported; the load stops */
+    const struct row_backend *backend; /* NULL: SQLite (db) */
 };
 
 /* What the loader keeps per input. */
@@ -83,6 +104,9 @@ struct input {
                                    DECODE_FAILED_LISTED listed one by one */
     unsigned counts_cap;
     unsigned failed_listed;
+    /* a streamed load (a row back end): the header, kept for the traces row at the end */
+    etl_trace_info info;
+    char *info_text[2];
 };
 
 /* Events of a trace whose payload did not fit their schema that get a lost row (and a message)
@@ -260,6 +284,14 @@ struct etl_sqlite_loader {
 void etl_load_message(struct etl_sqlite_loader *l, int status, int damage, const char *path, int64_t offset,
                       const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
+/* ---- a streamed load (sqlite.c): the same rows handed to row back ends (the main thread's
+   tables to main_rows, the kernel thread's to kernel_rows) while the traces are read, with no
+   database; inputs added with etl_sqlite_loader_add, then etl_load_stream, which returns as
+   etl_sqlite_loader_commit does. Each input's traces row comes last (the back end's trace()). */
+int etl_load_open_streamed(etl_sqlite_loader **out, const char *label, const etl_sqlite_options *options,
+                           const struct row_backend *main_rows, const struct row_backend *kernel_rows);
+int etl_load_stream(etl_sqlite_loader *l);
+
 /* ---- the connection (sink.c) */
 /* Reports an SQLite error (once per connection) and stops the load: -1. */
 int etl_sink_error(struct sink *k, const char *what);
@@ -273,7 +305,16 @@ static inline void rv_i64(struct rowval *r, int col, int64_t v) { r[col - 1].typ
 static inline void rv_u64(struct rowval *r, int col, uint64_t v) { rv_i64(r, col, (int64_t)v); }
 static inline void rv_null(struct rowval *r, int col) { r[col - 1].type = 0; }
 static inline void rv_text(struct rowval *r, int col, const char *t) { r[col - 1].type = t ? 2 : 0; r[col - 1].t = t; }
+static inline void rv_blob(struct rowval *r, int col, const void *p, size_t n)
+{
+    r[col - 1].type = 3; r[col - 1].t = n ? (const char *)p : ""; r[col - 1].i = (int64_t)n;
+}
+/* An etl_string as UTF-8 text (scratch slot, valid until the row's end), NULL when the record
+   does not carry it: 0, or -1 without memory. */
+int etl_sink_rv_string(struct sink *k, struct rowval *r, int col, const etl_string *str, unsigned slot);
 int etl_sink_row_end(struct sink *k, enum stmt_id id);
+/* Binds values r to parameters 1..cols of s. */
+void etl_sink_bind_row(sqlite3_stmt *s, const struct rowval *r, int cols);
 /* Inserts every row still waiting, one by one. */
 int etl_sink_flush(struct sink *k);
 /* Finalizes the statements (before COMMIT, or at the end). */
@@ -281,8 +322,6 @@ void etl_sink_finalize(struct sink *k);
 void etl_sink_close(struct sink *k);
 static inline void bind_i64(sqlite3_stmt *s, int i, int64_t v) { sqlite3_bind_int64(s, i, v); }
 static inline void bind_u64(sqlite3_stmt *s, int i, uint64_t v) { sqlite3_bind_int64(s, i, (int64_t)v); }
-/* An etl_string as UTF-8 text (scratch slot), NULL when the record does not carry it. */
-int etl_sink_bind_string(struct sink *k, sqlite3_stmt *s, int i, const etl_string *str, unsigned slot);
 /* Sets image and image_offset at columns i, i+1 of a batched row for address addr of pid at raw time ts. */
 void etl_load_rv_image(const struct input *in, struct rowval *r, int i, int64_t pid, uint64_t addr, int64_t ts);
 int64_t etl_sink_max(struct sink *k, const char *sql);
@@ -322,6 +361,8 @@ int etl_load_lost(struct etl_sqlite_loader *l, int64_t trace, const char *kind, 
                   int64_t offset, const char *message);
 int etl_load_trace(struct etl_sqlite_loader *l, struct input *in, const etl_trace_info *ti);
 int etl_load_trace_finish(struct etl_sqlite_loader *l, struct input *in);
+/* A back end's providers rows, at the end of a streamed load. */
+int etl_load_providers_out(struct etl_sqlite_loader *l);
 /* The providers' names as the decoder knows them at the end (TraceLogging names learnt from
    events too). */
 int etl_load_provider_names(struct etl_sqlite_loader *l);

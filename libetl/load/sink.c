@@ -32,9 +32,18 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_FUNCTION] = "INSERT INTO functions VALUES (?1,?2,?3,?4,?5)",
 };
 
+const int etl_sink_columns[S_COUNT] = {
+    [S_EVENT] = 23, [S_EXT] = 5, [S_PROVIDER] = 3, [S_PROCESS] = 17, [S_THREAD] = 19, [S_IMAGE] = 14,
+    [S_CSWITCH] = 15, [S_READY] = 8, [S_SAMPLE] = 17, [S_STACK] = 12, [S_FRAME] = 9, [S_LBR] = 9,
+    [S_LBR_ENTRY] = 8, [S_LOST] = 6, [S_DISK_IO] = 15, [S_SYSCALL] = 9, [S_ISR_DPC] = 10, [S_PAGE_FAULT] = 9,
+    [S_NAME] = 6, [S_NAME_FIELD] = 5, [S_FUNCTION] = 5,
+};
+
 int etl_sink_error(struct sink *k, const char *what)
 {
-    if (!k->failed)
+    if (!k->failed && k->backend && !k->db)
+        etl_load_message(k->l, ETL_FATAL, 0, NULL, -1, "%s: %s", k->label, what);
+    else if (!k->failed)
         etl_load_message(k->l, ETL_FATAL, 0, NULL, -1, "%s: %s: %s", k->label, what,
                          k->db ? sqlite3_errmsg(k->db) : "out of memory");
     k->failed = 1;
@@ -91,8 +100,20 @@ static char *multi_row_sql(const char *single, int cols)
     return sql;
 }
 
+/* The row buffers of the tables that are not batched: one row, inserted at its end. */
+static int single_rows(struct sink *k)
+{
+    for (int i = 0; i < S_COUNT; i++) {
+        if (k->rows[i] || i == S_EVENT) continue;
+        if (!(k->rows[i] = calloc(1, sizeof *k->rows[i]))) return etl_sink_error(k, "out of memory");
+        k->rows[i]->cols = etl_sink_columns[i];
+    }
+    return 0;
+}
+
 int etl_sink_prepare(struct sink *k)
 {
+    if (k->backend) return single_rows(k);
     for (int i = 0; i < S_COUNT; i++)
         if (sqlite3_prepare_v3(k->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &k->stmt[i], NULL) != SQLITE_OK)
             return etl_sink_error(k, "prepare");
@@ -108,7 +129,7 @@ int etl_sink_prepare(struct sink *k)
         rb->cols = batched[i].cols;
         k->rows[batched[i].id] = rb;
     }
-    return 0;
+    return single_rows(k);
 }
 
 static void bind_row(sqlite3_stmt *s, int base, const struct rowval *r, int cols)
@@ -116,16 +137,33 @@ static void bind_row(sqlite3_stmt *s, int base, const struct rowval *r, int cols
     for (int c = 0; c < cols; c++) {
         if (r[c].type == 1) sqlite3_bind_int64(s, base + c + 1, r[c].i);
         else if (r[c].type == 2) sqlite3_bind_text(s, base + c + 1, r[c].t, -1, SQLITE_STATIC);
+        else if (r[c].type == 3) sqlite3_bind_blob(s, base + c + 1, r[c].t, (int)r[c].i, SQLITE_STATIC);
+        else if (r[c].type == 4) sqlite3_bind_text(s, base + c + 1, r[c].t, (int)r[c].i, SQLITE_STATIC);
         else sqlite3_bind_null(s, base + c + 1);
     }
 }
 
-/* The row is complete; a full batch is inserted. */
+void etl_sink_bind_row(sqlite3_stmt *s, const struct rowval *r, int cols)
+{
+    bind_row(s, 0, r, cols);
+}
+
+/* The row is complete: to the back end; into SQLite at once (a table not batched) or with its
+   batch when that is full. */
 int etl_sink_row_end(struct sink *k, enum stmt_id id)
 {
     struct rowbuf *rb = k->rows[id];
     int rc;
 
+    if (k->backend) {
+        if (k->backend->row(k->backend->arg, id, rb->v[0], rb->cols) == 0) return 0;
+        k->failed = 1;
+        return -1;
+    }
+    if (!rb->multi) {
+        bind_row(k->stmt[id], 0, rb->v[0], rb->cols);
+        return etl_sink_step(k, id);
+    }
     if (++rb->n < ROW_BATCH) return 0;
     for (unsigned r = 0; r < ROW_BATCH; r++) bind_row(rb->multi, (int)r * rb->cols, rb->v[r], rb->cols);
     rc = sqlite3_step(rb->multi);
@@ -175,21 +213,27 @@ double etl_load_thread_cpu_s(void)
     return clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0 ? (double)t.tv_sec + (double)t.tv_nsec / 1e9 : 0;
 }
 
-int etl_sink_bind_string(struct sink *k, sqlite3_stmt *s, int i, const etl_string *str, unsigned slot)
+int etl_sink_rv_string(struct sink *k, struct rowval *r, int col, const etl_string *str, unsigned slot)
 {
     size_t n;
 
-    if (!str->data) return sqlite3_bind_null(s, i);
+    if (!str->data) {
+        rv_null(r, col);
+        return 0;
+    }
     n = etl_string_to_utf8(str, k->scratch[slot], k->scratch_cap[slot]);
     if (n >= k->scratch_cap[slot]) {
         size_t cap = n + 1 < 256 ? 256 : n + 1;
         char *p = realloc(k->scratch[slot], cap);
-        if (!p) return SQLITE_NOMEM;
+        if (!p) return -1;
         k->scratch[slot] = p;
         k->scratch_cap[slot] = cap;
         n = etl_string_to_utf8(str, p, cap);
     }
-    return sqlite3_bind_text(s, i, k->scratch[slot], (int)n, SQLITE_STATIC);
+    r[col - 1].type = 4;
+    r[col - 1].t = k->scratch[slot];
+    r[col - 1].i = (int64_t)n;
+    return 0;
 }
 
 /* The name is the image map's: it outlives the batch. */

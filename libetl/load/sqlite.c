@@ -103,7 +103,7 @@ static void on_merge_message(void *arg, const etl_merge_message *msg)
         l->damaged = 1;
         if (in) {
             in->warnings++;
-            if (l->sink.stmt[S_LOST]) etl_load_lost(l, in->trace, "damage", 0, -1, msg->offset, msg->text);
+            if (l->sink.rows[S_LOST]) etl_load_lost(l, in->trace, "damage", 0, -1, msg->offset, msg->text);
         }
     }
     if (!msg->path) etl_load_message(l, ETL_WARN, msg->damage, NULL, msg->offset, "%s", msg->text);
@@ -175,6 +175,16 @@ static int load_begin(struct etl_sqlite_loader *l, int fresh)
 {
     char *sql;
 
+    if (l->sink.backend) { /* streamed: no database */
+        if (etl_load_kernel_open(l, 1) != 0 || etl_sink_prepare(&l->sink) != 0) return -1;
+        l->next_event = l->next_provider = l->first_trace = 1;
+        for (unsigned i = 0; i < l->ninputs; i++) {
+            struct input *in = &l->in[i];
+            in->trace = l->first_trace + in->merge_index;
+            if (etl_load_trace(l, in, etl_reader_info(in->probe)) != 0) return -1;
+        }
+        return 0;
+    }
     if (fresh ? etl_load_create_schema(&l->sink) != 0 : etl_load_check_schema(&l->sink) != 0) return -1;
     if (etl_load_kernel_open(l, fresh) != 0) return -1;
     if (etl_sink_exec(&l->sink, "BEGIN") != 0 || etl_sink_prepare(&l->sink) != 0) return -1;
@@ -256,7 +266,7 @@ static int load(struct etl_sqlite_loader *l, int fresh)
     phase_done(l, "events and kernel tables, two threads", events);
     etl_load_symbols_report(l);
     /* SQLite numbered the events (max + 1 each): they must be the numbers the kernel tables use. */
-    if (etl_sink_max(&l->sink, "SELECT max(event) FROM main.events") != l->next_event - 1) {
+    if (!l->sink.backend && etl_sink_max(&l->sink, "SELECT max(event) FROM main.events") != l->next_event - 1) {
         etl_load_message(l, ETL_FATAL, 0, NULL, -1, "%s: the events were not numbered as expected", l->output);
         return -1;
     }
@@ -264,8 +274,11 @@ static int load(struct etl_sqlite_loader *l, int fresh)
         etl_load_message(l, ETL_OK, 0, NULL, -1,
                          "processor time: main thread %.3f s; kernel thread %.3f s: rows %.3f s, indexes %.3f s",
                          etl_load_thread_cpu_s(), ks->cpu_s, ks->rows_s, ks->cpu_s - ks->rows_s);
+    /* streamed: the providers, then the traces rows (the back end's commit) */
+    if (l->sink.backend && etl_load_providers_out(l) != 0) return -1;
     for (unsigned i = 0; i < l->ninputs; i++)
         if (etl_load_trace_finish(l, &l->in[i]) != 0) return -1;
+    if (l->sink.backend) return 0;
     /* Indexes first: into empty tables SQLite copies a table's rows and its index entries as
        they are (the kernel thread built its indexes); into an appended one it inserts. */
     if (etl_load_create_indexes(&l->sink) != 0 || etl_load_kernel_copy(l) != 0) return -1;
@@ -394,10 +407,13 @@ int etl_sqlite_loader_commit(etl_sqlite_loader *l)
 
 /* ------------------------------------------------------------------ the handle */
 
-int etl_sqlite_loader_open(etl_sqlite_loader **out, const char *path, const etl_sqlite_options *options)
+static int loader_setup(etl_sqlite_loader *l);
+
+/* A loader for output path (a database, or a back end's name for messages): ETL_OK, or
+   ETL_FATAL (said; *out NULL only without memory). */
+static int loader_new(etl_sqlite_loader **out, const char *path, const etl_sqlite_options *options)
 {
     etl_sqlite_loader *l = calloc(1, sizeof *l);
-    struct stat st;
 
     *out = NULL;
     if (!l) return ETL_FATAL;
@@ -414,6 +430,16 @@ int etl_sqlite_loader_open(etl_sqlite_loader **out, const char *path, const etl_
         return ETL_FATAL;
     }
     l->sink.label = l->output;
+    return ETL_OK;
+}
+
+int etl_sqlite_loader_open(etl_sqlite_loader **out, const char *path, const etl_sqlite_options *options)
+{
+    etl_sqlite_loader *l;
+    struct stat st;
+
+    if (loader_new(out, path, options) != ETL_OK) return ETL_FATAL;
+    l = *out;
     l->exists = stat(path, &st) == 0;
     if (l->exists && !l->o.append && !l->o.replace) {
         etl_load_message(l, ETL_FATAL, 0, NULL, -1, "%s exists; nothing was written", path);
@@ -423,6 +449,41 @@ int etl_sqlite_loader_open(etl_sqlite_loader **out, const char *path, const etl_
         etl_load_message(l, ETL_FATAL, 0, NULL, -1, "%s: no such database", path);
         return ETL_FATAL;
     }
+    return loader_setup(l);
+}
+
+int etl_load_open_streamed(etl_sqlite_loader **out, const char *label, const etl_sqlite_options *options,
+                           const struct row_backend *main_rows, const struct row_backend *kernel_rows)
+{
+    if (loader_new(out, label, options) != ETL_OK) return ETL_FATAL;
+    (*out)->o.append = (*out)->o.replace = 0;
+    (*out)->sink.backend = main_rows;
+    (*out)->kernel.sink.backend = kernel_rows;
+    return loader_setup(*out);
+}
+
+int etl_load_stream(etl_sqlite_loader *l)
+{
+    int rc;
+
+    if (l->committed) {
+        etl_load_message(l, ETL_FATAL, 0, NULL, -1, "%s: the load is done already", l->output);
+        return ETL_FATAL;
+    }
+    l->committed = 1;
+    clock_gettime(CLOCK_MONOTONIC, &l->phase);
+    if (!l->ninputs) {
+        etl_load_message(l, ETL_FATAL, 0, NULL, -1, "nothing was written");
+        return ETL_FATAL;
+    }
+    rc = load(l, 1);
+    if (rc != 0) return ETL_FATAL;
+    return l->partial ? ETL_FAILED : l->damaged ? ETL_WARN : ETL_OK;
+}
+
+/* What either kind of loader sets up after its output: the decoder, the symbol directories. */
+static int loader_setup(etl_sqlite_loader *l)
+{
     if (etl_load_decoder_open(l) != ETL_OK) return ETL_FATAL;
     l->o.manifests = NULL; /* read: the caller's strings are not kept */
     l->o.nmanifests = 0;
@@ -542,6 +603,8 @@ void etl_sqlite_loader_close(etl_sqlite_loader *l)
         free(l->in[i].undecoded);
         free(l->in[i].failed_rest);
         free(l->in[i].path);
+        free(l->in[i].info_text[0]);
+        free(l->in[i].info_text[1]);
         if (ks->kin) etl_stack_owners_free(ks->kin[i].owners);
     }
     free(ks->kin);

@@ -77,7 +77,7 @@ static int64_t function_id(struct kernel_side *ks, const etl_symbol *sym)
     struct functions *f = &ks->functions;
     struct sink *k = &ks->sink;
     struct function_slot *slot;
-    sqlite3_stmt *s;
+    struct rowval *fr;
     uint64_t h;
     unsigned r = (unsigned)((((uintptr_t)sym->function >> 4) ^ ((uintptr_t)sym->source_file >> 3) ^
                              ((uintptr_t)sym->image_path >> 5)) % (sizeof f->recent / sizeof f->recent[0]));
@@ -96,13 +96,13 @@ static int64_t function_id(struct kernel_side *ks, const etl_symbol *sym)
         slot->hash = h;
         slot->id = ++f->next_id;
         f->count++;
-        s = k->stmt[S_FUNCTION];
-        bind_i64(s, 1, slot->id);
-        sqlite3_bind_text(s, 2, sym->function, -1, SQLITE_STATIC);
-        if (sym->image) sqlite3_bind_text(s, 3, sym->image, -1, SQLITE_STATIC); else sqlite3_bind_null(s, 3);
-        if (sym->image_path) sqlite3_bind_text(s, 4, sym->image_path, -1, SQLITE_STATIC); else sqlite3_bind_null(s, 4);
-        if (sym->source_file) sqlite3_bind_text(s, 5, sym->source_file, -1, SQLITE_STATIC); else sqlite3_bind_null(s, 5);
-        if (etl_sink_step(k, S_FUNCTION) != 0) return -1;
+        fr = row_begin(k, S_FUNCTION);
+        rv_i64(fr, 1, slot->id);
+        rv_text(fr, 2, sym->function);
+        rv_text(fr, 3, sym->image);
+        rv_text(fr, 4, sym->image_path);
+        rv_text(fr, 5, sym->source_file);
+        if (etl_sink_row_end(k, S_FUNCTION) != 0) return -1;
     }
     f->recent[r].name = sym->function;
     f->recent[r].image_path = sym->image_path;
