@@ -98,6 +98,8 @@ static const struct table_def table_defs[] = {
     /* issue 21's kernel tables */
     { "isr_dpc", "isr_dpc", "time_ns, event", NULL, S_ISR_DPC, NULL },
     { "page_faults", "page_faults", "time_ns, event", NULL, S_PAGE_FAULT, NULL },
+    { "tcpip", "tcpip", "time_ns, event", NULL, S_TCPIP, NULL },
+    { "file_io", "file_io", "time_ns, event", NULL, S_FILE_IO, NULL },
     /* etl2sqlite's views that ClickHouse 18's SQL cannot express, as tables */
     { "processes_view", NULL, "pid", processes_view_extra, ROWS_VIEW,
       "SELECT pid, image_file_name, command_line, parent_pid, user_sid, start_ns, end_ns, exit_status FROM processes_view" },

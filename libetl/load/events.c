@@ -336,33 +336,63 @@ int etl_load_flush_events(struct etl_sqlite_loader *l)
     return 0;
 }
 
-/* A TcpIp or UdpIp event: its addresses as text (bound as copies: this table's rows are not
-   batched, their text lives on the stack). */
+/* A TcpIp or UdpIp event: its addresses as text (this table's rows are not batched: the row
+   is written at its end, while the text on the stack lives). */
 static int tcpip_row(struct etl_sqlite_loader *l, struct input *in, const etl_event *ev, const etl_kernel_event *ke,
                      int64_t event, int64_t time_ns)
 {
-    sqlite3_stmt *s = l->sink.stmt[S_TCPIP];
     const etl_ktcpip *t = &ke->u.tcpip;
     char sa[ETL_KTCPIP_ADDR_SIZE], da[ETL_KTCPIP_ADDR_SIZE];
+    struct rowval *r = row_begin(&l->sink, S_TCPIP);
 
-    bind_i64(s, 1, event);
-    bind_i64(s, 2, in->trace);
-    bind_i64(s, 3, time_ns);
-    bind_i64(s, 4, ev->cpu);
-    sqlite3_bind_text(s, 5, ke->name, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 6, t->protocol == 17 ? "udp" : "tcp", -1, SQLITE_STATIC);
-    bind_i64(s, 7, t->ip_version == 6 ? 6 : 4);
-    if (t->pid != UINT32_MAX) bind_i64(s, 8, t->pid); else sqlite3_bind_null(s, 8);
-    if (ev->has & ETL_HAS_PID_TID) bind_i64(s, 9, ev->tid); else sqlite3_bind_null(s, 9);
-    bind_i64(s, 10, t->size);
-    sqlite3_bind_text(s, 11, etl_ktcpip_addr_format(t, 1, sa, sizeof sa), -1, SQLITE_TRANSIENT);
-    bind_i64(s, 12, t->sport);
-    sqlite3_bind_text(s, 13, etl_ktcpip_addr_format(t, 0, da, sizeof da), -1, SQLITE_TRANSIENT);
-    bind_i64(s, 14, t->dport);
-    bind_i64(s, 15, (int64_t)t->connid);
-    bind_i64(s, 16, t->seqnum);
-    bind_i64(s, 17, t->mss);
-    return etl_sink_step(&l->sink, S_TCPIP);
+    rv_i64(r, 1, event); rv_i64(r, 2, in->trace); rv_i64(r, 3, time_ns); rv_i64(r, 4, ev->cpu);
+    rv_text(r, 5, ke->name);
+    rv_text(r, 6, t->protocol == 17 ? "udp" : "tcp");
+    rv_i64(r, 7, t->ip_version == 6 ? 6 : 4);
+    if (t->pid != UINT32_MAX) rv_i64(r, 8, t->pid); else rv_null(r, 8);
+    if (ev->has & ETL_HAS_PID_TID) rv_i64(r, 9, ev->tid); else rv_null(r, 9);
+    rv_i64(r, 10, t->size);
+    rv_text(r, 11, etl_ktcpip_addr_format(t, 1, sa, sizeof sa));
+    rv_i64(r, 12, t->sport);
+    rv_text(r, 13, etl_ktcpip_addr_format(t, 0, da, sizeof da));
+    rv_i64(r, 14, t->dport);
+    rv_u64(r, 15, t->connid);
+    rv_i64(r, 16, t->seqnum);
+    rv_i64(r, 17, t->mss);
+    return etl_sink_row_end(&l->sink, S_TCPIP);
+}
+
+/* A FileIo event's row (not batched: its path is converted for this row alone). Each column is
+   NULL where the event's class has no such field. */
+static int file_io_row(struct etl_sqlite_loader *l, struct input *in, const etl_event *ev, const etl_kernel_event *ke,
+                       int64_t event, int64_t time_ns)
+{
+    const etl_kfile_io *f = &ke->u.file_io;
+    uint16_t type = ev->hook_id & 0xFF;
+    int name = type < 64, rw = type == 67 || type == 68, dir = type == 72 || type == 77, end = type == 76;
+    int info = type == 69 || type == 70 || type == 71 || type == 74 || type == 75;
+    struct rowval *r = row_begin(&l->sink, S_FILE_IO);
+
+    rv_i64(r, 1, event); rv_i64(r, 2, in->trace); rv_i64(r, 3, time_ns); rv_i64(r, 4, ev->cpu);
+    rv_text(r, 5, ke->name);
+    if (ev->has & ETL_HAS_PID_TID) {
+        rv_i64(r, 6, ev->pid);
+        rv_i64(r, 7, ev->tid);
+    } else {
+        rv_null(r, 6);
+        if (!name && !end) rv_i64(r, 7, f->ttid);
+        else rv_null(r, 7);
+    }
+    if (name) rv_null(r, 8); else rv_u64(r, 8, f->irp);
+    if (name || end) rv_null(r, 9); else rv_u64(r, 9, f->file_object);
+    if (end || type == 64) rv_null(r, 10); else rv_u64(r, 10, f->file_key);
+    if (rw) rv_u64(r, 11, f->offset); else rv_null(r, 11);
+    if (rw || dir) rv_i64(r, 12, rw ? f->io_size : f->length); else rv_null(r, 12);
+    if (info || dir) rv_i64(r, 13, f->info_class); else rv_null(r, 13);
+    if (info || end) rv_u64(r, 14, f->extra_info); else rv_null(r, 14);
+    if (end) rv_i64(r, 15, f->nt_status); else rv_null(r, 15);
+    if (etl_sink_rv_string(&l->sink, r, 16, &f->file_name, 0) != 0) return etl_sink_error(&l->sink, "out of memory");
+    return etl_sink_row_end(&l->sink, S_FILE_IO);
 }
 
 /*
@@ -371,51 +401,6 @@ static int tcpip_row(struct etl_sqlite_loader *l, struct input *in, const etl_ev
  * that follow there: their PERFINFO header names none), a DiskIo issue is kept until its
  * completion's row, which carries it.
  */
-/* A FileIo event's row (not batched: its path is converted for this statement alone). Each column
-   is NULL where the event's class has no such field. */
-static int file_io_row(struct etl_sqlite_loader *l, struct input *in, const etl_event *ev, const etl_kernel_event *ke,
-                       int64_t event, int64_t time_ns)
-{
-    const etl_kfile_io *f = &ke->u.file_io;
-    sqlite3_stmt *s = l->sink.stmt[S_FILE_IO];
-    uint16_t type = ev->hook_id & 0xFF;
-    int name = type < 64, rw = type == 67 || type == 68, dir = type == 72 || type == 77, end = type == 76;
-    int info = type == 69 || type == 70 || type == 71 || type == 74 || type == 75;
-
-    sqlite3_bind_int64(s, 1, event);
-    sqlite3_bind_int64(s, 2, in->trace);
-    sqlite3_bind_int64(s, 3, time_ns);
-    sqlite3_bind_int64(s, 4, ev->cpu);
-    sqlite3_bind_text(s, 5, ke->name, -1, SQLITE_STATIC);
-    if (ev->has & ETL_HAS_PID_TID) {
-        sqlite3_bind_int64(s, 6, ev->pid);
-        sqlite3_bind_int64(s, 7, ev->tid);
-    } else {
-        sqlite3_bind_null(s, 6);
-        if (!name && !end) sqlite3_bind_int64(s, 7, f->ttid);
-        else sqlite3_bind_null(s, 7);
-    }
-    if (name) sqlite3_bind_null(s, 8);
-    else sqlite3_bind_int64(s, 8, (int64_t)f->irp);
-    if (name || end) sqlite3_bind_null(s, 9);
-    else sqlite3_bind_int64(s, 9, (int64_t)f->file_object);
-    if (end || type == 64) sqlite3_bind_null(s, 10);
-    else sqlite3_bind_int64(s, 10, (int64_t)f->file_key);
-    if (rw) sqlite3_bind_int64(s, 11, (int64_t)f->offset);
-    else sqlite3_bind_null(s, 11);
-    if (rw || dir) sqlite3_bind_int64(s, 12, rw ? f->io_size : f->length);
-    else sqlite3_bind_null(s, 12);
-    if (info || dir) sqlite3_bind_int64(s, 13, f->info_class);
-    else sqlite3_bind_null(s, 13);
-    if (info || end) sqlite3_bind_int64(s, 14, (int64_t)f->extra_info);
-    else sqlite3_bind_null(s, 14);
-    if (end) sqlite3_bind_int64(s, 15, f->nt_status);
-    else sqlite3_bind_null(s, 15);
-    if (etl_sink_bind_string(&l->sink, s, 16, &f->file_name, 0) != SQLITE_OK)
-        return etl_sink_error(&l->sink, "out of memory");
-    return etl_sink_step(&l->sink, S_FILE_IO);
-}
-
 static int io_row(struct etl_sqlite_loader *l, struct input *in, const etl_event *ev, const etl_kernel_event *ke,
                   int64_t event, int64_t time_ns)
 {

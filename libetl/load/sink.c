@@ -36,6 +36,7 @@ const int etl_sink_columns[S_COUNT] = {
     [S_EVENT] = 23, [S_EXT] = 5, [S_PROVIDER] = 3, [S_PROCESS] = 17, [S_THREAD] = 19, [S_IMAGE] = 14,
     [S_CSWITCH] = 15, [S_READY] = 8, [S_SAMPLE] = 17, [S_STACK] = 12, [S_FRAME] = 9, [S_LBR] = 9,
     [S_LBR_ENTRY] = 8, [S_LOST] = 6, [S_DISK_IO] = 15, [S_SYSCALL] = 9, [S_ISR_DPC] = 10, [S_PAGE_FAULT] = 9,
+    [S_TCPIP] = 17, [S_FILE_IO] = 16,
     [S_NAME] = 6, [S_NAME_FIELD] = 5, [S_FUNCTION] = 5,
 };
 
