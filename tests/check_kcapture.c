@@ -584,6 +584,164 @@ START_TEST(thread_states)
 }
 END_TEST
 
+/* virtual_alloc and vamap: VirtualAlloc/VirtualFree (SYSTEM v2, 24 bytes) and MapFile/UnmapFile
+   (SYSTEM v3, 44 bytes) as TraceEvent's VirtualAllocTraceData and MapFileTraceData lay them out. */
+START_TEST(virtual_alloc_map_file)
+{
+    uint8_t buf[64];
+    etl_kmap_file_desc m = { 0x7f0000200000ull, 0x1234567890abcdefull, 0, 3 * 4096, 8192, 4321 };
+    size_t n = etl_kpayload_virtual_alloc(buf, sizeof buf, 0x7f0000100000ull, 37 * 4096, 4321, 0x3000);
+    struct decoded d;
+
+    ck_assert_uint_eq(n, 24);
+    roundtrip(&d, ETL_HOOK_VIRTUAL_ALLOC, buf, n);
+    ck_assert_int_eq(d.ev.kind, ETL_KIND_SYSTEM);
+    ck_assert_uint_eq(d.ev.version, 2);
+    ck_assert_int_eq(d.k.kclass, ETL_KCLASS_VIRTUAL_ALLOC);
+    ck_assert_str_eq(d.k.name, "PageFault/VirtualAlloc");
+    ck_assert_uint_eq(d.k.u.virtual_alloc.base_address, 0x7f0000100000ull);
+    ck_assert_uint_eq(d.k.u.virtual_alloc.region_size, 37 * 4096);
+    ck_assert_uint_eq(d.k.u.virtual_alloc.pid, 4321);
+    ck_assert_uint_eq(d.k.u.virtual_alloc.flags, 0x3000);
+    done(&d);
+    roundtrip(&d, ETL_HOOK_VIRTUAL_FREE, buf, n);
+    ck_assert_str_eq(d.k.name, "PageFault/VirtualFree");
+    done(&d);
+    record_back(&d, ETL_HOOK_VIRTUAL_FREE, buf, 20); /* cut in Flags */
+    ck_assert_int_eq(etl_kernel_decode(&d.ev, &d.k), ETL_FAILED);
+    done(&d);
+
+    n = etl_kpayload_map_file(buf, sizeof buf, &m);
+    ck_assert_uint_eq(n, 44);
+    roundtrip(&d, ETL_HOOK_MAP_FILE, buf, n);
+    ck_assert_uint_eq(d.ev.version, 3);
+    ck_assert_int_eq(d.k.kclass, ETL_KCLASS_MAP_FILE);
+    ck_assert_str_eq(d.k.name, "FileIO/MapFile");
+    ck_assert_uint_eq(d.k.u.map_file.view_base, 0x7f0000200000ull);
+    ck_assert_uint_eq(d.k.u.map_file.file_key, 0x1234567890abcdefull);
+    ck_assert_uint_eq(d.k.u.map_file.view_size, 3 * 4096);
+    ck_assert_uint_eq(d.k.u.map_file.byte_offset, 8192);
+    ck_assert_uint_eq(d.k.u.map_file.pid, 4321);
+    done(&d);
+    roundtrip(&d, ETL_HOOK_UNMAP_FILE, buf, n);
+    ck_assert_str_eq(d.k.name, "FileIO/UnmapFile");
+    done(&d);
+    record_back(&d, ETL_HOOK_UNMAP_FILE, buf, 40); /* cut in ProcessId */
+    ck_assert_int_eq(etl_kernel_decode(&d.ev, &d.k), ETL_FAILED);
+    done(&d);
+
+    n = etl_kpayload_file_name(buf, sizeof buf, 0x1234567890abcdefull, "/tmp/f");
+    ck_assert_uint_eq(n, 8 + 14);
+    record_back(&d, ETL_HOOK_FILEIO_NAME, buf, n);
+    ck_assert_int_eq(d.ev.kind, ETL_KIND_SYSTEM);
+    ck_assert_uint_eq(d.ev.version, 2);
+    done(&d);
+}
+END_TEST
+
+/* What the address-space calls say, collected. */
+struct vm_seen {
+    unsigned n;
+    etl_kvm_event e[16];
+};
+static void vm_collect(void *ctx, const etl_kvm_event *e)
+{
+    struct vm_seen *s = ctx;
+    if (s->n < 16) s->e[s->n] = *e;
+    s->n++;
+}
+static void vm_is(const struct vm_seen *s, unsigned i, int kind, uint64_t base, uint64_t size)
+{
+    ck_assert_uint_gt(s->n, i);
+    ck_assert_int_eq(s->e[i].kind, kind);
+    ck_assert_uint_eq(s->e[i].base, base);
+    ck_assert_uint_eq(s->e[i].size, size);
+}
+
+START_TEST(vm_spaces)
+{
+    const uint64_t P = 4096, anon = 0x22, shared = 0x01, fixed = 0x10, rw = 3;
+    etl_kvm_space sp;
+    struct vm_seen s;
+
+    memset(&sp, 0, sizeof sp);
+    /* anonymous: reserved and committed, PROT_NONE only reserved; a failed mmap says nothing */
+    memset(&s, 0, sizeof s);
+    ck_assert_int_eq(etl_kvm_mmap(&sp, 0x10000, 3 * P - 100, rw, anon, 0, 0, P, vm_collect, &s), 0);
+    ck_assert_int_eq(etl_kvm_mmap(&sp, 0x20000, P, 0, anon, 0, 0, P, vm_collect, &s), 0);
+    ck_assert_int_eq(etl_kvm_mmap(&sp, (uint64_t)-12, P, rw, anon, 0, 0, P, vm_collect, &s), -1);
+    ck_assert_uint_eq(s.n, 2);
+    vm_is(&s, 0, ETL_KVM_ALLOC, 0x10000, 3 * P);
+    ck_assert_uint_eq(s.e[0].flags, 0x3000);
+    ck_assert_uint_eq(s.e[1].flags, 0x2000);
+    /* a file view, then a munmap across it and anonymous memory on both sides: a VirtualFree,
+       the view's UnmapFile, a VirtualFree */
+    memset(&s, 0, sizeof s);
+    ck_assert_int_eq(etl_kvm_mmap(&sp, 0x40000, 4 * P, 1, shared, 77, 2 * P, P, vm_collect, &s), 0);
+    vm_is(&s, 0, ETL_KVM_MAP, 0x40000, 4 * P);
+    ck_assert_uint_eq(s.e[0].file_key, 77);
+    ck_assert_uint_eq(s.e[0].offset, 2 * P);
+    ck_assert_uint_eq(sp.nviews, 1);
+    memset(&s, 0, sizeof s);
+    ck_assert_int_eq(etl_kvm_munmap(&sp, 0x3f000, 3 * P, 0, P, vm_collect, &s), 0); /* [0x3f000, 0x42000) */
+    ck_assert_uint_eq(s.n, 2);
+    vm_is(&s, 0, ETL_KVM_FREE, 0x3f000, P);
+    ck_assert_uint_eq(s.e[0].flags, 0x8000);
+    vm_is(&s, 1, ETL_KVM_UNMAP, 0x40000, 2 * P);
+    ck_assert_uint_eq(s.e[1].offset, 2 * P);
+    ck_assert_uint_eq(sp.nviews, 1); /* its last two pages stay, at their offset */
+    ck_assert_uint_eq(sp.views[0].base, 0x42000);
+    ck_assert_uint_eq(sp.views[0].offset, 4 * P);
+    /* a hole in a view: both sides stay */
+    ck_assert_int_eq(etl_kvm_mmap(&sp, 0x80000, 8 * P, 1, shared, 78, 0, P, NULL, NULL), 0);
+    memset(&s, 0, sizeof s);
+    ck_assert_int_eq(etl_kvm_munmap(&sp, 0x82000, 2 * P, 0, P, vm_collect, &s), 0);
+    ck_assert_uint_eq(s.n, 1);
+    vm_is(&s, 0, ETL_KVM_UNMAP, 0x82000, 2 * P);
+    ck_assert_uint_eq(sp.nviews, 3);
+    ck_assert_uint_eq(sp.views[2].base, 0x84000);
+    ck_assert_uint_eq(sp.views[2].offset, 4 * P);
+    /* a failed munmap, an unaligned one: nothing */
+    memset(&s, 0, sizeof s);
+    ck_assert_int_eq(etl_kvm_munmap(&sp, 0x80000, P, -22, P, vm_collect, &s), -1);
+    ck_assert_int_eq(etl_kvm_munmap(&sp, 0x80001, P, 0, P, vm_collect, &s), -1);
+    ck_assert_uint_eq(s.n, 0);
+    /* MAP_FIXED over a view: its UnmapFile first, then the new anonymous memory */
+    memset(&s, 0, sizeof s);
+    ck_assert_int_eq(etl_kvm_mmap(&sp, 0x80000, P, rw, anon | fixed, 0, 0, P, vm_collect, &s), 0);
+    ck_assert_uint_eq(s.n, 2);
+    vm_is(&s, 0, ETL_KVM_UNMAP, 0x80000, P);
+    vm_is(&s, 1, ETL_KVM_ALLOC, 0x80000, P);
+    /* mremap: anonymous grown in place, shrunk, moved; a view moved */
+    memset(&s, 0, sizeof s);
+    ck_assert_int_eq(etl_kvm_mremap(&sp, 0x10000, 3 * P, 5 * P, 1, 0x10000, P, vm_collect, &s), 0);
+    ck_assert_int_eq(etl_kvm_mremap(&sp, 0x10000, 5 * P, 2 * P, 0, 0x10000, P, vm_collect, &s), 0);
+    ck_assert_int_eq(etl_kvm_mremap(&sp, 0x10000, 2 * P, 4 * P, 1, 0x90000, P, vm_collect, &s), 0);
+    ck_assert_uint_eq(s.n, 4);
+    vm_is(&s, 0, ETL_KVM_ALLOC, 0x13000, 2 * P);
+    vm_is(&s, 1, ETL_KVM_FREE, 0x12000, 3 * P);
+    vm_is(&s, 2, ETL_KVM_FREE, 0x10000, 2 * P);
+    vm_is(&s, 3, ETL_KVM_ALLOC, 0x90000, 4 * P);
+    memset(&s, 0, sizeof s);
+    ck_assert_int_eq(etl_kvm_mremap(&sp, 0x42000, 2 * P, 3 * P, 1, 0xa0000, P, vm_collect, &s), 0);
+    ck_assert_uint_eq(s.n, 2);
+    vm_is(&s, 0, ETL_KVM_UNMAP, 0x42000, 2 * P);
+    vm_is(&s, 1, ETL_KVM_MAP, 0xa0000, 3 * P);
+    ck_assert_uint_eq(s.e[1].file_key, 77);
+    ck_assert_uint_eq(s.e[1].offset, 4 * P);
+    /* brk: the first call only learns the break; growth and shrinking by whole pages */
+    memset(&s, 0, sizeof s);
+    ck_assert_int_eq(etl_kvm_brk(&sp, 0, 0x500100, P, vm_collect, &s), -1);
+    ck_assert_int_eq(etl_kvm_brk(&sp, 0x500100 + 2 * P, 0x500100 + 2 * P, P, vm_collect, &s), 0);
+    ck_assert_int_eq(etl_kvm_brk(&sp, 0x500100 + 3 * P, 0x500100 + 2 * P, P, vm_collect, &s), -1); /* refused */
+    ck_assert_int_eq(etl_kvm_brk(&sp, 0x500100, 0x500100, P, vm_collect, &s), 0);
+    ck_assert_uint_eq(s.n, 2);
+    vm_is(&s, 0, ETL_KVM_ALLOC, 0x501000, 2 * P);
+    vm_is(&s, 1, ETL_KVM_FREE, 0x501000, 2 * P);
+    etl_kvm_space_free(&sp);
+}
+END_TEST
+
 START_TEST(flag_names)
 {
     char buf[128];
@@ -597,10 +755,13 @@ START_TEST(flag_names)
     ck_assert_uint_eq(etl_kernel_flag_from_name("dpc"), 0x20);
     ck_assert_uint_eq(etl_kernel_flag_from_name("interrupt"), 0x40);
     ck_assert_uint_eq(etl_kernel_flag_from_name("memory_page_faults"), 0x1000);
+    ck_assert_uint_eq(etl_kernel_flag_from_name("virtual_alloc"), 0x4000);
+    ck_assert_uint_eq(etl_kernel_flag_from_name("vamap"), 0x8000);
     ck_assert_uint_eq(etl_kernel_flag_from_name("file_io"), 0);
     ck_assert_uint_eq(etl_kernel_flag_from_name(NULL), 0);
     ck_assert_str_eq(etl_kernel_flags_format(ETL_KERNEL_ALL, buf, sizeof buf),
-                     "process,thread,image_load,cswitch,dispatcher,profile,disk_io,syscall,dpc,interrupt,memory_page_faults");
+                     "process,thread,image_load,cswitch,dispatcher,profile,disk_io,syscall,dpc,interrupt,memory_page_faults,"
+                     "virtual_alloc,vamap");
     ck_assert_str_eq(etl_kernel_flags_format(ETL_KERNEL_PROFILE | ETL_KERNEL_CSWITCH, buf, sizeof buf),
                      "cswitch,profile");
     ck_assert_str_eq(etl_kernel_flags_format(0, buf, sizeof buf), "");
@@ -1822,6 +1983,8 @@ static Suite *suite(void)
     tcase_add_test(tc, thread_set_name_v2);
     tcase_add_test(tc, isr_dpc_v2);
     tcase_add_test(tc, page_fault_v2);
+    tcase_add_test(tc, virtual_alloc_map_file);
+    tcase_add_test(tc, vm_spaces);
     tcase_add_test(tc, system_call_names);
     tcase_add_test(tc, system_call_table);
     tcase_add_test(tc, sysconfig_cpu_v3);

@@ -164,6 +164,17 @@ size_t etl_kpayload_isr(uint8_t *out, size_t cap, int64_t initial_time, uint64_t
 size_t etl_kpayload_dpc(uint8_t *out, size_t cap, int64_t initial_time, uint64_t routine);
 /* PageFault TypeGroup1 (version 2): VirtualAddress, ProgramCounter. */
 size_t etl_kpayload_page_fault(uint8_t *out, size_t cap, uint64_t virtual_address, uint64_t program_counter);
+/* PageFault VirtualAlloc/VirtualFree (version 2): BaseAddress, RegionSize, ProcessId, Flags
+   (ETL_MEM_*). */
+size_t etl_kpayload_virtual_alloc(uint8_t *out, size_t cap, uint64_t base, uint64_t size, uint32_t pid, uint32_t flags);
+/* FileIo MapFile/UnmapFile (version 3, 44 bytes). */
+typedef struct etl_kmap_file_desc {
+    uint64_t view_base, file_key, misc_info, view_size, byte_offset;
+    uint32_t pid;
+} etl_kmap_file_desc;
+size_t etl_kpayload_map_file(uint8_t *out, size_t cap, const etl_kmap_file_desc *m);
+/* FileIo Name (version 2): FileObject (a FileKey here), FileName (UTF-8 in, UTF-16 out). */
+size_t etl_kpayload_file_name(uint8_t *out, size_t cap, uint64_t file_object, const char *name);
 /* Linux's softirqs (HI, TIMER, NET_TX, NET_RX, BLOCK, IRQ_POLL, TASKLET, SCHED, HRTIMER, RCU):
    the hook of the DPC a softirq of vector vec is written as (TimerDPC for the timers' two), and
    the names of their actions in kallsyms (the older name after a '|'). */
@@ -251,6 +262,55 @@ void etl_kexit_delivered(etl_kexit *x, int64_t ts, int sig, int dfl);
 int etl_kexit_status(const etl_kexit *x, int64_t end_ts, int32_t *status);
 /* A signal's default action: 0 none, stop or continue; 1 terminate; 2 terminate with a core dump. */
 int etl_ksignal_default(int sig);
+
+/* ---- virtual_alloc and vamap: a process's address space as its system calls change it (kvmem.c) ---- */
+
+/* A file view (an mmap of a file) the capture saw made: [base, base + size) at byte offset of
+   the file known by file_key. */
+typedef struct etl_kvm_view {
+    uint64_t base, size, file_key, offset;
+} etl_kvm_view;
+/* What the capture knows of one process's address space: its break (0: not known yet) and
+   the file views it saw made and not removed yet, by base. */
+typedef struct etl_kvm_space {
+    uint64_t brk;
+    etl_kvm_view *views;
+    size_t nviews, cap;
+} etl_kvm_space;
+/* What a system call did, as Windows says it: VirtualAlloc or VirtualFree of anonymous memory,
+   MapFile or UnmapFile of a file view. */
+enum { ETL_KVM_ALLOC, ETL_KVM_FREE, ETL_KVM_MAP, ETL_KVM_UNMAP };
+typedef struct etl_kvm_event {
+    int kind;
+    uint64_t base, size;
+    uint32_t flags;            /* ALLOC, FREE: ETL_MEM_* */
+    uint64_t file_key, offset; /* MAP, UNMAP */
+} etl_kvm_event;
+typedef void (*etl_kvm_emit)(void *ctx, const etl_kvm_event *e);
+/* Each of these calls emit (in address order) for what a call that returned ret did to sp,
+   and updates sp. Nothing for a call that failed (ret -4095..-1), lengths rounded up to whole
+   pages (page). 0, or -1 when it changed nothing or is not understood (no memory: sp keeps
+   what it had). */
+/* mmap(addr, len, prot, flags, fd, off) = ret: a file view (a mapping without MAP_ANONYMOUS)
+   of file_key, else anonymous memory (MEM_RESERVE, with MEM_COMMIT unless PROT_NONE). Views
+   that MAP_FIXED replaces are unmapped first. */
+int etl_kvm_mmap(etl_kvm_space *sp, uint64_t ret, uint64_t len, uint64_t prot, uint64_t flags, uint64_t file_key,
+                 uint64_t off, uint64_t page, etl_kvm_emit emit, void *ctx);
+/* munmap(addr, len) = ret: UnmapFile for each view (or part of one) in the range, VirtualFree
+   (MEM_RELEASE) for each stretch between them. */
+int etl_kvm_munmap(etl_kvm_space *sp, uint64_t addr, uint64_t len, int64_t ret, uint64_t page, etl_kvm_emit emit,
+                   void *ctx);
+/* mremap(addr, old_len, new_len, flags) = ret: a view is unmapped and mapped again at ret with
+   its new size; anonymous memory grown in place is a VirtualAlloc of the growth, shrunk a
+   VirtualFree of the tail, moved a VirtualFree of the old range (unless MREMAP_DONTUNMAP) and
+   a VirtualAlloc of the new. */
+int etl_kvm_mremap(etl_kvm_space *sp, uint64_t addr, uint64_t old_len, uint64_t new_len, uint64_t flags, int64_t ret,
+                   uint64_t page, etl_kvm_emit emit, void *ctx);
+/* brk(arg) = ret (the break after the call): with the break before it known, a VirtualAlloc
+   of the pages it grew by or a VirtualFree of those it shrank by; brk(0) (a query) and the
+   first brk seen only learn the break. */
+int etl_kvm_brk(etl_kvm_space *sp, uint64_t arg, uint64_t ret, uint64_t page, etl_kvm_emit emit, void *ctx);
+void etl_kvm_space_free(etl_kvm_space *sp);
 
 /* ---- the command line at an exec (kexec.c) ---- */
 /* The command line of a program as exec left its stack: stack holds the n bytes from the user
@@ -364,8 +424,12 @@ void etl_lbr_perf_cause(int e, const char *what, char *err, size_t errsize);
    the reader runs: their fd is published last, with release. */
 enum { EV_SIDEBAND, EV_SWITCH, EV_WAKEUP, EV_WAKEUP_NEW, EV_PROFILE, EV_RQ_ISSUE, EV_RQ_COMPLETE, EV_SYS_ENTER,
        EV_SYS_EXIT, EV_MUNMAP, EV_MREMAP, EV_EXIT_GROUP, EV_EXIT, EV_SIG_DELIVER, EV_SIG_GENERATE, EV_EXEC,
-       EV_IRQ_ENTRY, EV_IRQ_EXIT, EV_SOFTIRQ_ENTRY, EV_SOFTIRQ_EXIT, EV_FAULT_MIN, EV_FAULT_MAJ, EV_LBR_PROFILE,
-       EV_LBR_PMC, EV_COUNT };
+       EV_IRQ_ENTRY, EV_IRQ_EXIT, EV_SOFTIRQ_ENTRY, EV_SOFTIRQ_EXIT, EV_FAULT_MIN, EV_FAULT_MAJ,
+       EV_VM_MMAP, EV_VM_MMAP_RET, EV_VM_MUNMAP, EV_VM_MUNMAP_RET, EV_VM_MREMAP, EV_VM_MREMAP_RET, EV_VM_BRK,
+       EV_VM_BRK_RET, EV_LBR_PROFILE, EV_LBR_PMC, EV_COUNT };
+/* virtual_alloc, vamap: the entries and returns of mmap, munmap, mremap and brk, in pairs. */
+#define EV_VM_FIRST EV_VM_MMAP
+#define EV_VM_COUNT 8
 
 #define RING_PAGES 256u /* data pages per processor: 1 MiB */
 #define EXEC_RING_PAGES 256u /* of the exec samples: 1 MiB, 63 dumps of the stack */
@@ -418,6 +482,7 @@ struct kcpu {
     size_t ndef, defcap;
     unsigned disk_waited_ms;   /* at the end, how long it waited for other readers' issues */
     unsigned exec_waited_ms;   /* at the end, how long it waited for execs' command lines */
+    unsigned vm_waited_ms;     /* at the end, how long it waited for the entries of system calls */
     struct kwait exec_wait;    /* of the exec's COMM its handling waits at (etl_kexec_wait) */
     struct kwait task_wait;    /* of the fork or exit its handling waits at (etl_ktask_wait) */
     uint8_t *exec_ring;        /* EV_EXEC's own ring (EXEC_RING_PAGES), read by the exec thread */
@@ -459,6 +524,8 @@ struct kname;
 
 /* A block request issued and not completed yet (kio.c). */
 struct disk_req;
+/* The system calls entered, the processes' address spaces, the files named (kvmem.c). */
+struct kvm_state;
 #define DTAB_SIZE 4096u
 
 struct etl_kcapture {
@@ -500,6 +567,10 @@ struct etl_kcapture {
     uint64_t softirq_routine[ETL_KSOFTIRQS];
     /* syscall: raw_syscalls:sys_enter's id, sys_exit's ret */
     struct tp_field sys_id, sys_ret;
+    /* virtual_alloc, vamap (kvmem.c): the fields of the syscalls tracepoints (vm_f[e - EV_VM_FIRST]:
+       an entry's arguments, a return's ret) and what pairs them and follows each process */
+    struct tp_field vm_f[EV_VM_COUNT][6];
+    struct kvm_state *vm;
     /* The fields of the unload and exit tracepoints (etl_kexit_unmap_tps), in their order. */
     struct tp_field tpf[EV_COUNT][4];
     struct etl_kbid_cache *bids; /* build-ids of the files mapped (kimageid.c; NULL: no memory) */
@@ -627,6 +698,21 @@ extern const size_t etl_kexit_unmap_ntps;
 int etl_ktracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT], char *err, size_t errsize);
 
 /* kio.c */
+/* kvmem.c: virtual_alloc and vamap. The entries of mmap, munmap, mremap and brk are noted as
+   their records are read from a ring (etl_kvm_note, before the records are sorted), as their
+   returns may be on another processor; a return waits for its entry (etl_kvm_wait, as a disk
+   completion for its issue) and is handled with it (etl_kvm_record, in its processor's
+   buffer). */
+int etl_kvm_init(struct etl_kcapture *k);
+void etl_kvm_free(struct etl_kcapture *k);
+void etl_kvm_note(struct kcpu *c, const uint8_t *r, uint32_t size);
+int etl_kvm_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int final);
+void etl_kvm_record(struct kcpu *c, int e, int64_t ts, uint32_t pid, uint32_t tid, const uint8_t *raw, uint32_t raw_len);
+/* A process's exit or exec: what was known of its address space is forgotten. */
+void etl_kvm_forget(struct etl_kcapture *k, uint32_t pid);
+/* ktracepoint.c: the ids and fields of the syscalls tracepoints virtual_alloc and vamap read:
+   0, or -1 (err: this kernel has none, CONFIG_FTRACE_SYSCALLS). */
+int etl_kvm_tracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT], char *err, size_t errsize);
 void etl_kdisk_note_issue(struct kcpu *c, const uint8_t *r, uint32_t size);
 int etl_kdisk_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int final);
 void etl_kdisk_free(struct etl_kcapture *k);

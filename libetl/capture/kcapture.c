@@ -45,6 +45,7 @@ static const struct {
     { "cswitch", ETL_KERNEL_CSWITCH },   { "dispatcher", ETL_KERNEL_DISPATCHER }, { "profile", ETL_KERNEL_PROFILE },
     { "disk_io", ETL_KERNEL_DISK_IO },   { "syscall", ETL_KERNEL_SYSCALL },       { "dpc", ETL_KERNEL_DPC },
     { "interrupt", ETL_KERNEL_INTERRUPT }, { "memory_page_faults", ETL_KERNEL_MEMORY_PAGE_FAULTS },
+    { "virtual_alloc", ETL_KERNEL_VIRTUAL_ALLOC }, { "vamap", ETL_KERNEL_VAMAP },
 };
 
 uint32_t etl_kernel_flag_from_name(const char *name)
@@ -94,6 +95,14 @@ static const char *const ev_names[EV_COUNT] = { "sideband (task, comm, mmap2)", 
                                                 [EV_SOFTIRQ_EXIT] = "irq:softirq_exit",
                                                 [EV_FAULT_MIN] = "minor-faults",
                                                 [EV_FAULT_MAJ] = "major-faults",
+                                                [EV_VM_MMAP] = "syscalls:sys_enter_mmap",
+                                                [EV_VM_MMAP_RET] = "syscalls:sys_exit_mmap",
+                                                [EV_VM_MUNMAP] = "syscalls:sys_enter_munmap",
+                                                [EV_VM_MUNMAP_RET] = "syscalls:sys_exit_munmap",
+                                                [EV_VM_MREMAP] = "syscalls:sys_enter_mremap",
+                                                [EV_VM_MREMAP_RET] = "syscalls:sys_exit_mremap",
+                                                [EV_VM_BRK] = "syscalls:sys_enter_brk",
+                                                [EV_VM_BRK_RET] = "syscalls:sys_exit_brk",
                                                 [EV_LBR_PROFILE] = "cycles with a branch stack",
                                                 [EV_LBR_PMC] = "branch instructions with a branch stack" };
 
@@ -159,12 +168,15 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
     want[EV_IRQ_ENTRY] = want[EV_IRQ_EXIT] = !!(k->flags & ETL_KERNEL_INTERRUPT);
     want[EV_SOFTIRQ_ENTRY] = want[EV_SOFTIRQ_EXIT] = !!(k->flags & ETL_KERNEL_DPC);
     want[EV_FAULT_MIN] = want[EV_FAULT_MAJ] = !!(k->flags & ETL_KERNEL_MEMORY_PAGE_FAULTS);
+    for (int e = EV_VM_FIRST; e < EV_VM_FIRST + EV_VM_COUNT; e++)
+        want[e] = !!(k->flags & (ETL_KERNEL_VIRTUAL_ALLOC | ETL_KERNEL_VAMAP));
 
     for (int e = 0; e < EV_COUNT; e++) {
         uint32_t sw_flag = e == EV_SWITCH ? ETL_KERNEL_CSWITCH : e == EV_PROFILE ? ETL_KERNEL_PROFILE
                          : e == EV_WAKEUP || e == EV_WAKEUP_NEW ? ETL_KERNEL_DISPATCHER : 0;
         uint64_t extra = e != EV_SIDEBAND && (k->stackwalk & sw_flag) ? PERF_SAMPLE_CALLCHAIN : 0;
         if (e == EV_RQ_ISSUE || e == EV_RQ_COMPLETE || e == EV_SYS_ENTER || e == EV_SYS_EXIT) extra = 0; /* no stack walks */
+        if (e >= EV_VM_FIRST && e < EV_VM_FIRST + EV_VM_COUNT) extra = 0; /* (kvmem.c reads their records so) */
         if (!want[e]) continue;
         if (e == EV_SIDEBAND) {
             attr_base(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, 0);
@@ -282,6 +294,7 @@ static void kcapture_free(struct etl_kcapture *k)
     etl_kexec_free(k);
     pthread_mutex_destroy(&k->plock);
     etl_kdisk_free(k);
+    etl_kvm_free(k);
     etl_knames_free(k);
     pthread_mutex_destroy(&k->nlock);
     free(k);
@@ -486,7 +499,7 @@ static int enable_kernel(etl_session *s, uint32_t flags, uint32_t stackwalk_flag
     pthread_mutex_init(&k->plock, NULL);
     pthread_mutex_init(&k->dlock, NULL);
     pthread_mutex_init(&k->nlock, NULL);
-    if (etl_kexec_init(k) != 0) {
+    if (etl_kexec_init(k) != 0 || etl_kvm_init(k) != 0) {
         snprintf(err, errsize, "kernel events: out of memory");
         kcapture_free(k);
         return ETL_FAILED;

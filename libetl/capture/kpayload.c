@@ -298,6 +298,39 @@ size_t etl_kpayload_page_fault(uint8_t *out, size_t cap, uint64_t virtual_addres
     return done(&b);
 }
 
+size_t etl_kpayload_virtual_alloc(uint8_t *out, size_t cap, uint64_t base, uint64_t size, uint32_t pid, uint32_t flags)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, base);
+    put64(&b, size);
+    put32(&b, pid);
+    put32(&b, flags);
+    return done(&b);
+}
+
+size_t etl_kpayload_map_file(uint8_t *out, size_t cap, const etl_kmap_file_desc *m)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, m->view_base);
+    put64(&b, m->file_key);
+    put64(&b, m->misc_info);
+    put64(&b, m->view_size);
+    put64(&b, m->byte_offset);
+    put32(&b, m->pid);
+    return done(&b);
+}
+
+size_t etl_kpayload_file_name(uint8_t *out, size_t cap, uint64_t file_object, const char *name)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, file_object);
+    put_str16(&b, name);
+    return done(&b);
+}
+
 const char *const etl_ksoftirq_actions[ETL_KSOFTIRQS] = {
     "tasklet_hi_action", "run_timer_softirq", "net_tx_action", "net_rx_action", "blk_done_softirq",
     "irq_poll_softirq", "tasklet_action", "sched_balance_softirq|run_rebalance_domains", "hrtimer_run_softirq",
@@ -422,6 +455,8 @@ int etl_kcapture_form(uint16_t hook, int *system, uint16_t *version)
         { ETL_HOOK_PAGE_FAULT_DEMAND_ZERO, 1, 2 }, { ETL_HOOK_PAGE_FAULT_HARD, 1, 2 },
         { ETL_HOOK_IMAGE_UNLOAD, 1, 3 },    { ETL_HOOK_SYSCONFIG_CPU, 1, 3 },
         { ETL_HOOK_PROFILE_COLLECTION_START, 0, 3 }, { ETL_HOOK_PROFILE_COLLECTION_END, 0, 3 },
+        { ETL_HOOK_VIRTUAL_ALLOC, 1, 2 },   { ETL_HOOK_VIRTUAL_FREE, 1, 2 },
+        { ETL_HOOK_MAP_FILE, 1, 3 },        { ETL_HOOK_UNMAP_FILE, 1, 3 },      { ETL_HOOK_FILEIO_NAME, 1, 2 },
     };
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
         if (forms[i].hook == hook) {

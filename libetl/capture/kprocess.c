@@ -964,6 +964,7 @@ void etl_ktask_record(struct kcpu *c, const uint8_t *r, uint32_t size, int fork)
         name_set(k, tid, NULL);
     }
     if (pid == tid && (k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_IMAGE_LOAD))) process_end(c, ts, pid, tid, 1, NULL);
+    if (pid == tid) etl_kvm_forget(k, pid);
 }
 
 void etl_kcomm_record(struct kcpu *c, const uint8_t *r, uint32_t size, uint16_t misc)
@@ -992,6 +993,7 @@ void etl_kcomm_record(struct kcpu *c, const uint8_t *r, uint32_t size, uint16_t 
        queue for its exec's command line and for what the other readers have before it, the
        process's fork among them (etl_kexec_wait). */
     args = etl_kexec_take(c->k, pid, t.time, cmd, sizeof cmd, &x.ppid, &x.uid);
+    etl_kvm_forget(c->k, pid);
     pcache_exec_images(c->k, pid, tid, ts);
     process_end(c, ts, pid, tid, 0, &x);
     process_exec(c, ts, pid, tid, name, args, cmd, &x);

@@ -130,6 +130,10 @@ static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
         irq_sample(c, e, ts, raw, raw_len);
         return;
     }
+    if (e >= EV_VM_FIRST && e < EV_VM_FIRST + EV_VM_COUNT) {
+        etl_kvm_record(c, e, etl_korder_ts(c, ts), pid, tid, raw, raw_len);
+        return;
+    }
     ts = etl_korder_ts(c, ts);
     if (etl_kexit_unmap_sample(c, e, ts, pid, tid, raw, raw_len)) return;
     if (e == EV_FAULT_MIN || e == EV_FAULT_MAJ) {
@@ -320,6 +324,7 @@ static void drain(struct kcpu *c, int final)
         memcpy(c->rec, data + at, first);
         memcpy(c->rec + first, data, len - first);
         etl_kdisk_note_issue(c, c->rec, len);
+        etl_kvm_note(c, c->rec, len);
         if (queue_add(c, c->rec, len) != 0) handle(c, c->rec, len); /* no memory: in ring order */
         tail += len;
     }
@@ -335,7 +340,8 @@ static void drain(struct kcpu *c, int final)
         atomic_store(&c->progress, c->q[done].ts - 1);
         if (etl_kdisk_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, final) ||
             etl_kexec_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, final) ||
-            etl_ktask_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, c->q[done].ts, final))
+            etl_ktask_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, c->q[done].ts, final) ||
+            etl_kvm_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, final))
             break;
         etl_kflush_deferred(c, c->q[done].ts);
         handle(c, c->q_bytes + c->q[done].off, c->q[done].len);

@@ -81,13 +81,17 @@ enum etl_kclass {
     ETL_KCLASS_SYSCALL_EXIT,     /* PerfInfo 52 (0x0F34) */
     ETL_KCLASS_ISR,              /* PerfInfo 67 (0x0F43) ISR */
     ETL_KCLASS_DPC,              /* PerfInfo 66 ThreadedDPC, 68 DPC, 69 TimerDPC (0x0F42, 0x0F44, 0x0F45) */
-    ETL_KCLASS_PAGE_FAULT        /* PageFault 10..15 (0x020A..0x020F): Transition, DemandZero, CopyOnWrite,
+    ETL_KCLASS_PAGE_FAULT,       /* PageFault 10..15 (0x020A..0x020F): Transition, DemandZero, CopyOnWrite,
                                     GuardPage, HardPage, AccessViolation */
+    ETL_KCLASS_VIRTUAL_ALLOC,    /* PageFault 98 VirtualAlloc, 99 VirtualFree (0x0262, 0x0263) */
+    ETL_KCLASS_MAP_FILE          /* FileIo 37 MapFile, 38 UnmapFile, 39 MapFileDCStart, 40 MapFileDCEnd
+                                    (0x0425..0x0428) */
 };
-#define ETL_KCLASS_COUNT (ETL_KCLASS_PAGE_FAULT + 1)
+#define ETL_KCLASS_COUNT (ETL_KCLASS_MAP_FILE + 1)
 /* "process", "thread", "image", "cswitch", "ready_thread", "sampled_profile", "stack",
    "stack_key", "stack_key_def", "trace_header", "group_masks", "rundown_complete", "lbr",
-   "disk_io", "disk_io_init", "syscall_enter", "syscall_exit", "isr", "dpc", "page_fault";
+   "disk_io", "disk_io_init", "syscall_enter", "syscall_exit", "isr", "dpc", "page_fault",
+   "virtual_alloc", "map_file";
    "none" for ETL_KCLASS_NONE, "unknown" otherwise. */
 ETL_API const char *etl_kclass_name(int kclass);
 
@@ -208,6 +212,26 @@ typedef struct etl_kpage_fault {
     uint64_t program_counter;
 } etl_kpage_fault;
 
+/* PageFault VirtualAlloc and VirtualFree: a region of a process's address space reserved,
+   committed, decommitted or released (flags: MEM_COMMIT 0x1000, MEM_RESERVE 0x2000,
+   MEM_DECOMMIT 0x4000, MEM_RELEASE 0x8000, as VirtualAlloc's and VirtualFree's). */
+typedef struct etl_kvirtual_alloc {
+    uint64_t base_address;
+    uint64_t region_size;
+    uint32_t pid;                 /* the process whose address space it is */
+    uint32_t flags;
+} etl_kvirtual_alloc;
+
+/* FileIo MapFile, UnmapFile and their rundown: a view of a file mapped into a process. */
+typedef struct etl_kmap_file {
+    uint64_t view_base;
+    uint64_t file_key;            /* the file (FileIo Name and FileRundown name its keys) */
+    uint64_t misc_info;
+    uint64_t view_size;
+    uint64_t byte_offset;         /* version 3+: where in the file the view begins (0 before) */
+    uint32_t pid;
+} etl_kmap_file;
+
 /* Stacks: frames stay in the record; read them with etl_kstack_frame_at. */
 typedef struct etl_kstack {
     int64_t event_timestamp;      /* raw clock of the event the stack belongs to */
@@ -261,6 +285,8 @@ typedef struct etl_kernel_event {
         etl_ksyscall syscall;     /* SYSCALL_ENTER, SYSCALL_EXIT */
         etl_kisr_dpc isr_dpc;     /* ISR, DPC */
         etl_kpage_fault page_fault; /* PAGE_FAULT */
+        etl_kvirtual_alloc virtual_alloc; /* VIRTUAL_ALLOC */
+        etl_kmap_file map_file;   /* MAP_FILE */
     } u;
 } etl_kernel_event;
 

@@ -281,15 +281,19 @@ ETL_API int etl_lbr_capture_probe(uint32_t flags, char *err, size_t errsize);
 #define ETL_KERNEL_DISPATCHER 0x00000800u /* ReadyThread (sched:sched_wakeup, sched:sched_wakeup_new) */
 #define ETL_KERNEL_MEMORY_PAGE_FAULTS 0x00001000u /* PageFault DemandZeroFault (minor), HardPageFault (major):
                                                      perf's minor-faults and major-faults */
+#define ETL_KERNEL_VIRTUAL_ALLOC 0x00004000u /* PageFault VirtualAlloc/VirtualFree: anonymous mmap, munmap,
+                                                mremap and brk (the syscalls tracepoints of their entry and exit) */
+#define ETL_KERNEL_VAMAP      0x00008000u /* FileIo MapFile/UnmapFile: file mmap, munmap, mremap (the same) */
 #define ETL_KERNEL_PROFILE    0x01000000u /* SampledProfile (cpu-clock sampling) */
 #define ETL_KERNEL_ALL (ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD | ETL_KERNEL_IMAGE_LOAD | ETL_KERNEL_CSWITCH | \
                         ETL_KERNEL_DISPATCHER | ETL_KERNEL_PROFILE | ETL_KERNEL_DISK_IO | ETL_KERNEL_SYSCALL | \
-                        ETL_KERNEL_DPC | ETL_KERNEL_INTERRUPT | ETL_KERNEL_MEMORY_PAGE_FAULTS)
+                        ETL_KERNEL_DPC | ETL_KERNEL_INTERRUPT | ETL_KERNEL_MEMORY_PAGE_FAULTS | \
+                        ETL_KERNEL_VIRTUAL_ALLOC | ETL_KERNEL_VAMAP)
 /* Events that can have a StackWalk event (stackwalk_flags): these three. */
 #define ETL_KERNEL_STACKWALK_ALL (ETL_KERNEL_PROFILE | ETL_KERNEL_CSWITCH | ETL_KERNEL_DISPATCHER)
 
 /* The flag of a name ("process", "thread", "image_load", "cswitch", "dispatcher", "profile",
-   "disk_io", "syscall", "dpc", "interrupt", "memory_page_faults"),
+   "disk_io", "syscall", "dpc", "interrupt", "memory_page_faults", "virtual_alloc", "vamap"),
    or 0 when it names none; and the names of the bits of flags, ','-separated, into out. */
 ETL_API uint32_t etl_kernel_flag_from_name(const char *name);
 ETL_API char *etl_kernel_flags_format(uint32_t flags, char *out, size_t size);

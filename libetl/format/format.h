@@ -174,6 +174,22 @@ static inline uint32_t etl_align8(uint32_t n) { return (n + 7u) & ~7u; }
 #define ETL_HOOK_PAGE_FAULT_GUARD       0x020D
 #define ETL_HOOK_PAGE_FAULT_HARD        0x020E
 #define ETL_HOOK_PAGE_FAULT_ACCESS_VIOLATION 0x020F
+/* virtual_alloc: PageFault VirtualAlloc (98) and VirtualFree (99), version 2: BaseAddress P,
+   RegionSize P, ProcessId u32, Flags u32 (MEM_COMMIT 0x1000, MEM_RESERVE 0x2000, MEM_RELEASE
+   0x8000). vamap: FileIo MapFile (37) and UnmapFile (38), version 3: ViewBase P, FileKey P,
+   MiscInfo u64, ViewSize P, ByteOffset u64, ProcessId u32; FileIo Name (0), version 2:
+   FileObject P, FileName W (the name of a FileKey). */
+#define ETL_HOOK_VIRTUAL_ALLOC      0x0262
+#define ETL_HOOK_VIRTUAL_FREE       0x0263
+#define ETL_HOOK_MAP_FILE           0x0425
+#define ETL_HOOK_UNMAP_FILE         0x0426
+#define ETL_HOOK_MAP_FILE_DCSTART   0x0427
+#define ETL_HOOK_MAP_FILE_DCEND     0x0428
+#define ETL_HOOK_FILEIO_NAME        0x0400
+#define ETL_MEM_COMMIT              0x1000u
+#define ETL_MEM_RESERVE             0x2000u
+#define ETL_MEM_DECOMMIT            0x4000u
+#define ETL_MEM_RELEASE             0x8000u
 #define ETL_HOOK_PROCESS_START      0x0301 /* Process */
 #define ETL_HOOK_PROCESS_END        0x0302
 #define ETL_HOOK_PROCESS_DCSTART    0x0303

@@ -291,6 +291,15 @@ static int dump_kernel_text(FILE *f, const etl_event *ev, const struct where *ma
         fprintf(f, " address=0x%" PRIx64 " pc=0x%" PRIx64, k.u.page_fault.virtual_address,
                 k.u.page_fault.program_counter);
         break;
+    case ETL_KCLASS_VIRTUAL_ALLOC:
+        fprintf(f, " pid=%" PRIu32 " base=0x%" PRIx64 " size=%" PRIu64 " flags=0x%" PRIx32, k.u.virtual_alloc.pid,
+                k.u.virtual_alloc.base_address, k.u.virtual_alloc.region_size, k.u.virtual_alloc.flags);
+        break;
+    case ETL_KCLASS_MAP_FILE:
+        fprintf(f, " pid=%" PRIu32 " base=0x%" PRIx64 " size=%" PRIu64 " key=0x%" PRIx64 " offset=%" PRIu64,
+                k.u.map_file.pid, k.u.map_file.view_base, k.u.map_file.view_size, k.u.map_file.file_key,
+                k.u.map_file.byte_offset);
+        break;
     case ETL_KCLASS_ISR: case ETL_KCLASS_DPC:
         fprintf(f, " initial_time=%" PRId64 " routine=0x%" PRIx64, k.u.isr_dpc.initial_time, k.u.isr_dpc.routine);
         if (k.kclass == ETL_KCLASS_ISR)
@@ -533,6 +542,19 @@ static void dump_kernel_json(FILE *f, const etl_event *ev, const struct where *m
         json_u(f, "virtual_address", k.u.page_fault.virtual_address);
         json_u(f, "program_counter", k.u.page_fault.program_counter);
         json_image(f, map, ev->pid, k.u.page_fault.program_counter, ev->timestamp, 0);
+        break;
+    case ETL_KCLASS_VIRTUAL_ALLOC:
+        json_u(f, "pid", k.u.virtual_alloc.pid);
+        json_u(f, "base_address", k.u.virtual_alloc.base_address);
+        json_u(f, "region_size", k.u.virtual_alloc.region_size);
+        json_u(f, "flags", k.u.virtual_alloc.flags);
+        break;
+    case ETL_KCLASS_MAP_FILE:
+        json_u(f, "pid", k.u.map_file.pid);
+        json_u(f, "view_base", k.u.map_file.view_base);
+        json_u(f, "view_size", k.u.map_file.view_size);
+        json_u(f, "file_key", k.u.map_file.file_key);
+        json_u(f, "byte_offset", k.u.map_file.byte_offset);
         break;
     case ETL_KCLASS_ISR: case ETL_KCLASS_DPC:
         json_i(f, "initial_time", k.u.isr_dpc.initial_time);

@@ -640,6 +640,24 @@ static const etl_kclass_op fio_opend_ops[] = { OP("FileIO", 76, "OperationEnd") 
 static const etl_kclass_version fio_opend_v[] = { KV(2, 3, fio_opend) };
 static const etl_kclass_family FAMILY(fio_opend_fam, P_FILEIO, ETL_KCLASS_NONE, "FileIO", fio_opend_ops, fio_opend_v);
 
+/* FileIo_V2_MapFile [MOF] (version 2: ViewBase, FileObject, MiscInfo, ViewSize, ProcessId);
+   version 3 adds ByteOffset before ProcessId [TE MapFileTraceData][OBS: a 44-byte MapFile of
+   Windows 11 with ETWAnalyzer's dump]. FileObject is TraceEvent's FileKey. */
+static const etl_schema_field fio_map_v2[] = {
+    PTR("ViewBase", ETL_KSLOT_MF_BASE), PTR("FileKey", ETL_KSLOT_MF_KEY), X64("MiscInfo", ETL_KSLOT_MF_MISC),
+    SZT("ViewSize", ETL_KSLOT_MF_SIZE), U32("ProcessId", ETL_KSLOT_MF_PID),
+};
+static const etl_schema_field fio_map_v3[] = {
+    PTR("ViewBase", ETL_KSLOT_MF_BASE), PTR("FileKey", ETL_KSLOT_MF_KEY), X64("MiscInfo", ETL_KSLOT_MF_MISC),
+    SZT("ViewSize", ETL_KSLOT_MF_SIZE), X64("ByteOffset", ETL_KSLOT_MF_OFFSET), U32("ProcessId", ETL_KSLOT_MF_PID),
+};
+static const etl_kclass_op fio_map_ops[] = {
+    OP("FileIO", 37, "MapFile"), OP("FileIO", 38, "UnmapFile"), OP("FileIO", 39, "MapFileDCStart"),
+    OP("FileIO", 40, "MapFileDCEnd"),
+};
+static const etl_kclass_version fio_map_v[] = { KV(2, 5, fio_map_v2), KV(3, 6, fio_map_v3) };
+const etl_kclass_family FAMILY(etl_kfam_map_file, P_FILEIO, ETL_KCLASS_MAP_FILE, "FileIO", fio_map_ops, fio_map_v);
+
 /* ================================================================ TcpIp (group 6), UdpIp (group 8) */
 
 /* TcpIp_V0_TypeGroup1, TcpIp_V1_*, TcpIp_* (version 2) [MOF]; the opcode names of version 2 are
@@ -791,10 +809,14 @@ static const etl_kclass_op pf_hard_ops[] = { OP("PageFault", 32, "HardFault") };
 static const etl_kclass_version pf_hard_v[] = { KV(0, 6, pf_hard) };
 static const etl_kclass_family FAMILY(pf_hard_fam, P_PAGEFAULT, ETL_KCLASS_NONE, "PageFault", pf_hard_ops, pf_hard_v);
 
-static const etl_schema_field pf_valloc[] = { PTR("BaseAddress", 0), SZT("RegionSize", 0), U32("ProcessId", 0), X32("Flags", 0) };
+static const etl_schema_field pf_valloc[] = {
+    PTR("BaseAddress", ETL_KSLOT_VA_BASE), SZT("RegionSize", ETL_KSLOT_VA_SIZE), U32("ProcessId", ETL_KSLOT_VA_PID),
+    X32("Flags", ETL_KSLOT_VA_FLAGS),
+};
 static const etl_kclass_op pf_valloc_ops[] = { OP("PageFault", 98, "VirtualAlloc"), OP("PageFault", 99, "VirtualFree") };
 static const etl_kclass_version pf_valloc_v[] = { KV(0, 4, pf_valloc) };
-static const etl_kclass_family FAMILY(pf_valloc_fam, P_PAGEFAULT, ETL_KCLASS_NONE, "PageFault", pf_valloc_ops, pf_valloc_v);
+const etl_kclass_family FAMILY(etl_kfam_virtual_alloc, P_PAGEFAULT, ETL_KCLASS_VIRTUAL_ALLOC, "PageFault", pf_valloc_ops,
+                               pf_valloc_v);
 
 static const etl_schema_field pf_hr_rundown[] = { PTR("HeapHandle", 0), X32("HRFlags", 0), U32("HRPid", 0), U32("HRRangeCount", 0) };
 static const etl_schema_field pf_hr_create[] = { PTR("HeapHandle", 0), SZT("FirstRangeSize", 0), X32("HRCreateFlags", 0) };
@@ -1171,10 +1193,11 @@ const etl_kclass_family *const etl_kclass_families[] = {
     &etl_kfam_disk_io, &etl_kfam_disk_init, &etl_kfam_disk_flush, &drv_call_fam, &drv_ret_fam, &drv_routine_fam,
     &drv_req_fam, &splitio_fam,
     &fio_name_fam, &fio_create_fam, &fio_simple_fam, &fio_rw_fam, &fio_info_fam, &fio_dir_fam, &fio_opend_fam,
+    &etl_kfam_map_file,
     &tcp_v0_fam, &tcp_v1_send_fam, &tcp_v1_generic_fam, &tcp_v1_connect_fam, &tcp_v2_send4_fam, &tcp_v2_generic4_fam,
     &tcp_v2_connect4_fam, &tcp_fail_fam, &tcp_v2_send6_fam, &tcp_v2_generic6_fam, &tcp_v2_connect6_fam,
     &udp_fam, &udp6_fam, &udp_fail_fam,
-    &etl_kfam_page_fault, &pf_hard_fam, &pf_valloc_fam, &pf_hr_rundown_fam, &pf_hr_create_fam, &pf_hr_range_fam,
+    &etl_kfam_page_fault, &pf_hard_fam, &etl_kfam_virtual_alloc, &pf_hr_rundown_fam, &pf_hr_create_fam, &pf_hr_range_fam,
     &pf_hr_destroy_fam, &pf_backed_fam,
     &reg_v0_fam, &reg_v1_fam, &reg_v2_fam,
     &alpc_msg_fam, &alpc_wait_new_fam, &alpc_unwait_fam,

@@ -11,7 +11,8 @@ const char *etl_kclass_name(int kclass)
     static const char *const names[ETL_KCLASS_COUNT] = {
         "none", "process", "thread", "image", "cswitch", "ready_thread", "sampled_profile", "stack",
         "stack_key", "stack_key_def", "trace_header", "group_masks", "rundown_complete", "lbr",
-        "disk_io", "disk_io_init", "syscall_enter", "syscall_exit", "isr", "dpc", "page_fault"
+        "disk_io", "disk_io_init", "syscall_enter", "syscall_exit", "isr", "dpc", "page_fault",
+        "virtual_alloc", "map_file"
     };
     return kclass >= 0 && kclass < ETL_KCLASS_COUNT ? names[kclass] : "unknown";
 }
@@ -193,6 +194,10 @@ static const struct slot slots[ETL_KSLOT_COUNT] = {
     INT(ISR_DPC_INITIAL_TIME, isr_dpc.initial_time), INT(ISR_DPC_ROUTINE, isr_dpc.routine),
     INT(ISR_RETURN, isr_dpc.return_value), INT(ISR_VECTOR, isr_dpc.vector),
     INT(PF_ADDRESS, page_fault.virtual_address), INT(PF_PC, page_fault.program_counter),
+    INT(VA_BASE, virtual_alloc.base_address), INT(VA_SIZE, virtual_alloc.region_size), INT(VA_PID, virtual_alloc.pid),
+    INT(VA_FLAGS, virtual_alloc.flags),
+    INT(MF_BASE, map_file.view_base), INT(MF_KEY, map_file.file_key), INT(MF_MISC, map_file.misc_info),
+    INT(MF_SIZE, map_file.view_size), INT(MF_OFFSET, map_file.byte_offset), INT(MF_PID, map_file.pid),
 };
 
 /* The fixed size of an in type (TDH numbering) with pointers of ptr bytes, or 0 when it varies. */
@@ -382,7 +387,8 @@ static int walk(const etl_kclass_version *v, unsigned first, uint32_t off, const
 enum {
     T_PROCESS, T_DEFUNCT, T_THREAD_START, T_THREAD_END, T_IMAGE, T_CSWITCH, T_READY, T_SAMPLE, T_PMC, T_STACK,
     T_STACK_KEY, T_STACK_KEY_DEF, T_HEADER, T_MASKS, T_RUNDOWN, T_LBR, T_DISK_IO, T_DISK_FLUSH, T_DISK_INIT,
-    T_SYSCALL_ENTER, T_SYSCALL_EXIT, T_THREAD_SET_NAME, T_ISR, T_DPC, T_PAGE_FAULT, T_COUNT, T_NONE = T_COUNT
+    T_SYSCALL_ENTER, T_SYSCALL_EXIT, T_THREAD_SET_NAME, T_ISR, T_DPC, T_PAGE_FAULT,
+    T_VIRTUAL_ALLOC, T_MAP_FILE, T_COUNT, T_NONE = T_COUNT
 };
 static const etl_kclass_family *const typed[T_COUNT] = {
     [T_PROCESS] = &etl_kfam_process, [T_DEFUNCT] = &etl_kfam_process_defunct,
@@ -395,6 +401,7 @@ static const etl_kclass_family *const typed[T_COUNT] = {
     [T_SYSCALL_ENTER] = &etl_kfam_syscall_enter, [T_SYSCALL_EXIT] = &etl_kfam_syscall_exit,
     [T_THREAD_SET_NAME] = &etl_kfam_thread_set_name, [T_ISR] = &etl_kfam_isr, [T_DPC] = &etl_kfam_dpc,
     [T_PAGE_FAULT] = &etl_kfam_page_fault,
+    [T_VIRTUAL_ALLOC] = &etl_kfam_virtual_alloc, [T_MAP_FILE] = &etl_kfam_map_file,
 };
 
 /* The typed family of a hook (Group << 8 | Type), or T_NONE. */
@@ -431,6 +438,9 @@ static unsigned classify(uint16_t hook)
     case ETL_HOOK_PAGE_FAULT_TRANSITION: case ETL_HOOK_PAGE_FAULT_DEMAND_ZERO: case ETL_HOOK_PAGE_FAULT_COPY_ON_WRITE:
     case ETL_HOOK_PAGE_FAULT_GUARD: case ETL_HOOK_PAGE_FAULT_HARD: case ETL_HOOK_PAGE_FAULT_ACCESS_VIOLATION:
         return T_PAGE_FAULT;
+    case ETL_HOOK_VIRTUAL_ALLOC: case ETL_HOOK_VIRTUAL_FREE: return T_VIRTUAL_ALLOC;
+    case ETL_HOOK_MAP_FILE: case ETL_HOOK_UNMAP_FILE: case ETL_HOOK_MAP_FILE_DCSTART: case ETL_HOOK_MAP_FILE_DCEND:
+        return T_MAP_FILE;
     default: return T_NONE;
     }
 }
@@ -531,6 +541,8 @@ static size_t member_size(int kclass)
     case ETL_KCLASS_SYSCALL_ENTER: case ETL_KCLASS_SYSCALL_EXIT: return sizeof k.u.syscall;
     case ETL_KCLASS_ISR: case ETL_KCLASS_DPC: return sizeof k.u.isr_dpc;
     case ETL_KCLASS_PAGE_FAULT: return sizeof k.u.page_fault;
+    case ETL_KCLASS_VIRTUAL_ALLOC: return sizeof k.u.virtual_alloc;
+    case ETL_KCLASS_MAP_FILE: return sizeof k.u.map_file;
     case ETL_KCLASS_STACK: case ETL_KCLASS_STACK_KEY: case ETL_KCLASS_STACK_KEY_DEF: return sizeof k.u.stack;
     default: return sizeof k.u;
     }

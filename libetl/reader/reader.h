@@ -382,6 +382,8 @@ enum etl_kslot {
     ETL_KSLOT_SYSCALL_ADDRESS, ETL_KSLOT_SYSCALL_STATUS,
     ETL_KSLOT_ISR_DPC_INITIAL_TIME, ETL_KSLOT_ISR_DPC_ROUTINE, ETL_KSLOT_ISR_RETURN, ETL_KSLOT_ISR_VECTOR,
     ETL_KSLOT_PF_ADDRESS, ETL_KSLOT_PF_PC,
+    ETL_KSLOT_VA_BASE, ETL_KSLOT_VA_SIZE, ETL_KSLOT_VA_PID, ETL_KSLOT_VA_FLAGS,
+    ETL_KSLOT_MF_BASE, ETL_KSLOT_MF_KEY, ETL_KSLOT_MF_MISC, ETL_KSLOT_MF_SIZE, ETL_KSLOT_MF_OFFSET, ETL_KSLOT_MF_PID,
     ETL_KSLOT_COUNT
 };
 
@@ -418,7 +420,7 @@ extern const etl_kclass_family etl_kfam_process, etl_kfam_process_defunct, etl_k
     etl_kfam_pmc_sample, etl_kfam_stack, etl_kfam_stack_key, etl_kfam_stack_key_def, etl_kfam_trace_header,
     etl_kfam_group_masks, etl_kfam_rundown_complete, etl_kfam_lbr, etl_kfam_disk_io, etl_kfam_disk_flush,
     etl_kfam_disk_init, etl_kfam_syscall_enter, etl_kfam_syscall_exit, etl_kfam_thread_set_name,
-    etl_kfam_isr, etl_kfam_dpc, etl_kfam_page_fault;
+    etl_kfam_isr, etl_kfam_dpc, etl_kfam_page_fault, etl_kfam_virtual_alloc, etl_kfam_map_file;
 
 /* Every family of the tables, and how many. */
 extern const etl_kclass_family *const etl_kclass_families[];
