@@ -639,6 +639,53 @@ START_TEST(virtual_alloc_map_file)
 }
 END_TEST
 
+/* process_counters: PerfCtr and PerfCtrRundown (SYSTEM v2, 104 bytes) as TraceEvent's
+   ProcessCtrTraceData lays them out; a process's counters from /proc. */
+START_TEST(process_counters_v2)
+{
+    uint8_t buf[128];
+    etl_kproc_counters pc = { 77, 1234, 9, 300u << 20, 64u << 20, 0, 200u << 20, 60u << 20, 5u << 20, 5u << 20 };
+    size_t n = etl_kpayload_process_counters(buf, sizeof buf, &pc);
+    struct decoded d;
+
+    ck_assert_uint_eq(n, 104);
+    roundtrip(&d, ETL_HOOK_PROCESS_PERF_CTR, buf, n);
+    ck_assert_int_eq(d.ev.kind, ETL_KIND_SYSTEM);
+    ck_assert_uint_eq(d.ev.version, 2);
+    ck_assert_int_eq(d.k.kclass, ETL_KCLASS_PROCESS_COUNTERS);
+    ck_assert_str_eq(d.k.name, "Process/PerfCtr");
+    ck_assert_uint_eq(d.k.u.process_counters.pid, 77);
+    ck_assert_uint_eq(d.k.u.process_counters.page_fault_count, 1234);
+    ck_assert_uint_eq(d.k.u.process_counters.handle_count, 9);
+    ck_assert_uint_eq(d.k.u.process_counters.peak_virtual_size, 300u << 20);
+    ck_assert_uint_eq(d.k.u.process_counters.peak_working_set_size, 64u << 20);
+    ck_assert_uint_eq(d.k.u.process_counters.virtual_size, 200u << 20);
+    ck_assert_uint_eq(d.k.u.process_counters.working_set_size, 60u << 20);
+    ck_assert_uint_eq(d.k.u.process_counters.pagefile_usage, 5u << 20);
+    ck_assert_uint_eq(d.k.u.process_counters.private_page_count, 5u << 20);
+    ck_assert_uint_eq(d.k.u.process_counters.quota_peak_non_paged_pool_usage, 0);
+    done(&d);
+    roundtrip(&d, ETL_HOOK_PROCESS_PERF_CTR_RUNDOWN, buf, n);
+    ck_assert_str_eq(d.k.name, "Process/PerfCtrRundown");
+    done(&d);
+    record_back(&d, ETL_HOOK_PROCESS_PERF_CTR, buf, 100); /* cut in PrivatePageCount */
+    ck_assert_int_eq(etl_kernel_decode(&d.ev, &d.k), ETL_FAILED);
+    done(&d);
+#if defined(__linux__)
+    memset(&pc, 0, sizeof pc);
+    ck_assert_int_eq(etl_kproc_counters_read((uint32_t)getpid(), &pc), 0);
+    ck_assert_uint_eq(pc.pid, (uint32_t)getpid());
+    ck_assert_uint_gt(pc.virtual_size, 0);
+    ck_assert_uint_ge(pc.peak_virtual_size, pc.virtual_size);
+    ck_assert_uint_ge(pc.peak_working_set_size, pc.working_set_size);
+    ck_assert_uint_gt(pc.working_set_size, 0);
+    ck_assert_uint_ge(pc.handle_count, 3); /* stdin, stdout, stderr at least */
+    ck_assert_uint_gt(pc.page_fault_count, 0);
+    ck_assert_int_eq(etl_kproc_counters_read(UINT32_MAX - 1, &pc), -1); /* no such process */
+#endif
+}
+END_TEST
+
 /* What the address-space calls say, collected. */
 struct vm_seen {
     unsigned n;
@@ -744,7 +791,7 @@ END_TEST
 
 START_TEST(flag_names)
 {
-    char buf[128];
+    char buf[ETL_KERNEL_FLAGS_NAMES_SIZE];
 
     ck_assert_uint_eq(etl_kernel_flag_from_name("process"), 0x1);
     ck_assert_uint_eq(etl_kernel_flag_from_name("image_load"), 0x4);
@@ -757,11 +804,12 @@ START_TEST(flag_names)
     ck_assert_uint_eq(etl_kernel_flag_from_name("memory_page_faults"), 0x1000);
     ck_assert_uint_eq(etl_kernel_flag_from_name("virtual_alloc"), 0x4000);
     ck_assert_uint_eq(etl_kernel_flag_from_name("vamap"), 0x8000);
+    ck_assert_uint_eq(etl_kernel_flag_from_name("process_counters"), 0x8);
     ck_assert_uint_eq(etl_kernel_flag_from_name("file_io"), 0);
     ck_assert_uint_eq(etl_kernel_flag_from_name(NULL), 0);
     ck_assert_str_eq(etl_kernel_flags_format(ETL_KERNEL_ALL, buf, sizeof buf),
                      "process,thread,image_load,cswitch,dispatcher,profile,disk_io,syscall,dpc,interrupt,memory_page_faults,"
-                     "virtual_alloc,vamap");
+                     "virtual_alloc,vamap,process_counters");
     ck_assert_str_eq(etl_kernel_flags_format(ETL_KERNEL_PROFILE | ETL_KERNEL_CSWITCH, buf, sizeof buf),
                      "cswitch,profile");
     ck_assert_str_eq(etl_kernel_flags_format(0, buf, sizeof buf), "");
@@ -1985,6 +2033,7 @@ static Suite *suite(void)
     tcase_add_test(tc, page_fault_v2);
     tcase_add_test(tc, virtual_alloc_map_file);
     tcase_add_test(tc, vm_spaces);
+    tcase_add_test(tc, process_counters_v2);
     tcase_add_test(tc, system_call_names);
     tcase_add_test(tc, system_call_table);
     tcase_add_test(tc, sysconfig_cpu_v3);

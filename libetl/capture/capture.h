@@ -175,6 +175,14 @@ typedef struct etl_kmap_file_desc {
 size_t etl_kpayload_map_file(uint8_t *out, size_t cap, const etl_kmap_file_desc *m);
 /* FileIo Name (version 2): FileObject (a FileKey here), FileName (UTF-8 in, UTF-16 out). */
 size_t etl_kpayload_file_name(uint8_t *out, size_t cap, uint64_t file_object, const char *name);
+/* Process PerfCtr and PerfCtrRundown (version 2, 104 bytes): the memory counters of a process
+   (bytes; Windows' pool quotas, which Linux has not, are written 0). */
+typedef struct etl_kproc_counters {
+    uint32_t pid, page_fault_count, handle_count;
+    uint64_t peak_virtual_size, peak_working_set_size, peak_pagefile_usage;
+    uint64_t virtual_size, working_set_size, pagefile_usage, private_page_count;
+} etl_kproc_counters;
+size_t etl_kpayload_process_counters(uint8_t *out, size_t cap, const etl_kproc_counters *c);
 /* Linux's softirqs (HI, TIMER, NET_TX, NET_RX, BLOCK, IRQ_POLL, TASKLET, SCHED, HRTIMER, RCU):
    the hook of the DPC a softirq of vector vec is written as (TimerDPC for the timers' two), and
    the names of their actions in kallsyms (the older name after a '|'). */
@@ -483,6 +491,7 @@ struct kcpu {
     unsigned disk_waited_ms;   /* at the end, how long it waited for other readers' issues */
     unsigned exec_waited_ms;   /* at the end, how long it waited for execs' command lines */
     unsigned vm_waited_ms;     /* at the end, how long it waited for the entries of system calls */
+    unsigned counters_waited_ms; /* how long it waited for the taskstats of exits (kcounters.c) */
     struct kwait exec_wait;    /* of the exec's COMM its handling waits at (etl_kexec_wait) */
     struct kwait task_wait;    /* of the fork or exit its handling waits at (etl_ktask_wait) */
     uint8_t *exec_ring;        /* EV_EXEC's own ring (EXEC_RING_PAGES), read by the exec thread */
@@ -571,6 +580,7 @@ struct etl_kcapture {
        an entry's arguments, a return's ret) and what pairs them and follows each process */
     struct tp_field vm_f[EV_VM_COUNT][6];
     struct kvm_state *vm;
+    struct kcounters *counters; /* process_counters (kcounters.c): the taskstats of exiting tasks */
     /* The fields of the unload and exit tracepoints (etl_kexit_unmap_tps), in their order. */
     struct tp_field tpf[EV_COUNT][4];
     struct etl_kbid_cache *bids; /* build-ids of the files mapped (kimageid.c; NULL: no memory) */
@@ -710,6 +720,20 @@ int etl_kvm_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int final);
 void etl_kvm_record(struct kcpu *c, int e, int64_t ts, uint32_t pid, uint32_t tid, const uint8_t *raw, uint32_t raw_len);
 /* A process's exit or exec: what was known of its address space is forgotten. */
 void etl_kvm_forget(struct etl_kcapture *k, uint32_t pid);
+/* kcounters.c: process_counters. The kernel's taskstats of each exiting thread (generic
+   netlink, registered for every processor), read by a thread of its own as they come: its
+   faults, and its process's peak resident and virtual sizes, taken before the memory goes.
+   Start: 0, or -1 (err: no taskstats, or not allowed). A process's end (its leader's EXIT
+   record, before Process End) writes PerfCtr from what its threads' exits said; the stop's
+   rundown writes PerfCtrRundown of every process from /proc. */
+int etl_kcounters_start(struct etl_kcapture *k, char *err, size_t errsize);
+void etl_kcounters_stop(struct etl_kcapture *k);
+void etl_kcounters_free(struct etl_kcapture *k);
+void etl_kcounters_exit(struct kcpu *c, int64_t ts, uint32_t pid);
+void etl_kcounters_rundown(struct etl_kcapture *k, int64_t ts);
+/* A process's counters now, from /proc/PID/status (VmPeak, VmSize, VmHWM, VmRSS, VmData +
+   VmStk), /proc/PID/stat (minflt + majflt) and /proc/PID/fd (its descriptors): 0, or -1 (gone). */
+int etl_kproc_counters_read(uint32_t pid, etl_kproc_counters *pc);
 /* ktracepoint.c: the ids and fields of the syscalls tracepoints virtual_alloc and vamap read:
    0, or -1 (err: this kernel has none, CONFIG_FTRACE_SYSCALLS). */
 int etl_kvm_tracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT], char *err, size_t errsize);

@@ -46,6 +46,7 @@ static const struct {
     { "disk_io", ETL_KERNEL_DISK_IO },   { "syscall", ETL_KERNEL_SYSCALL },       { "dpc", ETL_KERNEL_DPC },
     { "interrupt", ETL_KERNEL_INTERRUPT }, { "memory_page_faults", ETL_KERNEL_MEMORY_PAGE_FAULTS },
     { "virtual_alloc", ETL_KERNEL_VIRTUAL_ALLOC }, { "vamap", ETL_KERNEL_VAMAP },
+    { "process_counters", ETL_KERNEL_PROCESS_COUNTERS },
 };
 
 uint32_t etl_kernel_flag_from_name(const char *name)
@@ -180,7 +181,8 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
         if (!want[e]) continue;
         if (e == EV_SIDEBAND) {
             attr_base(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, 0);
-            a.task = !!(k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD | ETL_KERNEL_IMAGE_LOAD));
+            a.task = !!(k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD | ETL_KERNEL_IMAGE_LOAD |
+                                    ETL_KERNEL_PROCESS_COUNTERS));
             /* (thread: each rename, Thread/SetName) */
             a.comm = a.comm_exec = !!(k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD | ETL_KERNEL_IMAGE_LOAD));
             a.mmap = a.mmap2 = !!(k->flags & ETL_KERNEL_IMAGE_LOAD);
@@ -295,6 +297,7 @@ static void kcapture_free(struct etl_kcapture *k)
     pthread_mutex_destroy(&k->plock);
     etl_kdisk_free(k);
     etl_kvm_free(k);
+    etl_kcounters_free(k);
     etl_knames_free(k);
     pthread_mutex_destroy(&k->nlock);
     free(k);
@@ -387,12 +390,14 @@ void etl_kcapture_end(etl_session *s, struct etl_kcapture *k)
     int64_t ts;
 
     stop_threads(k);
+    etl_kcounters_stop(k);
     etl_session_add_events_lost(s, unsampled(k));
     /* After every perf record: the profile's CollectionEnd, the DCEnd rundown of what still
        runs, then its end. */
     ts = etl_monoclock_exact();
     write_collection(k, ts, ETL_HOOK_PROFILE_COLLECTION_END);
     etl_krundown(k, ts, 1);
+    etl_kcounters_rundown(k, ts);
     write_sysconfig(k, etl_monoclock_exact());
     etl_kwrite_ev(k, etl_monoclock_exact(), ETL_HOOK_RUNDOWN_COMPLETE, 0, 0, NULL, 0);
     kcapture_free(k);
@@ -406,6 +411,7 @@ static int kcapture_start(etl_session *s, struct etl_kcapture *k, uint32_t inter
     int64_t t0;
 
     if (etl_ktracepoints(k, ids, err, errsize) != 0) return -1;
+    if (etl_kcounters_start(k, err, errsize) != 0) return -1;
     /* The processors this process may run on: one reader each. */
     CPU_ZERO(&online);
     if (sched_getaffinity(0, sizeof online, &online) != 0) {
@@ -465,7 +471,7 @@ static int enable_kernel(etl_session *s, uint32_t flags, uint32_t stackwalk_flag
 {
     etl_session_properties p;
     struct etl_kcapture *k;
-    char names[128];
+    char names[ETL_KERNEL_FLAGS_NAMES_SIZE];
 
     if (etl_session_kcapture(s)) {
         snprintf(err, errsize, "kernel events: already enabled in this session");

@@ -331,6 +331,28 @@ size_t etl_kpayload_file_name(uint8_t *out, size_t cap, uint64_t file_object, co
     return done(&b);
 }
 
+size_t etl_kpayload_process_counters(uint8_t *out, size_t cap, const etl_kproc_counters *c)
+{
+    struct kp b = kp_start(out, cap);
+
+    put32(&b, c->pid);
+    put32(&b, c->page_fault_count);
+    put32(&b, c->handle_count);
+    put32(&b, 0); /* Reserved */
+    put64(&b, c->peak_virtual_size);
+    put64(&b, c->peak_working_set_size);
+    put64(&b, c->peak_pagefile_usage);
+    put64(&b, 0); /* QuotaPeakPagedPoolUsage */
+    put64(&b, 0); /* QuotaPeakNonPagedPoolUsage */
+    put64(&b, c->virtual_size);
+    put64(&b, c->working_set_size);
+    put64(&b, c->pagefile_usage);
+    put64(&b, 0); /* QuotaPagedPoolUsage */
+    put64(&b, 0); /* QuotaNonPagedPoolUsage */
+    put64(&b, c->private_page_count);
+    return done(&b);
+}
+
 const char *const etl_ksoftirq_actions[ETL_KSOFTIRQS] = {
     "tasklet_hi_action", "run_timer_softirq", "net_tx_action", "net_rx_action", "blk_done_softirq",
     "irq_poll_softirq", "tasklet_action", "sched_balance_softirq|run_rebalance_domains", "hrtimer_run_softirq",
@@ -457,6 +479,7 @@ int etl_kcapture_form(uint16_t hook, int *system, uint16_t *version)
         { ETL_HOOK_PROFILE_COLLECTION_START, 0, 3 }, { ETL_HOOK_PROFILE_COLLECTION_END, 0, 3 },
         { ETL_HOOK_VIRTUAL_ALLOC, 1, 2 },   { ETL_HOOK_VIRTUAL_FREE, 1, 2 },
         { ETL_HOOK_MAP_FILE, 1, 3 },        { ETL_HOOK_UNMAP_FILE, 1, 3 },      { ETL_HOOK_FILEIO_NAME, 1, 2 },
+        { ETL_HOOK_PROCESS_PERF_CTR, 1, 2 }, { ETL_HOOK_PROCESS_PERF_CTR_RUNDOWN, 1, 2 },
     };
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
         if (forms[i].hook == hook) {

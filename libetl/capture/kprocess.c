@@ -963,6 +963,7 @@ void etl_ktask_record(struct kcpu *c, const uint8_t *r, uint32_t size, int fork)
         emit_thread(k, ts, ETL_HOOK_THREAD_END, pid, tid, pid, tid);
         name_set(k, tid, NULL);
     }
+    if (pid == tid && (k->flags & ETL_KERNEL_PROCESS_COUNTERS)) etl_kcounters_exit(c, ts, pid); /* before its End */
     if (pid == tid && (k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_IMAGE_LOAD))) process_end(c, ts, pid, tid, 1, NULL);
     if (pid == tid) etl_kvm_forget(k, pid);
 }

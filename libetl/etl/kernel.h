@@ -84,14 +84,15 @@ enum etl_kclass {
     ETL_KCLASS_PAGE_FAULT,       /* PageFault 10..15 (0x020A..0x020F): Transition, DemandZero, CopyOnWrite,
                                     GuardPage, HardPage, AccessViolation */
     ETL_KCLASS_VIRTUAL_ALLOC,    /* PageFault 98 VirtualAlloc, 99 VirtualFree (0x0262, 0x0263) */
-    ETL_KCLASS_MAP_FILE          /* FileIo 37 MapFile, 38 UnmapFile, 39 MapFileDCStart, 40 MapFileDCEnd
+    ETL_KCLASS_MAP_FILE,         /* FileIo 37 MapFile, 38 UnmapFile, 39 MapFileDCStart, 40 MapFileDCEnd
                                     (0x0425..0x0428) */
+    ETL_KCLASS_PROCESS_COUNTERS  /* Process 32 PerfCtr, 33 PerfCtrRundown (0x0320, 0x0321) */
 };
-#define ETL_KCLASS_COUNT (ETL_KCLASS_MAP_FILE + 1)
+#define ETL_KCLASS_COUNT (ETL_KCLASS_PROCESS_COUNTERS + 1)
 /* "process", "thread", "image", "cswitch", "ready_thread", "sampled_profile", "stack",
    "stack_key", "stack_key_def", "trace_header", "group_masks", "rundown_complete", "lbr",
    "disk_io", "disk_io_init", "syscall_enter", "syscall_exit", "isr", "dpc", "page_fault",
-   "virtual_alloc", "map_file";
+   "virtual_alloc", "map_file", "process_counters";
    "none" for ETL_KCLASS_NONE, "unknown" otherwise. */
 ETL_API const char *etl_kclass_name(int kclass);
 
@@ -232,6 +233,18 @@ typedef struct etl_kmap_file {
     uint32_t pid;
 } etl_kmap_file;
 
+/* Process PerfCtr (at a process's end) and PerfCtrRundown: its memory counters, in bytes. */
+typedef struct etl_kprocess_counters {
+    uint32_t pid;
+    uint32_t page_fault_count;
+    uint32_t handle_count;
+    uint64_t peak_virtual_size, peak_working_set_size, peak_pagefile_usage;
+    uint64_t quota_peak_paged_pool_usage, quota_peak_non_paged_pool_usage;
+    uint64_t virtual_size, working_set_size, pagefile_usage;
+    uint64_t quota_paged_pool_usage, quota_non_paged_pool_usage;
+    uint64_t private_page_count;
+} etl_kprocess_counters;
+
 /* Stacks: frames stay in the record; read them with etl_kstack_frame_at. */
 typedef struct etl_kstack {
     int64_t event_timestamp;      /* raw clock of the event the stack belongs to */
@@ -287,6 +300,7 @@ typedef struct etl_kernel_event {
         etl_kpage_fault page_fault; /* PAGE_FAULT */
         etl_kvirtual_alloc virtual_alloc; /* VIRTUAL_ALLOC */
         etl_kmap_file map_file;   /* MAP_FILE */
+        etl_kprocess_counters process_counters; /* PROCESS_COUNTERS */
     } u;
 } etl_kernel_event;
 

@@ -196,6 +196,13 @@ static inline uint32_t etl_align8(uint32_t n) { return (n + 7u) & ~7u; }
 #define ETL_HOOK_PROCESS_DCEND      0x0304
 #define ETL_HOOK_PROCESS_LOAD_IMAGE 0x030A /* an Image Load, presented under the ImageLoad GUID */
 #define ETL_HOOK_PROCESS_DEFUNCT    0x0327
+/* process_counters: Process PerfCtr (32) and PerfCtrRundown (33), version 2: ProcessId,
+   PageFaultCount, HandleCount, Reserved (u32 each), then 11 SIZE_T: PeakVirtualSize,
+   PeakWorkingSetSize, PeakPagefileUsage, QuotaPeakPagedPoolUsage, QuotaPeakNonPagedPoolUsage,
+   VirtualSize, WorkingSetSize, PagefileUsage, QuotaPagedPoolUsage, QuotaNonPagedPoolUsage,
+   PrivatePageCount. */
+#define ETL_HOOK_PROCESS_PERF_CTR   0x0320
+#define ETL_HOOK_PROCESS_PERF_CTR_RUNDOWN 0x0321
 #define ETL_HOOK_THREAD_START       0x0501 /* Thread */
 #define ETL_HOOK_THREAD_END         0x0502
 #define ETL_HOOK_THREAD_DCSTART     0x0503

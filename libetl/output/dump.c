@@ -300,6 +300,12 @@ static int dump_kernel_text(FILE *f, const etl_event *ev, const struct where *ma
                 k.u.map_file.pid, k.u.map_file.view_base, k.u.map_file.view_size, k.u.map_file.file_key,
                 k.u.map_file.byte_offset);
         break;
+    case ETL_KCLASS_PROCESS_COUNTERS:
+        fprintf(f, " pid=%" PRIu32 " faults=%" PRIu32 " peak_vm=%" PRIu64 " peak_ws=%" PRIu64 " vm=%" PRIu64 " ws=%" PRIu64,
+                k.u.process_counters.pid, k.u.process_counters.page_fault_count, k.u.process_counters.peak_virtual_size,
+                k.u.process_counters.peak_working_set_size, k.u.process_counters.virtual_size,
+                k.u.process_counters.working_set_size);
+        break;
     case ETL_KCLASS_ISR: case ETL_KCLASS_DPC:
         fprintf(f, " initial_time=%" PRId64 " routine=0x%" PRIx64, k.u.isr_dpc.initial_time, k.u.isr_dpc.routine);
         if (k.kclass == ETL_KCLASS_ISR)
@@ -555,6 +561,16 @@ static void dump_kernel_json(FILE *f, const etl_event *ev, const struct where *m
         json_u(f, "view_size", k.u.map_file.view_size);
         json_u(f, "file_key", k.u.map_file.file_key);
         json_u(f, "byte_offset", k.u.map_file.byte_offset);
+        break;
+    case ETL_KCLASS_PROCESS_COUNTERS:
+        json_u(f, "pid", k.u.process_counters.pid);
+        json_u(f, "page_fault_count", k.u.process_counters.page_fault_count);
+        json_u(f, "handle_count", k.u.process_counters.handle_count);
+        json_u(f, "peak_virtual_size", k.u.process_counters.peak_virtual_size);
+        json_u(f, "peak_working_set_size", k.u.process_counters.peak_working_set_size);
+        json_u(f, "virtual_size", k.u.process_counters.virtual_size);
+        json_u(f, "working_set_size", k.u.process_counters.working_set_size);
+        json_u(f, "private_page_count", k.u.process_counters.private_page_count);
         break;
     case ETL_KCLASS_ISR: case ETL_KCLASS_DPC:
         json_i(f, "initial_time", k.u.isr_dpc.initial_time);

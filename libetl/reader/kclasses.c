@@ -242,16 +242,17 @@ const etl_kclass_family FAMILY(etl_kfam_process_defunct, P_PROCESS, ETL_KCLASS_P
 
 /* Process_TypeGroup2 [MOF][TE ProcessCtrTraceData] */
 static const etl_schema_field proc_perfctr[] = {
-    U32("ProcessId", 0), U32("PageFaultCount", 0), U32("HandleCount", 0), U32("Reserved", 0),
-    SZT("PeakVirtualSize", 0), SZT("PeakWorkingSetSize", 0), SZT("PeakPagefileUsage", 0),
-    SZT("QuotaPeakPagedPoolUsage", 0), SZT("QuotaPeakNonPagedPoolUsage", 0), SZT("VirtualSize", 0),
-    SZT("WorkingSetSize", 0), SZT("PagefileUsage", 0), SZT("QuotaPagedPoolUsage", 0),
-    SZT("QuotaNonPagedPoolUsage", 0), SZT("PrivatePageCount", 0),
+    U32("ProcessId", ETL_KSLOT_PC_PID), U32("PageFaultCount", ETL_KSLOT_PC_FAULTS), U32("HandleCount", ETL_KSLOT_PC_HANDLES),
+    U32("Reserved", 0), SZT("PeakVirtualSize", ETL_KSLOT_PC_PEAK_VS), SZT("PeakWorkingSetSize", ETL_KSLOT_PC_PEAK_WS),
+    SZT("PeakPagefileUsage", ETL_KSLOT_PC_PEAK_PF), SZT("QuotaPeakPagedPoolUsage", ETL_KSLOT_PC_PEAK_QPP),
+    SZT("QuotaPeakNonPagedPoolUsage", ETL_KSLOT_PC_PEAK_QNP), SZT("VirtualSize", ETL_KSLOT_PC_VS),
+    SZT("WorkingSetSize", ETL_KSLOT_PC_WS), SZT("PagefileUsage", ETL_KSLOT_PC_PF), SZT("QuotaPagedPoolUsage", ETL_KSLOT_PC_QPP),
+    SZT("QuotaNonPagedPoolUsage", ETL_KSLOT_PC_QNP), SZT("PrivatePageCount", ETL_KSLOT_PC_PRIVATE),
 };
 static const etl_kclass_op proc_perfctr_ops[] = { OP("Process", 32, "PerfCtr"), OP("Process", 33, "PerfCtrRundown") };
 static const etl_kclass_version proc_perfctr_v[] = { KV(2, 15, proc_perfctr) };
-static const etl_kclass_family FAMILY(proc_perfctr_fam, P_PROCESS, ETL_KCLASS_NONE, "Process", proc_perfctr_ops,
-                                      proc_perfctr_v);
+const etl_kclass_family FAMILY(etl_kfam_process_counters, P_PROCESS, ETL_KCLASS_PROCESS_COUNTERS, "Process",
+                               proc_perfctr_ops, proc_perfctr_v);
 
 /* The process a TerminateProcess targets [TE][OBS: perfview_diaghub.kernel.1.etl, 4 bytes]. */
 static const etl_schema_field proc_terminate[] = { U32("ProcessId", 0) };
@@ -1183,7 +1184,7 @@ static const etl_kclass_family FAMILY(lid_syscalls_fam, P_LINUX_IMAGEID, ETL_KCL
 
 const etl_kclass_family *const etl_kclass_families[] = {
     &etl_kfam_trace_header, &etl_kfam_group_masks, &etl_kfam_rundown_complete, &ev_partition_fam,
-    &etl_kfam_process, &etl_kfam_process_defunct, &proc_perfctr_fam, &proc_terminate_fam,
+    &etl_kfam_process, &etl_kfam_process_defunct, &etl_kfam_process_counters, &proc_terminate_fam,
     &etl_kfam_thread_start, &etl_kfam_thread_end, &etl_kfam_cswitch, &etl_kfam_ready_thread,
     &etl_kfam_thread_set_name, &thr_worker_fam,
     &etl_kfam_image, &img_kernel_base_fam, &img_hypercall_fam,

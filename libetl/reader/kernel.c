@@ -12,7 +12,7 @@ const char *etl_kclass_name(int kclass)
         "none", "process", "thread", "image", "cswitch", "ready_thread", "sampled_profile", "stack",
         "stack_key", "stack_key_def", "trace_header", "group_masks", "rundown_complete", "lbr",
         "disk_io", "disk_io_init", "syscall_enter", "syscall_exit", "isr", "dpc", "page_fault",
-        "virtual_alloc", "map_file"
+        "virtual_alloc", "map_file", "process_counters"
     };
     return kclass >= 0 && kclass < ETL_KCLASS_COUNT ? names[kclass] : "unknown";
 }
@@ -198,6 +198,14 @@ static const struct slot slots[ETL_KSLOT_COUNT] = {
     INT(VA_FLAGS, virtual_alloc.flags),
     INT(MF_BASE, map_file.view_base), INT(MF_KEY, map_file.file_key), INT(MF_MISC, map_file.misc_info),
     INT(MF_SIZE, map_file.view_size), INT(MF_OFFSET, map_file.byte_offset), INT(MF_PID, map_file.pid),
+    INT(PC_PID, process_counters.pid), INT(PC_FAULTS, process_counters.page_fault_count),
+    INT(PC_HANDLES, process_counters.handle_count), INT(PC_PEAK_VS, process_counters.peak_virtual_size),
+    INT(PC_PEAK_WS, process_counters.peak_working_set_size), INT(PC_PEAK_PF, process_counters.peak_pagefile_usage),
+    INT(PC_PEAK_QPP, process_counters.quota_peak_paged_pool_usage),
+    INT(PC_PEAK_QNP, process_counters.quota_peak_non_paged_pool_usage), INT(PC_VS, process_counters.virtual_size),
+    INT(PC_WS, process_counters.working_set_size), INT(PC_PF, process_counters.pagefile_usage),
+    INT(PC_QPP, process_counters.quota_paged_pool_usage), INT(PC_QNP, process_counters.quota_non_paged_pool_usage),
+    INT(PC_PRIVATE, process_counters.private_page_count),
 };
 
 /* The fixed size of an in type (TDH numbering) with pointers of ptr bytes, or 0 when it varies. */
@@ -388,7 +396,7 @@ enum {
     T_PROCESS, T_DEFUNCT, T_THREAD_START, T_THREAD_END, T_IMAGE, T_CSWITCH, T_READY, T_SAMPLE, T_PMC, T_STACK,
     T_STACK_KEY, T_STACK_KEY_DEF, T_HEADER, T_MASKS, T_RUNDOWN, T_LBR, T_DISK_IO, T_DISK_FLUSH, T_DISK_INIT,
     T_SYSCALL_ENTER, T_SYSCALL_EXIT, T_THREAD_SET_NAME, T_ISR, T_DPC, T_PAGE_FAULT,
-    T_VIRTUAL_ALLOC, T_MAP_FILE, T_COUNT, T_NONE = T_COUNT
+    T_VIRTUAL_ALLOC, T_MAP_FILE, T_PROCESS_COUNTERS, T_COUNT, T_NONE = T_COUNT
 };
 static const etl_kclass_family *const typed[T_COUNT] = {
     [T_PROCESS] = &etl_kfam_process, [T_DEFUNCT] = &etl_kfam_process_defunct,
@@ -402,6 +410,7 @@ static const etl_kclass_family *const typed[T_COUNT] = {
     [T_THREAD_SET_NAME] = &etl_kfam_thread_set_name, [T_ISR] = &etl_kfam_isr, [T_DPC] = &etl_kfam_dpc,
     [T_PAGE_FAULT] = &etl_kfam_page_fault,
     [T_VIRTUAL_ALLOC] = &etl_kfam_virtual_alloc, [T_MAP_FILE] = &etl_kfam_map_file,
+    [T_PROCESS_COUNTERS] = &etl_kfam_process_counters,
 };
 
 /* The typed family of a hook (Group << 8 | Type), or T_NONE. */
@@ -441,6 +450,7 @@ static unsigned classify(uint16_t hook)
     case ETL_HOOK_VIRTUAL_ALLOC: case ETL_HOOK_VIRTUAL_FREE: return T_VIRTUAL_ALLOC;
     case ETL_HOOK_MAP_FILE: case ETL_HOOK_UNMAP_FILE: case ETL_HOOK_MAP_FILE_DCSTART: case ETL_HOOK_MAP_FILE_DCEND:
         return T_MAP_FILE;
+    case ETL_HOOK_PROCESS_PERF_CTR: case ETL_HOOK_PROCESS_PERF_CTR_RUNDOWN: return T_PROCESS_COUNTERS;
     default: return T_NONE;
     }
 }
@@ -543,6 +553,7 @@ static size_t member_size(int kclass)
     case ETL_KCLASS_PAGE_FAULT: return sizeof k.u.page_fault;
     case ETL_KCLASS_VIRTUAL_ALLOC: return sizeof k.u.virtual_alloc;
     case ETL_KCLASS_MAP_FILE: return sizeof k.u.map_file;
+    case ETL_KCLASS_PROCESS_COUNTERS: return sizeof k.u.process_counters;
     case ETL_KCLASS_STACK: case ETL_KCLASS_STACK_KEY: case ETL_KCLASS_STACK_KEY_DEF: return sizeof k.u.stack;
     default: return sizeof k.u;
     }

@@ -384,6 +384,9 @@ enum etl_kslot {
     ETL_KSLOT_PF_ADDRESS, ETL_KSLOT_PF_PC,
     ETL_KSLOT_VA_BASE, ETL_KSLOT_VA_SIZE, ETL_KSLOT_VA_PID, ETL_KSLOT_VA_FLAGS,
     ETL_KSLOT_MF_BASE, ETL_KSLOT_MF_KEY, ETL_KSLOT_MF_MISC, ETL_KSLOT_MF_SIZE, ETL_KSLOT_MF_OFFSET, ETL_KSLOT_MF_PID,
+    ETL_KSLOT_PC_PID, ETL_KSLOT_PC_FAULTS, ETL_KSLOT_PC_HANDLES, ETL_KSLOT_PC_PEAK_VS, ETL_KSLOT_PC_PEAK_WS,
+    ETL_KSLOT_PC_PEAK_PF, ETL_KSLOT_PC_PEAK_QPP, ETL_KSLOT_PC_PEAK_QNP, ETL_KSLOT_PC_VS, ETL_KSLOT_PC_WS, ETL_KSLOT_PC_PF,
+    ETL_KSLOT_PC_QPP, ETL_KSLOT_PC_QNP, ETL_KSLOT_PC_PRIVATE,
     ETL_KSLOT_COUNT
 };
 
@@ -420,7 +423,8 @@ extern const etl_kclass_family etl_kfam_process, etl_kfam_process_defunct, etl_k
     etl_kfam_pmc_sample, etl_kfam_stack, etl_kfam_stack_key, etl_kfam_stack_key_def, etl_kfam_trace_header,
     etl_kfam_group_masks, etl_kfam_rundown_complete, etl_kfam_lbr, etl_kfam_disk_io, etl_kfam_disk_flush,
     etl_kfam_disk_init, etl_kfam_syscall_enter, etl_kfam_syscall_exit, etl_kfam_thread_set_name,
-    etl_kfam_isr, etl_kfam_dpc, etl_kfam_page_fault, etl_kfam_virtual_alloc, etl_kfam_map_file;
+    etl_kfam_isr, etl_kfam_dpc, etl_kfam_page_fault, etl_kfam_virtual_alloc, etl_kfam_map_file,
+    etl_kfam_process_counters;
 
 /* Every family of the tables, and how many. */
 extern const etl_kclass_family *const etl_kclass_families[];
