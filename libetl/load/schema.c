@@ -330,6 +330,30 @@
     "  misc_info INTEGER NOT NULL\n" \
     ");\n" \
     "\n" \
+    "-- Process PerfCtr (at a process's end) and PerfCtrRundown (of the processes that run at the\n" \
+    "-- trace's end): a process's memory counters, in bytes.\n" \
+    "CREATE TABLE process_counters (\n" \
+    "  event INTEGER PRIMARY KEY,\n" \
+    "  trace INTEGER NOT NULL,\n" \
+    "  time_ns INTEGER NOT NULL,\n" \
+    "  cpu INTEGER NOT NULL,\n" \
+    "  name TEXT NOT NULL,              -- Process/PerfCtr or /PerfCtrRundown\n" \
+    "  pid INTEGER NOT NULL,            -- ProcessId\n" \
+    "  page_fault_count INTEGER NOT NULL,\n" \
+    "  handle_count INTEGER NOT NULL,\n" \
+    "  peak_virtual_size INTEGER NOT NULL,\n" \
+    "  peak_working_set_size INTEGER NOT NULL,\n" \
+    "  peak_pagefile_usage INTEGER NOT NULL,\n" \
+    "  quota_peak_paged_pool_usage INTEGER NOT NULL,\n" \
+    "  quota_peak_non_paged_pool_usage INTEGER NOT NULL,\n" \
+    "  virtual_size INTEGER NOT NULL,\n" \
+    "  working_set_size INTEGER NOT NULL,\n" \
+    "  pagefile_usage INTEGER NOT NULL,\n" \
+    "  quota_paged_pool_usage INTEGER NOT NULL,\n" \
+    "  quota_non_paged_pool_usage INTEGER NOT NULL,\n" \
+    "  private_page_count INTEGER NOT NULL\n" \
+    ");\n" \
+    "\n" \
     "-- SampledProfile and PMC interrupt (PMCSample) samples: the processor was running thread\n" \
     "-- tid at instruction_pointer.\n" \
     "CREATE TABLE samples (\n" \
@@ -610,6 +634,10 @@
     "                (SELECT n.file_name FROM names n WHERE n.trace = m.trace AND n.key = printf('0x%x', m.file_key)\n" \
     "                 AND n.time_ns > m.time_ns ORDER BY n.time_ns LIMIT 1)) AS file_name\n" \
     "FROM file_maps m;\n" \
+    "\n" \
+    "-- Process counters with the program the process ran (its last name before the event).\n" \
+    "CREATE VIEW process_counters_view AS\n" \
+    "SELECT c.*, " NAME_AT("c.trace", "c.pid", "c.time_ns", "c.event") " AS process_name FROM process_counters c;\n" \
     "\n" \
     "-- Every stack's frames as text: 'ntdll.dll+0x1234'.\n" \
     "CREATE VIEW stack_frames_view AS\n" \
