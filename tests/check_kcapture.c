@@ -214,7 +214,7 @@ START_TEST(cswitch_ready_sample_stack)
 {
     uint8_t buf[256];
     uint64_t frames[3] = { 0xffffffff81000010ull, 0x55d626850123ull, 0x7f0000001234ull };
-    size_t n = etl_kpayload_cswitch(buf, sizeof buf, 4243, 4244, 9, 8, 6, 1, 5);
+    size_t n = etl_kpayload_cswitch(buf, sizeof buf, 4243, 4244, 9, 8, 6, 1, 5, 3, 13);
     struct decoded d;
 
     ck_assert_uint_eq(n, 24);
@@ -227,7 +227,15 @@ START_TEST(cswitch_ready_sample_stack)
     ck_assert_uint_eq(d.k.u.cswitch.old_thread_wait_reason, 6);
     ck_assert_uint_eq(d.k.u.cswitch.old_thread_wait_mode, 1);
     ck_assert_uint_eq(d.k.u.cswitch.old_thread_state, 5);
+    ck_assert_uint_eq(d.k.u.cswitch.old_thread_wait_ideal_processor, 3);
+    ck_assert_uint_eq(d.k.u.cswitch.new_thread_wait_time, 13);
     done(&d);
+    /* NewThreadWaitTime's ticks: whole 15.625 ms */
+    ck_assert_uint_eq(etl_kwait_ticks(-5), 0);
+    ck_assert_uint_eq(etl_kwait_ticks(15624999), 0);
+    ck_assert_uint_eq(etl_kwait_ticks(15625000), 1);
+    ck_assert_uint_eq(etl_kwait_ticks(200000000), 12);
+    ck_assert_uint_eq(etl_kwait_ticks(INT64_MAX), UINT32_MAX);
 
     n = etl_kpayload_ready_thread(buf, sizeof buf, 4245);
     ck_assert_uint_eq(n, 8);

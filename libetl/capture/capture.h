@@ -57,8 +57,13 @@ size_t etl_kpayload_image(uint8_t *out, size_t cap, uint64_t base, uint64_t size
 size_t etl_kpayload_sysconfig_cpu(uint8_t *out, size_t cap, const etl_ksysconfig_cpu *c);
 /* Thread/SetName (version 2): ProcessId, TThreadId, ThreadName (UTF-8 in, UTF-16 out). */
 size_t etl_kpayload_thread_name(uint8_t *out, size_t cap, uint32_t pid, uint32_t tid, const char *name);
+/* CSwitch (version 4): new_wait_time is NewThreadWaitTime, in clock ticks (etl_kwait_ticks). */
 size_t etl_kpayload_cswitch(uint8_t *out, size_t cap, uint32_t new_tid, uint32_t old_tid, int8_t new_priority,
-                            int8_t old_priority, uint8_t wait_reason, uint8_t wait_mode, uint8_t state);
+                            int8_t old_priority, uint8_t wait_reason, uint8_t wait_mode, uint8_t state,
+                            uint8_t wait_ideal_processor, uint32_t new_wait_time);
+/* A thread's time off the processors (ns) as NewThreadWaitTime counts it: whole clock ticks of
+   the trace's TimerResolution (156250 x 100 ns, 15.625 ms), at most UINT32_MAX; 0 for < 0. */
+uint32_t etl_kwait_ticks(int64_t ns);
 size_t etl_kpayload_ready_thread(uint8_t *out, size_t cap, uint32_t tid);
 size_t etl_kpayload_sample(uint8_t *out, size_t cap, uint64_t ip, uint32_t tid);
 /* PMC interrupt: InstructionPointer, ThreadId, ProfileSource (KPROFILE_SOURCE), Reserved. */
@@ -201,6 +206,7 @@ int etl_kio_kind(const char *rwbs, size_t n, uint32_t *irp_flags);
 /* A Linux system call's return value as an NTSTATUS: 0 (STATUS_SUCCESS) for 0 and above,
    0xE0000000 | errno for -errno (error severity, customer bit: no Windows code is one). */
 uint32_t etl_kntstatus(int64_t ret);
+#define ETL_KSWITCHED_SLOTS 65536u
 
 /* A Linux priority (the kernel's prio: 0..99 real time, 100..139 nice -20..19) as a Windows
    thread priority (0..31: 16..31 real time, 8 normal). */
@@ -581,6 +587,10 @@ struct etl_kcapture {
     struct tp_field vm_f[EV_VM_COUNT][6];
     struct kvm_state *vm;
     struct kcounters *counters; /* process_counters (kcounters.c): the taskstats of exiting tasks */
+    /* cswitch: when each thread (by tid, one slot each: another tid in the slot is not known)
+       was switched out and in last, for NewThreadWaitTime (kring.c); NULL: no memory */
+    struct kswitched { uint32_t tid; int64_t out_ts, in_ts; } *switched;
+    pthread_mutex_t switched_lock[64];
     /* The fields of the unload and exit tracepoints (etl_kexit_unmap_tps), in their order. */
     struct tp_field tpf[EV_COUNT][4];
     struct etl_kbid_cache *bids; /* build-ids of the files mapped (kimageid.c; NULL: no memory) */

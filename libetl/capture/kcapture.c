@@ -298,6 +298,9 @@ static void kcapture_free(struct etl_kcapture *k)
     etl_kdisk_free(k);
     etl_kvm_free(k);
     etl_kcounters_free(k);
+    if (k->switched)
+        for (int i = 0; i < 64; i++) pthread_mutex_destroy(&k->switched_lock[i]);
+    free(k->switched);
     etl_knames_free(k);
     pthread_mutex_destroy(&k->nlock);
     free(k);
@@ -505,6 +508,8 @@ static int enable_kernel(etl_session *s, uint32_t flags, uint32_t stackwalk_flag
     pthread_mutex_init(&k->plock, NULL);
     pthread_mutex_init(&k->dlock, NULL);
     pthread_mutex_init(&k->nlock, NULL);
+    if ((flags & ETL_KERNEL_CSWITCH) && (k->switched = calloc(ETL_KSWITCHED_SLOTS, sizeof *k->switched)))
+        for (int i = 0; i < 64; i++) pthread_mutex_init(&k->switched_lock[i], NULL);
     if (etl_kexec_init(k) != 0 || etl_kvm_init(k) != 0) {
         snprintf(err, errsize, "kernel events: out of memory");
         kcapture_free(k);

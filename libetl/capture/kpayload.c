@@ -160,7 +160,8 @@ size_t etl_kpayload_image(uint8_t *out, size_t cap, uint64_t base, uint64_t size
 }
 
 size_t etl_kpayload_cswitch(uint8_t *out, size_t cap, uint32_t new_tid, uint32_t old_tid, int8_t new_priority,
-                            int8_t old_priority, uint8_t wait_reason, uint8_t wait_mode, uint8_t state)
+                            int8_t old_priority, uint8_t wait_reason, uint8_t wait_mode, uint8_t state,
+                            uint8_t wait_ideal_processor, uint32_t new_wait_time)
 {
     struct kp b = kp_start(out, cap);
 
@@ -173,10 +174,18 @@ size_t etl_kpayload_cswitch(uint8_t *out, size_t cap, uint32_t new_tid, uint32_t
     put8(&b, wait_reason);
     put8(&b, wait_mode);
     put8(&b, state);
-    put8(&b, 0);               /* OldThreadWaitIdealProcessor */
-    put32(&b, 0);              /* NewThreadWaitTime */
+    put8(&b, wait_ideal_processor);
+    put32(&b, new_wait_time);
     put32(&b, 0);              /* OldThreadRemainingQuantum */
     return done(&b);
+}
+
+uint32_t etl_kwait_ticks(int64_t ns)
+{
+    const int64_t tick = 15625000; /* ns: the TimerResolution a libetl file's header says */
+
+    if (ns <= 0) return 0;
+    return ns / tick > UINT32_MAX ? UINT32_MAX : (uint32_t)(ns / tick);
 }
 
 size_t etl_kpayload_ready_thread(uint8_t *out, size_t cap, uint32_t tid)
