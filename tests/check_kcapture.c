@@ -694,6 +694,39 @@ START_TEST(process_counters_v2)
 }
 END_TEST
 
+/* SystemConfig PhyDisk, LogDisk (fixed sizes: 568, 112) and NIC (three strings) as the reader's
+   tables lay them out, and their header form. */
+START_TEST(sysconfig_disks_nic)
+{
+    static uint8_t buf[4096];
+    etl_ksysconfig_phydisk pd = { .disk_number = 266338304, .bytes_per_sector = 512, .cylinders = 33418 };
+    etl_ksysconfig_logdisk ld = { .disk_number = 266338304, .total_clusters = 1000, .file_system = "ext4" };
+    etl_ksysconfig_nic nic = { .physical_addr = 0x010000fc02ull, .physical_addr_len = 6, .ipv4_index = 4 };
+    int system;
+    uint16_t version;
+
+    snprintf(pd.manufacturer, sizeof pd.manufacturer, "ACME disk");
+    snprintf(nic.description, sizeof nic.description, "eth0");
+    snprintf(nic.ip_addresses, sizeof nic.ip_addresses, "192.0.2.2;fd00::2");
+    ck_assert_uint_eq(etl_kpayload_sysconfig_phydisk(buf, sizeof buf, &pd), 568);
+    ck_assert_uint_eq(etl_le32(buf), 266338304);
+    ck_assert_uint_eq(etl_le64(buf + 16), 33418);
+    ck_assert_uint_eq(etl_le16(buf + 40), 'A'); /* Manufacturer, UTF-16 */
+    ck_assert_uint_eq(etl_kpayload_sysconfig_logdisk(buf, sizeof buf, &ld), 112);
+    ck_assert_uint_eq(etl_le32(buf + 16), 266338304);
+    ck_assert_uint_eq(etl_le64(buf + 64), 1000);   /* TotalNumberOfClusters */
+    ck_assert_uint_eq(etl_le16(buf + 72), 'e');    /* FileSystem */
+    ck_assert_uint_eq(etl_kpayload_sysconfig_nic(buf, sizeof buf, &nic), 20 + 2 * 5 + 2 * 18 + 2);
+    ck_assert_uint_eq(etl_le64(buf), 0x010000fc02ull);
+    ck_assert_uint_eq(etl_le16(buf + 20), 'e');
+    for (uint16_t h = ETL_HOOK_SYSCONFIG_PHYDISK; h <= ETL_HOOK_SYSCONFIG_NIC; h++) {
+        ck_assert_int_eq(etl_kcapture_form(h, &system, &version), 0);
+        ck_assert_int_eq(system, 1);
+        ck_assert_uint_eq(version, 2);
+    }
+}
+END_TEST
+
 /* What the address-space calls say, collected. */
 struct vm_seen {
     unsigned n;
@@ -2042,6 +2075,7 @@ static Suite *suite(void)
     tcase_add_test(tc, virtual_alloc_map_file);
     tcase_add_test(tc, vm_spaces);
     tcase_add_test(tc, process_counters_v2);
+    tcase_add_test(tc, sysconfig_disks_nic);
     tcase_add_test(tc, system_call_names);
     tcase_add_test(tc, system_call_table);
     tcase_add_test(tc, sysconfig_cpu_v3);

@@ -48,6 +48,41 @@ typedef struct etl_ksysconfig_cpu {
    processor (MHz, family, model, stepping). What cannot be read stays 0 or "". */
 void etl_ksysconfig_cpu_read(etl_ksysconfig_cpu *c);
 
+/* A physical disk (a block device not under /sys/devices/virtual: no loop, ram, zram, dm or md
+   device) as SystemConfig/PhyDisk (version 2, 568 bytes) describes it. */
+typedef struct etl_ksysconfig_phydisk {
+    uint32_t disk_number;          /* the disk's dev_t as the block tracepoints give it (DiskIo's DiskNumber) */
+    uint32_t bytes_per_sector, sectors_per_track, tracks_per_cylinder;
+    uint64_t cylinders;
+    uint32_t scsi_port, scsi_path, scsi_target, scsi_lun;
+    char manufacturer[256];        /* UTF-8 */
+    uint32_t partition_count;
+    uint8_t write_cache_enabled;
+    char name[64];                 /* its /sys/block name (not in the payload) */
+} etl_ksysconfig_phydisk;
+/* A mounted file system on a block device as SystemConfig/LogDisk (version 2, 112 bytes). */
+typedef struct etl_ksysconfig_logdisk {
+    uint64_t start_offset, partition_size;
+    uint32_t disk_number, drive_type, partition_number, sectors_per_cluster, bytes_per_sector;
+    int64_t free_clusters, total_clusters;
+    char file_system[16];
+    char mount_point[256];         /* (not in the payload) */
+} etl_ksysconfig_logdisk;
+/* A network interface with a device as SystemConfig/NIC (version 2). */
+typedef struct etl_ksysconfig_nic {
+    uint64_t physical_addr;        /* the address's bytes in order, from the lowest */
+    uint32_t physical_addr_len, ipv4_index, ipv6_index;
+    char description[256], ip_addresses[1024], dns_servers[512]; /* UTF-8; ';'-separated lists */
+} etl_ksysconfig_nic;
+/* Each of this machine's physical disks, mounted block file systems, network interfaces with
+   a device, given to cb in turn: how many. */
+unsigned etl_ksysconfig_phydisks(void (*cb)(void *ctx, const etl_ksysconfig_phydisk *d), void *ctx);
+unsigned etl_ksysconfig_logdisks(void (*cb)(void *ctx, const etl_ksysconfig_logdisk *d), void *ctx);
+unsigned etl_ksysconfig_nics(void (*cb)(void *ctx, const etl_ksysconfig_nic *n), void *ctx);
+size_t etl_kpayload_sysconfig_phydisk(uint8_t *out, size_t cap, const etl_ksysconfig_phydisk *d);
+size_t etl_kpayload_sysconfig_logdisk(uint8_t *out, size_t cap, const etl_ksysconfig_logdisk *d);
+size_t etl_kpayload_sysconfig_nic(uint8_t *out, size_t cap, const etl_ksysconfig_nic *n);
+
 /* The payload encoders: each writes the 64-bit payload into out (NULL: nowhere) and returns
    its size; when that is above cap, only what fitted was written, and out holds no payload. */
 size_t etl_kpayload_process(uint8_t *out, size_t cap, const etl_kproc_desc *p);

@@ -375,10 +375,38 @@ static void write_system_calls(struct etl_kcapture *k, int64_t ts)
     free(buf);
 }
 
+/* SystemConfig PhyDisk, LogDisk and NIC events of the machine's disks, file systems and network
+   adapters, each at ts (sysconfig_write's context). */
+struct sysconfig_ctx {
+    struct etl_kcapture *k;
+    int64_t ts;
+};
+static void sysconfig_write(const struct sysconfig_ctx *x, uint16_t hook, const uint8_t *buf, size_t n, size_t cap)
+{
+    if (n <= cap) etl_kwrite_ev(x->k, x->ts, hook, (uint32_t)getpid(), (uint32_t)gettid(), buf, n);
+}
+static void write_phydisk(void *ctx, const etl_ksysconfig_phydisk *d)
+{
+    uint8_t buf[1024];
+    sysconfig_write(ctx, ETL_HOOK_SYSCONFIG_PHYDISK, buf, etl_kpayload_sysconfig_phydisk(buf, sizeof buf, d), sizeof buf);
+}
+static void write_logdisk(void *ctx, const etl_ksysconfig_logdisk *d)
+{
+    uint8_t buf[256];
+    sysconfig_write(ctx, ETL_HOOK_SYSCONFIG_LOGDISK, buf, etl_kpayload_sysconfig_logdisk(buf, sizeof buf, d), sizeof buf);
+}
+static void write_nic(void *ctx, const etl_ksysconfig_nic *n)
+{
+    uint8_t buf[4096];
+    sysconfig_write(ctx, ETL_HOOK_SYSCONFIG_NIC, buf, etl_kpayload_sysconfig_nic(buf, sizeof buf, n), sizeof buf);
+}
+
 /* The system configuration Windows writes at a kernel session's end (unless NO_SYSCONFIG):
-   SystemConfig/CPU, which names the machine (etl2clickhouse's --machine by default). */
+   SystemConfig/CPU, which names the machine (etl2clickhouse's --machine by default), then its
+   physical disks, logical disks (mounted block file systems) and network adapters. */
 static void write_sysconfig(struct etl_kcapture *k, int64_t ts)
 {
+    struct sysconfig_ctx x = { k, ts };
     etl_ksysconfig_cpu c;
     uint8_t buf[1024];
     size_t n;
@@ -386,6 +414,9 @@ static void write_sysconfig(struct etl_kcapture *k, int64_t ts)
     etl_ksysconfig_cpu_read(&c);
     n = etl_kpayload_sysconfig_cpu(buf, sizeof buf, &c);
     if (n <= sizeof buf) etl_kwrite_ev(k, ts, ETL_HOOK_SYSCONFIG_CPU, (uint32_t)getpid(), (uint32_t)gettid(), buf, n);
+    etl_ksysconfig_phydisks(write_phydisk, &x);
+    etl_ksysconfig_logdisks(write_logdisk, &x);
+    etl_ksysconfig_nics(write_nic, &x);
 }
 
 void etl_kcapture_end(etl_session *s, struct etl_kcapture *k)

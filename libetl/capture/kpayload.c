@@ -107,6 +107,64 @@ size_t etl_kpayload_thread(uint8_t *out, size_t cap, uint32_t pid, uint32_t tid,
     return done(&b);
 }
 
+size_t etl_kpayload_sysconfig_phydisk(uint8_t *out, size_t cap, const etl_ksysconfig_phydisk *d)
+{
+    struct kp b = kp_start(out, cap);
+
+    put32(&b, d->disk_number);
+    put32(&b, d->bytes_per_sector);
+    put32(&b, d->sectors_per_track);
+    put32(&b, d->tracks_per_cylinder);
+    put64(&b, d->cylinders);
+    put32(&b, d->scsi_port);
+    put32(&b, d->scsi_path);
+    put32(&b, d->scsi_target);
+    put32(&b, d->scsi_lun);
+    put_wchars(&b, d->manufacturer, 256);
+    put32(&b, d->partition_count);
+    put8(&b, d->write_cache_enabled);
+    put8(&b, 0);               /* Pad */
+    put(&b, "\0\0\0\0\0\0\0\0\0\0", 10); /* BootDriveLetter W[3], Spare W[2]: no drive letters */
+    return done(&b);
+}
+
+size_t etl_kpayload_sysconfig_logdisk(uint8_t *out, size_t cap, const etl_ksysconfig_logdisk *d)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, d->start_offset);
+    put64(&b, d->partition_size);
+    put32(&b, d->disk_number);
+    put32(&b, 0);              /* Size */
+    put32(&b, d->drive_type);
+    put(&b, "\0\0\0\0\0\0\0\0", 8); /* DriveLetterString W[4]: no drive letters */
+    put32(&b, 0);              /* Pad1 */
+    put32(&b, d->partition_number);
+    put32(&b, d->sectors_per_cluster);
+    put32(&b, d->bytes_per_sector);
+    put32(&b, 0);              /* Pad2 */
+    put64(&b, (uint64_t)d->free_clusters);
+    put64(&b, (uint64_t)d->total_clusters);
+    put_wchars(&b, d->file_system, 16);
+    put32(&b, 0);              /* VolumeExt */
+    put32(&b, 0);              /* Pad3 */
+    return done(&b);
+}
+
+size_t etl_kpayload_sysconfig_nic(uint8_t *out, size_t cap, const etl_ksysconfig_nic *n)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, n->physical_addr);
+    put32(&b, n->physical_addr_len);
+    put32(&b, n->ipv4_index);
+    put32(&b, n->ipv6_index);
+    put_str16(&b, n->description);
+    put_str16(&b, n->ip_addresses);
+    put_str16(&b, n->dns_servers);
+    return done(&b);
+}
+
 size_t etl_kpayload_thread_name(uint8_t *out, size_t cap, uint32_t pid, uint32_t tid, const char *name)
 {
     struct kp b = kp_start(out, cap);
@@ -489,6 +547,7 @@ int etl_kcapture_form(uint16_t hook, int *system, uint16_t *version)
         { ETL_HOOK_VIRTUAL_ALLOC, 1, 2 },   { ETL_HOOK_VIRTUAL_FREE, 1, 2 },
         { ETL_HOOK_MAP_FILE, 1, 3 },        { ETL_HOOK_UNMAP_FILE, 1, 3 },      { ETL_HOOK_FILEIO_NAME, 1, 2 },
         { ETL_HOOK_PROCESS_PERF_CTR, 1, 2 }, { ETL_HOOK_PROCESS_PERF_CTR_RUNDOWN, 1, 2 },
+        { ETL_HOOK_SYSCONFIG_PHYDISK, 1, 2 }, { ETL_HOOK_SYSCONFIG_LOGDISK, 1, 2 }, { ETL_HOOK_SYSCONFIG_NIC, 1, 2 },
     };
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
         if (forms[i].hook == hook) {

@@ -213,6 +213,10 @@ static inline uint32_t etl_align8(uint32_t n) { return (n + 7u) & ~7u; }
 /* SystemConfig/CPU (group 0x0B, type 10), version 3: the machine (MHz, processors, memory,
    page size, ComputerName W[256], DomainName W[134], ...; doc/format.md section 8). */
 #define ETL_HOOK_SYSCONFIG_CPU      0x0B0A
+/* SystemConfig PhyDisk (11), LogDisk (12), NIC (13), version 2 (their layouts: kclasses.c). */
+#define ETL_HOOK_SYSCONFIG_PHYDISK  0x0B0B
+#define ETL_HOOK_SYSCONFIG_LOGDISK  0x0B0C
+#define ETL_HOOK_SYSCONFIG_NIC      0x0B0D
 #define ETL_HOOK_SAMPLED_PROFILE    0x0F2E /* PerfInfo */
 #define ETL_HOOK_PMC_SAMPLE         0x0F2F /* a PMC interrupt (an LBR trigger's sample) */
 #define ETL_HOOK_SYSCALL_ENTER      0x0F33
