@@ -27,8 +27,8 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_PAGE_FAULT] = "INSERT INTO page_faults VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)",
     [S_VIRTUAL_ALLOC] = "INSERT INTO virtual_alloc VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
     [S_MAP_FILE] = "INSERT INTO file_maps VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
-    [S_PROCESS_COUNTERS] = "INSERT INTO process_counters VALUES "
-                           "(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19)",
+    [S_PROCESS_COUNTERS] = ("INSERT INTO process_counters VALUES "
+                            "(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19)"),
     [S_NAME] = "INSERT INTO event_names VALUES (?1,?2,?3,?4,?5,?6)",
     [S_NAME_FIELD] = "INSERT INTO event_name_fields VALUES (?1,?2,?3,?4,?5)",
     [S_FUNCTION] = "INSERT INTO functions VALUES (?1,?2,?3,?4,?5)",
