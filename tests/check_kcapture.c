@@ -827,6 +827,20 @@ START_TEST(vm_spaces)
     vm_is(&s, 0, ETL_KVM_ALLOC, 0x501000, 2 * P);
     vm_is(&s, 1, ETL_KVM_FREE, 0x501000, 2 * P);
     etl_kvm_space_free(&sp);
+
+    /* an exec at 100 handled after a view made at 150 (another processor's record): the view
+       and break from before it go, the view after it stays */
+    memset(&sp, 0, sizeof sp);
+    sp.now = 50;
+    ck_assert_int_eq(etl_kvm_mmap(&sp, 0x40000, P, 1, shared, 7, 0, P, NULL, NULL), 0);
+    ck_assert_int_eq(etl_kvm_brk(&sp, 0, 0x500000, P, NULL, NULL), -1);
+    sp.now = 150;
+    ck_assert_int_eq(etl_kvm_mmap(&sp, 0x50000, P, 1, shared, 8, 0, P, NULL, NULL), 0);
+    etl_kvm_space_forget(&sp, 100);
+    ck_assert_uint_eq(sp.nviews, 1);
+    ck_assert_uint_eq(sp.views[0].file_key, 8);
+    ck_assert_uint_eq(sp.brk, 0);
+    etl_kvm_space_free(&sp);
 }
 END_TEST
 

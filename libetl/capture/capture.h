@@ -318,14 +318,21 @@ int etl_ksignal_default(int sig);
    the file known by file_key. */
 typedef struct etl_kvm_view {
     uint64_t base, size, file_key, offset;
+    int64_t ts;                /* when the call that made it was made (the space's now then) */
 } etl_kvm_view;
 /* What the capture knows of one process's address space: its break (0: not known yet) and
-   the file views it saw made and not removed yet, by base. */
+   the file views it saw made and not removed yet, by base. now: the time of the call being
+   applied (the caller sets it), kept with what the call notes, so that an exec or exit
+   forgets only what came before it (etl_kvm_space_forget), whatever order the processors'
+   records are handled in. */
 typedef struct etl_kvm_space {
     uint64_t brk;
+    int64_t brk_ts, now;
     etl_kvm_view *views;
     size_t nviews, cap;
 } etl_kvm_space;
+/* What sp noted before ts is forgotten (an exec or exit at ts); what came after it stays. */
+void etl_kvm_space_forget(etl_kvm_space *sp, int64_t ts);
 /* What a system call did, as Windows says it: VirtualAlloc or VirtualFree of anonymous memory,
    MapFile or UnmapFile of a file view. */
 enum { ETL_KVM_ALLOC, ETL_KVM_FREE, ETL_KVM_MAP, ETL_KVM_UNMAP };
@@ -762,9 +769,11 @@ int etl_kvm_init(struct etl_kcapture *k);
 void etl_kvm_free(struct etl_kcapture *k);
 void etl_kvm_note(struct kcpu *c, const uint8_t *r, uint32_t size);
 int etl_kvm_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int final);
-void etl_kvm_record(struct kcpu *c, int e, int64_t ts, uint32_t pid, uint32_t tid, const uint8_t *raw, uint32_t raw_len);
-/* A process's exit or exec: what was known of its address space is forgotten. */
-void etl_kvm_forget(struct etl_kcapture *k, uint32_t pid);
+/* A sample of event e at sample_ts, written at ts (etl_korder_ts's: it may be later). */
+void etl_kvm_record(struct kcpu *c, int e, int64_t sample_ts, int64_t ts, uint32_t pid, uint32_t tid, const uint8_t *raw,
+                    uint32_t raw_len);
+/* A process's exit or exec at ts: what was known of its address space before it is forgotten. */
+void etl_kvm_forget(struct etl_kcapture *k, uint32_t pid, int64_t ts);
 /* kcounters.c: process_counters. The kernel's taskstats of each exiting thread (generic
    netlink, registered for every processor), read by a thread of its own as they come: its
    faults, and its process's peak resident and virtual sizes, taken before the memory goes.

@@ -175,7 +175,7 @@ static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
         return;
     }
     if (e >= EV_VM_FIRST && e < EV_VM_FIRST + EV_VM_COUNT) {
-        etl_kvm_record(c, e, etl_korder_ts(c, ts), pid, tid, raw, raw_len);
+        etl_kvm_record(c, e, ts, etl_korder_ts(c, ts), pid, tid, raw, raw_len);
         return;
     }
     int64_t sample_ts = ts; /* (the switch's own time: a thread's wait is measured with it) */

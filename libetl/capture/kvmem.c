@@ -60,13 +60,13 @@ static int cut(etl_kvm_space *sp, uint64_t lo, uint64_t hi, int free_gaps, etl_k
         if (vlo > v.base && vhi < end) { /* a hole: both sides stay */
             memmove(&sp->views[i + 2], &sp->views[i + 1], (sp->nviews - i - 1) * sizeof *sp->views);
             sp->views[i].size = vlo - v.base;
-            sp->views[i + 1] = (etl_kvm_view){ vhi, end - vhi, v.file_key, v.offset + (vhi - v.base) };
+            sp->views[i + 1] = (etl_kvm_view){ vhi, end - vhi, v.file_key, v.offset + (vhi - v.base), v.ts };
             sp->nviews++;
             i += 2;
         } else if (vlo > v.base) {
             sp->views[i++].size = vlo - v.base;
         } else if (vhi < end) {
-            sp->views[i++] = (etl_kvm_view){ vhi, end - vhi, v.file_key, v.offset + (vhi - v.base) };
+            sp->views[i++] = (etl_kvm_view){ vhi, end - vhi, v.file_key, v.offset + (vhi - v.base), v.ts };
         } else {
             memmove(&sp->views[i], &sp->views[i + 1], (sp->nviews - i - 1) * sizeof *sp->views);
             sp->nviews--;
@@ -105,7 +105,7 @@ int etl_kvm_mmap(etl_kvm_space *sp, uint64_t ret, uint64_t len, uint64_t prot, u
         emit_range(emit, ctx, ETL_KVM_ALLOC, ret, ret + size, prot ? ETL_MEM_RESERVE | ETL_MEM_COMMIT : ETL_MEM_RESERVE);
         return 0;
     }
-    return add_view(sp, (etl_kvm_view){ ret, size, file_key, off }, emit, ctx);
+    return add_view(sp, (etl_kvm_view){ ret, size, file_key, off, sp->now }, emit, ctx);
 }
 
 int etl_kvm_munmap(etl_kvm_space *sp, uint64_t addr, uint64_t len, int64_t ret, uint64_t page, etl_kvm_emit emit,
@@ -127,7 +127,7 @@ int etl_kvm_mremap(etl_kvm_space *sp, uint64_t addr, uint64_t old_len, uint64_t 
     for (size_t i = 0; i < sp->nviews && !v; i++)
         if (sp->views[i].base <= addr && addr < sp->views[i].base + sp->views[i].size) v = &sp->views[i];
     if (v) {
-        etl_kvm_view moved = { to, new_size, v->file_key, v->offset + (addr - v->base) };
+        etl_kvm_view moved = { to, new_size, v->file_key, v->offset + (addr - v->base), sp->now };
         if (old_len && !(flags & KVM_MREMAP_DONTUNMAP) && cut(sp, addr, addr + old_size, 0, emit, ctx) != 0) return -1;
         if (cut(sp, to, to + new_size, 0, NULL, ctx) != 0) return -1;
         return add_view(sp, moved, emit, ctx);
@@ -150,12 +150,23 @@ int etl_kvm_brk(etl_kvm_space *sp, uint64_t arg, uint64_t ret, uint64_t page, et
     uint64_t before = sp->brk;
 
     sp->brk = ret;
+    sp->brk_ts = sp->now;
     if (!arg || !before || ret == before) return -1;
     if (ret > before)
         emit_range(emit, ctx, ETL_KVM_ALLOC, page_up(before, page), page_up(ret, page), ETL_MEM_RESERVE | ETL_MEM_COMMIT);
     else
         emit_range(emit, ctx, ETL_KVM_FREE, page_up(ret, page), page_up(before, page), ETL_MEM_RELEASE);
     return 0;
+}
+
+void etl_kvm_space_forget(etl_kvm_space *sp, int64_t ts)
+{
+    size_t keep = 0;
+
+    for (size_t i = 0; i < sp->nviews; i++)
+        if (sp->views[i].ts >= ts) sp->views[keep++] = sp->views[i];
+    sp->nviews = keep;
+    if (sp->brk_ts < ts) sp->brk = 0;
 }
 
 void etl_kvm_space_free(etl_kvm_space *sp)
@@ -332,7 +343,7 @@ static struct kvm_proc *proc_of(struct kvm_state *v, uint32_t pid)
     return p;
 }
 
-void etl_kvm_forget(struct etl_kcapture *k, uint32_t pid)
+void etl_kvm_forget(struct etl_kcapture *k, uint32_t pid, int64_t ts)
 {
     struct kvm_state *v = k->vm;
 
@@ -341,9 +352,12 @@ void etl_kvm_forget(struct etl_kcapture *k, uint32_t pid)
     for (struct kvm_proc **p = &v->procs[pid % KVM_SLOTS]; *p; p = &(*p)->next)
         if ((*p)->pid == pid) {
             struct kvm_proc *gone = *p;
-            *p = gone->next;
-            etl_kvm_space_free(&gone->sp);
-            free(gone);
+            etl_kvm_space_forget(&gone->sp, ts);
+            if (!gone->sp.nviews && !gone->sp.brk) {
+                *p = gone->next;
+                etl_kvm_space_free(&gone->sp);
+                free(gone);
+            }
             break;
         }
     pthread_mutex_unlock(&v->lock);
@@ -439,7 +453,8 @@ static void vm_write(void *ctx, const etl_kvm_event *e)
     etl_kwrite_ev(k, w->ts, e->kind == ETL_KVM_MAP ? ETL_HOOK_MAP_FILE : ETL_HOOK_UNMAP_FILE, w->pid, w->tid, buf, n);
 }
 
-void etl_kvm_record(struct kcpu *c, int e, int64_t ts, uint32_t pid, uint32_t tid, const uint8_t *raw, uint32_t raw_len)
+void etl_kvm_record(struct kcpu *c, int e, int64_t sample_ts, int64_t ts, uint32_t pid, uint32_t tid, const uint8_t *raw,
+                    uint32_t raw_len)
 {
     struct etl_kcapture *k = c->k;
     struct kvm_state *v = k->vm;
@@ -455,7 +470,8 @@ void etl_kvm_record(struct kcpu *c, int e, int64_t ts, uint32_t pid, uint32_t ti
     /* A file mapping's name and key, read before the lock (it is /proc's): the mapping is
        there while the process has not removed it since. */
     pthread_mutex_lock(&v->lock);
-    found = entry_of(v, tid, e - 1, ts, 1, &call);
+    /* (the return's own time: the time it is written at may be later than the thread's next entry) */
+    found = entry_of(v, tid, e - 1, sample_ts, 1, &call);
     pthread_mutex_unlock(&v->lock);
     if (!found) return; /* entered before the session, or its entry was lost */
     uint64_t key = 0, *a = call.arg;
@@ -465,6 +481,7 @@ void etl_kvm_record(struct kcpu *c, int e, int64_t ts, uint32_t pid, uint32_t ti
     }
     pthread_mutex_lock(&v->lock);
     if ((p = proc_of(v, pid))) {
+        p->sp.now = sample_ts;
         switch (e) {
         case EV_VM_MMAP_RET: etl_kvm_mmap(&p->sp, (uint64_t)ret, a[1], a[2], a[3], key, a[5], c->page, vm_write, &w); break;
         case EV_VM_MUNMAP_RET: etl_kvm_munmap(&p->sp, a[0], a[1], ret, c->page, vm_write, &w); break;
