@@ -6,13 +6,13 @@
 # --kernel FLAGS and under perf record -a -e EVENTS (alternating), each timed with
 # /usr/bin/time (wall and user+system processor time of the whole command: the recorder and the
 # workload), and the medians and ratios printed, with the file sizes. Needs root and perf(1).
-#   bench/kernelflags.sh BUILDDIR [ROUNDS] [FLAG...]      (flags: names, interrupt, faults, net, fileio)
+#   bench/kernelflags.sh BUILDDIR [ROUNDS] [FLAG...]      (flags: names, interrupt, faults, net, fileio, vmem, counters)
 set -u
 build=${1:?usage: kernelflags.sh BUILDDIR [ROUNDS] [FLAG...]}
 rounds=${2:-5}
 shift
 [ $# -gt 0 ] && shift
-flags=${*:-names interrupt faults net fileio}
+flags=${*:-names interrupt faults net fileio vmem counters}
 if [ "$(id -u)" -ne 0 ] || ! command -v perf >/dev/null 2>&1 || [ ! -x /usr/bin/time ]; then
     echo "SKIP: needs root, perf(1) and /usr/bin/time"
     exit 0
@@ -78,6 +78,19 @@ for f in $flags; do
             events="$events${events:+,}syscalls:sys_enter_$c,syscalls:sys_exit_$c"
         done
         set -- sh -c "rm -rf $tmp/fio && mkdir $tmp/fio && $build/tests/kfileio $tmp/fio 200" ;;
+    vmem) # tests/kvmem: 2049 anonymous mappings, 2048 views of a file, 2048 growths of the
+        # break: VirtualAlloc/VirtualFree and MapFile/UnmapFile against the syscalls
+        # tracepoints of mmap, munmap, mremap and brk (their entries and returns)
+        kflags=virtual_alloc,vamap
+        events=
+        for c in mmap munmap mremap brk; do events=$events${events:+,}syscalls:sys_enter_$c,syscalls:sys_exit_$c; done
+        set -- "$build/tests/kvmem" "$tmp" 2048 37 ;;
+    counters) # 200 runs of tests/kpeak 4 (4 MiB touched, then an exit): PerfCtr at each end
+        # (taskstats) and Process Start/End, against perf's sched_process_exit tracepoint and its
+        # task records (perf has no event with a process's memory counters)
+        kflags=process,process_counters
+        events=sched:sched_process_exit
+        set -- sh -c "i=0; while [ \$i -lt 200 ]; do $build/tests/kpeak 4 >/dev/null; i=\$((i + 1)); done" ;;
     *) echo "unknown flag $f"; exit 2 ;;
     esac
     r=0

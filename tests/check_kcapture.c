@@ -214,7 +214,7 @@ START_TEST(cswitch_ready_sample_stack)
 {
     uint8_t buf[256];
     uint64_t frames[3] = { 0xffffffff81000010ull, 0x55d626850123ull, 0x7f0000001234ull };
-    size_t n = etl_kpayload_cswitch(buf, sizeof buf, 4243, 4244, 9, 8, 6, 1, 5);
+    size_t n = etl_kpayload_cswitch(buf, sizeof buf, 4243, 4244, 9, 8, 6, 1, 5, 3, 13);
     struct decoded d;
 
     ck_assert_uint_eq(n, 24);
@@ -227,7 +227,15 @@ START_TEST(cswitch_ready_sample_stack)
     ck_assert_uint_eq(d.k.u.cswitch.old_thread_wait_reason, 6);
     ck_assert_uint_eq(d.k.u.cswitch.old_thread_wait_mode, 1);
     ck_assert_uint_eq(d.k.u.cswitch.old_thread_state, 5);
+    ck_assert_uint_eq(d.k.u.cswitch.old_thread_wait_ideal_processor, 3);
+    ck_assert_uint_eq(d.k.u.cswitch.new_thread_wait_time, 13);
     done(&d);
+    /* NewThreadWaitTime's ticks: whole 15.625 ms */
+    ck_assert_uint_eq(etl_kwait_ticks(-5), 0);
+    ck_assert_uint_eq(etl_kwait_ticks(15624999), 0);
+    ck_assert_uint_eq(etl_kwait_ticks(15625000), 1);
+    ck_assert_uint_eq(etl_kwait_ticks(200000000), 12);
+    ck_assert_uint_eq(etl_kwait_ticks(INT64_MAX), UINT32_MAX);
 
     n = etl_kpayload_ready_thread(buf, sizeof buf, 4245);
     ck_assert_uint_eq(n, 8);
@@ -571,7 +579,7 @@ START_TEST(file_io_v3)
     ck_assert_uint_eq(d.k.u.file_io.nt_status, 0xE0000002u);
     done(&d);
 
-    n = etl_kpayload_fileio_name(buf, sizeof buf, f.file_key, "/a/b");
+    n = etl_kpayload_file_name(buf, sizeof buf, f.file_key, "/a/b");
     roundtrip(&d, ETL_HOOK_FILEIO_RUNDOWN, buf, n);
     ck_assert_uint_eq(d.ev.version, 2);
     ck_assert_str_eq(d.k.name, "FileIO/FileRundown");
@@ -760,9 +768,261 @@ START_TEST(thread_states)
 }
 END_TEST
 
+/* virtual_alloc and vamap: VirtualAlloc/VirtualFree (SYSTEM v2, 24 bytes) and MapFile/UnmapFile
+   (SYSTEM v3, 44 bytes) as TraceEvent's VirtualAllocTraceData and MapFileTraceData lay them out. */
+START_TEST(virtual_alloc_map_file)
+{
+    uint8_t buf[64];
+    etl_kmap_file_desc m = { 0x7f0000200000ull, 0x1234567890abcdefull, 0, 3 * 4096, 8192, 4321 };
+    size_t n = etl_kpayload_virtual_alloc(buf, sizeof buf, 0x7f0000100000ull, 37 * 4096, 4321, 0x3000);
+    struct decoded d;
+
+    ck_assert_uint_eq(n, 24);
+    roundtrip(&d, ETL_HOOK_VIRTUAL_ALLOC, buf, n);
+    ck_assert_int_eq(d.ev.kind, ETL_KIND_SYSTEM);
+    ck_assert_uint_eq(d.ev.version, 2);
+    ck_assert_int_eq(d.k.kclass, ETL_KCLASS_VIRTUAL_ALLOC);
+    ck_assert_str_eq(d.k.name, "PageFault/VirtualAlloc");
+    ck_assert_uint_eq(d.k.u.virtual_alloc.base_address, 0x7f0000100000ull);
+    ck_assert_uint_eq(d.k.u.virtual_alloc.region_size, 37 * 4096);
+    ck_assert_uint_eq(d.k.u.virtual_alloc.pid, 4321);
+    ck_assert_uint_eq(d.k.u.virtual_alloc.flags, 0x3000);
+    done(&d);
+    roundtrip(&d, ETL_HOOK_VIRTUAL_FREE, buf, n);
+    ck_assert_str_eq(d.k.name, "PageFault/VirtualFree");
+    done(&d);
+    record_back(&d, ETL_HOOK_VIRTUAL_FREE, buf, 20); /* cut in Flags */
+    ck_assert_int_eq(etl_kernel_decode(&d.ev, &d.k), ETL_FAILED);
+    done(&d);
+
+    n = etl_kpayload_map_file(buf, sizeof buf, &m);
+    ck_assert_uint_eq(n, 44);
+    roundtrip(&d, ETL_HOOK_MAP_FILE, buf, n);
+    ck_assert_uint_eq(d.ev.version, 3);
+    ck_assert_int_eq(d.k.kclass, ETL_KCLASS_MAP_FILE);
+    ck_assert_str_eq(d.k.name, "FileIO/MapFile");
+    ck_assert_uint_eq(d.k.u.map_file.view_base, 0x7f0000200000ull);
+    ck_assert_uint_eq(d.k.u.map_file.file_key, 0x1234567890abcdefull);
+    ck_assert_uint_eq(d.k.u.map_file.view_size, 3 * 4096);
+    ck_assert_uint_eq(d.k.u.map_file.byte_offset, 8192);
+    ck_assert_uint_eq(d.k.u.map_file.pid, 4321);
+    done(&d);
+    roundtrip(&d, ETL_HOOK_UNMAP_FILE, buf, n);
+    ck_assert_str_eq(d.k.name, "FileIO/UnmapFile");
+    done(&d);
+    record_back(&d, ETL_HOOK_UNMAP_FILE, buf, 40); /* cut in ProcessId */
+    ck_assert_int_eq(etl_kernel_decode(&d.ev, &d.k), ETL_FAILED);
+    done(&d);
+
+    n = etl_kpayload_file_name(buf, sizeof buf, 0x1234567890abcdefull, "/tmp/f");
+    ck_assert_uint_eq(n, 8 + 14);
+    record_back(&d, ETL_HOOK_FILEIO_NAME, buf, n);
+    ck_assert_int_eq(d.ev.kind, ETL_KIND_SYSTEM);
+    ck_assert_uint_eq(d.ev.version, 2);
+    done(&d);
+}
+END_TEST
+
+/* process_counters: PerfCtr and PerfCtrRundown (SYSTEM v2, 104 bytes) as TraceEvent's
+   ProcessCtrTraceData lays them out; a process's counters from /proc. */
+START_TEST(process_counters_v2)
+{
+    uint8_t buf[128];
+    etl_kproc_counters pc = { 77, 1234, 9, 300u << 20, 64u << 20, 0, 200u << 20, 60u << 20, 5u << 20, 5u << 20 };
+    size_t n = etl_kpayload_process_counters(buf, sizeof buf, &pc);
+    struct decoded d;
+
+    ck_assert_uint_eq(n, 104);
+    roundtrip(&d, ETL_HOOK_PROCESS_PERF_CTR, buf, n);
+    ck_assert_int_eq(d.ev.kind, ETL_KIND_SYSTEM);
+    ck_assert_uint_eq(d.ev.version, 2);
+    ck_assert_int_eq(d.k.kclass, ETL_KCLASS_PROCESS_COUNTERS);
+    ck_assert_str_eq(d.k.name, "Process/PerfCtr");
+    ck_assert_uint_eq(d.k.u.process_counters.pid, 77);
+    ck_assert_uint_eq(d.k.u.process_counters.page_fault_count, 1234);
+    ck_assert_uint_eq(d.k.u.process_counters.handle_count, 9);
+    ck_assert_uint_eq(d.k.u.process_counters.peak_virtual_size, 300u << 20);
+    ck_assert_uint_eq(d.k.u.process_counters.peak_working_set_size, 64u << 20);
+    ck_assert_uint_eq(d.k.u.process_counters.virtual_size, 200u << 20);
+    ck_assert_uint_eq(d.k.u.process_counters.working_set_size, 60u << 20);
+    ck_assert_uint_eq(d.k.u.process_counters.pagefile_usage, 5u << 20);
+    ck_assert_uint_eq(d.k.u.process_counters.private_page_count, 5u << 20);
+    ck_assert_uint_eq(d.k.u.process_counters.quota_peak_non_paged_pool_usage, 0);
+    done(&d);
+    roundtrip(&d, ETL_HOOK_PROCESS_PERF_CTR_RUNDOWN, buf, n);
+    ck_assert_str_eq(d.k.name, "Process/PerfCtrRundown");
+    done(&d);
+    record_back(&d, ETL_HOOK_PROCESS_PERF_CTR, buf, 100); /* cut in PrivatePageCount */
+    ck_assert_int_eq(etl_kernel_decode(&d.ev, &d.k), ETL_FAILED);
+    done(&d);
+#if defined(__linux__)
+    memset(&pc, 0, sizeof pc);
+    ck_assert_int_eq(etl_kproc_counters_read((uint32_t)getpid(), &pc), 0);
+    ck_assert_uint_eq(pc.pid, (uint32_t)getpid());
+    ck_assert_uint_gt(pc.virtual_size, 0);
+    ck_assert_uint_ge(pc.peak_virtual_size, pc.virtual_size);
+    ck_assert_uint_ge(pc.peak_working_set_size, pc.working_set_size);
+    ck_assert_uint_gt(pc.working_set_size, 0);
+    ck_assert_uint_ge(pc.handle_count, 3); /* stdin, stdout, stderr at least */
+    ck_assert_uint_gt(pc.page_fault_count, 0);
+    ck_assert_int_eq(etl_kproc_counters_read(UINT32_MAX - 1, &pc), -1); /* no such process */
+#endif
+}
+END_TEST
+
+/* SystemConfig PhyDisk, LogDisk (fixed sizes: 568, 112) and NIC (three strings) as the reader's
+   tables lay them out, and their header form. */
+START_TEST(sysconfig_disks_nic)
+{
+    static uint8_t buf[4096];
+    etl_ksysconfig_phydisk pd = { .disk_number = 266338304, .bytes_per_sector = 512, .cylinders = 33418 };
+    etl_ksysconfig_logdisk ld = { .disk_number = 266338304, .total_clusters = 1000, .file_system = "ext4" };
+    etl_ksysconfig_nic nic = { .physical_addr = 0x010000fc02ull, .physical_addr_len = 6, .ipv4_index = 4 };
+    int system;
+    uint16_t version;
+
+    snprintf(pd.manufacturer, sizeof pd.manufacturer, "ACME disk");
+    snprintf(nic.description, sizeof nic.description, "eth0");
+    snprintf(nic.ip_addresses, sizeof nic.ip_addresses, "192.0.2.2;fd00::2");
+    ck_assert_uint_eq(etl_kpayload_sysconfig_phydisk(buf, sizeof buf, &pd), 568);
+    ck_assert_uint_eq(etl_le32(buf), 266338304);
+    ck_assert_uint_eq(etl_le64(buf + 16), 33418);
+    ck_assert_uint_eq(etl_le16(buf + 40), 'A'); /* Manufacturer, UTF-16 */
+    ck_assert_uint_eq(etl_kpayload_sysconfig_logdisk(buf, sizeof buf, &ld), 112);
+    ck_assert_uint_eq(etl_le32(buf + 16), 266338304);
+    ck_assert_uint_eq(etl_le64(buf + 64), 1000);   /* TotalNumberOfClusters */
+    ck_assert_uint_eq(etl_le16(buf + 72), 'e');    /* FileSystem */
+    ck_assert_uint_eq(etl_kpayload_sysconfig_nic(buf, sizeof buf, &nic), 20 + 2 * 5 + 2 * 18 + 2);
+    ck_assert_uint_eq(etl_le64(buf), 0x010000fc02ull);
+    ck_assert_uint_eq(etl_le16(buf + 20), 'e');
+    for (uint16_t h = ETL_HOOK_SYSCONFIG_PHYDISK; h <= ETL_HOOK_SYSCONFIG_NIC; h++) {
+        ck_assert_int_eq(etl_kcapture_form(h, &system, &version), 0);
+        ck_assert_int_eq(system, 1);
+        ck_assert_uint_eq(version, 2);
+    }
+}
+END_TEST
+
+/* What the address-space calls say, collected. */
+struct vm_seen {
+    unsigned n;
+    etl_kvm_event e[16];
+};
+static void vm_collect(void *ctx, const etl_kvm_event *e)
+{
+    struct vm_seen *s = ctx;
+    if (s->n < 16) s->e[s->n] = *e;
+    s->n++;
+}
+static void vm_is(const struct vm_seen *s, unsigned i, int kind, uint64_t base, uint64_t size)
+{
+    ck_assert_uint_gt(s->n, i);
+    ck_assert_int_eq(s->e[i].kind, kind);
+    ck_assert_uint_eq(s->e[i].base, base);
+    ck_assert_uint_eq(s->e[i].size, size);
+}
+
+START_TEST(vm_spaces)
+{
+    const uint64_t P = 4096, anon = 0x22, shared = 0x01, fixed = 0x10, rw = 3;
+    etl_kvm_space sp;
+    struct vm_seen s;
+
+    memset(&sp, 0, sizeof sp);
+    /* anonymous: reserved and committed, PROT_NONE only reserved; a failed mmap says nothing */
+    memset(&s, 0, sizeof s);
+    ck_assert_int_eq(etl_kvm_mmap(&sp, 0x10000, 3 * P - 100, rw, anon, 0, 0, P, vm_collect, &s), 0);
+    ck_assert_int_eq(etl_kvm_mmap(&sp, 0x20000, P, 0, anon, 0, 0, P, vm_collect, &s), 0);
+    ck_assert_int_eq(etl_kvm_mmap(&sp, (uint64_t)-12, P, rw, anon, 0, 0, P, vm_collect, &s), -1);
+    ck_assert_uint_eq(s.n, 2);
+    vm_is(&s, 0, ETL_KVM_ALLOC, 0x10000, 3 * P);
+    ck_assert_uint_eq(s.e[0].flags, 0x3000);
+    ck_assert_uint_eq(s.e[1].flags, 0x2000);
+    /* a file view, then a munmap across it and anonymous memory on both sides: a VirtualFree,
+       the view's UnmapFile, a VirtualFree */
+    memset(&s, 0, sizeof s);
+    ck_assert_int_eq(etl_kvm_mmap(&sp, 0x40000, 4 * P, 1, shared, 77, 2 * P, P, vm_collect, &s), 0);
+    vm_is(&s, 0, ETL_KVM_MAP, 0x40000, 4 * P);
+    ck_assert_uint_eq(s.e[0].file_key, 77);
+    ck_assert_uint_eq(s.e[0].offset, 2 * P);
+    ck_assert_uint_eq(sp.nviews, 1);
+    memset(&s, 0, sizeof s);
+    ck_assert_int_eq(etl_kvm_munmap(&sp, 0x3f000, 3 * P, 0, P, vm_collect, &s), 0); /* [0x3f000, 0x42000) */
+    ck_assert_uint_eq(s.n, 2);
+    vm_is(&s, 0, ETL_KVM_FREE, 0x3f000, P);
+    ck_assert_uint_eq(s.e[0].flags, 0x8000);
+    vm_is(&s, 1, ETL_KVM_UNMAP, 0x40000, 2 * P);
+    ck_assert_uint_eq(s.e[1].offset, 2 * P);
+    ck_assert_uint_eq(sp.nviews, 1); /* its last two pages stay, at their offset */
+    ck_assert_uint_eq(sp.views[0].base, 0x42000);
+    ck_assert_uint_eq(sp.views[0].offset, 4 * P);
+    /* a hole in a view: both sides stay */
+    ck_assert_int_eq(etl_kvm_mmap(&sp, 0x80000, 8 * P, 1, shared, 78, 0, P, NULL, NULL), 0);
+    memset(&s, 0, sizeof s);
+    ck_assert_int_eq(etl_kvm_munmap(&sp, 0x82000, 2 * P, 0, P, vm_collect, &s), 0);
+    ck_assert_uint_eq(s.n, 1);
+    vm_is(&s, 0, ETL_KVM_UNMAP, 0x82000, 2 * P);
+    ck_assert_uint_eq(sp.nviews, 3);
+    ck_assert_uint_eq(sp.views[2].base, 0x84000);
+    ck_assert_uint_eq(sp.views[2].offset, 4 * P);
+    /* a failed munmap, an unaligned one: nothing */
+    memset(&s, 0, sizeof s);
+    ck_assert_int_eq(etl_kvm_munmap(&sp, 0x80000, P, -22, P, vm_collect, &s), -1);
+    ck_assert_int_eq(etl_kvm_munmap(&sp, 0x80001, P, 0, P, vm_collect, &s), -1);
+    ck_assert_uint_eq(s.n, 0);
+    /* MAP_FIXED over a view: its UnmapFile first, then the new anonymous memory */
+    memset(&s, 0, sizeof s);
+    ck_assert_int_eq(etl_kvm_mmap(&sp, 0x80000, P, rw, anon | fixed, 0, 0, P, vm_collect, &s), 0);
+    ck_assert_uint_eq(s.n, 2);
+    vm_is(&s, 0, ETL_KVM_UNMAP, 0x80000, P);
+    vm_is(&s, 1, ETL_KVM_ALLOC, 0x80000, P);
+    /* mremap: anonymous grown in place, shrunk, moved; a view moved */
+    memset(&s, 0, sizeof s);
+    ck_assert_int_eq(etl_kvm_mremap(&sp, 0x10000, 3 * P, 5 * P, 1, 0x10000, P, vm_collect, &s), 0);
+    ck_assert_int_eq(etl_kvm_mremap(&sp, 0x10000, 5 * P, 2 * P, 0, 0x10000, P, vm_collect, &s), 0);
+    ck_assert_int_eq(etl_kvm_mremap(&sp, 0x10000, 2 * P, 4 * P, 1, 0x90000, P, vm_collect, &s), 0);
+    ck_assert_uint_eq(s.n, 4);
+    vm_is(&s, 0, ETL_KVM_ALLOC, 0x13000, 2 * P);
+    vm_is(&s, 1, ETL_KVM_FREE, 0x12000, 3 * P);
+    vm_is(&s, 2, ETL_KVM_FREE, 0x10000, 2 * P);
+    vm_is(&s, 3, ETL_KVM_ALLOC, 0x90000, 4 * P);
+    memset(&s, 0, sizeof s);
+    ck_assert_int_eq(etl_kvm_mremap(&sp, 0x42000, 2 * P, 3 * P, 1, 0xa0000, P, vm_collect, &s), 0);
+    ck_assert_uint_eq(s.n, 2);
+    vm_is(&s, 0, ETL_KVM_UNMAP, 0x42000, 2 * P);
+    vm_is(&s, 1, ETL_KVM_MAP, 0xa0000, 3 * P);
+    ck_assert_uint_eq(s.e[1].file_key, 77);
+    ck_assert_uint_eq(s.e[1].offset, 4 * P);
+    /* brk: the first call only learns the break; growth and shrinking by whole pages */
+    memset(&s, 0, sizeof s);
+    ck_assert_int_eq(etl_kvm_brk(&sp, 0, 0x500100, P, vm_collect, &s), -1);
+    ck_assert_int_eq(etl_kvm_brk(&sp, 0x500100 + 2 * P, 0x500100 + 2 * P, P, vm_collect, &s), 0);
+    ck_assert_int_eq(etl_kvm_brk(&sp, 0x500100 + 3 * P, 0x500100 + 2 * P, P, vm_collect, &s), -1); /* refused */
+    ck_assert_int_eq(etl_kvm_brk(&sp, 0x500100, 0x500100, P, vm_collect, &s), 0);
+    ck_assert_uint_eq(s.n, 2);
+    vm_is(&s, 0, ETL_KVM_ALLOC, 0x501000, 2 * P);
+    vm_is(&s, 1, ETL_KVM_FREE, 0x501000, 2 * P);
+    etl_kvm_space_free(&sp);
+
+    /* an exec at 100 handled after a view made at 150 (another processor's record): the view
+       and break from before it go, the view after it stays */
+    memset(&sp, 0, sizeof sp);
+    sp.now = 50;
+    ck_assert_int_eq(etl_kvm_mmap(&sp, 0x40000, P, 1, shared, 7, 0, P, NULL, NULL), 0);
+    ck_assert_int_eq(etl_kvm_brk(&sp, 0, 0x500000, P, NULL, NULL), -1);
+    sp.now = 150;
+    ck_assert_int_eq(etl_kvm_mmap(&sp, 0x50000, P, 1, shared, 8, 0, P, NULL, NULL), 0);
+    etl_kvm_space_forget(&sp, 100);
+    ck_assert_uint_eq(sp.nviews, 1);
+    ck_assert_uint_eq(sp.views[0].file_key, 8);
+    ck_assert_uint_eq(sp.brk, 0);
+    etl_kvm_space_free(&sp);
+}
+END_TEST
+
 START_TEST(flag_names)
 {
-    char buf[256];
+    char buf[ETL_KERNEL_FLAGS_NAMES_SIZE];
 
     ck_assert_uint_eq(etl_kernel_flag_from_name("process"), 0x1);
     ck_assert_uint_eq(etl_kernel_flag_from_name("image_load"), 0x4);
@@ -777,11 +1037,14 @@ START_TEST(flag_names)
     ck_assert_uint_eq(etl_kernel_flag_from_name("file_io"), 0x02000000);
     ck_assert_uint_eq(etl_kernel_flag_from_name("file_io_init"), 0x04000000);
     ck_assert_uint_eq(etl_kernel_flag_from_name("disk_file_io"), 0x200);
+    ck_assert_uint_eq(etl_kernel_flag_from_name("virtual_alloc"), 0x4000);
+    ck_assert_uint_eq(etl_kernel_flag_from_name("vamap"), 0x8000);
+    ck_assert_uint_eq(etl_kernel_flag_from_name("process_counters"), 0x8);
     ck_assert_uint_eq(etl_kernel_flag_from_name("file"), 0);
     ck_assert_uint_eq(etl_kernel_flag_from_name(NULL), 0);
     ck_assert_str_eq(etl_kernel_flags_format(ETL_KERNEL_ALL, buf, sizeof buf),
                      "process,thread,image_load,cswitch,dispatcher,profile,disk_io,syscall,dpc,interrupt,memory_page_faults,"
-                     "network_tcpip,file_io,file_io_init,disk_file_io");
+                     "network_tcpip,file_io,file_io_init,disk_file_io,virtual_alloc,vamap,process_counters");
     ck_assert_str_eq(etl_kernel_flags_format(ETL_KERNEL_PROFILE | ETL_KERNEL_CSWITCH, buf, sizeof buf),
                      "cswitch,profile");
     ck_assert_str_eq(etl_kernel_flags_format(0, buf, sizeof buf), "");
@@ -1555,6 +1818,77 @@ static void state_raw(uint8_t raw[72], uint64_t sk, int old, int new, uint16_t s
     }
 }
 
+/* The kernel reuses a closed socket's memory: a server's receive on a socket, handled by a
+   reader that lags after another reader handled that address's next use (a client's connection),
+   has the ends of its own connection, not the later one's. */
+START_TEST(net_reused_socket_address)
+{
+    etl_session_properties p;
+    etl_session *s;
+    etl_reader *rd;
+    etl_event ev;
+    struct etl_kcapture *k;
+    uint8_t raw[72], lraw[28] = { 0 };
+    const uint64_t sk = 0xffff888100001000ull, lsk = 0xffff888100002000ull;
+    int64_t t0;
+    int rc, recvs = 0;
+
+    memset(&p, 0, sizeof p);
+    p.log_file_name = test_dir_path("netreuse.etl");
+    ck_assert_int_eq(etl_session_start(&s, &p), ETL_OK);
+    k = fake_capture(s, ETL_KERNEL_NETWORK_TCPIP);
+    pthread_mutex_init(&k->netlock, NULL);
+    {
+        static const struct tp_field st[KN_FIELDS] = { { 8, 8 }, { 16, 4 }, { 20, 4 }, { 24, 2 }, { 26, 2 }, { 28, 2 },
+                                                       { 30, 2 }, { 32, 4 }, { 36, 4 }, { 40, 16 }, { 56, 16 } };
+        static const struct tp_field len[KL_FIELDS] = { { 8, 8 }, { 16, 2 }, { 18, 2 }, { 20, 4 }, { 24, 4 } };
+        memcpy(k->net_state, st, sizeof st);
+        memcpy(k->net_len[0], len, sizeof len);
+        memcpy(k->net_len[1], len, sizeof len);
+    }
+    t0 = etl_monoclock_exact();
+    /* processor 0: listen, a connection accepted on sk (8080 <- 40000), closed; then sk again,
+       as a client's connection (40001 -> 9090) */
+    state_raw(raw, lsk, 7, 10, 8080, 0);
+    etl_knet_sample(&k->cpus[0], EV_NET_STATE, t0, 100, 100, raw, 72);
+    state_raw(raw, sk, 10, 3, 8080, 40000);
+    etl_knet_sample(&k->cpus[0], EV_NET_STATE, t0 + 1000000, 200, 200, raw, 72);
+    state_raw(raw, sk, 3, 1, 8080, 40000);
+    etl_knet_sample(&k->cpus[0], EV_NET_STATE, t0 + 2000000, 200, 200, raw, 72);
+    state_raw(raw, sk, 1, 7, 8080, 40000);
+    etl_knet_sample(&k->cpus[0], EV_NET_STATE, t0 + 4000000, 100, 100, raw, 72);
+    state_raw(raw, sk, 7, 2, 40001, 9090);
+    etl_knet_sample(&k->cpus[0], EV_NET_STATE, t0 + 5000000, 300, 300, raw, 72);
+    state_raw(raw, sk, 2, 1, 40001, 9090);
+    etl_knet_sample(&k->cpus[0], EV_NET_STATE, t0 + 6000000, 300, 300, raw, 72);
+    /* processor 1, behind: the server's receive between the accept and the close */
+    put64(lraw + 8, sk);
+    lraw[16] = 2;
+    lraw[18] = 6;
+    put32(lraw + 20, 4096);
+    etl_knet_sample(&k->cpus[1], EV_NET_RECV, t0 + 3000000, 100, 100, lraw, sizeof lraw);
+    etl_knet_free(k);
+    fake_capture_free(k);
+    ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    etl_session_close(s);
+
+    ck_assert_int_eq(etl_reader_open_path(&rd, test_dir_path("netreuse.etl"), NULL), ETL_OK);
+    while ((rc = etl_reader_next(rd, &ev)) == ETL_OK) {
+        etl_kernel_event ke;
+        if (etl_kernel_decode(&ev, &ke) != 1 || ke.kclass != ETL_KCLASS_TCPIP || strcmp(ke.name, "TcpIp/Recv") != 0)
+            continue;
+        recvs++;
+        ck_assert_uint_eq(ke.u.tcpip.pid, 100);
+        ck_assert_uint_eq(ke.u.tcpip.size, 4096);
+        ck_assert_uint_eq(ke.u.tcpip.sport, 8080);
+        ck_assert_uint_eq(ke.u.tcpip.dport, 40000);
+    }
+    ck_assert_int_eq(rc, ETL_EOF);
+    ck_assert_int_eq(recvs, 1);
+    etl_reader_close(rd);
+}
+END_TEST
+
 /* A connection accepted by a server (pid 100, which listened) from a client (pid 200, in whose
    context the loopback softirq makes the server's socket's changes of state), its changes on
    processor 0, the server's first receive on processor 1. Processor 0's reader is behind: the
@@ -2150,6 +2484,10 @@ static Suite *suite(void)
     tcase_add_test(tc, tcpip_v2);
     tcase_add_test(tc, file_io_v3);
     tcase_add_test(tc, file_io_create_options);
+    tcase_add_test(tc, virtual_alloc_map_file);
+    tcase_add_test(tc, vm_spaces);
+    tcase_add_test(tc, process_counters_v2);
+    tcase_add_test(tc, sysconfig_disks_nic);
     tcase_add_test(tc, system_call_names);
     tcase_add_test(tc, system_call_table);
     tcase_add_test(tc, sysconfig_cpu_v3);
@@ -2185,6 +2523,7 @@ static Suite *suite(void)
 #if defined(__linux__) && defined(PERF_RECORD_MISC_COMM_EXEC)
     tcase_add_test(tc, exec_before_its_fork);
     tcase_add_test(tc, net_receive_waits_for_its_accept);
+    tcase_add_test(tc, net_reused_socket_address);
 #endif
     suite_add_tcase(s, tc);
     /* ELF files made with gcc: a compiler on a loaded machine takes its time. */

@@ -107,9 +107,13 @@ static const char usage_text[] =
     "                           major faults), network_tcpip (TcpIp, UdpIp: sends,\n"
     "                           receives, connections), file_io_init (FileIo Create,\n"
     "                           Read, Write, ... from BPF), file_io (their OpEnd),\n"
-    "                           disk_file_io (FileIo Name, FileRundown); no\n"
-    "                           --provider. The name \"NT\n"
-    "                           Kernel Logger\" is a kernel session's only\n"
+    "                           disk_file_io (FileIo Name, FileRundown),\n"
+    "                           virtual_alloc (VirtualAlloc/VirtualFree from\n"
+    "                           anonymous mmap, munmap, mremap, brk), vamap\n"
+    "                           (MapFile/UnmapFile from file mmap, munmap, mremap),\n"
+    "                           process_counters (PerfCtr at each process's end,\n"
+    "                           PerfCtrRundown at the stop); no --provider. The\n"
+    "                           name \"NT Kernel Logger\" is a kernel session's only\n"
     "      --stackwalk=EVENTS   with --kernel (also --stackwalk EVENTS): a StackWalk\n"
     "                           event for each of these kernel events: profile,\n"
     "                           cswitch, dispatcher\n"
@@ -854,7 +858,7 @@ static void json_str(const char *key, const char *v, int comma)
 /* One keyword or stack list: "Name(flags)" words, or JSON objects. */
 static void print_keywords(const etl_wprp_keyword *k, size_t n, int json)
 {
-    char names[128];
+    char names[ETL_KERNEL_FLAGS_NAMES_SIZE];
 
     for (size_t i = 0; i < n; i++) {
         etl_kernel_flags_format(k[i].flags, names, sizeof names);
@@ -871,7 +875,7 @@ static void print_keywords(const etl_wprp_keyword *k, size_t n, int json)
 
 static void print_profile(const etl_wprp_profile *p, int json, int comma)
 {
-    char names[128], guid[ETL_GUID_STRING_SIZE];
+    char names[ETL_KERNEL_FLAGS_NAMES_SIZE], guid[ETL_GUID_STRING_SIZE];
 
     if (json) {
         printf("%s{", comma ? "," : "");
@@ -1309,7 +1313,7 @@ static int parse_kernel_names(const char *option, const char *list, uint32_t all
     strcpy(buf, list);
     for (char *name = strtok_r(buf, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
         uint32_t f = etl_kernel_flag_from_name(name);
-        char names[128];
+        char names[ETL_KERNEL_FLAGS_NAMES_SIZE];
         if (!f || !(f & allowed)) {
             usage_error("--%s: %s '%s' (%s)", option, f ? "no stack walks for" : "unknown kernel event", name,
                         etl_kernel_flags_format(allowed, names, sizeof names));
@@ -1361,7 +1365,7 @@ static int kernel_options(struct options *o)
         parse_kernel_names("stackwalk", o->stackwalk_events, ETL_KERNEL_STACKWALK_ALL, &o->kernel_stackwalk) != 0)
         return -1;
     if (o->kernel_stackwalk & ~o->kernel_flags) {
-        char names[128];
+        char names[ETL_KERNEL_FLAGS_NAMES_SIZE];
         usage_error("--stackwalk: %s not in --kernel %s",
                     etl_kernel_flags_format(o->kernel_stackwalk & ~o->kernel_flags, names, sizeof names), o->kernel);
         return -1;

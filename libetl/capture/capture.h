@@ -48,6 +48,41 @@ typedef struct etl_ksysconfig_cpu {
    processor (MHz, family, model, stepping). What cannot be read stays 0 or "". */
 void etl_ksysconfig_cpu_read(etl_ksysconfig_cpu *c);
 
+/* A physical disk (a block device not under /sys/devices/virtual: no loop, ram, zram, dm or md
+   device) as SystemConfig/PhyDisk (version 2, 568 bytes) describes it. */
+typedef struct etl_ksysconfig_phydisk {
+    uint32_t disk_number;          /* the disk's dev_t as the block tracepoints give it (DiskIo's DiskNumber) */
+    uint32_t bytes_per_sector, sectors_per_track, tracks_per_cylinder;
+    uint64_t cylinders;
+    uint32_t scsi_port, scsi_path, scsi_target, scsi_lun;
+    char manufacturer[256];        /* UTF-8 */
+    uint32_t partition_count;
+    uint8_t write_cache_enabled;
+    char name[64];                 /* its /sys/block name (not in the payload) */
+} etl_ksysconfig_phydisk;
+/* A mounted file system on a block device as SystemConfig/LogDisk (version 2, 112 bytes). */
+typedef struct etl_ksysconfig_logdisk {
+    uint64_t start_offset, partition_size;
+    uint32_t disk_number, drive_type, partition_number, sectors_per_cluster, bytes_per_sector;
+    int64_t free_clusters, total_clusters;
+    char file_system[16];
+    char mount_point[256];         /* (not in the payload) */
+} etl_ksysconfig_logdisk;
+/* A network interface with a device as SystemConfig/NIC (version 2). */
+typedef struct etl_ksysconfig_nic {
+    uint64_t physical_addr;        /* the address's bytes in order, from the lowest */
+    uint32_t physical_addr_len, ipv4_index, ipv6_index;
+    char description[256], ip_addresses[1024], dns_servers[512]; /* UTF-8; ';'-separated lists */
+} etl_ksysconfig_nic;
+/* Each of this machine's physical disks, mounted block file systems, network interfaces with
+   a device, given to cb in turn: how many. */
+unsigned etl_ksysconfig_phydisks(void (*cb)(void *ctx, const etl_ksysconfig_phydisk *d), void *ctx);
+unsigned etl_ksysconfig_logdisks(void (*cb)(void *ctx, const etl_ksysconfig_logdisk *d), void *ctx);
+unsigned etl_ksysconfig_nics(void (*cb)(void *ctx, const etl_ksysconfig_nic *n), void *ctx);
+size_t etl_kpayload_sysconfig_phydisk(uint8_t *out, size_t cap, const etl_ksysconfig_phydisk *d);
+size_t etl_kpayload_sysconfig_logdisk(uint8_t *out, size_t cap, const etl_ksysconfig_logdisk *d);
+size_t etl_kpayload_sysconfig_nic(uint8_t *out, size_t cap, const etl_ksysconfig_nic *n);
+
 /* The payload encoders: each writes the 64-bit payload into out (NULL: nowhere) and returns
    its size; when that is above cap, only what fitted was written, and out holds no payload. */
 size_t etl_kpayload_process(uint8_t *out, size_t cap, const etl_kproc_desc *p);
@@ -57,8 +92,13 @@ size_t etl_kpayload_image(uint8_t *out, size_t cap, uint64_t base, uint64_t size
 size_t etl_kpayload_sysconfig_cpu(uint8_t *out, size_t cap, const etl_ksysconfig_cpu *c);
 /* Thread/SetName (version 2): ProcessId, TThreadId, ThreadName (UTF-8 in, UTF-16 out). */
 size_t etl_kpayload_thread_name(uint8_t *out, size_t cap, uint32_t pid, uint32_t tid, const char *name);
+/* CSwitch (version 4): new_wait_time is NewThreadWaitTime, in clock ticks (etl_kwait_ticks). */
 size_t etl_kpayload_cswitch(uint8_t *out, size_t cap, uint32_t new_tid, uint32_t old_tid, int8_t new_priority,
-                            int8_t old_priority, uint8_t wait_reason, uint8_t wait_mode, uint8_t state);
+                            int8_t old_priority, uint8_t wait_reason, uint8_t wait_mode, uint8_t state,
+                            uint8_t wait_ideal_processor, uint32_t new_wait_time);
+/* A thread's time off the processors (ns) as NewThreadWaitTime counts it: whole clock ticks of
+   the trace's TimerResolution (156250 x 100 ns, 15.625 ms), at most UINT32_MAX; 0 for < 0. */
+uint32_t etl_kwait_ticks(int64_t ns);
 size_t etl_kpayload_ready_thread(uint8_t *out, size_t cap, uint32_t tid);
 size_t etl_kpayload_sample(uint8_t *out, size_t cap, uint64_t ip, uint32_t tid);
 /* PMC interrupt: InstructionPointer, ThreadId, ProfileSource (KPROFILE_SOURCE), Reserved. */
@@ -183,6 +223,25 @@ typedef struct etl_ktcpip_desc {
    ETL_HOOK_TCPIP_IPV6 for the IPv6 forms; d->v6 must agree): TypeGroup1's, SendIPV4/6's
    (startime, endtime 0) or Connect/Accept's layout as the hook wants. */
 size_t etl_kpayload_tcpip(uint8_t *out, size_t cap, uint16_t hook, const etl_ktcpip_desc *d);
+/* PageFault VirtualAlloc/VirtualFree (version 2): BaseAddress, RegionSize, ProcessId, Flags
+   (ETL_MEM_*). */
+size_t etl_kpayload_virtual_alloc(uint8_t *out, size_t cap, uint64_t base, uint64_t size, uint32_t pid, uint32_t flags);
+/* FileIo MapFile/UnmapFile (version 3, 44 bytes). */
+typedef struct etl_kmap_file_desc {
+    uint64_t view_base, file_key, misc_info, view_size, byte_offset;
+    uint32_t pid;
+} etl_kmap_file_desc;
+size_t etl_kpayload_map_file(uint8_t *out, size_t cap, const etl_kmap_file_desc *m);
+/* FileIo Name (version 2): FileObject (a FileKey here), FileName (UTF-8 in, UTF-16 out). */
+size_t etl_kpayload_file_name(uint8_t *out, size_t cap, uint64_t file_object, const char *name);
+/* Process PerfCtr and PerfCtrRundown (version 2, 104 bytes): the memory counters of a process
+   (bytes; Windows' pool quotas, which Linux has not, are written 0). */
+typedef struct etl_kproc_counters {
+    uint32_t pid, page_fault_count, handle_count;
+    uint64_t peak_virtual_size, peak_working_set_size, peak_pagefile_usage;
+    uint64_t virtual_size, working_set_size, pagefile_usage, private_page_count;
+} etl_kproc_counters;
+size_t etl_kpayload_process_counters(uint8_t *out, size_t cap, const etl_kproc_counters *c);
 /* Linux's softirqs (HI, TIMER, NET_TX, NET_RX, BLOCK, IRQ_POLL, TASKLET, SCHED, HRTIMER, RCU):
    the hook of the DPC a softirq of vector vec is written as (TimerDPC for the timers' two), and
    the names of their actions in kallsyms (the older name after a '|'). */
@@ -213,7 +272,6 @@ size_t etl_kpayload_fileio_rw(uint8_t *out, size_t cap, const etl_kfileio_desc *
 size_t etl_kpayload_fileio_info(uint8_t *out, size_t cap, const etl_kfileio_desc *d);
 size_t etl_kpayload_fileio_dir_enum(uint8_t *out, size_t cap, const etl_kfileio_desc *d);
 size_t etl_kpayload_fileio_op_end(uint8_t *out, size_t cap, uint64_t irp, uint64_t extra_info, uint32_t nt_status);
-size_t etl_kpayload_fileio_name(uint8_t *out, size_t cap, uint64_t file_key, const char *path);
 /* NtCreateFile's CreateOptions, CreateDisposition in its top byte, from open(2)'s flags
    (O_CREAT|O_EXCL FILE_CREATE, O_CREAT|O_TRUNC FILE_OVERWRITE_IF, O_CREAT FILE_OPEN_IF, O_TRUNC
    FILE_OVERWRITE, else FILE_OPEN; O_DIRECTORY, O_SYNC/O_DSYNC, O_DIRECT as their options). */
@@ -227,6 +285,7 @@ int etl_kio_kind(const char *rwbs, size_t n, uint32_t *irp_flags);
 /* A Linux system call's return value as an NTSTATUS: 0 (STATUS_SUCCESS) for 0 and above,
    0xE0000000 | errno for -errno (error severity, customer bit: no Windows code is one). */
 uint32_t etl_kntstatus(int64_t ret);
+#define ETL_KSWITCHED_SLOTS 65536u
 
 /* A Linux priority (the kernel's prio: 0..99 real time, 100..139 nice -20..19) as a Windows
    thread priority (0..31: 16..31 real time, 8 normal). */
@@ -296,6 +355,62 @@ void etl_kexit_delivered(etl_kexit *x, int64_t ts, int sig, int dfl);
 int etl_kexit_status(const etl_kexit *x, int64_t end_ts, int32_t *status);
 /* A signal's default action: 0 none, stop or continue; 1 terminate; 2 terminate with a core dump. */
 int etl_ksignal_default(int sig);
+
+/* ---- virtual_alloc and vamap: a process's address space as its system calls change it (kvmem.c) ---- */
+
+/* A file view (an mmap of a file) the capture saw made: [base, base + size) at byte offset of
+   the file known by file_key. */
+typedef struct etl_kvm_view {
+    uint64_t base, size, file_key, offset;
+    int64_t ts;                /* when the call that made it was made (the space's now then) */
+} etl_kvm_view;
+/* What the capture knows of one process's address space: its break (0: not known yet) and
+   the file views it saw made and not removed yet, by base. now: the time of the call being
+   applied (the caller sets it), kept with what the call notes, so that an exec or exit
+   forgets only what came before it (etl_kvm_space_forget), whatever order the processors'
+   records are handled in. */
+typedef struct etl_kvm_space {
+    uint64_t brk;
+    int64_t brk_ts, now;
+    etl_kvm_view *views;
+    size_t nviews, cap;
+} etl_kvm_space;
+/* What sp noted before ts is forgotten (an exec or exit at ts); what came after it stays. */
+void etl_kvm_space_forget(etl_kvm_space *sp, int64_t ts);
+/* What a system call did, as Windows says it: VirtualAlloc or VirtualFree of anonymous memory,
+   MapFile or UnmapFile of a file view. */
+enum { ETL_KVM_ALLOC, ETL_KVM_FREE, ETL_KVM_MAP, ETL_KVM_UNMAP };
+typedef struct etl_kvm_event {
+    int kind;
+    uint64_t base, size;
+    uint32_t flags;            /* ALLOC, FREE: ETL_MEM_* */
+    uint64_t file_key, offset; /* MAP, UNMAP */
+} etl_kvm_event;
+typedef void (*etl_kvm_emit)(void *ctx, const etl_kvm_event *e);
+/* Each of these calls emit (in address order) for what a call that returned ret did to sp,
+   and updates sp. Nothing for a call that failed (ret -4095..-1), lengths rounded up to whole
+   pages (page). 0, or -1 when it changed nothing or is not understood (no memory: sp keeps
+   what it had). */
+/* mmap(addr, len, prot, flags, fd, off) = ret: a file view (a mapping without MAP_ANONYMOUS)
+   of file_key, else anonymous memory (MEM_RESERVE, with MEM_COMMIT unless PROT_NONE). Views
+   that MAP_FIXED replaces are unmapped first. */
+int etl_kvm_mmap(etl_kvm_space *sp, uint64_t ret, uint64_t len, uint64_t prot, uint64_t flags, uint64_t file_key,
+                 uint64_t off, uint64_t page, etl_kvm_emit emit, void *ctx);
+/* munmap(addr, len) = ret: UnmapFile for each view (or part of one) in the range, VirtualFree
+   (MEM_RELEASE) for each stretch between them. */
+int etl_kvm_munmap(etl_kvm_space *sp, uint64_t addr, uint64_t len, int64_t ret, uint64_t page, etl_kvm_emit emit,
+                   void *ctx);
+/* mremap(addr, old_len, new_len, flags) = ret: a view is unmapped and mapped again at ret with
+   its new size; anonymous memory grown in place is a VirtualAlloc of the growth, shrunk a
+   VirtualFree of the tail, moved a VirtualFree of the old range (unless MREMAP_DONTUNMAP) and
+   a VirtualAlloc of the new. */
+int etl_kvm_mremap(etl_kvm_space *sp, uint64_t addr, uint64_t old_len, uint64_t new_len, uint64_t flags, int64_t ret,
+                   uint64_t page, etl_kvm_emit emit, void *ctx);
+/* brk(arg) = ret (the break after the call): with the break before it known, a VirtualAlloc
+   of the pages it grew by or a VirtualFree of those it shrank by; brk(0) (a query) and the
+   first brk seen only learn the break. */
+int etl_kvm_brk(etl_kvm_space *sp, uint64_t arg, uint64_t ret, uint64_t page, etl_kvm_emit emit, void *ctx);
+void etl_kvm_space_free(etl_kvm_space *sp);
 
 /* ---- the command line at an exec (kexec.c) ---- */
 /* The command line of a program as exec left its stack: stack holds the n bytes from the user
@@ -410,8 +525,12 @@ void etl_lbr_perf_cause(int e, const char *what, char *err, size_t errsize);
 enum { EV_SIDEBAND, EV_SWITCH, EV_WAKEUP, EV_WAKEUP_NEW, EV_PROFILE, EV_RQ_ISSUE, EV_RQ_COMPLETE, EV_SYS_ENTER,
        EV_SYS_EXIT, EV_MUNMAP, EV_MREMAP, EV_EXIT_GROUP, EV_EXIT, EV_SIG_DELIVER, EV_SIG_GENERATE, EV_EXEC,
        EV_IRQ_ENTRY, EV_IRQ_EXIT, EV_SOFTIRQ_ENTRY, EV_SOFTIRQ_EXIT, EV_FAULT_MIN, EV_FAULT_MAJ,
-       EV_NET_STATE, EV_NET_SEND, EV_NET_RECV, EV_NET_RETRANSMIT,
-       EV_FILEIO, EV_LBR_PROFILE, EV_LBR_PMC, EV_COUNT };
+       EV_NET_STATE, EV_NET_SEND, EV_NET_RECV, EV_NET_RETRANSMIT, EV_FILEIO,
+       EV_VM_MMAP, EV_VM_MMAP_RET, EV_VM_MUNMAP, EV_VM_MUNMAP_RET, EV_VM_MREMAP, EV_VM_MREMAP_RET, EV_VM_BRK,
+       EV_VM_BRK_RET, EV_LBR_PROFILE, EV_LBR_PMC, EV_COUNT };
+/* virtual_alloc, vamap: the entries and returns of mmap, munmap, mremap and brk, in pairs. */
+#define EV_VM_FIRST EV_VM_MMAP
+#define EV_VM_COUNT 8
 
 #define RING_PAGES 256u /* data pages per processor: 1 MiB */
 #define EXEC_RING_PAGES 256u /* of the exec samples: 1 MiB, 63 dumps of the stack */
@@ -464,6 +583,8 @@ struct kcpu {
     size_t ndef, defcap;
     unsigned disk_waited_ms;   /* at the end, how long it waited for other readers' issues */
     unsigned exec_waited_ms;   /* at the end, how long it waited for execs' command lines */
+    unsigned vm_waited_ms;     /* at the end, how long it waited for the entries of system calls */
+    unsigned counters_waited_ms; /* how long it waited for the taskstats of exits (kcounters.c) */
     struct kwait exec_wait;    /* of the exec's COMM its handling waits at (etl_kexec_wait) */
     struct kwait task_wait;    /* of the fork or exit its handling waits at (etl_ktask_wait) */
     struct kwait net_wait;     /* of the connection its handling waits at (etl_knet_wait) */
@@ -509,6 +630,8 @@ struct etl_kfileio;
 
 /* A block request issued and not completed yet (kio.c). */
 struct disk_req;
+/* The system calls entered, the processes' address spaces, the files named (kvmem.c). */
+struct kvm_state;
 #define DTAB_SIZE 4096u
 
 /* network_tcpip (knet.c): the sockets seen, by their kernel address, and the listeners. */
@@ -573,6 +696,15 @@ struct etl_kcapture {
     struct knet_sock *nettab[NETTAB_SIZE];
     struct knet_listener *listeners;
     unsigned net_socks;        /* in nettab */
+    /* virtual_alloc, vamap (kvmem.c): the fields of the syscalls tracepoints (vm_f[e - EV_VM_FIRST]:
+       an entry's arguments, a return's ret) and what pairs them and follows each process */
+    struct tp_field vm_f[EV_VM_COUNT][6];
+    struct kvm_state *vm;
+    struct kcounters *counters; /* process_counters (kcounters.c): the taskstats of exiting tasks */
+    /* cswitch: when each thread (by tid, one slot each: another tid in the slot is not known)
+       was switched out and in last, for NewThreadWaitTime (kring.c); NULL: no memory */
+    struct kswitched { uint32_t tid; int64_t out_ts, in_ts; } *switched;
+    pthread_mutex_t switched_lock[64];
     /* The fields of the unload and exit tracepoints (etl_kexit_unmap_tps), in their order. */
     struct tp_field tpf[EV_COUNT][4];
     struct etl_kbid_cache *bids; /* build-ids of the files mapped (kimageid.c; NULL: no memory) */
@@ -721,6 +853,37 @@ void etl_knet_sample(struct kcpu *c, int e, int64_t ts, uint32_t pid, uint32_t t
 void etl_knet_free(struct etl_kcapture *k);
 
 /* kio.c */
+/* kvmem.c: virtual_alloc and vamap. The entries of mmap, munmap, mremap and brk are noted as
+   their records are read from a ring (etl_kvm_note, before the records are sorted), as their
+   returns may be on another processor; a return waits for its entry (etl_kvm_wait, as a disk
+   completion for its issue) and is handled with it (etl_kvm_record, in its processor's
+   buffer). */
+int etl_kvm_init(struct etl_kcapture *k);
+void etl_kvm_free(struct etl_kcapture *k);
+void etl_kvm_note(struct kcpu *c, const uint8_t *r, uint32_t size);
+int etl_kvm_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int final);
+/* A sample of event e at sample_ts, written at ts (etl_korder_ts's: it may be later). */
+void etl_kvm_record(struct kcpu *c, int e, int64_t sample_ts, int64_t ts, uint32_t pid, uint32_t tid, const uint8_t *raw,
+                    uint32_t raw_len);
+/* A process's exit or exec at ts: what was known of its address space before it is forgotten. */
+void etl_kvm_forget(struct etl_kcapture *k, uint32_t pid, int64_t ts);
+/* kcounters.c: process_counters. The kernel's taskstats of each exiting thread (generic
+   netlink, registered for every processor), read by a thread of its own as they come: its
+   faults, and its process's peak resident and virtual sizes, taken before the memory goes.
+   Start: 0, or -1 (err: no taskstats, or not allowed). A process's end (its leader's EXIT
+   record, before Process End) writes PerfCtr from what its threads' exits said; the stop's
+   rundown writes PerfCtrRundown of every process from /proc. */
+int etl_kcounters_start(struct etl_kcapture *k, char *err, size_t errsize);
+void etl_kcounters_stop(struct etl_kcapture *k);
+void etl_kcounters_free(struct etl_kcapture *k);
+void etl_kcounters_exit(struct kcpu *c, int64_t ts, uint32_t pid);
+void etl_kcounters_rundown(struct etl_kcapture *k, int64_t ts);
+/* A process's counters now, from /proc/PID/status (VmPeak, VmSize, VmHWM, VmRSS, VmData +
+   VmStk), /proc/PID/stat (minflt + majflt) and /proc/PID/fd (its descriptors): 0, or -1 (gone). */
+int etl_kproc_counters_read(uint32_t pid, etl_kproc_counters *pc);
+/* ktracepoint.c: the ids and fields of the syscalls tracepoints virtual_alloc and vamap read:
+   0, or -1 (err: this kernel has none, CONFIG_FTRACE_SYSCALLS). */
+int etl_kvm_tracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT], char *err, size_t errsize);
 void etl_kdisk_note_issue(struct kcpu *c, const uint8_t *r, uint32_t size);
 int etl_kdisk_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int final);
 void etl_kdisk_free(struct etl_kcapture *k);

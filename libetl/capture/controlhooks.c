@@ -47,7 +47,7 @@ __attribute__((format(printf, 4, 5))) static void add(char *out, size_t size, si
 static void capture_describe(void *arg, char *out, size_t size)
 {
     etl_controller_capture *cap = arg;
-    char names[128];
+    char names[ETL_KERNEL_FLAGS_NAMES_SIZE];
     size_t n = 0;
 
     if (!size) return;

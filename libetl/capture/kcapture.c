@@ -47,6 +47,8 @@ static const struct {
     { "interrupt", ETL_KERNEL_INTERRUPT }, { "memory_page_faults", ETL_KERNEL_MEMORY_PAGE_FAULTS },
     { "network_tcpip", ETL_KERNEL_NETWORK_TCPIP },
     { "file_io", ETL_KERNEL_FILE_IO },   { "file_io_init", ETL_KERNEL_FILE_IO_INIT }, { "disk_file_io", ETL_KERNEL_DISK_FILE_IO },
+    { "virtual_alloc", ETL_KERNEL_VIRTUAL_ALLOC }, { "vamap", ETL_KERNEL_VAMAP },
+    { "process_counters", ETL_KERNEL_PROCESS_COUNTERS },
 };
 
 uint32_t etl_kernel_flag_from_name(const char *name)
@@ -101,6 +103,14 @@ static const char *const ev_names[EV_COUNT] = { "sideband (task, comm, mmap2)", 
                                                 [EV_NET_RECV] = "sock:sock_recv_length",
                                                 [EV_NET_RETRANSMIT] = "tcp:tcp_retransmit_skb",
                                                 [EV_FILEIO] = "the file I/O BPF programs' output",
+                                                [EV_VM_MMAP] = "syscalls:sys_enter_mmap",
+                                                [EV_VM_MMAP_RET] = "syscalls:sys_exit_mmap",
+                                                [EV_VM_MUNMAP] = "syscalls:sys_enter_munmap",
+                                                [EV_VM_MUNMAP_RET] = "syscalls:sys_exit_munmap",
+                                                [EV_VM_MREMAP] = "syscalls:sys_enter_mremap",
+                                                [EV_VM_MREMAP_RET] = "syscalls:sys_exit_mremap",
+                                                [EV_VM_BRK] = "syscalls:sys_enter_brk",
+                                                [EV_VM_BRK_RET] = "syscalls:sys_exit_brk",
                                                 [EV_LBR_PROFILE] = "cycles with a branch stack",
                                                 [EV_LBR_PMC] = "branch instructions with a branch stack" };
 
@@ -169,16 +179,20 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
     want[EV_NET_STATE] = want[EV_NET_SEND] = want[EV_NET_RECV] = want[EV_NET_RETRANSMIT] =
         !!(k->flags & ETL_KERNEL_NETWORK_TCPIP);
     want[EV_FILEIO] = !!(k->flags & ETL_KERNEL_FILEIO_ALL);
+    for (int e = EV_VM_FIRST; e < EV_VM_FIRST + EV_VM_COUNT; e++)
+        want[e] = !!(k->flags & (ETL_KERNEL_VIRTUAL_ALLOC | ETL_KERNEL_VAMAP));
 
     for (int e = 0; e < EV_COUNT; e++) {
         uint32_t sw_flag = e == EV_SWITCH ? ETL_KERNEL_CSWITCH : e == EV_PROFILE ? ETL_KERNEL_PROFILE
                          : e == EV_WAKEUP || e == EV_WAKEUP_NEW ? ETL_KERNEL_DISPATCHER : 0;
         uint64_t extra = e != EV_SIDEBAND && (k->stackwalk & sw_flag) ? PERF_SAMPLE_CALLCHAIN : 0;
         if (e == EV_RQ_ISSUE || e == EV_RQ_COMPLETE || e == EV_SYS_ENTER || e == EV_SYS_EXIT) extra = 0; /* no stack walks */
+        if (e >= EV_VM_FIRST && e < EV_VM_FIRST + EV_VM_COUNT) extra = 0; /* (kvmem.c reads their records so) */
         if (!want[e]) continue;
         if (e == EV_SIDEBAND) {
             attr_base(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, 0);
-            a.task = !!(k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD | ETL_KERNEL_IMAGE_LOAD));
+            a.task = !!(k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD | ETL_KERNEL_IMAGE_LOAD |
+                                    ETL_KERNEL_PROCESS_COUNTERS));
             /* (thread: each rename, Thread/SetName) */
             a.comm = a.comm_exec = !!(k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD | ETL_KERNEL_IMAGE_LOAD));
             a.mmap = a.mmap2 = !!(k->flags & ETL_KERNEL_IMAGE_LOAD);
@@ -304,6 +318,11 @@ static void kcapture_free(struct etl_kcapture *k)
     etl_kexec_free(k);
     pthread_mutex_destroy(&k->plock);
     etl_kdisk_free(k);
+    etl_kvm_free(k);
+    etl_kcounters_free(k);
+    if (k->switched)
+        for (int i = 0; i < 64; i++) pthread_mutex_destroy(&k->switched_lock[i]);
+    free(k->switched);
     etl_knames_free(k);
     pthread_mutex_destroy(&k->nlock);
     etl_knet_free(k);
@@ -380,10 +399,38 @@ static void write_system_calls(struct etl_kcapture *k, int64_t ts)
     free(buf);
 }
 
+/* SystemConfig PhyDisk, LogDisk and NIC events of the machine's disks, file systems and network
+   adapters, each at ts (sysconfig_write's context). */
+struct sysconfig_ctx {
+    struct etl_kcapture *k;
+    int64_t ts;
+};
+static void sysconfig_write(const struct sysconfig_ctx *x, uint16_t hook, const uint8_t *buf, size_t n, size_t cap)
+{
+    if (n <= cap) etl_kwrite_ev(x->k, x->ts, hook, (uint32_t)getpid(), (uint32_t)gettid(), buf, n);
+}
+static void write_phydisk(void *ctx, const etl_ksysconfig_phydisk *d)
+{
+    uint8_t buf[1024];
+    sysconfig_write(ctx, ETL_HOOK_SYSCONFIG_PHYDISK, buf, etl_kpayload_sysconfig_phydisk(buf, sizeof buf, d), sizeof buf);
+}
+static void write_logdisk(void *ctx, const etl_ksysconfig_logdisk *d)
+{
+    uint8_t buf[256];
+    sysconfig_write(ctx, ETL_HOOK_SYSCONFIG_LOGDISK, buf, etl_kpayload_sysconfig_logdisk(buf, sizeof buf, d), sizeof buf);
+}
+static void write_nic(void *ctx, const etl_ksysconfig_nic *n)
+{
+    uint8_t buf[4096];
+    sysconfig_write(ctx, ETL_HOOK_SYSCONFIG_NIC, buf, etl_kpayload_sysconfig_nic(buf, sizeof buf, n), sizeof buf);
+}
+
 /* The system configuration Windows writes at a kernel session's end (unless NO_SYSCONFIG):
-   SystemConfig/CPU, which names the machine (etl2clickhouse's --machine by default). */
+   SystemConfig/CPU, which names the machine (etl2clickhouse's --machine by default), then its
+   physical disks, logical disks (mounted block file systems) and network adapters. */
 static void write_sysconfig(struct etl_kcapture *k, int64_t ts)
 {
+    struct sysconfig_ctx x = { k, ts };
     etl_ksysconfig_cpu c;
     uint8_t buf[1024];
     size_t n;
@@ -391,6 +438,9 @@ static void write_sysconfig(struct etl_kcapture *k, int64_t ts)
     etl_ksysconfig_cpu_read(&c);
     n = etl_kpayload_sysconfig_cpu(buf, sizeof buf, &c);
     if (n <= sizeof buf) etl_kwrite_ev(k, ts, ETL_HOOK_SYSCONFIG_CPU, (uint32_t)getpid(), (uint32_t)gettid(), buf, n);
+    etl_ksysconfig_phydisks(write_phydisk, &x);
+    etl_ksysconfig_logdisks(write_logdisk, &x);
+    etl_ksysconfig_nics(write_nic, &x);
 }
 
 void etl_kcapture_end(etl_session *s, struct etl_kcapture *k)
@@ -398,6 +448,7 @@ void etl_kcapture_end(etl_session *s, struct etl_kcapture *k)
     int64_t ts;
 
     stop_threads(k);
+    etl_kcounters_stop(k);
     etl_session_add_events_lost(s, unsampled(k));
     /* After every perf record: the profile's CollectionEnd, the DCEnd rundown of what still
        runs, then its end. */
@@ -405,6 +456,7 @@ void etl_kcapture_end(etl_session *s, struct etl_kcapture *k)
     write_collection(k, ts, ETL_HOOK_PROFILE_COLLECTION_END);
     etl_krundown(k, ts, 1);
     etl_kfileio_rundown(k, ts);
+    etl_kcounters_rundown(k, ts);
     write_sysconfig(k, etl_monoclock_exact());
     etl_kwrite_ev(k, etl_monoclock_exact(), ETL_HOOK_RUNDOWN_COMPLETE, 0, 0, NULL, 0);
     kcapture_free(k);
@@ -419,6 +471,7 @@ static int kcapture_start(etl_session *s, struct etl_kcapture *k, uint32_t inter
 
     if (etl_ktracepoints(k, ids, err, errsize) != 0) return -1;
     if (etl_kfileio_load(k, err, errsize) != 0) return -1;
+    if (etl_kcounters_start(k, err, errsize) != 0) return -1;
     /* The processors this process may run on: one reader each. */
     CPU_ZERO(&online);
     if (sched_getaffinity(0, sizeof online, &online) != 0) {
@@ -480,7 +533,7 @@ static int enable_kernel(etl_session *s, uint32_t flags, uint32_t stackwalk_flag
 {
     etl_session_properties p;
     struct etl_kcapture *k;
-    char names[256];
+    char names[ETL_KERNEL_FLAGS_NAMES_SIZE];
 
     if (etl_session_kcapture(s)) {
         snprintf(err, errsize, "kernel events: already enabled in this session");
@@ -515,7 +568,9 @@ static int enable_kernel(etl_session *s, uint32_t flags, uint32_t stackwalk_flag
     pthread_mutex_init(&k->dlock, NULL);
     pthread_mutex_init(&k->nlock, NULL);
     pthread_mutex_init(&k->netlock, NULL);
-    if (etl_kexec_init(k) != 0) {
+    if ((flags & ETL_KERNEL_CSWITCH) && (k->switched = calloc(ETL_KSWITCHED_SLOTS, sizeof *k->switched)))
+        for (int i = 0; i < 64; i++) pthread_mutex_init(&k->switched_lock[i], NULL);
+    if (etl_kexec_init(k) != 0 || etl_kvm_init(k) != 0) {
         snprintf(err, errsize, "kernel events: out of memory");
         kcapture_free(k);
         return ETL_FAILED;

@@ -131,15 +131,6 @@ size_t etl_kpayload_fileio_op_end(uint8_t *out, size_t cap, uint64_t irp, uint64
     return b.n;
 }
 
-size_t etl_kpayload_fileio_name(uint8_t *out, size_t cap, uint64_t file_key, const char *path)
-{
-    struct fb b = { out, cap, 0 };
-
-    f64(&b, file_key);
-    fwstr(&b, path);
-    return b.n;
-}
-
 /* NtCreateFile's CreateOptions (CreateDisposition in the top byte) from open(2)'s flags. */
 uint32_t etl_kfileio_create_options(uint32_t oflags)
 {
@@ -437,7 +428,7 @@ static void write_name(struct etl_kcapture *k, int64_t ts, uint16_t hook, uint32
                        const char *path)
 {
     uint8_t buf[ETL_KFIO_PATH_MAX * 2 + 64];
-    size_t n = etl_kpayload_fileio_name(buf, sizeof buf, key, path);
+    size_t n = etl_kpayload_file_name(buf, sizeof buf, key, path);
 
     if (n <= sizeof buf) etl_kwrite_ev(k, ts, hook, pid, tid, buf, n);
 }

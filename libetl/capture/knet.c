@@ -27,6 +27,8 @@ enum { TS_ESTABLISHED = 1, TS_SYN_SENT, TS_SYN_RECV, TS_FIN_WAIT1, TS_FIN_WAIT2,
 #define PID_UNKNOWN UINT32_MAX
 /* The sockets kept at most (one whose close was lost stays): beyond, new ones go unnamed. */
 #define NET_SOCKS_MAX 65536u
+/* How long a closed use is kept for the samples of other processors' readers that lag. */
+#define NET_CLOSED_KEEP_NS 10000000000ll
 
 /* A connection's ends: the socket's own address and port (s), its peer's (d). */
 struct knet_addr {
@@ -35,8 +37,14 @@ struct knet_addr {
     uint16_t sport, dport;
 };
 
+/* One use of a socket's kernel address: the kernel reuses a closed socket's memory for the next
+   socket, and one processor's reader may handle a sample of an earlier use after another's
+   handled a later one, so each use is kept with its times, and a sample finds the use in force
+   at its own time. */
 struct knet_sock {
     uint64_t sk;
+    int64_t since, until;      /* the use began (its first change of state, or a send or receive
+                                  seen before any) and ended (its close; INT64_MAX: open) */
     struct knet_addr a;
     int known;                 /* a holds its addresses (from a change of its state) */
     int waited;                /* a send or receive waited for its establishment (etl_knet_wait) */
@@ -134,38 +142,59 @@ static void addr_read(struct knet_addr *a, const uint8_t *raw, uint32_t raw_len,
 
 static unsigned sock_slot(uint64_t sk) { return (unsigned)(((sk >> 6) * 0x9E3779B97F4A7C15ull) >> 40) % NETTAB_SIZE; }
 
-static struct knet_sock *sock_find(struct etl_kcapture *k, uint64_t sk)
+/* The use of sk in force at time ts: the latest one begun by then (newest first in its chain);
+   NULL when none is. */
+static struct knet_sock *sock_find(struct etl_kcapture *k, uint64_t sk, int64_t ts)
 {
     for (struct knet_sock *s = k->nettab[sock_slot(sk)]; s; s = s->next)
-        if (s->sk == sk) return s;
+        if (s->sk == sk && s->since <= ts) return s;
     return NULL;
 }
 
-/* sk's entry, made (pid not known) when there is none; NULL: no memory, or too many. */
-static struct knet_sock *sock_get(struct etl_kcapture *k, uint64_t sk)
+/* The use of sk a change of state at ts belongs to: the one in force then, unless it was closed
+   by then (a new use begins); else a use begun by a send or receive seen first (a placeholder,
+   never changed in state), taken back to ts; else a new one (pid not known). Closed uses older
+   than NET_CLOSED_KEEP_NS go. NULL: no memory, or too many. */
+static struct knet_sock *sock_get(struct etl_kcapture *k, uint64_t sk, int64_t ts)
 {
-    struct knet_sock *s = sock_find(k, sk);
     unsigned slot = sock_slot(sk);
+    struct knet_sock *s = sock_find(k, sk, ts);
 
-    if (s || k->net_socks >= NET_SOCKS_MAX || !(s = calloc(1, sizeof *s))) return s;
+    if (s && s->until > ts) return s;
+    for (struct knet_sock *e = k->nettab[slot]; e; e = e->next)
+        if (e->sk == sk && e->since > ts && !e->known && e->until == INT64_MAX) {
+            e->since = ts;
+            return e;
+        }
+    for (struct knet_sock **p = &k->nettab[slot]; *p;) {
+        struct knet_sock *e = *p;
+        if (e->until != INT64_MAX && e->until < ts - NET_CLOSED_KEEP_NS) {
+            *p = e->next;
+            free(e);
+            k->net_socks--;
+        } else
+            p = &e->next;
+    }
+    if (k->net_socks >= NET_SOCKS_MAX || !(s = calloc(1, sizeof *s))) return NULL;
     s->sk = sk;
+    s->since = ts;
+    s->until = INT64_MAX;
     s->pid = PID_UNKNOWN;
-    s->next = k->nettab[slot];
-    k->nettab[slot] = s;
+    /* newest first: a chain is in the order of the uses' beginnings */
+    struct knet_sock **p = &k->nettab[slot];
+    while (*p && !((*p)->sk == sk && (*p)->since <= ts)) p = &(*p)->next;
+    s->next = *p;
+    *p = s;
     k->net_socks++;
     return s;
 }
 
-static void sock_drop(struct etl_kcapture *k, uint64_t sk)
+/* The use of sk in force at ts ends then. */
+static void sock_close(struct etl_kcapture *k, uint64_t sk, int64_t ts)
 {
-    for (struct knet_sock **p = &k->nettab[sock_slot(sk)]; *p; p = &(*p)->next)
-        if ((*p)->sk == sk) {
-            struct knet_sock *s = *p;
-            *p = s->next;
-            free(s);
-            k->net_socks--;
-            return;
-        }
+    struct knet_sock *s = sock_find(k, sk, ts);
+
+    if (s && s->until == INT64_MAX) s->until = ts;
 }
 
 /* The listener a connection to a.sport came to (the latest one noted): NULL when none is. */
@@ -362,8 +391,8 @@ int etl_knet_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int64_t ts, i
                   &k->net_state[KN_SADDR], &k->net_state[KN_DADDR], &k->net_state[KN_SADDR6], &k->net_state[KN_DADDR6]);
         pthread_mutex_lock(&k->netlock);
         {
-            struct knet_sock *s = sock_find(k, sk);
-            noted = (s && s->pid != PID_UNKNOWN) || (old != TS_SYN_SENT && listener_of(k, &a));
+            struct knet_sock *s = sock_find(k, sk, ts);
+            noted = (s && s->until > ts && s->pid != PID_UNKNOWN) || (old != TS_SYN_SENT && listener_of(k, &a));
         }
         pthread_mutex_unlock(&k->netlock);
     } else {
@@ -374,8 +403,8 @@ int etl_knet_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int64_t ts, i
         if (etl_ktp_uint(raw, raw_len, &f[KL_PROTOCOL]) != K_IPPROTO_TCP) return 0;
         pthread_mutex_lock(&k->netlock);
         {
-            struct knet_sock *s = sock_find(k, sk);
-            noted = s && (s->known || s->waited);
+            struct knet_sock *s = sock_find(k, sk, ts);
+            noted = s && s->until > ts && (s->known || s->waited);
         }
         pthread_mutex_unlock(&k->netlock);
     }
@@ -431,7 +460,7 @@ static void state_sample(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid,
         listener_add(k, &a, pid, sk); /* listen(): in the process */
     } else if (old == TS_LISTEN) {
         if (new == TS_SYN_RECV) { /* a connection come to it: the listener's process will accept it */
-            struct knet_sock *s = sock_get(k, sk);
+            struct knet_sock *s = sock_get(k, sk, ts);
             struct knet_listener *l = listener_of(k, &a);
             if (s) {
                 s->a = a;
@@ -442,10 +471,10 @@ static void state_sample(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid,
             listener_drop(k, sk);
         }
     } else if (new == TS_SYN_SENT) { /* connect(): in the process */
-        struct knet_sock *s = sock_get(k, sk);
+        struct knet_sock *s = sock_get(k, sk, ts);
         if (s) s->pid = pid;
     } else if (new == TS_ESTABLISHED && (old == TS_SYN_SENT || old == TS_SYN_RECV)) {
-        struct knet_sock *s = sock_get(k, sk);
+        struct knet_sock *s = sock_get(k, sk, ts);
         if (s) {
             s->a = a;
             s->known = 1;
@@ -457,11 +486,11 @@ static void state_sample(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid,
         }
         hook = old == TS_SYN_SENT ? ETL_HOOK_TCPIP_CONNECT : ETL_HOOK_TCPIP_ACCEPT;
     } else if (old == TS_ESTABLISHED) {
-        struct knet_sock *s = sock_find(k, sk);
+        struct knet_sock *s = sock_find(k, sk, ts);
         owner = s ? s->pid : PID_UNKNOWN;
         hook = ETL_HOOK_TCPIP_DISCONNECT;
     }
-    if (new == TS_CLOSE) sock_drop(k, sk);
+    if (new == TS_CLOSE) sock_close(k, sk, ts);
     pthread_mutex_unlock(&k->netlock);
     if (!hook) return;
     fill_desc(&d, owner, 0, &a, sk);
@@ -488,7 +517,8 @@ static void length_sample(struct kcpu *c, int recv, int64_t ts, uint32_t pid, ui
     if (protocol == K_IPPROTO_TCP) {
         pthread_mutex_lock(&k->netlock);
         {
-            struct knet_sock *s = sock_get(k, sk);
+            struct knet_sock *s = sock_find(k, sk, ts);
+            if (!s || s->until <= ts) s = sock_get(k, sk, ts); /* not seen begun: a placeholder */
             if (s) {
                 s->pid = pid;
                 s->waited = 1;
@@ -521,7 +551,7 @@ static void retransmit_sample(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t
               &f[KR_DADDR6]);
     pthread_mutex_lock(&k->netlock);
     {
-        struct knet_sock *s = sock_find(k, sk);
+        struct knet_sock *s = sock_find(k, sk, ts);
         owner = s ? s->pid : PID_UNKNOWN;
     }
     pthread_mutex_unlock(&k->netlock);

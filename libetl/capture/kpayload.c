@@ -107,6 +107,64 @@ size_t etl_kpayload_thread(uint8_t *out, size_t cap, uint32_t pid, uint32_t tid,
     return done(&b);
 }
 
+size_t etl_kpayload_sysconfig_phydisk(uint8_t *out, size_t cap, const etl_ksysconfig_phydisk *d)
+{
+    struct kp b = kp_start(out, cap);
+
+    put32(&b, d->disk_number);
+    put32(&b, d->bytes_per_sector);
+    put32(&b, d->sectors_per_track);
+    put32(&b, d->tracks_per_cylinder);
+    put64(&b, d->cylinders);
+    put32(&b, d->scsi_port);
+    put32(&b, d->scsi_path);
+    put32(&b, d->scsi_target);
+    put32(&b, d->scsi_lun);
+    put_wchars(&b, d->manufacturer, 256);
+    put32(&b, d->partition_count);
+    put8(&b, d->write_cache_enabled);
+    put8(&b, 0);               /* Pad */
+    put(&b, "\0\0\0\0\0\0\0\0\0\0", 10); /* BootDriveLetter W[3], Spare W[2]: no drive letters */
+    return done(&b);
+}
+
+size_t etl_kpayload_sysconfig_logdisk(uint8_t *out, size_t cap, const etl_ksysconfig_logdisk *d)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, d->start_offset);
+    put64(&b, d->partition_size);
+    put32(&b, d->disk_number);
+    put32(&b, 0);              /* Size */
+    put32(&b, d->drive_type);
+    put(&b, "\0\0\0\0\0\0\0\0", 8); /* DriveLetterString W[4]: no drive letters */
+    put32(&b, 0);              /* Pad1 */
+    put32(&b, d->partition_number);
+    put32(&b, d->sectors_per_cluster);
+    put32(&b, d->bytes_per_sector);
+    put32(&b, 0);              /* Pad2 */
+    put64(&b, (uint64_t)d->free_clusters);
+    put64(&b, (uint64_t)d->total_clusters);
+    put_wchars(&b, d->file_system, 16);
+    put32(&b, 0);              /* VolumeExt */
+    put32(&b, 0);              /* Pad3 */
+    return done(&b);
+}
+
+size_t etl_kpayload_sysconfig_nic(uint8_t *out, size_t cap, const etl_ksysconfig_nic *n)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, n->physical_addr);
+    put32(&b, n->physical_addr_len);
+    put32(&b, n->ipv4_index);
+    put32(&b, n->ipv6_index);
+    put_str16(&b, n->description);
+    put_str16(&b, n->ip_addresses);
+    put_str16(&b, n->dns_servers);
+    return done(&b);
+}
+
 size_t etl_kpayload_thread_name(uint8_t *out, size_t cap, uint32_t pid, uint32_t tid, const char *name)
 {
     struct kp b = kp_start(out, cap);
@@ -160,7 +218,8 @@ size_t etl_kpayload_image(uint8_t *out, size_t cap, uint64_t base, uint64_t size
 }
 
 size_t etl_kpayload_cswitch(uint8_t *out, size_t cap, uint32_t new_tid, uint32_t old_tid, int8_t new_priority,
-                            int8_t old_priority, uint8_t wait_reason, uint8_t wait_mode, uint8_t state)
+                            int8_t old_priority, uint8_t wait_reason, uint8_t wait_mode, uint8_t state,
+                            uint8_t wait_ideal_processor, uint32_t new_wait_time)
 {
     struct kp b = kp_start(out, cap);
 
@@ -173,10 +232,18 @@ size_t etl_kpayload_cswitch(uint8_t *out, size_t cap, uint32_t new_tid, uint32_t
     put8(&b, wait_reason);
     put8(&b, wait_mode);
     put8(&b, state);
-    put8(&b, 0);               /* OldThreadWaitIdealProcessor */
-    put32(&b, 0);              /* NewThreadWaitTime */
+    put8(&b, wait_ideal_processor);
+    put32(&b, new_wait_time);
     put32(&b, 0);              /* OldThreadRemainingQuantum */
     return done(&b);
+}
+
+uint32_t etl_kwait_ticks(int64_t ns)
+{
+    const int64_t tick = 15625000; /* ns: the TimerResolution a libetl file's header says */
+
+    if (ns <= 0) return 0;
+    return ns / tick > UINT32_MAX ? UINT32_MAX : (uint32_t)(ns / tick);
 }
 
 size_t etl_kpayload_ready_thread(uint8_t *out, size_t cap, uint32_t tid)
@@ -332,6 +399,61 @@ size_t etl_kpayload_tcpip(uint8_t *out, size_t cap, uint16_t hook, const etl_ktc
     return done(&b);
 }
 
+size_t etl_kpayload_virtual_alloc(uint8_t *out, size_t cap, uint64_t base, uint64_t size, uint32_t pid, uint32_t flags)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, base);
+    put64(&b, size);
+    put32(&b, pid);
+    put32(&b, flags);
+    return done(&b);
+}
+
+size_t etl_kpayload_map_file(uint8_t *out, size_t cap, const etl_kmap_file_desc *m)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, m->view_base);
+    put64(&b, m->file_key);
+    put64(&b, m->misc_info);
+    put64(&b, m->view_size);
+    put64(&b, m->byte_offset);
+    put32(&b, m->pid);
+    return done(&b);
+}
+
+size_t etl_kpayload_file_name(uint8_t *out, size_t cap, uint64_t file_object, const char *name)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, file_object);
+    put_str16(&b, name);
+    return done(&b);
+}
+
+size_t etl_kpayload_process_counters(uint8_t *out, size_t cap, const etl_kproc_counters *c)
+{
+    struct kp b = kp_start(out, cap);
+
+    put32(&b, c->pid);
+    put32(&b, c->page_fault_count);
+    put32(&b, c->handle_count);
+    put32(&b, 0); /* Reserved */
+    put64(&b, c->peak_virtual_size);
+    put64(&b, c->peak_working_set_size);
+    put64(&b, c->peak_pagefile_usage);
+    put64(&b, 0); /* QuotaPeakPagedPoolUsage */
+    put64(&b, 0); /* QuotaPeakNonPagedPoolUsage */
+    put64(&b, c->virtual_size);
+    put64(&b, c->working_set_size);
+    put64(&b, c->pagefile_usage);
+    put64(&b, 0); /* QuotaPagedPoolUsage */
+    put64(&b, 0); /* QuotaNonPagedPoolUsage */
+    put64(&b, c->private_page_count);
+    return done(&b);
+}
+
 const char *const etl_ksoftirq_actions[ETL_KSOFTIRQS] = {
     "tasklet_hi_action", "run_timer_softirq", "net_tx_action", "net_rx_action", "blk_done_softirq",
     "irq_poll_softirq", "tasklet_action", "sched_balance_softirq|run_rebalance_domains", "hrtimer_run_softirq",
@@ -465,6 +587,10 @@ int etl_kcapture_form(uint16_t hook, int *system, uint16_t *version)
         { ETL_HOOK_UDPIP_SEND + ETL_HOOK_TCPIP_IPV6, 1, 2 }, { ETL_HOOK_UDPIP_RECV + ETL_HOOK_TCPIP_IPV6, 1, 2 },
         { ETL_HOOK_IMAGE_UNLOAD, 1, 3 },    { ETL_HOOK_SYSCONFIG_CPU, 1, 3 },
         { ETL_HOOK_PROFILE_COLLECTION_START, 0, 3 }, { ETL_HOOK_PROFILE_COLLECTION_END, 0, 3 },
+        { ETL_HOOK_VIRTUAL_ALLOC, 1, 2 },   { ETL_HOOK_VIRTUAL_FREE, 1, 2 },
+        { ETL_HOOK_MAP_FILE, 1, 3 },        { ETL_HOOK_UNMAP_FILE, 1, 3 },      { ETL_HOOK_FILEIO_NAME, 1, 2 },
+        { ETL_HOOK_PROCESS_PERF_CTR, 1, 2 }, { ETL_HOOK_PROCESS_PERF_CTR_RUNDOWN, 1, 2 },
+        { ETL_HOOK_SYSCONFIG_PHYDISK, 1, 2 }, { ETL_HOOK_SYSCONFIG_LOGDISK, 1, 2 }, { ETL_HOOK_SYSCONFIG_NIC, 1, 2 },
     };
     /* FileIo: version 3 of the operations (Windows 8 on), 2 of the names (the MOF's), with the
        process and thread in a SYSTEM header */

@@ -963,7 +963,9 @@ void etl_ktask_record(struct kcpu *c, const uint8_t *r, uint32_t size, int fork)
         emit_thread(k, ts, ETL_HOOK_THREAD_END, pid, tid, pid, tid);
         name_set(k, tid, NULL);
     }
+    if (pid == tid && (k->flags & ETL_KERNEL_PROCESS_COUNTERS)) etl_kcounters_exit(c, ts, pid); /* before its End */
     if (pid == tid && (k->flags & (ETL_KERNEL_PROCESS | ETL_KERNEL_IMAGE_LOAD))) process_end(c, ts, pid, tid, 1, NULL);
+    if (pid == tid) etl_kvm_forget(k, pid, (int64_t)etl_le64(r + 24));
 }
 
 void etl_kcomm_record(struct kcpu *c, const uint8_t *r, uint32_t size, uint16_t misc)
@@ -992,6 +994,7 @@ void etl_kcomm_record(struct kcpu *c, const uint8_t *r, uint32_t size, uint16_t 
        queue for its exec's command line and for what the other readers have before it, the
        process's fork among them (etl_kexec_wait). */
     args = etl_kexec_take(c->k, pid, t.time, cmd, sizeof cmd, &x.ppid, &x.uid);
+    etl_kvm_forget(c->k, pid, t.time);
     pcache_exec_images(c->k, pid, tid, ts);
     process_end(c, ts, pid, tid, 0, &x);
     process_exec(c, ts, pid, tid, name, args, cmd, &x);

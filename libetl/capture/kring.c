@@ -76,6 +76,50 @@ static void irq_sample(struct kcpu *c, int e, int64_t ts, const uint8_t *raw, ui
     }
 }
 
+/*
+ * NewThreadWaitTime of a switch at ts from prev to next: the time since next was switched out
+ * last, in clock ticks (etl_kwait_ticks), and prev's switch out noted. 0 when that is not
+ * known: next not seen switched out since its last switch in (the reader of the processor
+ * it left may be behind this one: its switch out comes later, and is then taken for the next
+ * wait), or its slot taken by another thread. The idle task (0) has no wait.
+ */
+static uint32_t switched(struct etl_kcapture *k, uint32_t prev, uint32_t next, int64_t ts)
+{
+    uint32_t ticks = 0;
+
+    if (!k->switched) return 0;
+    if (next) {
+        struct kswitched *s = &k->switched[next % ETL_KSWITCHED_SLOTS];
+        pthread_mutex_t *m = &k->switched_lock[next % 64];
+        pthread_mutex_lock(m);
+        if (s->tid == next && s->out_ts > s->in_ts && s->out_ts <= ts) ticks = etl_kwait_ticks(ts - s->out_ts);
+        if (s->tid != next) {
+            s->tid = next;
+            s->out_ts = INT64_MIN;
+        }
+        if (ts > s->in_ts) s->in_ts = ts;
+        pthread_mutex_unlock(m);
+    }
+    if (prev) {
+        struct kswitched *s = &k->switched[prev % ETL_KSWITCHED_SLOTS];
+        pthread_mutex_t *m = &k->switched_lock[prev % 64];
+        pthread_mutex_lock(m);
+        if (s->tid != prev) {
+            s->tid = prev;
+            s->in_ts = INT64_MIN;
+            s->out_ts = ts;
+        } else if (ts > s->out_ts) {
+            s->out_ts = ts;
+        }
+        pthread_mutex_unlock(m);
+    }
+    return ticks;
+}
+
+/* OldThreadWaitIdealProcessor: Linux has no ideal processor; the one the thread leaves is where
+   its wakeup looks first (its last processor). */
+static uint8_t ideal_processor(const struct kcpu *c) { return (uint8_t)(c->cpu < 127 ? c->cpu : 127); }
+
 static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
 {
     struct etl_kcapture *k = c->k;
@@ -134,6 +178,11 @@ static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
         etl_knet_sample(c, e, ts, pid, tid, raw, raw_len);
         return;
     }
+    if (e >= EV_VM_FIRST && e < EV_VM_FIRST + EV_VM_COUNT) {
+        etl_kvm_record(c, e, ts, etl_korder_ts(c, ts), pid, tid, raw, raw_len);
+        return;
+    }
+    int64_t sample_ts = ts; /* (the switch's own time: a thread's wait is measured with it) */
     ts = etl_korder_ts(c, ts);
     if (e == EV_FILEIO) {
         etl_kfileio_sample(c, ts, pid, tid, raw, raw_len);
@@ -156,7 +205,8 @@ static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
         int8_t next_priority = next ? etl_kpriority((int)etl_ktp_get(raw, raw_len, &k->next_prio)) : 0;
         int8_t prev_priority = prev ? etl_kpriority((int)etl_ktp_get(raw, raw_len, &k->prev_prio)) : 0;
         etl_kstate(etl_ktp_get(raw, raw_len, &k->prev_state), &state, &reason, &mode);
-        n = etl_kpayload_cswitch(buf, sizeof buf, next, prev, next_priority, prev_priority, reason, mode, state);
+        n = etl_kpayload_cswitch(buf, sizeof buf, next, prev, next_priority, prev_priority, reason, mode, state,
+                                 ideal_processor(c), switched(k, prev, next, sample_ts));
         etl_kwrite_ev(k, ts, ETL_HOOK_CSWITCH, 0, 0, buf, n);
         priority_seen(c, next, next_priority);
         priority_seen(c, prev, prev_priority);
@@ -213,7 +263,8 @@ static void switch_record(struct kcpu *c, const uint8_t *r, uint32_t size, uint1
         prev_priority = c->prio_seen[prev % 256].tid == prev ? c->prio_seen[prev % 256].priority
                                                              : etl_kpriority(etl_kthread_prio(prev_pid, prev));
     }
-    n = etl_kpayload_cswitch(buf, sizeof buf, tid, prev, priority, prev_priority, reason, mode, state);
+    n = etl_kpayload_cswitch(buf, sizeof buf, tid, prev, priority, prev_priority, reason, mode, state, ideal_processor(c),
+                             switched(c->k, prev, tid, (int64_t)etl_le64(r + size - 24)));
     etl_kwrite_ev(c->k, etl_korder_ts(c, (int64_t)etl_le64(r + size - 24)), ETL_HOOK_CSWITCH, 0, 0, buf, n);
     priority_seen(c, tid, priority);
     priority_seen(c, prev, prev_priority);
@@ -328,6 +379,7 @@ static void drain(struct kcpu *c, int final)
         memcpy(c->rec, data + at, first);
         memcpy(c->rec + first, data, len - first);
         etl_kdisk_note_issue(c, c->rec, len);
+        etl_kvm_note(c, c->rec, len);
         if (queue_add(c, c->rec, len) != 0) handle(c, c->rec, len); /* no memory: in ring order */
         tail += len;
     }
@@ -344,7 +396,8 @@ static void drain(struct kcpu *c, int final)
         if (etl_kdisk_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, final) ||
             etl_kexec_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, final) ||
             etl_ktask_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, c->q[done].ts, final) ||
-            etl_knet_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, c->q[done].ts, final))
+            etl_knet_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, c->q[done].ts, final) ||
+            etl_kvm_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, final))
             break;
         etl_kflush_deferred(c, c->q[done].ts);
         handle(c, c->q_bytes + c->q[done].off, c->q[done].len);

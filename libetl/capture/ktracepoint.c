@@ -244,7 +244,8 @@ static void exit_unmap_tracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT
 /* The flags whose events come from tracepoints (those of process and image_load optional). */
 #define TRACEPOINT_FLAGS                                                                                       \
     (ETL_KERNEL_CSWITCH | ETL_KERNEL_DISPATCHER | ETL_KERNEL_DISK_IO | ETL_KERNEL_SYSCALL | ETL_KERNEL_PROCESS | \
-     ETL_KERNEL_IMAGE_LOAD | ETL_KERNEL_INTERRUPT | ETL_KERNEL_DPC | ETL_KERNEL_NETWORK_TCPIP)
+     ETL_KERNEL_IMAGE_LOAD | ETL_KERNEL_INTERRUPT | ETL_KERNEL_DPC | ETL_KERNEL_NETWORK_TCPIP | ETL_KERNEL_VIRTUAL_ALLOC | \
+     ETL_KERNEL_VAMAP)
 
 /* The irq tracepoints' ids and fields (interrupt: irq_handler_entry/exit; dpc: softirq_entry/
    exit), and for dpc each softirq's action in /proc/kallsyms (0 where it shows no addresses,
@@ -285,6 +286,33 @@ static int irq_tracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT], char 
         }
     }
     fclose(f);
+    return 0;
+}
+
+int etl_kvm_tracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT], char *err, size_t errsize)
+{
+    static const struct {
+        const char *name;
+        const char *fields[6];
+    } tps[EV_VM_COUNT] = {
+        { "sys_enter_mmap", { "addr", "len", "prot", "flags", "fd", "off" } }, { "sys_exit_mmap", { "ret" } },
+        { "sys_enter_munmap", { "addr", "len" } },                             { "sys_exit_munmap", { "ret" } },
+        { "sys_enter_mremap", { "addr", "old_len", "new_len", "flags" } },     { "sys_exit_mremap", { "ret" } },
+        { "sys_enter_brk", { "brk" } },                                        { "sys_exit_brk", { "ret" } },
+    };
+    char format[8192];
+
+    if (!(k->flags & (ETL_KERNEL_VIRTUAL_ALLOC | ETL_KERNEL_VAMAP))) return 0;
+    for (int i = 0; i < EV_VM_COUNT; i++) {
+        if (tracepoint_in("syscalls", tps[i].name, &ids[EV_VM_FIRST + i], format, sizeof format, err, errsize) != 0) {
+            size_t n = strlen(err);
+            snprintf(err + n, errsize - n, "; virtual_alloc and vamap need the syscalls tracepoints "
+                     "(a kernel built with CONFIG_FTRACE_SYSCALLS)");
+            return -1;
+        }
+        for (int f = 0; f < 6 && tps[i].fields[f]; f++)
+            if (tp_find(format, tps[i].name, tps[i].fields[f], &k->vm_f[i][f], err, errsize) != 0) return -1;
+    }
     return 0;
 }
 
@@ -363,6 +391,7 @@ int etl_ktracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT], char *err, 
     if (io_tracepoints(k, ids, err, errsize) != 0) return -1;
     if (irq_tracepoints(k, ids, err, errsize) != 0) return -1;
     if ((k->flags & ETL_KERNEL_NETWORK_TCPIP) && etl_knet_tracepoints(k, ids, err, errsize) != 0) return -1;
+    if (etl_kvm_tracepoints(k, ids, err, errsize) != 0) return -1;
     exit_unmap_tracepoints(k, ids);
     /* process: each exec's command line, from the new program's stack (optional: without it,
        /proc gives what it can when the exec's record is read) */

@@ -86,13 +86,18 @@ enum etl_kclass {
     ETL_KCLASS_TCPIP,            /* TcpIp 10..16 (IPv4) and 26..32 (IPv6), version 2 (0x060A..0x0620): Send,
                                     Recv, Connect, Disconnect, Retransmit, Accept, Reconnect; UdpIp 10, 11,
                                     26, 27 (0x080A, 0x080B, 0x081A, 0x081B): Send, Recv */
-    ETL_KCLASS_FILE_IO           /* FileIo (group 4): Name 0, FileCreate 32, FileDelete 35, FileRundown 36,
+    ETL_KCLASS_FILE_IO,          /* FileIo (group 4): Name 0, FileCreate 32, FileDelete 35, FileRundown 36,
                                     Create 64 ... FSControl 75, OperationEnd 76, DirNotify 77 (versions 2, 3) */
+    ETL_KCLASS_VIRTUAL_ALLOC,    /* PageFault 98 VirtualAlloc, 99 VirtualFree (0x0262, 0x0263) */
+    ETL_KCLASS_MAP_FILE,         /* FileIo 37 MapFile, 38 UnmapFile, 39 MapFileDCStart, 40 MapFileDCEnd
+                                    (0x0425..0x0428) */
+    ETL_KCLASS_PROCESS_COUNTERS  /* Process 32 PerfCtr, 33 PerfCtrRundown (0x0320, 0x0321) */
 };
-#define ETL_KCLASS_COUNT (ETL_KCLASS_FILE_IO + 1)
+#define ETL_KCLASS_COUNT (ETL_KCLASS_PROCESS_COUNTERS + 1)
 /* "process", "thread", "image", "cswitch", "ready_thread", "sampled_profile", "stack",
    "stack_key", "stack_key_def", "trace_header", "group_masks", "rundown_complete", "lbr",
-   "disk_io", "disk_io_init", "syscall_enter", "syscall_exit", "isr", "dpc", "page_fault", "tcpip", "file_io";
+   "disk_io", "disk_io_init", "syscall_enter", "syscall_exit", "isr", "dpc", "page_fault", "tcpip", "file_io",
+   "virtual_alloc", "map_file", "process_counters";
    "none" for ETL_KCLASS_NONE, "unknown" otherwise. */
 ETL_API const char *etl_kclass_name(int kclass);
 
@@ -250,6 +255,37 @@ typedef struct etl_kfile_io {
     uint32_t nt_status;           /* OperationEnd */
     etl_string file_name;         /* UTF-16: Name's FileName, Create's OpenPath, DirEnum's pattern */
 } etl_kfile_io;
+/* PageFault VirtualAlloc and VirtualFree: a region of a process's address space reserved,
+   committed, decommitted or released (flags: MEM_COMMIT 0x1000, MEM_RESERVE 0x2000,
+   MEM_DECOMMIT 0x4000, MEM_RELEASE 0x8000, as VirtualAlloc's and VirtualFree's). */
+typedef struct etl_kvirtual_alloc {
+    uint64_t base_address;
+    uint64_t region_size;
+    uint32_t pid;                 /* the process whose address space it is */
+    uint32_t flags;
+} etl_kvirtual_alloc;
+
+/* FileIo MapFile, UnmapFile and their rundown: a view of a file mapped into a process. */
+typedef struct etl_kmap_file {
+    uint64_t view_base;
+    uint64_t file_key;            /* the file (FileIo Name and FileRundown name its keys) */
+    uint64_t misc_info;
+    uint64_t view_size;
+    uint64_t byte_offset;         /* version 3+: where in the file the view begins (0 before) */
+    uint32_t pid;
+} etl_kmap_file;
+
+/* Process PerfCtr (at a process's end) and PerfCtrRundown: its memory counters, in bytes. */
+typedef struct etl_kprocess_counters {
+    uint32_t pid;
+    uint32_t page_fault_count;
+    uint32_t handle_count;
+    uint64_t peak_virtual_size, peak_working_set_size, peak_pagefile_usage;
+    uint64_t quota_peak_paged_pool_usage, quota_peak_non_paged_pool_usage;
+    uint64_t virtual_size, working_set_size, pagefile_usage;
+    uint64_t quota_paged_pool_usage, quota_non_paged_pool_usage;
+    uint64_t private_page_count;
+} etl_kprocess_counters;
 
 /* Stacks: frames stay in the record; read them with etl_kstack_frame_at. */
 typedef struct etl_kstack {
@@ -306,6 +342,9 @@ typedef struct etl_kernel_event {
         etl_kpage_fault page_fault; /* PAGE_FAULT */
         etl_ktcpip tcpip;         /* TCPIP */
         etl_kfile_io file_io;     /* FILE_IO */
+        etl_kvirtual_alloc virtual_alloc; /* VIRTUAL_ALLOC */
+        etl_kmap_file map_file;   /* MAP_FILE */
+        etl_kprocess_counters process_counters; /* PROCESS_COUNTERS */
     } u;
 } etl_kernel_event;
 

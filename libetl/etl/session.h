@@ -270,6 +270,8 @@ ETL_API int etl_lbr_capture_probe(uint32_t flags, char *err, size_t errsize);
 /* What etl_session_enable_kernel captures, named and valued as EVENT_TRACE_FLAG_*. */
 #define ETL_KERNEL_PROCESS    0x00000001u /* Process Start/End (fork, exec, exit), DCStart/DCEnd rundown */
 #define ETL_KERNEL_THREAD     0x00000002u /* Thread Start/End, DCStart/DCEnd rundown */
+#define ETL_KERNEL_PROCESS_COUNTERS 0x00000008u /* Process PerfCtr at each process's end (the kernel's taskstats),
+                                                   PerfCtrRundown at the stop (/proc) */
 #define ETL_KERNEL_IMAGE_LOAD 0x00000004u /* Image Load of executable mappings, Unload (munmap, exec, exit),
                                              DCStart/DCEnd rundown */
 #define ETL_KERNEL_CSWITCH    0x00000010u /* CSwitch (sched:sched_switch) */
@@ -284,6 +286,9 @@ ETL_API int etl_lbr_capture_probe(uint32_t flags, char *err, size_t errsize);
 #define ETL_KERNEL_NETWORK_TCPIP 0x00010000u /* TcpIp and UdpIp Send/Recv (sock:sock_send_length, sock_recv_length),
                                                 TcpIp Connect/Accept/Disconnect (sock:inet_sock_set_state),
                                                 Retransmit/Reconnect (tcp:tcp_retransmit_skb) */
+#define ETL_KERNEL_VIRTUAL_ALLOC 0x00004000u /* PageFault VirtualAlloc/VirtualFree: anonymous mmap, munmap,
+                                                mremap and brk (the syscalls tracepoints of their entry and exit) */
+#define ETL_KERNEL_VAMAP      0x00008000u /* FileIo MapFile/UnmapFile: file mmap, munmap, mremap (the same) */
 #define ETL_KERNEL_PROFILE    0x01000000u /* SampledProfile (cpu-clock sampling) */
 /* File I/O from BPF programs on the file system calls (doc/kernel-events.md): each operation's
    FileIo event at its start (file_io_init), its OperationEnd (file_io), the files' names
@@ -295,16 +300,19 @@ ETL_API int etl_lbr_capture_probe(uint32_t flags, char *err, size_t errsize);
 #define ETL_KERNEL_ALL (ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD | ETL_KERNEL_IMAGE_LOAD | ETL_KERNEL_CSWITCH | \
                         ETL_KERNEL_DISPATCHER | ETL_KERNEL_PROFILE | ETL_KERNEL_DISK_IO | ETL_KERNEL_SYSCALL | \
                         ETL_KERNEL_DPC | ETL_KERNEL_INTERRUPT | ETL_KERNEL_MEMORY_PAGE_FAULTS | \
-                        ETL_KERNEL_NETWORK_TCPIP | ETL_KERNEL_FILEIO_ALL)
+                        ETL_KERNEL_NETWORK_TCPIP | ETL_KERNEL_FILEIO_ALL | ETL_KERNEL_VIRTUAL_ALLOC | ETL_KERNEL_VAMAP | \
+                        ETL_KERNEL_PROCESS_COUNTERS)
 /* Events that can have a StackWalk event (stackwalk_flags): these three. */
 #define ETL_KERNEL_STACKWALK_ALL (ETL_KERNEL_PROFILE | ETL_KERNEL_CSWITCH | ETL_KERNEL_DISPATCHER)
 
 /* The flag of a name ("process", "thread", "image_load", "cswitch", "dispatcher", "profile",
    "disk_io", "syscall", "dpc", "interrupt", "memory_page_faults", "network_tcpip", "file_io", "file_io_init",
-   "disk_file_io"),
+   "disk_file_io", "virtual_alloc", "vamap", "process_counters"),
    or 0 when it names none; and the names of the bits of flags, ','-separated, into out. */
 ETL_API uint32_t etl_kernel_flag_from_name(const char *name);
 ETL_API char *etl_kernel_flags_format(uint32_t flags, char *out, size_t size);
+/* A size of out that holds the names of every flag (ETL_KERNEL_ALL). */
+#define ETL_KERNEL_FLAGS_NAMES_SIZE 512
 
 /*
  * Kernel events into s, a PerfCounter session, until it stops: perf events on every online

@@ -199,12 +199,35 @@ static inline uint32_t etl_align8(uint32_t n) { return (n + 7u) & ~7u; }
 #define ETL_HOOK_FILEIO_CREATE      0x0440
 #define ETL_HOOK_FILEIO_DIR_NOTIFY  0x044D
 #define ETL_HOOK_FILEIO_OP_END      0x044C
+/* virtual_alloc: PageFault VirtualAlloc (98) and VirtualFree (99), version 2: BaseAddress P,
+   RegionSize P, ProcessId u32, Flags u32 (MEM_COMMIT 0x1000, MEM_RESERVE 0x2000, MEM_RELEASE
+   0x8000). vamap: FileIo MapFile (37) and UnmapFile (38), version 3: ViewBase P, FileKey P,
+   MiscInfo u64, ViewSize P, ByteOffset u64, ProcessId u32; FileIo Name (0), version 2:
+   FileObject P, FileName W (the name of a FileKey). */
+#define ETL_HOOK_VIRTUAL_ALLOC      0x0262
+#define ETL_HOOK_VIRTUAL_FREE       0x0263
+#define ETL_HOOK_MAP_FILE           0x0425
+#define ETL_HOOK_UNMAP_FILE         0x0426
+#define ETL_HOOK_MAP_FILE_DCSTART   0x0427
+#define ETL_HOOK_MAP_FILE_DCEND     0x0428
+#define ETL_HOOK_FILEIO_NAME        0x0400
+#define ETL_MEM_COMMIT              0x1000u
+#define ETL_MEM_RESERVE             0x2000u
+#define ETL_MEM_DECOMMIT            0x4000u
+#define ETL_MEM_RELEASE             0x8000u
 #define ETL_HOOK_PROCESS_START      0x0301 /* Process */
 #define ETL_HOOK_PROCESS_END        0x0302
 #define ETL_HOOK_PROCESS_DCSTART    0x0303
 #define ETL_HOOK_PROCESS_DCEND      0x0304
 #define ETL_HOOK_PROCESS_LOAD_IMAGE 0x030A /* an Image Load, presented under the ImageLoad GUID */
 #define ETL_HOOK_PROCESS_DEFUNCT    0x0327
+/* process_counters: Process PerfCtr (32) and PerfCtrRundown (33), version 2: ProcessId,
+   PageFaultCount, HandleCount, Reserved (u32 each), then 11 SIZE_T: PeakVirtualSize,
+   PeakWorkingSetSize, PeakPagefileUsage, QuotaPeakPagedPoolUsage, QuotaPeakNonPagedPoolUsage,
+   VirtualSize, WorkingSetSize, PagefileUsage, QuotaPagedPoolUsage, QuotaNonPagedPoolUsage,
+   PrivatePageCount. */
+#define ETL_HOOK_PROCESS_PERF_CTR   0x0320
+#define ETL_HOOK_PROCESS_PERF_CTR_RUNDOWN 0x0321
 #define ETL_HOOK_THREAD_START       0x0501 /* Thread */
 #define ETL_HOOK_THREAD_END         0x0502
 #define ETL_HOOK_THREAD_DCSTART     0x0503
@@ -215,6 +238,10 @@ static inline uint32_t etl_align8(uint32_t n) { return (n + 7u) & ~7u; }
 /* SystemConfig/CPU (group 0x0B, type 10), version 3: the machine (MHz, processors, memory,
    page size, ComputerName W[256], DomainName W[134], ...; doc/format.md section 8). */
 #define ETL_HOOK_SYSCONFIG_CPU      0x0B0A
+/* SystemConfig PhyDisk (11), LogDisk (12), NIC (13), version 2 (their layouts: kclasses.c). */
+#define ETL_HOOK_SYSCONFIG_PHYDISK  0x0B0B
+#define ETL_HOOK_SYSCONFIG_LOGDISK  0x0B0C
+#define ETL_HOOK_SYSCONFIG_NIC      0x0B0D
 #define ETL_HOOK_SAMPLED_PROFILE    0x0F2E /* PerfInfo */
 #define ETL_HOOK_PMC_SAMPLE         0x0F2F /* a PMC interrupt (an LBR trigger's sample) */
 #define ETL_HOOK_SYSCALL_ENTER      0x0F33

@@ -452,6 +452,37 @@ static int io_row(struct etl_sqlite_loader *l, struct input *in, const etl_event
         return etl_sink_row_end(&l->sink, S_PAGE_FAULT);
     case ETL_KCLASS_TCPIP: return tcpip_row(l, in, ev, ke, event, time_ns);
     case ETL_KCLASS_FILE_IO: return file_io_row(l, in, ev, ke, event, time_ns);
+    case ETL_KCLASS_VIRTUAL_ALLOC:
+        r = row_begin(&l->sink, S_VIRTUAL_ALLOC);
+        rv_i64(r, 1, event); rv_i64(r, 2, in->trace); rv_i64(r, 3, time_ns); rv_i64(r, 4, ev->cpu);
+        rv_text(r, 5, ke->name); rv_i64(r, 6, ke->u.virtual_alloc.pid);
+        if (ev->has & ETL_HAS_PID_TID) rv_i64(r, 7, ev->tid);
+        else rv_null(r, 7);
+        rv_u64(r, 8, ke->u.virtual_alloc.base_address); rv_u64(r, 9, ke->u.virtual_alloc.region_size);
+        rv_i64(r, 10, ke->u.virtual_alloc.flags);
+        return etl_sink_row_end(&l->sink, S_VIRTUAL_ALLOC);
+    case ETL_KCLASS_MAP_FILE:
+        r = row_begin(&l->sink, S_MAP_FILE);
+        rv_i64(r, 1, event); rv_i64(r, 2, in->trace); rv_i64(r, 3, time_ns); rv_i64(r, 4, ev->cpu);
+        rv_text(r, 5, ke->name); rv_i64(r, 6, ke->u.map_file.pid);
+        if (ev->has & ETL_HAS_PID_TID) rv_i64(r, 7, ev->tid);
+        else rv_null(r, 7);
+        rv_u64(r, 8, ke->u.map_file.view_base); rv_u64(r, 9, ke->u.map_file.view_size);
+        rv_u64(r, 10, ke->u.map_file.file_key); rv_u64(r, 11, ke->u.map_file.byte_offset);
+        rv_u64(r, 12, ke->u.map_file.misc_info);
+        return etl_sink_row_end(&l->sink, S_MAP_FILE);
+    case ETL_KCLASS_PROCESS_COUNTERS: {
+        const etl_kprocess_counters *c = &ke->u.process_counters;
+        r = row_begin(&l->sink, S_PROCESS_COUNTERS);
+        rv_i64(r, 1, event); rv_i64(r, 2, in->trace); rv_i64(r, 3, time_ns); rv_i64(r, 4, ev->cpu);
+        rv_text(r, 5, ke->name); rv_i64(r, 6, c->pid); rv_i64(r, 7, c->page_fault_count); rv_i64(r, 8, c->handle_count);
+        rv_u64(r, 9, c->peak_virtual_size); rv_u64(r, 10, c->peak_working_set_size); rv_u64(r, 11, c->peak_pagefile_usage);
+        rv_u64(r, 12, c->quota_peak_paged_pool_usage); rv_u64(r, 13, c->quota_peak_non_paged_pool_usage);
+        rv_u64(r, 14, c->virtual_size); rv_u64(r, 15, c->working_set_size); rv_u64(r, 16, c->pagefile_usage);
+        rv_u64(r, 17, c->quota_paged_pool_usage); rv_u64(r, 18, c->quota_non_paged_pool_usage);
+        rv_u64(r, 19, c->private_page_count);
+        return etl_sink_row_end(&l->sink, S_PROCESS_COUNTERS);
+    }
     case ETL_KCLASS_ISR: case ETL_KCLASS_DPC: {
         /* it ran from InitialTime (the input's clock) to the event */
         int64_t ticks = ev->timestamp - ke->u.isr_dpc.initial_time, ns;

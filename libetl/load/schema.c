@@ -341,6 +341,63 @@
     "  path TEXT                        -- names: the file's; Create: OpenPath; DirEnum: its pattern\n" \
     ");\n" \
     "\n" \
+    "-- PageFault VirtualAlloc and VirtualFree: a region of a process's address space reserved,\n" \
+    "-- committed or released (a Linux capture: anonymous mmap, munmap, mremap and brk).\n" \
+    "CREATE TABLE virtual_alloc (\n" \
+    "  event INTEGER PRIMARY KEY,\n" \
+    "  trace INTEGER NOT NULL,\n" \
+    "  time_ns INTEGER NOT NULL,\n" \
+    "  cpu INTEGER NOT NULL,\n" \
+    "  name TEXT NOT NULL,              -- PageFault/VirtualAlloc or /VirtualFree\n" \
+    "  pid INTEGER NOT NULL,            -- ProcessId: the process whose address space it is\n" \
+    "  tid INTEGER,                     -- of the event's header (the calling thread); NULL when none\n" \
+    "  base_address INTEGER NOT NULL,\n" \
+    "  region_size INTEGER NOT NULL,    -- bytes\n" \
+    "  flags INTEGER NOT NULL           -- MEM_COMMIT 0x1000, MEM_RESERVE 0x2000, MEM_DECOMMIT 0x4000,\n" \
+    "                                   -- MEM_RELEASE 0x8000\n" \
+    ");\n" \
+    "\n" \
+    "-- FileIo MapFile, UnmapFile, MapFileDCStart, MapFileDCEnd: a view of a file mapped into a\n" \
+    "-- process (a Linux capture: mmap of a file, munmap, mremap).\n" \
+    "CREATE TABLE file_maps (\n" \
+    "  event INTEGER PRIMARY KEY,\n" \
+    "  trace INTEGER NOT NULL,\n" \
+    "  time_ns INTEGER NOT NULL,\n" \
+    "  cpu INTEGER NOT NULL,\n" \
+    "  name TEXT NOT NULL,              -- FileIO/MapFile, /UnmapFile, /MapFileDCStart, /MapFileDCEnd\n" \
+    "  pid INTEGER NOT NULL,            -- ProcessId\n" \
+    "  tid INTEGER,                     -- of the event's header; NULL when none\n" \
+    "  view_base INTEGER NOT NULL,\n" \
+    "  view_size INTEGER NOT NULL,      -- bytes\n" \
+    "  file_key INTEGER NOT NULL,       -- the file (FileIO/Name, /FileCreate, /FileRundown name it; 0 unknown)\n" \
+    "  byte_offset INTEGER NOT NULL,    -- where in the file the view begins (version 3+; else 0)\n" \
+    "  misc_info INTEGER NOT NULL\n" \
+    ");\n" \
+    "\n" \
+    "-- Process PerfCtr (at a process's end) and PerfCtrRundown (of the processes that run at the\n" \
+    "-- trace's end): a process's memory counters, in bytes.\n" \
+    "CREATE TABLE process_counters (\n" \
+    "  event INTEGER PRIMARY KEY,\n" \
+    "  trace INTEGER NOT NULL,\n" \
+    "  time_ns INTEGER NOT NULL,\n" \
+    "  cpu INTEGER NOT NULL,\n" \
+    "  name TEXT NOT NULL,              -- Process/PerfCtr or /PerfCtrRundown\n" \
+    "  pid INTEGER NOT NULL,            -- ProcessId\n" \
+    "  page_fault_count INTEGER NOT NULL,\n" \
+    "  handle_count INTEGER NOT NULL,\n" \
+    "  peak_virtual_size INTEGER NOT NULL,\n" \
+    "  peak_working_set_size INTEGER NOT NULL,\n" \
+    "  peak_pagefile_usage INTEGER NOT NULL,\n" \
+    "  quota_peak_paged_pool_usage INTEGER NOT NULL,\n" \
+    "  quota_peak_non_paged_pool_usage INTEGER NOT NULL,\n" \
+    "  virtual_size INTEGER NOT NULL,\n" \
+    "  working_set_size INTEGER NOT NULL,\n" \
+    "  pagefile_usage INTEGER NOT NULL,\n" \
+    "  quota_paged_pool_usage INTEGER NOT NULL,\n" \
+    "  quota_non_paged_pool_usage INTEGER NOT NULL,\n" \
+    "  private_page_count INTEGER NOT NULL\n" \
+    ");\n" \
+    "\n" \
     "-- SampledProfile and PMC interrupt (PMCSample) samples: the processor was running thread\n" \
     "-- tid at instruction_pointer.\n" \
     "CREATE TABLE samples (\n" \
@@ -650,6 +707,31 @@
     "       sum(f.duration_ns) AS duration_ns\n" \
     "FROM (SELECT g.*, " NAME_AT("g.trace", "g.pid", "g.time_ns", "g.event") " AS process_name FROM file_io_view g) f\n" \
     "GROUP BY f.trace, f.pid, f.process_name, f.path;\n" \
+    "\n" \
+    "-- VirtualAlloc and VirtualFree by process (and the program it ran) and kind: how many, and\n" \
+    "-- how many bytes.\n" \
+    "CREATE VIEW virtual_alloc_by_process AS\n" \
+    "SELECT v.trace AS trace, v.pid AS pid, v.process_name AS process_name, v.name AS name, count(*) AS count,\n" \
+    "       sum(v.region_size) AS bytes\n" \
+    "FROM (SELECT g.*, " NAME_AT("g.trace", "g.pid", "g.time_ns", "g.event") " AS process_name FROM virtual_alloc g) v\n" \
+    "GROUP BY v.trace, v.pid, v.process_name, v.name;\n" \
+    "\n" \
+    "-- File views with the name of their file: that of the FileIO/Name, /FileCreate or /FileRundown\n" \
+    "-- of their key nearest before them, else after them (NULL: none names it).\n" \
+    "CREATE VIEW file_maps_view AS\n" \
+    "WITH names AS MATERIALIZED (\n" \
+    "  SELECT trace, time_ns, json_extract(fields, '$.FileObject') AS key, json_extract(fields, '$.FileName') AS file_name\n" \
+    "  FROM events WHERE hook_id IN (1024, 1056, 1060) AND fields IS NOT NULL)\n" \
+    "SELECT m.*, " NAME_AT("m.trace", "m.pid", "m.time_ns", "m.event") " AS process_name,\n" \
+    "       coalesce((SELECT n.file_name FROM names n WHERE n.trace = m.trace AND n.key = printf('0x%x', m.file_key)\n" \
+    "                 AND n.time_ns <= m.time_ns ORDER BY n.time_ns DESC LIMIT 1),\n" \
+    "                (SELECT n.file_name FROM names n WHERE n.trace = m.trace AND n.key = printf('0x%x', m.file_key)\n" \
+    "                 AND n.time_ns > m.time_ns ORDER BY n.time_ns LIMIT 1)) AS file_name\n" \
+    "FROM file_maps m;\n" \
+    "\n" \
+    "-- Process counters with the program the process ran (its last name before the event).\n" \
+    "CREATE VIEW process_counters_view AS\n" \
+    "SELECT c.*, " NAME_AT("c.trace", "c.pid", "c.time_ns", "c.event") " AS process_name FROM process_counters c;\n" \
     "\n" \
     "-- Every stack's frames as text: 'ntdll.dll+0x1234'.\n" \
     "CREATE VIEW stack_frames_view AS\n" \

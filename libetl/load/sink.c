@@ -27,6 +27,10 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_PAGE_FAULT] = "INSERT INTO page_faults VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)",
     [S_TCPIP] = "INSERT INTO tcpip VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)",
     [S_FILE_IO] = "INSERT INTO file_io VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)",
+    [S_VIRTUAL_ALLOC] = "INSERT INTO virtual_alloc VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+    [S_MAP_FILE] = "INSERT INTO file_maps VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
+    [S_PROCESS_COUNTERS] = ("INSERT INTO process_counters VALUES "
+                            "(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19)"),
     [S_NAME] = "INSERT INTO event_names VALUES (?1,?2,?3,?4,?5,?6)",
     [S_NAME_FIELD] = "INSERT INTO event_name_fields VALUES (?1,?2,?3,?4,?5)",
     [S_FUNCTION] = "INSERT INTO functions VALUES (?1,?2,?3,?4,?5)",
@@ -36,7 +40,7 @@ const int etl_sink_columns[S_COUNT] = {
     [S_EVENT] = 23, [S_EXT] = 5, [S_PROVIDER] = 3, [S_PROCESS] = 17, [S_THREAD] = 19, [S_IMAGE] = 14,
     [S_CSWITCH] = 15, [S_READY] = 8, [S_SAMPLE] = 17, [S_STACK] = 12, [S_FRAME] = 9, [S_LBR] = 9,
     [S_LBR_ENTRY] = 8, [S_LOST] = 6, [S_DISK_IO] = 15, [S_SYSCALL] = 9, [S_ISR_DPC] = 10, [S_PAGE_FAULT] = 9,
-    [S_TCPIP] = 17, [S_FILE_IO] = 16,
+    [S_TCPIP] = 17, [S_FILE_IO] = 16, [S_VIRTUAL_ALLOC] = 10, [S_MAP_FILE] = 12, [S_PROCESS_COUNTERS] = 19,
     [S_NAME] = 6, [S_NAME_FIELD] = 5, [S_FUNCTION] = 5,
 };
 
@@ -76,6 +80,7 @@ int etl_sink_step(struct sink *k, enum stmt_id id)
 static const struct { enum stmt_id id; int cols; } batched[] = {
     { S_CSWITCH, 15 }, { S_READY, 8 }, { S_SAMPLE, 17 }, { S_STACK, 12 }, { S_FRAME, 9 }, { S_LBR_ENTRY, 8 },
     { S_DISK_IO, 15 }, { S_SYSCALL, 9 }, { S_ISR_DPC, 10 }, { S_PAGE_FAULT, 9 },
+    { S_VIRTUAL_ALLOC, 10 }, { S_MAP_FILE, 12 }, { S_PROCESS_COUNTERS, 19 },
 };
 
 /* "INSERT INTO table VALUES (?,...),..." for ROW_BATCH rows, from the single-row statement. */

@@ -299,6 +299,21 @@ static int dump_kernel_text(FILE *f, const etl_event *ev, const struct where *ma
                 etl_ktcpip_addr_format(&k.u.tcpip, 0, da, sizeof da), k.u.tcpip.dport, k.u.tcpip.connid);
         break;
     }
+    case ETL_KCLASS_VIRTUAL_ALLOC:
+        fprintf(f, " pid=%" PRIu32 " base=0x%" PRIx64 " size=%" PRIu64 " flags=0x%" PRIx32, k.u.virtual_alloc.pid,
+                k.u.virtual_alloc.base_address, k.u.virtual_alloc.region_size, k.u.virtual_alloc.flags);
+        break;
+    case ETL_KCLASS_MAP_FILE:
+        fprintf(f, " pid=%" PRIu32 " base=0x%" PRIx64 " size=%" PRIu64 " key=0x%" PRIx64 " offset=%" PRIu64,
+                k.u.map_file.pid, k.u.map_file.view_base, k.u.map_file.view_size, k.u.map_file.file_key,
+                k.u.map_file.byte_offset);
+        break;
+    case ETL_KCLASS_PROCESS_COUNTERS:
+        fprintf(f, " pid=%" PRIu32 " faults=%" PRIu32 " peak_vm=%" PRIu64 " peak_ws=%" PRIu64 " vm=%" PRIu64 " ws=%" PRIu64,
+                k.u.process_counters.pid, k.u.process_counters.page_fault_count, k.u.process_counters.peak_virtual_size,
+                k.u.process_counters.peak_working_set_size, k.u.process_counters.virtual_size,
+                k.u.process_counters.working_set_size);
+        break;
     case ETL_KCLASS_ISR: case ETL_KCLASS_DPC:
         fprintf(f, " initial_time=%" PRId64 " routine=0x%" PRIx64, k.u.isr_dpc.initial_time, k.u.isr_dpc.routine);
         if (k.kclass == ETL_KCLASS_ISR)
@@ -552,6 +567,29 @@ static void dump_kernel_json(FILE *f, const etl_event *ev, const struct where *m
         json_u(f, "virtual_address", k.u.page_fault.virtual_address);
         json_u(f, "program_counter", k.u.page_fault.program_counter);
         json_image(f, map, ev->pid, k.u.page_fault.program_counter, ev->timestamp, 0);
+        break;
+    case ETL_KCLASS_VIRTUAL_ALLOC:
+        json_u(f, "pid", k.u.virtual_alloc.pid);
+        json_u(f, "base_address", k.u.virtual_alloc.base_address);
+        json_u(f, "region_size", k.u.virtual_alloc.region_size);
+        json_u(f, "flags", k.u.virtual_alloc.flags);
+        break;
+    case ETL_KCLASS_MAP_FILE:
+        json_u(f, "pid", k.u.map_file.pid);
+        json_u(f, "view_base", k.u.map_file.view_base);
+        json_u(f, "view_size", k.u.map_file.view_size);
+        json_u(f, "file_key", k.u.map_file.file_key);
+        json_u(f, "byte_offset", k.u.map_file.byte_offset);
+        break;
+    case ETL_KCLASS_PROCESS_COUNTERS:
+        json_u(f, "pid", k.u.process_counters.pid);
+        json_u(f, "page_fault_count", k.u.process_counters.page_fault_count);
+        json_u(f, "handle_count", k.u.process_counters.handle_count);
+        json_u(f, "peak_virtual_size", k.u.process_counters.peak_virtual_size);
+        json_u(f, "peak_working_set_size", k.u.process_counters.peak_working_set_size);
+        json_u(f, "virtual_size", k.u.process_counters.virtual_size);
+        json_u(f, "working_set_size", k.u.process_counters.working_set_size);
+        json_u(f, "private_page_count", k.u.process_counters.private_page_count);
         break;
     case ETL_KCLASS_ISR: case ETL_KCLASS_DPC:
         json_i(f, "initial_time", k.u.isr_dpc.initial_time);

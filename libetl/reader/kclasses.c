@@ -245,16 +245,17 @@ const etl_kclass_family FAMILY(etl_kfam_process_defunct, P_PROCESS, ETL_KCLASS_P
 
 /* Process_TypeGroup2 [MOF][TE ProcessCtrTraceData] */
 static const etl_schema_field proc_perfctr[] = {
-    U32("ProcessId", 0), U32("PageFaultCount", 0), U32("HandleCount", 0), U32("Reserved", 0),
-    SZT("PeakVirtualSize", 0), SZT("PeakWorkingSetSize", 0), SZT("PeakPagefileUsage", 0),
-    SZT("QuotaPeakPagedPoolUsage", 0), SZT("QuotaPeakNonPagedPoolUsage", 0), SZT("VirtualSize", 0),
-    SZT("WorkingSetSize", 0), SZT("PagefileUsage", 0), SZT("QuotaPagedPoolUsage", 0),
-    SZT("QuotaNonPagedPoolUsage", 0), SZT("PrivatePageCount", 0),
+    U32("ProcessId", ETL_KSLOT_PC_PID), U32("PageFaultCount", ETL_KSLOT_PC_FAULTS), U32("HandleCount", ETL_KSLOT_PC_HANDLES),
+    U32("Reserved", 0), SZT("PeakVirtualSize", ETL_KSLOT_PC_PEAK_VS), SZT("PeakWorkingSetSize", ETL_KSLOT_PC_PEAK_WS),
+    SZT("PeakPagefileUsage", ETL_KSLOT_PC_PEAK_PF), SZT("QuotaPeakPagedPoolUsage", ETL_KSLOT_PC_PEAK_QPP),
+    SZT("QuotaPeakNonPagedPoolUsage", ETL_KSLOT_PC_PEAK_QNP), SZT("VirtualSize", ETL_KSLOT_PC_VS),
+    SZT("WorkingSetSize", ETL_KSLOT_PC_WS), SZT("PagefileUsage", ETL_KSLOT_PC_PF), SZT("QuotaPagedPoolUsage", ETL_KSLOT_PC_QPP),
+    SZT("QuotaNonPagedPoolUsage", ETL_KSLOT_PC_QNP), SZT("PrivatePageCount", ETL_KSLOT_PC_PRIVATE),
 };
 static const etl_kclass_op proc_perfctr_ops[] = { OP("Process", 32, "PerfCtr"), OP("Process", 33, "PerfCtrRundown") };
 static const etl_kclass_version proc_perfctr_v[] = { KV(2, 15, proc_perfctr) };
-static const etl_kclass_family FAMILY(proc_perfctr_fam, P_PROCESS, ETL_KCLASS_NONE, "Process", proc_perfctr_ops,
-                                      proc_perfctr_v);
+const etl_kclass_family FAMILY(etl_kfam_process_counters, P_PROCESS, ETL_KCLASS_PROCESS_COUNTERS, "Process",
+                               proc_perfctr_ops, proc_perfctr_v);
 
 /* The process a TerminateProcess targets [TE][OBS: perfview_diaghub.kernel.1.etl, 4 bytes]. */
 static const etl_schema_field proc_terminate[] = { U32("ProcessId", 0) };
@@ -643,6 +644,24 @@ static const etl_kclass_op fio_opend_ops[] = { OP("FileIO", 76, "OperationEnd") 
 static const etl_kclass_version fio_opend_v[] = { KV(2, 3, fio_opend) };
 const etl_kclass_family FAMILY(etl_kfam_fio_opend, P_FILEIO, ETL_KCLASS_FILE_IO, "FileIO", fio_opend_ops, fio_opend_v);
 
+/* FileIo_V2_MapFile [MOF] (version 2: ViewBase, FileObject, MiscInfo, ViewSize, ProcessId);
+   version 3 adds ByteOffset before ProcessId [TE MapFileTraceData][OBS: a 44-byte MapFile of
+   Windows 11 with ETWAnalyzer's dump]. FileObject is TraceEvent's FileKey. */
+static const etl_schema_field fio_map_v2[] = {
+    PTR("ViewBase", ETL_KSLOT_MF_BASE), PTR("FileKey", ETL_KSLOT_MF_KEY), X64("MiscInfo", ETL_KSLOT_MF_MISC),
+    SZT("ViewSize", ETL_KSLOT_MF_SIZE), U32("ProcessId", ETL_KSLOT_MF_PID),
+};
+static const etl_schema_field fio_map_v3[] = {
+    PTR("ViewBase", ETL_KSLOT_MF_BASE), PTR("FileKey", ETL_KSLOT_MF_KEY), X64("MiscInfo", ETL_KSLOT_MF_MISC),
+    SZT("ViewSize", ETL_KSLOT_MF_SIZE), X64("ByteOffset", ETL_KSLOT_MF_OFFSET), U32("ProcessId", ETL_KSLOT_MF_PID),
+};
+static const etl_kclass_op fio_map_ops[] = {
+    OP("FileIO", 37, "MapFile"), OP("FileIO", 38, "UnmapFile"), OP("FileIO", 39, "MapFileDCStart"),
+    OP("FileIO", 40, "MapFileDCEnd"),
+};
+static const etl_kclass_version fio_map_v[] = { KV(2, 5, fio_map_v2), KV(3, 6, fio_map_v3) };
+const etl_kclass_family FAMILY(etl_kfam_map_file, P_FILEIO, ETL_KCLASS_MAP_FILE, "FileIO", fio_map_ops, fio_map_v);
+
 /* ================================================================ TcpIp (group 6), UdpIp (group 8) */
 
 /* TcpIp_V0_TypeGroup1, TcpIp_V1_*, TcpIp_* (version 2) [MOF]; the opcode names of version 2 are
@@ -807,10 +826,14 @@ static const etl_kclass_op pf_hard_ops[] = { OP("PageFault", 32, "HardFault") };
 static const etl_kclass_version pf_hard_v[] = { KV(0, 6, pf_hard) };
 static const etl_kclass_family FAMILY(pf_hard_fam, P_PAGEFAULT, ETL_KCLASS_NONE, "PageFault", pf_hard_ops, pf_hard_v);
 
-static const etl_schema_field pf_valloc[] = { PTR("BaseAddress", 0), SZT("RegionSize", 0), U32("ProcessId", 0), X32("Flags", 0) };
+static const etl_schema_field pf_valloc[] = {
+    PTR("BaseAddress", ETL_KSLOT_VA_BASE), SZT("RegionSize", ETL_KSLOT_VA_SIZE), U32("ProcessId", ETL_KSLOT_VA_PID),
+    X32("Flags", ETL_KSLOT_VA_FLAGS),
+};
 static const etl_kclass_op pf_valloc_ops[] = { OP("PageFault", 98, "VirtualAlloc"), OP("PageFault", 99, "VirtualFree") };
 static const etl_kclass_version pf_valloc_v[] = { KV(0, 4, pf_valloc) };
-static const etl_kclass_family FAMILY(pf_valloc_fam, P_PAGEFAULT, ETL_KCLASS_NONE, "PageFault", pf_valloc_ops, pf_valloc_v);
+const etl_kclass_family FAMILY(etl_kfam_virtual_alloc, P_PAGEFAULT, ETL_KCLASS_VIRTUAL_ALLOC, "PageFault", pf_valloc_ops,
+                               pf_valloc_v);
 
 static const etl_schema_field pf_hr_rundown[] = { PTR("HeapHandle", 0), X32("HRFlags", 0), U32("HRPid", 0), U32("HRRangeCount", 0) };
 static const etl_schema_field pf_hr_create[] = { PTR("HeapHandle", 0), SZT("FirstRangeSize", 0), X32("HRCreateFlags", 0) };
@@ -1177,7 +1200,7 @@ static const etl_kclass_family FAMILY(lid_syscalls_fam, P_LINUX_IMAGEID, ETL_KCL
 
 const etl_kclass_family *const etl_kclass_families[] = {
     &etl_kfam_trace_header, &etl_kfam_group_masks, &etl_kfam_rundown_complete, &ev_partition_fam,
-    &etl_kfam_process, &etl_kfam_process_defunct, &proc_perfctr_fam, &proc_terminate_fam,
+    &etl_kfam_process, &etl_kfam_process_defunct, &etl_kfam_process_counters, &proc_terminate_fam,
     &etl_kfam_thread_start, &etl_kfam_thread_end, &etl_kfam_cswitch, &etl_kfam_ready_thread,
     &etl_kfam_thread_set_name, &thr_worker_fam,
     &etl_kfam_image, &img_kernel_base_fam, &img_hypercall_fam,
@@ -1187,10 +1210,11 @@ const etl_kclass_family *const etl_kclass_families[] = {
     &etl_kfam_disk_io, &etl_kfam_disk_init, &etl_kfam_disk_flush, &drv_call_fam, &drv_ret_fam, &drv_routine_fam,
     &drv_req_fam, &splitio_fam,
     &etl_kfam_fio_name, &etl_kfam_fio_create, &etl_kfam_fio_simple, &etl_kfam_fio_rw, &etl_kfam_fio_info, &etl_kfam_fio_dir, &etl_kfam_fio_opend,
+    &etl_kfam_map_file,
     &tcp_v0_fam, &tcp_v1_send_fam, &tcp_v1_generic_fam, &tcp_v1_connect_fam, &etl_kfam_tcp_send4, &etl_kfam_tcp_generic4,
     &etl_kfam_tcp_connect4, &tcp_fail_fam, &etl_kfam_tcp_send6, &etl_kfam_tcp_generic6, &etl_kfam_tcp_connect6,
     &etl_kfam_udp, &etl_kfam_udp6, &udp_fail_fam,
-    &etl_kfam_page_fault, &pf_hard_fam, &pf_valloc_fam, &pf_hr_rundown_fam, &pf_hr_create_fam, &pf_hr_range_fam,
+    &etl_kfam_page_fault, &pf_hard_fam, &etl_kfam_virtual_alloc, &pf_hr_rundown_fam, &pf_hr_create_fam, &pf_hr_range_fam,
     &pf_hr_destroy_fam, &pf_backed_fam,
     &reg_v0_fam, &reg_v1_fam, &reg_v2_fam,
     &alpc_msg_fam, &alpc_wait_new_fam, &alpc_unwait_fam,

@@ -13,7 +13,8 @@ const char *etl_kclass_name(int kclass)
     static const char *const names[ETL_KCLASS_COUNT] = {
         "none", "process", "thread", "image", "cswitch", "ready_thread", "sampled_profile", "stack",
         "stack_key", "stack_key_def", "trace_header", "group_masks", "rundown_complete", "lbr",
-        "disk_io", "disk_io_init", "syscall_enter", "syscall_exit", "isr", "dpc", "page_fault", "tcpip", "file_io"
+        "disk_io", "disk_io_init", "syscall_enter", "syscall_exit", "isr", "dpc", "page_fault", "tcpip", "file_io",
+        "virtual_alloc", "map_file", "process_counters"
     };
     return kclass >= 0 && kclass < ETL_KCLASS_COUNT ? names[kclass] : "unknown";
 }
@@ -208,6 +209,18 @@ static const struct slot slots[ETL_KSLOT_COUNT] = {
     INT(FIO_CREATE_OPTIONS, file_io.create_options), INT(FIO_ATTRIBUTES, file_io.file_attributes),
     INT(FIO_SHARE, file_io.share_access), INT(FIO_STATUS, file_io.nt_status),
     KIND(FIO_NAME, file_io.file_name, KS_STRING),
+    INT(VA_BASE, virtual_alloc.base_address), INT(VA_SIZE, virtual_alloc.region_size), INT(VA_PID, virtual_alloc.pid),
+    INT(VA_FLAGS, virtual_alloc.flags),
+    INT(MF_BASE, map_file.view_base), INT(MF_KEY, map_file.file_key), INT(MF_MISC, map_file.misc_info),
+    INT(MF_SIZE, map_file.view_size), INT(MF_OFFSET, map_file.byte_offset), INT(MF_PID, map_file.pid),
+    INT(PC_PID, process_counters.pid), INT(PC_FAULTS, process_counters.page_fault_count),
+    INT(PC_HANDLES, process_counters.handle_count), INT(PC_PEAK_VS, process_counters.peak_virtual_size),
+    INT(PC_PEAK_WS, process_counters.peak_working_set_size), INT(PC_PEAK_PF, process_counters.peak_pagefile_usage),
+    INT(PC_PEAK_QPP, process_counters.quota_peak_paged_pool_usage),
+    INT(PC_PEAK_QNP, process_counters.quota_peak_non_paged_pool_usage), INT(PC_VS, process_counters.virtual_size),
+    INT(PC_WS, process_counters.working_set_size), INT(PC_PF, process_counters.pagefile_usage),
+    INT(PC_QPP, process_counters.quota_paged_pool_usage), INT(PC_QNP, process_counters.quota_non_paged_pool_usage),
+    INT(PC_PRIVATE, process_counters.private_page_count),
 };
 
 /* The fixed size of an in type (TDH numbering) with pointers of ptr bytes, or 0 when it varies. */
@@ -405,7 +418,8 @@ enum {
     T_STACK_KEY, T_STACK_KEY_DEF, T_HEADER, T_MASKS, T_RUNDOWN, T_LBR, T_DISK_IO, T_DISK_FLUSH, T_DISK_INIT,
     T_SYSCALL_ENTER, T_SYSCALL_EXIT, T_THREAD_SET_NAME, T_ISR, T_DPC, T_PAGE_FAULT,
     T_TCP_SEND4, T_TCP_GENERIC4, T_TCP_CONNECT4, T_TCP_SEND6, T_TCP_GENERIC6, T_TCP_CONNECT6, T_UDP, T_UDP6,
-    T_FIO_NAME, T_FIO_CREATE, T_FIO_SIMPLE, T_FIO_RW, T_FIO_INFO, T_FIO_DIR, T_FIO_OPEND, T_COUNT, T_NONE = T_COUNT
+    T_FIO_NAME, T_FIO_CREATE, T_FIO_SIMPLE, T_FIO_RW, T_FIO_INFO, T_FIO_DIR, T_FIO_OPEND, T_VIRTUAL_ALLOC, T_MAP_FILE, T_PROCESS_COUNTERS, T_COUNT,
+    T_NONE = T_COUNT
 };
 static const etl_kclass_family *const typed[T_COUNT] = {
     [T_PROCESS] = &etl_kfam_process, [T_DEFUNCT] = &etl_kfam_process_defunct,
@@ -425,6 +439,8 @@ static const etl_kclass_family *const typed[T_COUNT] = {
     [T_FIO_NAME] = &etl_kfam_fio_name, [T_FIO_CREATE] = &etl_kfam_fio_create, [T_FIO_SIMPLE] = &etl_kfam_fio_simple,
     [T_FIO_RW] = &etl_kfam_fio_rw, [T_FIO_INFO] = &etl_kfam_fio_info, [T_FIO_DIR] = &etl_kfam_fio_dir,
     [T_FIO_OPEND] = &etl_kfam_fio_opend,
+    [T_VIRTUAL_ALLOC] = &etl_kfam_virtual_alloc, [T_MAP_FILE] = &etl_kfam_map_file,
+    [T_PROCESS_COUNTERS] = &etl_kfam_process_counters,
 };
 
 /* The typed family of a hook (Group << 8 | Type), or T_NONE. */
@@ -483,6 +499,10 @@ static unsigned classify(uint16_t hook)
     case 0x0445: case 0x0446: case 0x0447: case 0x044A: case 0x044B: return T_FIO_INFO;
     case 0x0448: case 0x044D: return T_FIO_DIR;
     case 0x044C: return T_FIO_OPEND;
+    case ETL_HOOK_VIRTUAL_ALLOC: case ETL_HOOK_VIRTUAL_FREE: return T_VIRTUAL_ALLOC;
+    case ETL_HOOK_MAP_FILE: case ETL_HOOK_UNMAP_FILE: case ETL_HOOK_MAP_FILE_DCSTART: case ETL_HOOK_MAP_FILE_DCEND:
+        return T_MAP_FILE;
+    case ETL_HOOK_PROCESS_PERF_CTR: case ETL_HOOK_PROCESS_PERF_CTR_RUNDOWN: return T_PROCESS_COUNTERS;
     default: return T_NONE;
     }
 }
@@ -585,6 +605,9 @@ static size_t member_size(int kclass)
     case ETL_KCLASS_PAGE_FAULT: return sizeof k.u.page_fault;
     case ETL_KCLASS_TCPIP: return sizeof k.u.tcpip;
     case ETL_KCLASS_FILE_IO: return sizeof k.u.file_io;
+    case ETL_KCLASS_VIRTUAL_ALLOC: return sizeof k.u.virtual_alloc;
+    case ETL_KCLASS_MAP_FILE: return sizeof k.u.map_file;
+    case ETL_KCLASS_PROCESS_COUNTERS: return sizeof k.u.process_counters;
     case ETL_KCLASS_STACK: case ETL_KCLASS_STACK_KEY: case ETL_KCLASS_STACK_KEY_DEF: return sizeof k.u.stack;
     default: return sizeof k.u;
     }

@@ -390,6 +390,11 @@ enum etl_kslot {
     ETL_KSLOT_FIO_TTID, ETL_KSLOT_FIO_IO_SIZE, ETL_KSLOT_FIO_IO_FLAGS, ETL_KSLOT_FIO_INFO_CLASS, ETL_KSLOT_FIO_LENGTH,
     ETL_KSLOT_FIO_FILE_INDEX, ETL_KSLOT_FIO_CREATE_OPTIONS, ETL_KSLOT_FIO_ATTRIBUTES, ETL_KSLOT_FIO_SHARE,
     ETL_KSLOT_FIO_STATUS, ETL_KSLOT_FIO_NAME,
+    ETL_KSLOT_VA_BASE, ETL_KSLOT_VA_SIZE, ETL_KSLOT_VA_PID, ETL_KSLOT_VA_FLAGS,
+    ETL_KSLOT_MF_BASE, ETL_KSLOT_MF_KEY, ETL_KSLOT_MF_MISC, ETL_KSLOT_MF_SIZE, ETL_KSLOT_MF_OFFSET, ETL_KSLOT_MF_PID,
+    ETL_KSLOT_PC_PID, ETL_KSLOT_PC_FAULTS, ETL_KSLOT_PC_HANDLES, ETL_KSLOT_PC_PEAK_VS, ETL_KSLOT_PC_PEAK_WS,
+    ETL_KSLOT_PC_PEAK_PF, ETL_KSLOT_PC_PEAK_QPP, ETL_KSLOT_PC_PEAK_QNP, ETL_KSLOT_PC_VS, ETL_KSLOT_PC_WS, ETL_KSLOT_PC_PF,
+    ETL_KSLOT_PC_QPP, ETL_KSLOT_PC_QNP, ETL_KSLOT_PC_PRIVATE,
     ETL_KSLOT_COUNT
 };
 
@@ -429,7 +434,8 @@ extern const etl_kclass_family etl_kfam_process, etl_kfam_process_defunct, etl_k
     etl_kfam_isr, etl_kfam_dpc, etl_kfam_page_fault, etl_kfam_tcp_send4, etl_kfam_tcp_generic4,
     etl_kfam_tcp_connect4, etl_kfam_tcp_send6, etl_kfam_tcp_generic6, etl_kfam_tcp_connect6, etl_kfam_udp,
     etl_kfam_udp6, etl_kfam_fio_name, etl_kfam_fio_create, etl_kfam_fio_simple,
-    etl_kfam_fio_rw, etl_kfam_fio_info, etl_kfam_fio_dir, etl_kfam_fio_opend;
+    etl_kfam_fio_rw, etl_kfam_fio_info, etl_kfam_fio_dir, etl_kfam_fio_opend,
+    etl_kfam_virtual_alloc, etl_kfam_map_file, etl_kfam_process_counters;
 
 /* Every family of the tables, and how many. */
 extern const etl_kclass_family *const etl_kclass_families[];
