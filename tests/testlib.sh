@@ -20,6 +20,16 @@ end_tests() {
     [ "$failed" -eq 0 ]
 }
 
+# kernel_tests_turn: waits (at most 15 minutes) until no other test that records kernel
+# sessions runs, and holds that turn until the script ends. A kernel session records the whole
+# machine, so under make -j one test's workload would be in another's recording. The lock is
+# a file descriptor (9) of the script's; flock(1) is util-linux's (without it, no waiting).
+kernel_tests_turn() {
+    command -v flock >/dev/null 2>&1 || return 0
+    exec 9>>"${ETL_KERNEL_TESTS_LOCK:-/tmp/libetl-kernel-tests.lock}" || return 0
+    flock -w 900 9 || echo "# kernel_tests_turn: waited 15 minutes for another kernel test; going on"
+}
+
 # indent [N]: the first N (5) lines of stdin, indented (never read as an ok/not ok line).
 indent() { sed 's/^/  /' | head -"${1:-5}"; }
 
