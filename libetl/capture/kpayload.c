@@ -759,4 +759,86 @@ size_t etl_kallsyms_chunk_max(struct etl_kcapture *k)
     return (record & ~(size_t)7) - ETL_CLASSIC_HEADER_SIZE - 4 - 1;
 }
 
+/* FileIo version 3: the operations (Create, the simple ones, Read/Write, the Info ones, DirEnum)
+   and their OperationEnd. */
+size_t etl_kpayload_fileio_create(uint8_t *out, size_t cap, const etl_kfileio_desc *d)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, d->irp);
+    put64(&b, d->file_object);
+    put32(&b, d->tid);
+    put32(&b, d->create_options);
+    put32(&b, d->file_attributes);
+    put32(&b, d->share_access);
+    put_str16(&b, d->path);
+    return done(&b);
+}
+
+size_t etl_kpayload_fileio_simple(uint8_t *out, size_t cap, const etl_kfileio_desc *d)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, d->irp);
+    put64(&b, d->file_object);
+    put64(&b, d->file_key);
+    put32(&b, d->tid);
+    put32(&b, 0); /* padding to 8, as Windows' 64-bit structures */
+    return done(&b);
+}
+
+size_t etl_kpayload_fileio_rw(uint8_t *out, size_t cap, const etl_kfileio_desc *d)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, d->offset);
+    put64(&b, d->irp);
+    put64(&b, d->file_object);
+    put64(&b, d->file_key);
+    put32(&b, d->tid);
+    put32(&b, d->size);
+    put32(&b, d->io_flags);
+    put32(&b, 0);
+    return done(&b);
+}
+
+size_t etl_kpayload_fileio_info(uint8_t *out, size_t cap, const etl_kfileio_desc *d)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, d->irp);
+    put64(&b, d->file_object);
+    put64(&b, d->file_key);
+    put64(&b, d->extra_info);
+    put32(&b, d->tid);
+    put32(&b, d->info_class);
+    return done(&b);
+}
+
+size_t etl_kpayload_fileio_dir_enum(uint8_t *out, size_t cap, const etl_kfileio_desc *d)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, d->irp);
+    put64(&b, d->file_object);
+    put64(&b, d->file_key);
+    put32(&b, d->tid);
+    put32(&b, d->size);
+    put32(&b, d->info_class);
+    put32(&b, 0); /* FileIndex */
+    put_str16(&b, d->path);
+    return done(&b);
+}
+
+size_t etl_kpayload_fileio_op_end(uint8_t *out, size_t cap, uint64_t irp, uint64_t extra_info, uint32_t nt_status)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, irp);
+    put64(&b, extra_info);
+    put32(&b, nt_status);
+    put32(&b, 0);
+    return done(&b);
+}
+
 #endif
