@@ -396,17 +396,13 @@ int etl_knet_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int64_t ts, i
         }
         pthread_mutex_unlock(&k->netlock);
     } else {
-        /* a TCP socket's send or receive whose connection no reader has seen established: that
-           may be on another processor, not handled yet (waited for once a socket) */
+        /* a TCP socket's send or receive: the changes of state of its address before it (its
+           establishment, the close of the address's use before) may be on other processors,
+           not handled yet, and a later use's may have been: the send waits for the other
+           readers to be past it, as a disk completion does */
         const struct tp_field *f = k->net_len[e == EV_NET_RECV];
-        uint64_t sk = etl_ktp_uint(raw, raw_len, &f[KL_SK]);
         if (etl_ktp_uint(raw, raw_len, &f[KL_PROTOCOL]) != K_IPPROTO_TCP) return 0;
-        pthread_mutex_lock(&k->netlock);
-        {
-            struct knet_sock *s = sock_find(k, sk, ts);
-            noted = s && s->until > ts && (s->known || s->waited);
-        }
-        pthread_mutex_unlock(&k->netlock);
+        noted = 0;
     }
     if (noted) return 0;
     while (etl_kothers_wait(c, &c->net_wait, ts)) {
