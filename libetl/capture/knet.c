@@ -47,7 +47,6 @@ struct knet_sock {
                                   seen before any) and ended (its close; INT64_MAX: open) */
     struct knet_addr a;
     int known;                 /* a holds its addresses (from a change of its state) */
-    int waited;                /* a send or receive waited for its establishment (etl_knet_wait) */
     uint32_t pid;              /* the process that connected, accepted or last used it */
     struct knet_sock *next;
 };
@@ -517,7 +516,6 @@ static void length_sample(struct kcpu *c, int recv, int64_t ts, uint32_t pid, ui
             if (!s || s->until <= ts) s = sock_get(k, sk, ts); /* not seen begun: a placeholder */
             if (s) {
                 s->pid = pid;
-                s->waited = 1;
                 if (s->known) a = s->a;
             }
         }

@@ -351,10 +351,9 @@ static char *temporary_beside(struct etl_sqlite_loader *l)
     return tmp;
 }
 
-int etl_sqlite_loader_commit(etl_sqlite_loader *l)
+/* What a commit and a streamed load both begin with: one per loader, and inputs to load. */
+static int commit_begin(etl_sqlite_loader *l)
 {
-    int fresh, rc;
-
     if (l->committed) {
         etl_load_message(l, ETL_FATAL, 0, NULL, -1, "%s: the load is done already", l->output);
         return ETL_FATAL;
@@ -365,6 +364,14 @@ int etl_sqlite_loader_commit(etl_sqlite_loader *l)
         etl_load_message(l, ETL_FATAL, 0, NULL, -1, "nothing was written");
         return ETL_FATAL;
     }
+    return ETL_OK;
+}
+
+int etl_sqlite_loader_commit(etl_sqlite_loader *l)
+{
+    int fresh, rc;
+
+    if (commit_begin(l) != ETL_OK) return ETL_FATAL;
     fresh = !l->o.append;
     if (fresh) {
         l->db_path = temporary_beside(l);
@@ -466,16 +473,7 @@ int etl_load_stream(etl_sqlite_loader *l)
 {
     int rc;
 
-    if (l->committed) {
-        etl_load_message(l, ETL_FATAL, 0, NULL, -1, "%s: the load is done already", l->output);
-        return ETL_FATAL;
-    }
-    l->committed = 1;
-    clock_gettime(CLOCK_MONOTONIC, &l->phase);
-    if (!l->ninputs) {
-        etl_load_message(l, ETL_FATAL, 0, NULL, -1, "nothing was written");
-        return ETL_FATAL;
-    }
+    if (commit_begin(l) != ETL_OK) return ETL_FATAL;
     rc = load(l, 1);
     if (rc != 0) return ETL_FATAL;
     return l->partial ? ETL_FAILED : l->damaged ? ETL_WARN : ETL_OK;
