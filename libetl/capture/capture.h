@@ -232,6 +232,9 @@ typedef struct etl_kmap_file_desc {
     uint32_t pid;
 } etl_kmap_file_desc;
 size_t etl_kpayload_map_file(uint8_t *out, size_t cap, const etl_kmap_file_desc *m);
+/* The FileKey of a file, one for every source of the capture (FileIo, MapFile, HardFault): its
+   device (major, minor) and inode number in one number, never 0. */
+uint64_t etl_kfile_key(uint32_t dev_major, uint32_t dev_minor, uint64_t ino);
 /* FileIo Name (version 2): FileObject (a FileKey here), FileName (UTF-8 in, UTF-16 out). */
 size_t etl_kpayload_file_name(uint8_t *out, size_t cap, uint64_t file_object, const char *name);
 /* Process PerfCtr and PerfCtrRundown (version 2, 104 bytes): the memory counters of a process

@@ -410,6 +410,17 @@ size_t etl_kpayload_virtual_alloc(uint8_t *out, size_t cap, uint64_t base, uint6
     return done(&b);
 }
 
+uint64_t etl_kfile_key(uint32_t dev_major, uint32_t dev_minor, uint64_t ino)
+{
+    uint64_t dev = (uint64_t)dev_major << 32 | dev_minor;
+    uint64_t x = (dev * 0x9E3779B97F4A7C15ull) ^ ino;
+
+    x ^= x >> 31;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 29;
+    return x ? x : 1;
+}
+
 size_t etl_kpayload_map_file(uint8_t *out, size_t cap, const etl_kmap_file_desc *m)
 {
     struct kp b = kp_start(out, cap);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "capture/capture.h"
@@ -388,18 +389,6 @@ static int named(struct kvm_state *v, uint64_t key)
     return 0;
 }
 
-/* The FileKey of a file: its device and inode in one number (the same file, the same key;
-   never 0). */
-static uint64_t file_key(dev_t dev, ino_t ino)
-{
-    uint64_t x = ((uint64_t)dev * 0x9E3779B97F4A7C15ull) ^ (uint64_t)ino;
-
-    x ^= x >> 31;
-    x *= 0xBF58476D1CE4E5B9ull;
-    x ^= x >> 29;
-    return x ? x : 1;
-}
-
 /* The file a process maps at [lo, hi), as /proc says while the mapping (else the descriptor it
    was mapped from) is there: its key (0: not known) and path into name. */
 static uint64_t mapped_file(uint32_t pid, uint64_t lo, uint64_t hi, int64_t fd, char *name, size_t size)
@@ -418,7 +407,7 @@ static uint64_t mapped_file(uint32_t pid, uint64_t lo, uint64_t hi, int64_t fd, 
     }
     n = readlink(path, name, size - 1);
     name[n > 0 ? n : 0] = '\0';
-    return file_key(st.st_dev, st.st_ino);
+    return etl_kfile_key(major(st.st_dev), minor(st.st_dev), st.st_ino);
 }
 
 struct vm_emit {
