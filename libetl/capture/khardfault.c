@@ -92,6 +92,7 @@ struct khf_state {
     struct tp_field f_ino, f_dev, f_index, a_ino, a_dev, a_index, a_order;
     uint64_t *named;                 /* the FileKeys a FileIo Name was written for (open addressing, 0 free) */
     size_t nnamed, named_cap;
+    int64_t swept;                   /* when stale records were last dropped from every thread */
 };
 
 int etl_khf_init(struct etl_kcapture *k)
@@ -188,6 +189,29 @@ static void drop(struct khf_thread *t, size_t n)
     t->n -= n;
 }
 
+/* Once a second of records: what every thread noted before ts - KHF_STALE_NS is dropped, and
+   the threads left with nothing are forgotten (those that ended, those whose faults read
+   nothing). Under h->lock. */
+static void sweep(struct khf_state *h, int64_t ts)
+{
+    if (ts - h->swept < 1000000000) return;
+    h->swept = ts;
+    for (unsigned i = 0; i < KHF_SLOTS; i++)
+        for (struct khf_thread **p = &h->threads[i]; *p;) {
+            struct khf_thread *t = *p;
+            size_t old = 0;
+            while (old < t->n && t->r[old].ts < ts - KHF_STALE_NS) old++;
+            drop(t, old);
+            if (t->n) {
+                p = &t->next;
+                continue;
+            }
+            *p = t->next;
+            free(t->r);
+            free(t);
+        }
+}
+
 void etl_khf_note(struct kcpu *c, const uint8_t *r, uint32_t size)
 {
     struct khf_state *h = c->k->hf;
@@ -215,6 +239,7 @@ void etl_khf_note(struct kcpu *c, const uint8_t *r, uint32_t size)
         rec.index = etl_ktp_uint(raw, raw_len, &h->f_index);
     }
     pthread_mutex_lock(&h->lock);
+    sweep(h, ts);
     /* pages added by a thread in no file fault (a read, a write) are not kept */
     t = thread_of(h, tid, !rec.add);
     if (!t || (rec.add && !t->n)) goto out;
