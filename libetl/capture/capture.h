@@ -538,7 +538,7 @@ void etl_lbr_perf_cause(int e, const char *what, char *err, size_t errsize);
    kring.c (rings and records), kprocess.c (processes, threads, images), kexec.c (the command
    line of each exec), ktracepoint.c (tracepoints and their fields), kio.c (disk I/O and system
    calls), kimageid.c (build-ids, kallsyms, modules), kpayload.c (writing). Calls go one way:
-   kcapture.c -> kring.c -> kprocess.c, kio.c, knet.c -> kexec.c -> ktracepoint.c, kimageid.c,
+   kcapture.c -> kring.c -> kprocess.c, kio.c, knet.c, khardfault.c -> kexec.c -> ktracepoint.c, kimageid.c,
    kpayload.c, kexit.c (and lbrcapture.c -> kcapture.c -> lbr.c
    -> kpayload.c). ---- */
 
