@@ -185,6 +185,7 @@ static struct khf_thread *thread_of(struct khf_state *h, uint32_t tid, int creat
 static void drop(struct khf_thread *t, size_t n)
 {
     if (n > t->n) n = t->n;
+    if (!n) return; /* (t->r may be NULL) */
     memmove(t->r, t->r + n, (t->n - n) * sizeof *t->r);
     t->n -= n;
 }
