@@ -398,6 +398,24 @@
     "  private_page_count INTEGER NOT NULL\n" \
     ");\n" \
     "\n" \
+    "-- PageFault HardFault: a fault that read its page from a file (or the page file), written at\n" \
+    "-- its end (a Linux capture: a major fault of a file page).\n" \
+    "CREATE TABLE hard_faults (\n" \
+    "  event INTEGER PRIMARY KEY,\n" \
+    "  trace INTEGER NOT NULL,\n" \
+    "  time_ns INTEGER NOT NULL,        -- its end (the event's time)\n" \
+    "  cpu INTEGER NOT NULL,\n" \
+    "  name TEXT NOT NULL,              -- PageFault/HardFault\n" \
+    "  pid INTEGER,                     -- of the event's header; NULL when it names none (Windows')\n" \
+    "  tid INTEGER NOT NULL,            -- TThreadId: the faulting thread\n" \
+    "  start_ns INTEGER,                -- InitialTime; NULL when after the event (a damaged record)\n" \
+    "  duration_ns INTEGER,             -- time_ns - start_ns\n" \
+    "  read_offset INTEGER NOT NULL,    -- where in the file the read began (bytes)\n" \
+    "  virtual_address INTEGER NOT NULL,\n" \
+    "  file_key INTEGER NOT NULL,       -- FileObject: the file (FileIO/Name, /FileCreate, /FileRundown name it)\n" \
+    "  byte_count INTEGER NOT NULL      -- bytes read from read_offset (0: it waited for another's read)\n" \
+    ");\n" \
+    "\n" \
     "-- SampledProfile and PMC interrupt (PMCSample) samples: the processor was running thread\n" \
     "-- tid at instruction_pointer.\n" \
     "CREATE TABLE samples (\n" \
@@ -732,6 +750,25 @@
     "-- Process counters with the program the process ran (its last name before the event).\n" \
     "CREATE VIEW process_counters_view AS\n" \
     "SELECT c.*, " NAME_AT("c.trace", "c.pid", "c.time_ns", "c.event") " AS process_name FROM process_counters c;\n" \
+    "\n" \
+    "-- Hard faults with their thread's process (the header's, else the thread's Start or DCStart\n" \
+    "-- nearest before) and program, and the name of their file: that of the FileIO/Name,\n" \
+    "-- /FileCreate or /FileRundown of its key nearest before them, else after them (NULL: none).\n" \
+    "CREATE VIEW hard_faults_view AS\n" \
+    "WITH names AS MATERIALIZED (\n" \
+    "  SELECT trace, time_ns, json_extract(fields, '$.FileObject') AS key, json_extract(fields, '$.FileName') AS file_name\n" \
+    "  FROM events WHERE hook_id IN (1024, 1056, 1060) AND fields IS NOT NULL),\n" \
+    "h AS (SELECT g.event, g.trace, g.time_ns, g.cpu, g.name,\n" \
+    "             coalesce(g.pid, (SELECT t.pid FROM threads t WHERE t.trace = g.trace AND t.tid = g.tid\n" \
+    "                              AND t.time_ns <= g.time_ns ORDER BY t.time_ns DESC LIMIT 1)) AS pid,\n" \
+    "             g.tid, g.start_ns, g.duration_ns, g.read_offset, g.virtual_address, g.file_key, g.byte_count\n" \
+    "      FROM hard_faults g)\n" \
+    "SELECT h.*, " NAME_AT("h.trace", "h.pid", "h.time_ns", "h.event") " AS process_name,\n" \
+    "       coalesce((SELECT n.file_name FROM names n WHERE n.trace = h.trace AND n.key = printf('0x%x', h.file_key)\n" \
+    "                 AND n.time_ns <= h.time_ns ORDER BY n.time_ns DESC LIMIT 1),\n" \
+    "                (SELECT n.file_name FROM names n WHERE n.trace = h.trace AND n.key = printf('0x%x', h.file_key)\n" \
+    "                 AND n.time_ns > h.time_ns ORDER BY n.time_ns LIMIT 1)) AS file_name\n" \
+    "FROM h;\n" \
     "\n" \
     "-- Every stack's frames as text: 'ntdll.dll+0x1234'.\n" \
     "CREATE VIEW stack_frames_view AS\n" \
