@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* kfileio DIR N: the file I/O workload of kfileio.test: creates N files in DIR, writes and reads known byte counts, renames some and deletes others (the odd ones by paths relative to DIR, its cwd), and prints its own figures (per path: bytes written and read; counts of opens, renames and deletes). */
+/* kfileio DIR N: the file I/O workload of kfileio.test: creates N files in DIR, writes and reads known byte counts, renames some and deletes others (the odd ones by paths relative to DIR, its cwd), and prints its own figures (per path: bytes written and read; counts of opens, renames and deletes). kfileio --map FILE: kfilekey.test's: opens, writes, reads and maps the one FILE, and prints its pid and the view's address and size. */
 #define _POSIX_C_SOURCE 200809L
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 static int fail(const char *what, const char *path)
@@ -14,13 +17,40 @@ static int fail(const char *what, const char *path)
     return 1;
 }
 
+/* --map FILE: FILE created and written (8 pages), read back, mapped shared and touched, the view
+   held 300 ms (the capture names it from /proc meanwhile), unmapped, closed. */
+static int map_one(const char *path)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    size_t len = 8 * (size_t)page;
+    char *buf = malloc(len), *view;
+    volatile char sum = 0;
+    int fd;
+
+    if (!buf) return 1;
+    memset(buf, 'm', len);
+    if ((fd = open(path, O_CREAT | O_RDWR | O_TRUNC, 0644)) < 0) return fail("open", path);
+    if (write(fd, buf, len) != (ssize_t)len) return fail("write", path);
+    if (pread(fd, buf, len, 0) != (ssize_t)len) return fail("pread", path);
+    if ((view = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0)) == MAP_FAILED) return fail("mmap", path);
+    for (size_t o = 0; o < len; o += (size_t)page) sum += view[o];
+    printf("pid %ld view %llu %zu\n", (long)getpid(), (unsigned long long)(uintptr_t)view, len);
+    fflush(stdout);
+    nanosleep(&(struct timespec){ 0, 300000000 }, NULL);
+    munmap(view, len);
+    close(fd);
+    free(buf);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     char path[4096], to[4096], name[64], toname[64], buf[1000];
     int n, opens = 0, renames = 0, deletes = 0;
 
+    if (argc == 3 && strcmp(argv[1], "--map") == 0) return map_one(argv[2]);
     if (argc != 3 || (n = atoi(argv[2])) <= 0) {
-        fprintf(stderr, "usage: kfileio DIR N\n");
+        fprintf(stderr, "usage: kfileio DIR N | kfileio --map FILE\n");
         return 2;
     }
     memset(buf, 'x', sizeof buf);

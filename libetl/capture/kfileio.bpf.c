@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR MIT */
-/* The kernel capture's file I/O programs (BPF, CO-RE, on the system calls' tracepoints): each file operation with its struct file (FileObject), inode (FileKey), size, offset, path and result, as records (kfileio.h) in the processors' perf rings; the open files at the stop from a task_file iterator. */
+/* The kernel capture's file I/O programs (BPF, CO-RE, on the system calls' tracepoints): each file operation with its struct file (FileObject), inode (number and device: the FileKey), size, offset, path and result, as records (kfileio.h) in the processors' perf rings; the open files at the stop from a task_file iterator. */
 #include "capture/vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
@@ -33,6 +33,7 @@ struct rec {
     __u64 irp, file, key, offset, size;
     __s64 ret;
     __u32 mode, pid;
+    __u32 dev, pad;
     char path[ETL_KFIO_PATH_MAX + 256]; /* (room past the end for a name read at its last offset) */
 };
 struct {
@@ -45,10 +46,11 @@ struct {
 /* A system call in progress on a thread, by thread id (LRU: a thread that died inside a call,
    whose exit never came, does not keep its entry). */
 struct pending {
-    __u64 irp, file, key;
+    __u64 irp, file, key;      /* key: the inode's number */
     __u64 upath, upath2;       /* the call's path arguments (user addresses) */
     __s64 dirfd, dirfd2;
     __u32 info;
+    __u32 dev;                 /* the inode's device */
     __u8 op;
     __u8 pad0;
     __u8 pad[2];
@@ -136,6 +138,11 @@ static __always_inline int is_file(struct file *f)
     return m && m != S_IFSOCK;
 }
 
+/* A file's inode: its number (the record's key) and its file system's device (the kernel's
+   dev_t: major << 20 | minor), of which the capture makes the FileKey (etl_kfile_key). */
+static __always_inline __u64 file_ino(struct file *f) { return f ? BPF_CORE_READ(f, f_inode, i_ino) : 0; }
+static __always_inline __u32 file_dev(struct file *f) { return f ? BPF_CORE_READ(f, f_inode, i_sb, s_dev) : 0; }
+
 static __always_inline __u32 tid_now(void) { return (__u32)bpf_get_current_pid_tgid(); }
 
 /* ---- operations on a descriptor: the op's record at the start, its OpEnd at the exit ---- */
@@ -157,10 +164,12 @@ static __always_inline int fd_op(void *ctx, __u8 op, long fd, __u64 offset, int 
     p.irp = next_irp();
     p.op = op;
     p.file = (__u64)f;
-    p.key = (__u64)BPF_CORE_READ(f, f_inode);
+    p.key = file_ino(f);
+    p.dev = file_dev(f);
     r->irp = p.irp;
     r->file = p.file;
     r->key = p.key;
+    r->dev = p.dev;
     r->offset = use_pos ? (__u64)BPF_CORE_READ(f, f_pos) : offset;
     r->size = size;
     r->info = info;
@@ -265,10 +274,12 @@ static __always_inline int op_end(void *ctx, long ret, int path_op)
         if (p->op == ETL_KFIO_CREATE && ret >= 0) {
             struct file *f = fd_file(ret);
             r->file = (__u64)f;
-            r->key = f ? (__u64)BPF_CORE_READ(f, f_inode) : 0;
+            r->key = file_ino(f);
+            r->dev = file_dev(f);
             r->mode = f ? BPF_CORE_READ(f, f_inode, i_mode) : 0;
             p->file = r->file;
             p->key = r->key;
+            p->dev = r->dev;
         }
         rec_user_path(r, p->upath);
         if (p->op == ETL_KFIO_RENAME && p->upath2) {
@@ -287,6 +298,7 @@ static __always_inline int op_end(void *ctx, long ret, int path_op)
         r->info = p->op;
         r->file = p->file;
         r->key = p->key;
+        r->dev = p->dev;
         r->ret = ret;
         rec_send(ctx, r);
     }
@@ -546,7 +558,8 @@ int rundown(struct bpf_iter__task_file *ctx)
 
     if (!t || !f || !is_file(f) || !(r = rec_new(ETL_KFIO_RUNDOWN))) return 0;
     r->file = (__u64)f;
-    r->key = (__u64)f->f_inode;
+    r->key = f->f_inode->i_ino;
+    r->dev = f->f_inode->i_sb->s_dev;
     r->pid = t->tgid;
     n = bpf_d_path((struct path *)&f->f_path, r->path, ETL_KFIO_PATH_MAX);
     if (n <= 0) return 0;
