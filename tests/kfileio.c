@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* kfileio DIR N: the file I/O workload of kfileio.test: creates N files in DIR, writes and reads known byte counts, renames some and deletes others (the odd ones by paths relative to DIR, its cwd), and prints its own figures (per path: bytes written and read; counts of opens, renames and deletes). kfileio --map FILE: kfilekey.test's: opens, writes, reads and maps the one FILE, and prints its pid and the view's address and size. */
+/* kfileio DIR N: the file I/O workload of kfileio.test: creates N files in DIR, writes and reads known byte counts, renames some and deletes others (the odd ones by paths relative to DIR, its cwd), and prints its own figures (per path: bytes written and read, opens and closes (every fourth file read through a dup'ed descriptor); counts of opens, renames and deletes). kfileio --map FILE: kfilekey.test's: opens, writes, reads and maps the one FILE, and prints its pid and the view's address and size. */
 #define _POSIX_C_SOURCE 200809L
 #include <fcntl.h>
 #include <stdint.h>
@@ -72,12 +72,21 @@ int main(int argc, char **argv)
         }
         if (i % 2 == 0 && fsync(fd) != 0) return fail("fsync", path);
         close(fd);
-        /* read back in reads of 512 bytes, to the end (the last read gives 0) */
+        /* read back in reads of 512 bytes, to the end (the last read gives 0); every fourth
+           file through a dup of the descriptor, the first closed before (two closes, the
+           file released at the second) */
         if ((fd = open(p, O_RDONLY)) < 0) return fail("open", path);
         opens++;
+        if (i % 4 == 0) {
+            int fd2 = dup(fd);
+            if (fd2 < 0) return fail("dup", path);
+            close(fd);
+            fd = fd2;
+        }
         while ((r = read(fd, buf, 512)) > 0) got += r;
         close(fd);
         printf("%s written %ld read %ld\n", path, wrote, got);
+        printf("%s opened 2 closed %d\n", path, i % 4 == 0 ? 3 : 2);
         if (i % 3 == 0) {
             snprintf(to, sizeof to, "%s/r%d", argv[1], i);
             snprintf(toname, sizeof toname, "r%d", i);

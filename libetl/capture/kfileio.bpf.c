@@ -52,7 +52,7 @@ struct pending {
     __u32 info;
     __u32 dev;                 /* the inode's device */
     __u8 op;
-    __u8 pad0;
+    __u8 last;                 /* a close of the file's last reference: the file is released */
     __u8 pad[2];
 };
 struct {
@@ -143,6 +143,16 @@ static __always_inline int is_file(struct file *f)
 static __always_inline __u64 file_ino(struct file *f) { return f ? BPF_CORE_READ(f, f_inode, i_ino) : 0; }
 static __always_inline __u32 file_dev(struct file *f) { return f ? BPF_CORE_READ(f, f_inode, i_sb, s_dev) : 0; }
 
+/* How many references a file has: its f_ref (Linux 6.13 on: the count less one) or f_count. */
+struct file___f_count {
+    atomic_long_t f_count;
+} __attribute__((preserve_access_index));
+static __always_inline long file_refs(struct file *f)
+{
+    if (bpf_core_field_exists(struct file, f_ref)) return (long)BPF_CORE_READ(f, f_ref.refcnt.counter) + 1;
+    return (long)BPF_CORE_READ((struct file___f_count *)f, f_count.counter);
+}
+
 static __always_inline __u32 tid_now(void) { return (__u32)bpf_get_current_pid_tgid(); }
 
 /* ---- operations on a descriptor: the op's record at the start, its OpEnd at the exit ---- */
@@ -174,6 +184,9 @@ static __always_inline int fd_op(void *ctx, __u8 op, long fd, __u64 offset, int 
     r->size = size;
     r->info = info;
     rec_send(ctx, r);
+    /* a close of the last reference (no other descriptor, process or mapping holds the file):
+       the file is released at the call's end, where its Close is written */
+    p.last = op == ETL_KFIO_CLEANUP && file_refs(f) == 1;
     bpf_map_update_elem(&inflight, &tid, &p, BPF_ANY);
     return 0;
 }
@@ -301,6 +314,23 @@ static __always_inline int op_end(void *ctx, long ret, int path_op)
         r->dev = p->dev;
         r->ret = ret;
         rec_send(ctx, r);
+    }
+    /* the file released: its Close (a request of its own) and that request's end */
+    if (p->last && ret == 0 && (r = rec_new(ETL_KFIO_CLOSE))) {
+        __u64 irp = next_irp();
+        r->irp = irp;
+        r->file = p->file;
+        r->key = p->key;
+        r->dev = p->dev;
+        rec_send(ctx, r);
+        if ((r = rec_new(ETL_KFIO_OP_END))) {
+            r->irp = irp;
+            r->info = ETL_KFIO_CLOSE;
+            r->file = p->file;
+            r->key = p->key;
+            r->dev = p->dev;
+            rec_send(ctx, r);
+        }
     }
     bpf_map_delete_elem(&inflight, &tid);
     return 0;

@@ -399,6 +399,7 @@ void etl_kfileio_sample(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid, 
         n = etl_kpayload_fileio_create(buf, sizeof buf, &d);
         break;
     case ETL_KFIO_CLEANUP:
+    case ETL_KFIO_CLOSE:
     case ETL_KFIO_FLUSH:
         if (!f->ops) return;
         n = etl_kpayload_fileio_simple(buf, sizeof buf, &d);
