@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* kfileio DIR N: the file I/O workload of kfileio.test: creates N files in DIR, writes and reads known byte counts, renames some and deletes others (the odd ones by paths relative to DIR, its cwd), and prints its own figures (per path: bytes written and read, opens and closes (every fourth file read through a dup'ed descriptor); counts of opens, renames and deletes). kfileio --map FILE: kfilekey.test's: opens, writes, reads and maps the one FILE, and prints its pid and the view's address and size. */
+/* kfileio DIR N: the file I/O workload of kfileio.test: creates N files in DIR, writes and reads known byte counts, renames some and deletes others (the odd ones by paths relative to DIR, its cwd), and prints its own figures (per path: bytes written and read, opens and closes (every fourth file read through a dup'ed descriptor; x0 opened by a child that exits without closing it; a pipe used after each file's last close); counts of opens, renames and deletes). kfileio --map FILE: kfilekey.test's: opens, writes, reads and maps the one FILE, and prints its pid and the view's address and size. */
 #define _POSIX_C_SOURCE 200809L
 #include <fcntl.h>
 #include <stdint.h>
@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -85,6 +86,16 @@ int main(int argc, char **argv)
         }
         while ((r = read(fd, buf, 512)) > 0) got += r;
         close(fd);
+        /* a pipe (no Create: no path), whose struct files may be at the address the file's
+           had: 7 bytes through it are no file's */
+        {
+            int pfd[2];
+            char seven[7];
+            if (pipe(pfd) != 0) return fail("pipe", path);
+            if (write(pfd[1], "through", 7) != 7 || read(pfd[0], seven, 7) != 7) return fail("pipe I/O", path);
+            close(pfd[0]);
+            close(pfd[1]);
+        }
         printf("%s written %ld read %ld\n", path, wrote, got);
         printf("%s opened 2 closed %d\n", path, i % 4 == 0 ? 3 : 2);
         if (i % 3 == 0) {
@@ -98,6 +109,20 @@ int main(int argc, char **argv)
             deletes++;
             printf("%s deleted\n", path);
         }
+    }
+    /* a child opens x0 and exits without closing it: its exit closes the descriptor (a
+       Cleanup) and releases the file (a Close) */
+    {
+        pid_t child;
+        int status;
+        snprintf(path, sizeof path, "%s/x0", argv[1]);
+        fflush(stdout);
+        if ((child = fork()) < 0) return fail("fork", path);
+        if (child == 0) _exit(open(path, O_CREAT | O_WRONLY, 0644) < 0 ? 1 : 0);
+        if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            return fail("open in a child", path);
+        opens++;
+        printf("%s opened 1 closed 1\n", path);
     }
     printf("opens %d renames %d deletes %d\n", opens, renames, deletes);
     return 0;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR MIT */
-/* The kernel capture's file I/O programs (BPF, CO-RE, on the system calls' tracepoints): each file operation with its struct file (FileObject), inode (number and device: the FileKey), size, offset, path and result, as records (kfileio.h) in the processors' perf rings; the open files at the stop from a task_file iterator. */
+/* The kernel capture's file I/O programs (BPF, CO-RE, on the system calls' tracepoints and a process's exit): each file operation with its struct file (FileObject), inode (number and device: the FileKey), size, offset, path and result, as records (kfileio.h) in the processors' perf rings; the open files at the stop from a task_file iterator. */
 #include "capture/vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
@@ -573,6 +573,92 @@ PATH_EXIT(renameat2)
 PATH_EXIT(renameat)
 PATH_EXIT(rename)
 EXIT(close)
+
+/* ---- a process's exit: the files its descriptors still hold, closed ---- */
+
+/* The files of the exiting task's descriptors (those of file I/O; at most EXIT_FILES), found by a
+   bpf_loop over its descriptor table (one per processor: programs do not nest on a processor). */
+#define EXIT_FILES 64
+struct exit_files {
+    __u32 n;
+    __u64 file[EXIT_FILES];
+};
+struct exit_table {
+    __u64 fds;                 /* the table's array of struct file pointers */
+    __u32 max;
+};
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct exit_files);
+} exiting SEC(".maps");
+
+static long exit_fd(__u32 i, void *arg)
+{
+    struct exit_table *tab = arg;
+    __u32 zero = 0, n;
+    struct exit_files *x = bpf_map_lookup_elem(&exiting, &zero);
+    struct file *f = 0;
+
+    if (!x || i >= tab->max || (n = x->n) >= EXIT_FILES) return 1;
+    bpf_probe_read_kernel(&f, sizeof f, (struct file **)tab->fds + i);
+    if (is_file(f)) {
+        x->file[n & (EXIT_FILES - 1)] = (__u64)f;
+        x->n = n + 1;
+    }
+    return 0;
+}
+
+/* A record of op (Cleanup or Close: a request of its own) and its OperationEnd, for file f. */
+static __always_inline void exit_op(void *ctx, __u8 op, struct file *f)
+{
+    __u64 irp = next_irp();
+    struct rec *r;
+
+    if (!(r = rec_new(op))) return;
+    r->irp = irp;
+    r->file = (__u64)f;
+    r->key = file_ino(f);
+    r->dev = file_dev(f);
+    rec_send(ctx, r);
+    if (!(r = rec_new(ETL_KFIO_OP_END))) return;
+    r->irp = irp;
+    r->info = op;
+    r->file = (__u64)f;
+    r->key = file_ino(f);
+    r->dev = file_dev(f);
+    rec_send(ctx, r);
+}
+
+/* The last thread of a process (its descriptor table no other task's) exits: its descriptors
+   are closed after this tracepoint (exit_files), each a Cleanup, and the files of which that is
+   the last reference released, a Close. */
+SEC("tracepoint/sched/sched_process_exit")
+int process_exit(void *ctx)
+{
+    struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+    struct files_struct *files = BPF_CORE_READ(t, files);
+    struct fdtable *fdt;
+    struct exit_files *x;
+    struct exit_table tab;
+    __u32 zero = 0;
+
+    if (!files || BPF_CORE_READ(files, count.counter) != 1 || !(fdt = BPF_CORE_READ(files, fdt))) return 0;
+    if (!(x = bpf_map_lookup_elem(&exiting, &zero))) return 0;
+    tab.fds = (__u64)BPF_CORE_READ(fdt, fd);
+    tab.max = BPF_CORE_READ(fdt, max_fds);
+    x->n = 0;
+    bpf_loop(1 << 16, exit_fd, &tab, 0);
+    for (int i = 0; i < EXIT_FILES; i++) {
+        struct file *f;
+        if (i >= x->n) break;
+        f = (struct file *)x->file[i];
+        exit_op(ctx, ETL_KFIO_CLEANUP, f);
+        if (file_refs(f) == 1) exit_op(ctx, ETL_KFIO_CLOSE, f);
+    }
+    return 0;
+}
 
 /* ---- the rundown: each open file of each process, with its path ---- */
 
