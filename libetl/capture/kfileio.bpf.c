@@ -660,6 +660,54 @@ int process_exit(void *ctx)
     return 0;
 }
 
+/* ---- munmap: a view whose file has no other reference (its descriptors closed) releases it ---- */
+
+struct unmap_find {
+    __u64 lo, hi;              /* the range unmapped */
+    __u64 file;                /* the file of the view at lo, when the range holds all of it */
+};
+
+static long unmap_view(struct task_struct *t, struct vm_area_struct *vma, void *arg)
+{
+    struct unmap_find *u = arg;
+
+    if (vma->vm_file && vma->vm_start >= u->lo && vma->vm_end <= u->hi) u->file = (__u64)vma->vm_file;
+    return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_munmap")
+int enter_munmap(struct trace_event_raw_sys_enter *ctx)
+{
+    struct task_struct *t = bpf_get_current_task_btf();
+    struct unmap_find u = { ARG(0), ARG(0) + ARG(1), 0 };
+    struct pending p = {};
+    struct file *f;
+    __u32 tid = tid_now();
+
+    if (bpf_find_vma(t, u.lo, unmap_view, &u, 0) != 0 || !(f = (struct file *)u.file) || !is_file(f)) return 0;
+    if (file_refs(f) != 1) return 0;
+    /* the view's reference is the file's last: the file is released at the call's end */
+    p.op = ETL_KFIO_CLOSE;
+    p.last = 1;
+    p.file = (__u64)f;
+    p.key = file_ino(f);
+    p.dev = file_dev(f);
+    bpf_map_update_elem(&inflight, &tid, &p, BPF_ANY);
+    return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_munmap")
+int exit_munmap(struct trace_event_raw_sys_exit *ctx)
+{
+    __u32 tid = tid_now();
+    struct pending *p = bpf_map_lookup_elem(&inflight, &tid);
+
+    if (!p || p->op != ETL_KFIO_CLOSE) return 0;
+    if (ctx->ret == 0) exit_op(ctx, ETL_KFIO_CLOSE, (struct file *)p->file);
+    bpf_map_delete_elem(&inflight, &tid);
+    return 0;
+}
+
 /* ---- the rundown: each open file of each process, with its path ---- */
 
 SEC("iter/task_file")
