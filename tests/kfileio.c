@@ -18,9 +18,9 @@ static int fail(const char *what, const char *path)
     return 1;
 }
 
-/* --map FILE: FILE created and written (8 pages), read back, mapped shared and touched, its
-   descriptor closed, the view held 300 ms (the capture names it from /proc meanwhile), unmapped
-   (the file released). */
+/* --map FILE: FILE created and written (8 pages), read back, mapped shared and touched, the view
+   (and the descriptor) held 300 ms (the capture names it from /proc meanwhile), the descriptor
+   closed, the view unmapped (the file released). */
 static int map_one(const char *path)
 {
     long page = sysconf(_SC_PAGESIZE);
@@ -37,10 +37,10 @@ static int map_one(const char *path)
     if ((view = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0)) == MAP_FAILED) return fail("mmap", path);
     for (size_t o = 0; o < len; o += (size_t)page) sum += view[o];
     (void)sum;
-    close(fd); /* (the view holds the file: it is released at the munmap) */
     printf("pid %ld view %llu %zu\n", (long)getpid(), (unsigned long long)(uintptr_t)view, len);
     fflush(stdout);
     nanosleep(&(struct timespec){ 0, 300000000 }, NULL);
+    close(fd); /* (the view holds the file: it is released at the munmap) */
     munmap(view, len);
     free(buf);
     return 0;
