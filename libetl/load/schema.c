@@ -694,7 +694,8 @@
     "-- of its irp from its time: status, bytes moved, duration) and its file's path (a Create's\n" \
     "-- own; else the last name of its file_key before it (events are numbered in time order);\n" \
     "-- else the last Create of its\n" \
-    "-- file_object before it; else the file's FileRundown).\n" \
+    "-- file_object before it, unless a Close (the file object freed: its address may be another\n" \
+    "-- file's next) came between; else the file's FileRundown).\n" \
     "CREATE VIEW file_io_view AS\n" \
     "SELECT v.*, e.nt_status AS nt_status, e.extra_info AS bytes, e.time_ns - v.time_ns AS duration_ns\n" \
     "FROM (SELECT o.event AS event, o.trace AS trace, o.time_ns AS time_ns, o.cpu AS cpu, o.pid AS pid,\n" \
@@ -706,7 +707,11 @@
     "                         AND n.name IN ('FileIO/Name', 'FileIO/FileCreate', 'FileIO/FileRundown')\n" \
     "                         AND n.event < o.event ORDER BY n.event DESC LIMIT 1),\n" \
     "                      (SELECT c.path FROM file_io c WHERE c.trace = o.trace AND c.file_object = o.file_object\n" \
-    "                         AND c.name = 'FileIO/Create' AND c.event < o.event ORDER BY c.event DESC LIMIT 1),\n" \
+    "                         AND c.name = 'FileIO/Create' AND c.event < o.event\n" \
+    "                         AND NOT EXISTS (SELECT 1 FROM file_io z WHERE z.trace = o.trace\n" \
+    "                           AND z.file_object = o.file_object AND z.name = 'FileIO/Close'\n" \
+    "                           AND z.event > c.event AND z.event < o.event)\n" \
+    "                         ORDER BY c.event DESC LIMIT 1),\n" \
     "                      (SELECT n.path FROM file_io n WHERE n.trace = o.trace AND n.file_key = o.file_key\n" \
     "                         AND n.name = 'FileIO/FileRundown' LIMIT 1)) AS path,\n" \
     "             (SELECT min(x.event) FROM file_io x WHERE x.trace = o.trace AND x.irp = o.irp\n" \
