@@ -39,6 +39,10 @@ struct extra {
 #define ROWS_VIEW (-3)      /* made at the end by the SQLite view of the same name (view_sql) over the
                                trace's processes and threads rows, kept in memory (few: a row per
                                process or thread event) */
+#define ROWS_STACKS (-4)    /* made at the end by the SQLite view of the same name (view_sql) over the
+                               trace's samples, stacks, stack_frames and functions rows, kept in a
+                               temporary SQLite database (on disk past its cache: they grow with
+                               the trace) */
 
 struct table_def {
     const char *name;           /* the ClickHouse table's name (and its SQLite table's) */
@@ -71,6 +75,27 @@ static const struct extra threads_view_extra[] = {
     { "tid", "Int64" }, { "pid", "Int64" }, { "process_name", "Nullable(String)" }, { "thread_name", "Nullable(String)" },
     { "start_ns", "Nullable(Int64)" }, { "end_ns", "Nullable(Int64)" }, { "win32_start_address", "Nullable(Int64)" },
     { NULL, NULL },
+};
+
+/* etl2sqlite's function views (ROWS_STACKS), their columns as the views have them, but trace */
+static const struct extra sample_stack_frames_extra[] = {
+    { "sample", "Int64" }, { "time_ns", "Int64" }, { "pid", "Nullable(Int64)" }, { "tid", "Int64" }, { "depth", "Int64" },
+    { "address", "Int64" }, { "image", "Nullable(String)" }, { "image_offset", "Nullable(Int64)" },
+    { "function", "Nullable(Int64)" }, { "function_offset", "Nullable(Int64)" }, { "outer_function", "Nullable(Int64)" },
+    { "line", "Nullable(Int64)" }, { "frame", "Nullable(String)" }, { NULL, NULL },
+};
+static const struct extra sample_functions_extra[] = {
+    { "sample", "Int64" }, { "profile_source", "Int64" }, { "pid", "Nullable(Int64)" }, { "tid", "Int64" },
+    { "function", "Int64" }, { "self", "Int64" }, { NULL, NULL },
+};
+static const struct extra top_functions_extra[] = {
+    { "function", "Int64" }, { "name", "String" }, { "image", "Nullable(String)" }, { "source_file", "Nullable(String)" },
+    { "profile_source", "Int64" }, { "exclusive", "Int64" }, { "inclusive", "Int64" },
+    { "exclusive_percent", "Nullable(Float64)" }, { "inclusive_percent", "Nullable(Float64)" }, { NULL, NULL },
+};
+static const struct extra function_stacks_extra[] = {
+    { "function", "Int64" }, { "name", "String" }, { "image", "Nullable(String)" }, { "stack", "Nullable(String)" },
+    { "samples", "Int64" }, { NULL, NULL },
 };
 
 /* traces last: its row commits the load. */
@@ -108,12 +133,24 @@ static const struct table_def table_defs[] = {
       "SELECT pid, image_file_name, command_line, parent_pid, user_sid, start_ns, end_ns, exit_status FROM processes_view" },
     { "threads_view", NULL, "tid, pid", threads_view_extra, ROWS_VIEW,
       "SELECT tid, pid, process_name, thread_name, start_ns, end_ns, win32_start_address FROM threads_view" },
+    /* etl2sqlite's function views, which need a window function and correlated subqueries (a
+       sample's frames numbered over its stacks; a stack key's nearest definition), as tables */
+    { "sample_stack_frames", NULL, "sample, depth", sample_stack_frames_extra, ROWS_STACKS,
+      "SELECT sample, time_ns, pid, tid, depth, address, image, image_offset, function, function_offset, outer_function, "
+      "line, frame FROM sample_stack_frames" },
+    { "sample_functions", NULL, "sample, function", sample_functions_extra, ROWS_STACKS,
+      "SELECT sample, profile_source, pid, tid, function, self FROM sample_functions" },
+    { "top_functions", NULL, "profile_source, function", top_functions_extra, ROWS_STACKS,
+      "SELECT function, name, image, source_file, profile_source, exclusive, inclusive, exclusive_percent, "
+      "inclusive_percent FROM top_functions" },
+    { "function_stacks", NULL, "function", function_stacks_extra, ROWS_STACKS,
+      "SELECT function, name, image, stack, samples FROM function_stacks" },
     { "traces", "traces", "", traces_extra, ROWS_TRACES, NULL },
 };
 #define NTABLES (sizeof table_defs / sizeof table_defs[0])
 
 /* Column types as RowBinary writes them. */
-enum coltype { C_I64, C_NI64, C_STR, C_NSTR };
+enum coltype { C_I64, C_NI64, C_STR, C_NSTR, C_F64, C_NF64 };
 
 struct column {
     char *name;
@@ -554,12 +591,14 @@ static enum coltype type_of(const char *ch)
 {
     int nullable = strncmp(ch, "Nullable(", 9) == 0;
     int str = strstr(ch, "String") != NULL;
+    if (strstr(ch, "Float64")) return nullable ? C_NF64 : C_F64;
     return str ? (nullable ? C_NSTR : C_STR) : (nullable ? C_NI64 : C_I64);
 }
 
 static const char *type_name(enum coltype t)
 {
-    static const char *const names[] = { "Int64", "Nullable(Int64)", "String", "Nullable(String)" };
+    static const char *const names[] = { "Int64", "Nullable(Int64)", "String", "Nullable(String)", "Float64",
+                                         "Nullable(Float64)" };
     return names[t];
 }
 
@@ -1175,6 +1214,9 @@ struct load_state {
     size_t ncpu;
     sqlite3 *views;             /* the processes and threads rows, for the ROWS_VIEW tables (main thread) */
     sqlite3_stmt *keep[2];      /* their inserts */
+    sqlite3 *stacks;            /* the samples, stacks, stack_frames and functions rows, for the
+                                   ROWS_STACKS tables (the kernel thread's, the main thread's at the end) */
+    sqlite3_stmt *keep_stack[4]; /* their inserts, in stack_kept's order */
     pthread_mutex_t lock;
     char *error;                /* the first failure's message */
     atomic_int failed;
@@ -1315,6 +1357,33 @@ static int cswitch_interval(struct load_state *ls, int64_t cpu, int64_t tid, int
     return 0;
 }
 
+/* The statements whose rows the ROWS_STACKS tables are made of, and their inserts. */
+static const struct {
+    enum stmt_id id;
+    const char *sql;
+} stack_kept[4] = {
+    { S_SAMPLE, "INSERT INTO samples VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" },
+    { S_STACK, "INSERT INTO stacks VALUES (?,?,?,?,?,?,?,?,?,?,?,?)" },
+    { S_FRAME, "INSERT INTO stack_frames VALUES (?,?,?,?,?,?,?,?,?)" },
+    { S_FUNCTION, "INSERT INTO functions VALUES (?,?,?,?,?)" },
+};
+
+/* A row of a statement in stack_kept, kept for the ROWS_STACKS tables. */
+static int keep_stack_row(struct load_state *ls, enum stmt_id id, const struct rowval *r, int cols)
+{
+    for (unsigned k = 0; k < sizeof stack_kept / sizeof stack_kept[0]; k++) {
+        sqlite3_stmt *st = ls->keep_stack[k];
+        int rc;
+        if (stack_kept[k].id != id) continue;
+        etl_sink_bind_row(st, r, cols);
+        rc = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (rc != SQLITE_DONE) return load_fail(ls, "the samples and stacks kept for the function views: %s", sqlite3_errmsg(ls->stacks));
+        return 0;
+    }
+    return 0;
+}
+
 /* The loader's row back end: a row of its table id. */
 static int on_row(void *arg, enum stmt_id id, const struct rowval *r, int cols)
 {
@@ -1338,6 +1407,8 @@ static int on_row(void *arg, enum stmt_id id, const struct rowval *r, int cols)
         sqlite3_reset(st);
         if (rc != SQLITE_DONE) return load_fail(ls, "the processes and threads kept for the views: %s", sqlite3_errmsg(ls->views));
     }
+    if ((id == S_SAMPLE || id == S_STACK || id == S_FRAME || id == S_FUNCTION) && keep_stack_row(ls, id, r, cols) != 0)
+        return -1;
     e = r[0].i;
     time_ns = r[2].i;
     switch (id) {
@@ -1403,24 +1474,57 @@ static int views_open(struct load_state *ls)
         sqlite3_prepare_v2(ls->views, "INSERT INTO processes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &ls->keep[0], NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(ls->views, "INSERT INTO threads VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &ls->keep[1], NULL) != SQLITE_OK)
         return load_fail(ls, "the processes and threads kept for the views: %s", ls->views ? sqlite3_errmsg(ls->views) : "out of memory");
+    /* a temporary database (""): SQLite keeps it in its cache and spills to a file it has
+       unlinked already, so the memory stays bounded and nothing is left on disk; one transaction
+       that is never committed, no journal */
+    if (sqlite3_open_v2("", &ls->stacks, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
+        sqlite3_exec(ls->stacks, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -32768", NULL,
+                     NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(ls->stacks, etl_sqlite_schema_tables, NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(ls->stacks, etl_sqlite_schema_views, NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(ls->stacks, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+        return load_fail(ls, "the samples and stacks kept for the function views: %s",
+                         ls->stacks ? sqlite3_errmsg(ls->stacks) : "out of memory");
+    for (unsigned k = 0; k < sizeof stack_kept / sizeof stack_kept[0]; k++)
+        if (sqlite3_prepare_v2(ls->stacks, stack_kept[k].sql, -1, &ls->keep_stack[k], NULL) != SQLITE_OK)
+            return load_fail(ls, "the samples and stacks kept for the function views: %s", sqlite3_errmsg(ls->stacks));
     return 0;
 }
 
-/* The ROWS_VIEW tables' rows, from the views over the processes and threads rows. */
+/* The ROWS_VIEW and ROWS_STACKS tables' rows, from etl2sqlite's views over the rows kept. */
 static int view_rows(struct load_state *ls)
 {
+    int indexed = 0;
+
     for (size_t i = 0; i < NTABLES; i++) {
         const struct table *t = &ls->c->table[i];
         struct buf *b = &ls->rows[i];
         sqlite3_stmt *st;
         int rc;
-        if (t->def->rows != ROWS_VIEW) continue;
-        if (sqlite3_prepare_v2(ls->views, t->def->view_sql, -1, &st, NULL) != SQLITE_OK)
-            return load_fail(ls, "%s: %s", t->def->name, sqlite3_errmsg(ls->views));
+        sqlite3 *db = t->def->rows == ROWS_VIEW ? ls->views : ls->stacks;
+        if (t->def->rows != ROWS_VIEW && t->def->rows != ROWS_STACKS) continue;
+        /* the loader's indexes, which the views' lookups need, once the rows are in */
+        if (t->def->rows == ROWS_STACKS && !indexed) {
+            if (sqlite3_exec(db, etl_sqlite_schema_indexes, NULL, NULL, NULL) != SQLITE_OK)
+                return load_fail(ls, "%s: %s", t->def->name, sqlite3_errmsg(db));
+            indexed = 1;
+        }
+        if (sqlite3_prepare_v2(db, t->def->view_sql, -1, &st, NULL) != SQLITE_OK)
+            return load_fail(ls, "%s: %s", t->def->name, sqlite3_errmsg(db));
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
             if (buf_add(b, ls->prefix.p, ls->prefix.n) != 0) rc = SQLITE_NOMEM;
             for (unsigned k = 0; rc == SQLITE_ROW && k < t->ncols; k++) {
                 struct rowval v = { 0, NULL, 0 };
+                if (t->col[k].type == C_F64 || t->col[k].type == C_NF64) { /* a REAL, as its 8 bytes */
+                    int null = sqlite3_column_type(st, (int)k) == SQLITE_NULL;
+                    double d = sqlite3_column_double(st, (int)k);
+                    uint64_t bits;
+                    memcpy(&bits, &d, sizeof bits);
+                    if ((t->col[k].type == C_NF64 && put_u8(b, (uint8_t)null) != 0) || (null && t->col[k].type == C_F64) ||
+                        (!null && put_u64(b, bits) != 0))
+                        rc = SQLITE_NOMEM;
+                    continue;
+                }
                 switch (sqlite3_column_type(st, (int)k)) {
                 case SQLITE_NULL: break;
                 case SQLITE_INTEGER: v.type = 1; v.i = sqlite3_column_int64(st, (int)k); break;
@@ -1575,6 +1679,8 @@ static void load_state_free(struct load_state *ls)
     sqlite3_finalize(ls->keep[0]);
     sqlite3_finalize(ls->keep[1]);
     sqlite3_close(ls->views);
+    for (unsigned k = 0; k < sizeof ls->keep_stack / sizeof ls->keep_stack[0]; k++) sqlite3_finalize(ls->keep_stack[k]);
+    sqlite3_close(ls->stacks);
     free(ls->prefix.p);
     free(ls->cpu);
     free(ls->error);

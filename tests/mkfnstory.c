@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/* mkfnstory: builds tests/fnstory.h's program in DIR and writes the trace of its samples and stacks, whose symbols etl2sqlite and etl2clickhouse resolve:  mkfnstory DIR OUT.etl */
+#include <stdio.h>
+
+#include "fnstory.h"
+
+int main(int argc, char **argv)
+{
+    struct fnstory g;
+
+    if (argc != 3) {
+        fputs("usage: mkfnstory DIR OUT.etl\n", stderr);
+        return 2;
+    }
+    if (fnstory_build(argv[1], &g) != 0) {
+        fprintf(stderr, "mkfnstory: %s: cannot build the program\n", argv[1]);
+        return 1;
+    }
+    if (fnstory_write(argv[2], &g, 0x555500000000ull) != 0) {
+        fprintf(stderr, "mkfnstory: %s: cannot write\n", argv[2]);
+        return 1;
+    }
+    return 0;
+}
