@@ -911,6 +911,7 @@ struct survey {
     size_t nproc, cap_proc;
     struct thread_key *thr;
     size_t nthr, cap_thr;
+    uint64_t samples;           /* SampledProfile and PMCSample events: none, no function tables */
 };
 
 /* The hash of a value as the earlier loader (which read it back from SQLite) made it: its
@@ -1122,6 +1123,8 @@ static int survey_trace(etl_clickhouse *c, const char *path, struct survey *sv)
             p->name = utf8_copy(&ke.u.process.image_file_name, &ok);
             if (!ok) goto nomem;
         }
+        else if (ke.kclass == ETL_KCLASS_SAMPLED_PROFILE)
+            sv->samples++;
         else if (ke.kclass == ETL_KCLASS_THREAD) {
             struct thread_key *t;
             if (sv->nthr == sv->cap_thr) {
@@ -1368,9 +1371,12 @@ static const struct {
     { S_FUNCTION, "INSERT INTO functions VALUES (?,?,?,?,?)" },
 };
 
-/* A row of a statement in stack_kept, kept for the ROWS_STACKS tables. */
+/* A row of a statement in stack_kept, kept for the ROWS_STACKS tables: those of a trace with
+   samples, but the stacks of EVENT_HEADER events ('ext': their owner is that event, never a
+   sample; their frames are kept, which a sample's stack may share). */
 static int keep_stack_row(struct load_state *ls, enum stmt_id id, const struct rowval *r, int cols)
 {
+    if (!ls->sv.samples || (id == S_STACK && r[4].type == 2 && strcmp(r[4].t, "ext") == 0)) return 0;
     for (unsigned k = 0; k < sizeof stack_kept / sizeof stack_kept[0]; k++) {
         sqlite3_stmt *st = ls->keep_stack[k];
         int rc;
@@ -1502,7 +1508,7 @@ static int view_rows(struct load_state *ls)
         sqlite3_stmt *st;
         int rc;
         sqlite3 *db = t->def->rows == ROWS_VIEW ? ls->views : ls->stacks;
-        if (t->def->rows != ROWS_VIEW && t->def->rows != ROWS_STACKS) continue;
+        if (t->def->rows != ROWS_VIEW && (t->def->rows != ROWS_STACKS || !ls->sv.samples)) continue;
         /* the loader's indexes, which the views' lookups need, once the rows are in */
         if (t->def->rows == ROWS_STACKS && !indexed) {
             if (sqlite3_exec(db, etl_sqlite_schema_indexes, NULL, NULL, NULL) != SQLITE_OK)
