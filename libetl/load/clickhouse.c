@@ -330,8 +330,14 @@ struct chunk {
 #define STREAM_CHUNK (1u << 20)
 #define STREAM_QUEUE 4
 
+struct load_state;
+struct stream;
+/* A stream's request failed while the load goes on: the load stops (defined with the loads). */
+static void stream_refused(struct load_state *ls, const struct stream *s);
+
 struct stream {
     etl_clickhouse *c;
+    struct load_state *ls;      /* told of a failure at once */
     const struct table *t;
     struct conn conn;           /* the thread's connection, and its error */
     pthread_t thread;
@@ -346,6 +352,11 @@ struct stream {
     int closed;                 /* no more chunks come */
     int abort;                  /* the load failed elsewhere: the request is abandoned */
     int done, rc;               /* the request has returned rc */
+    /* The first chunk goes alone, in a request of its own: ClickHouse answers an INSERT only
+       once its body has ended (a refusal too: a missing table, a column it lacks, a row it
+       cannot parse), so a refusal is known after one chunk, not at the end of the trace. The
+       rest follows in a second request. */
+    unsigned limit, taken;      /* chunks this request may take (0: all), and has taken */
 };
 
 static size_t stream_read(char *out, size_t size, size_t n, void *arg)
@@ -356,6 +367,7 @@ static size_t stream_read(char *out, size_t size, size_t n, void *arg)
     while (got < want) {
         if (s->reading.pos == s->reading.n) {
             struct chunk *ch;
+            if (s->limit && s->taken == s->limit) break; /* this request's body ends */
             pthread_mutex_lock(&s->lock);
             while (!s->head && !s->closed && !s->abort) pthread_cond_wait(&s->cond, &s->lock);
             if (s->abort) {
@@ -378,6 +390,7 @@ static size_t stream_read(char *out, size_t size, size_t n, void *arg)
             free(s->reading.p);
             s->reading = ch->b;
             s->reading.pos = 0;
+            s->taken++;
             free(ch);
             continue;
         }
@@ -466,20 +479,52 @@ static int exec_sql(etl_clickhouse *c, const char *what, const char *sql)
     return request(c, &c->conn, what, sql, NULL, NULL, NULL);
 }
 
+/* Whether rows come after the first request's: waits until a chunk is queued, or the stream
+   is closed (or abandoned). The first request took one chunk whole. */
+static int stream_more(struct stream *s)
+{
+    int more;
+
+    pthread_mutex_lock(&s->lock);
+    while (!s->head && !s->closed && !s->abort) pthread_cond_wait(&s->cond, &s->lock);
+    more = s->head != NULL && !s->abort;
+    pthread_mutex_unlock(&s->lock);
+    return more;
+}
+
 static void *stream_main(void *arg)
 {
     struct stream *s = arg;
     struct buf insert = { 0 };
     char what[96];
-    int rc;
+    int rc = 0;
 
     snprintf(what, sizeof what, "inserting into %s", s->t->def->name);
-    if (buf_printf(&insert, "INSERT INTO `%s`.`%s_%s` FORMAT RowBinary", s->c->database, s->t->def->name,
-                   s->c->cluster ? "rows" : "local") != 0) {
+    /* the columns named: a table that lacks one refuses the INSERT, rather than read the rows
+       into the columns it has */
+    if (buf_printf(&insert, "INSERT INTO `%s`.`%s_%s` (machine, trace, load, day", s->c->database, s->t->def->name,
+                   s->c->cluster ? "rows" : "local") != 0)
+        rc = -1;
+    for (unsigned k = 0; rc == 0 && k < s->t->ncols; k++)
+        if (buf_printf(&insert, ", `%s`", s->t->col[k].name) != 0) rc = -1;
+    if (rc != 0 || buf_printf(&insert, ") FORMAT RowBinary") != 0) {
         conn_error(&s->conn, "out of memory");
         rc = -1;
     }
-    else rc = request(s->c, &s->conn, what, insert.p, s->c->cluster ? "insert_distributed_sync=1" : NULL, s, NULL);
+    else {
+        const char *params = s->c->cluster ? "insert_distributed_sync=1" : NULL;
+        s->limit = 1;
+        rc = request(s->c, &s->conn, what, insert.p, params, s, NULL);
+        int abandoned;
+        pthread_mutex_lock(&s->lock);
+        abandoned = s->abort;
+        pthread_mutex_unlock(&s->lock);
+        if (rc != 0 && !abandoned) stream_refused(s->ls, s);
+        else if (rc == 0 && stream_more(s)) {
+            s->limit = 0;
+            rc = request(s->c, &s->conn, what, insert.p, params, s, NULL);
+        }
+    }
     free(insert.p);
     pthread_mutex_lock(&s->lock);
     s->done = 1;
@@ -490,12 +535,13 @@ static void *stream_main(void *arg)
 }
 
 /* A stream of table t's rows, its request started: NULL without memory or a thread. */
-static struct stream *stream_start(etl_clickhouse *c, const struct table *t)
+static struct stream *stream_start(etl_clickhouse *c, struct load_state *ls, const struct table *t)
 {
     struct stream *s = calloc(1, sizeof *s);
 
     if (!s) return NULL;
     s->c = c;
+    s->ls = ls;
     s->t = t;
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->cond, NULL);
@@ -1251,6 +1297,13 @@ static int stream_failed(struct load_state *ls, const struct stream *s)
     return load_fail(ls, "%s", s->conn.error ? s->conn.error : "the server ended an INSERT early");
 }
 
+/* The stream's thread: its first request was refused. The loader's threads stop at their next
+   row (they look at failed), with this as the load's error. */
+static void stream_refused(struct load_state *ls, const struct stream *s)
+{
+    stream_failed(ls, s);
+}
+
 static int put_u8(struct buf *b, uint8_t v)
 {
     return buf_add(b, &v, 1);
@@ -1306,7 +1359,7 @@ static int row_done(struct load_state *ls, unsigned i)
 
     ls->count[i]++;
     if (b->n < STREAM_CHUNK) return 0;
-    if (!ls->st[i] && !(ls->st[i] = stream_start(ls->c, &ls->c->table[i])))
+    if (!ls->st[i] && !(ls->st[i] = stream_start(ls->c, ls, &ls->c->table[i])))
         return load_fail(ls, "cannot start a sending thread");
     if (stream_push(ls->st[i], b) != 0) return stream_failed(ls, ls->st[i]);
     return buf_reserve(b, STREAM_CHUNK + 65536) == 0 ? 0 : load_fail(ls, "out of memory");
@@ -1655,7 +1708,7 @@ static int send_rest(struct load_state *ls)
     clock_gettime(CLOCK_MONOTONIC, &c->phase_start);
     for (unsigned i = 0; i < NTABLES; i++) {
         if (i == traces || !ls->rows[i].n) continue;
-        if (!ls->st[i] && !(ls->st[i] = stream_start(c, &c->table[i]))) return load_fail(ls, "cannot start a sending thread");
+        if (!ls->st[i] && !(ls->st[i] = stream_start(c, ls, &c->table[i]))) return load_fail(ls, "cannot start a sending thread");
         if (stream_push(ls->st[i], &ls->rows[i]) != 0) return stream_failed(ls, ls->st[i]);
     }
     /* each ends on its own: one table's failure leaves the others' requests as they went */
@@ -1668,7 +1721,7 @@ static int send_rest(struct load_state *ls)
     if (atomic_load(&ls->failed)) return -1;
     if (c->o.read.interrupted && c->o.read.interrupted(c->o.read.arg)) return load_fail(ls, "interrupted");
     /* the commit: every other table is in */
-    if (!(ls->st[traces] = stream_start(c, &c->table[traces]))) return load_fail(ls, "cannot start a sending thread");
+    if (!(ls->st[traces] = stream_start(c, ls, &c->table[traces]))) return load_fail(ls, "cannot start a sending thread");
     if (stream_push(ls->st[traces], &ls->rows[traces]) != 0 || stream_end(ls->st[traces], 0) != 0)
         return stream_failed(ls, ls->st[traces]);
     progress(c, 1, total, total, 0, 1);
