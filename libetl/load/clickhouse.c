@@ -872,6 +872,24 @@ int etl_clickhouse_create_schema(etl_clickhouse *c)
             goto fail;
         p = end + 2;
     }
+    /* this node's HTTP address, by which a loader on a cluster reaches the shard to delete the
+       rows of an earlier or failed load (the last recorded is used) */
+    q.n = 0;
+    free(a.p);
+    a = (struct buf){ 0 };
+    if (buf_printf(&q, "SELECT value FROM `%s`.etl_meta WHERE key = 'http' FORMAT TabSeparatedRaw", c->database) != 0) goto nomem;
+    if (request(c, &c->conn, "creating the schema", q.p, NULL, NULL, &a) != 0) goto fail;
+    {
+        char *last = a.p ? strrchr(a.p, '\n') : NULL;
+        const char *http = last ? last + 1 : a.p;
+        if (!http || strcmp(http, c->where) != 0) {
+            q.n = 0;
+            if (buf_printf(&q, "INSERT INTO `%s`.etl_meta VALUES ('http', ", c->database) != 0 || buf_literal(&q, c->where) != 0 ||
+                buf_printf(&q, ")") != 0)
+                goto nomem;
+            if (exec_sql(c, "creating the schema", q.p) != 0) goto fail;
+        }
+    }
     free(b.p);
     free(q.p);
     free(a.p);
@@ -1650,24 +1668,49 @@ static int read_interrupted(void *arg)
 
 /* Stages path into dbpath: ETL_OK, ETL_WARN (damaged), ETL_FATAL (error set). */
 
-/* Deletes the rows of machine/trace whose load is (equal: 1) or is not (0) load: mutations,
-   on one server only (a Distributed table takes none). Best effort: -1 if refused. */
-static int delete_loads(etl_clickhouse *c, uint64_t load, int equal)
+/*
+ * Deletes the rows of machine/trace whose load is (equal: 1) or is not (0) load, on the server
+ * at url (where: its scheme://host:port, for messages): a mutation of each *_local table that
+ * has such rows (found first by one query of them all, by the tables' key: none is asked for a
+ * first load). 0, or -1 (the error set; the load's own error, when there is one, stays).
+ */
+static int delete_loads_at(etl_clickhouse *c, const char *url, const char *where, uint64_t load, int equal)
 {
-    struct buf q = { 0 };
-    int rc = 0;
+    struct buf q = { 0 }, a = { 0 };
     char *saved = c->conn.error ? strdup(c->conn.error) : NULL;
+    char *saved_url = c->url, *saved_where = c->where;
+    int rc = 0;
 
-    for (size_t i = 0; i < NTABLES && rc == 0; i++) {
-        q.n = 0;
-        if (buf_printf(&q, "ALTER TABLE `%s`.`%s_local` DELETE WHERE machine = ", c->database, c->table[i].def->name) != 0 ||
+    c->url = (char *)url;
+    c->where = (char *)where;
+    for (size_t i = 0; i < NTABLES && rc == 0; i++)
+        if (buf_printf(&q, "%sSELECT %zu, count() FROM `%s`.`%s_local` WHERE machine = ", i ? " UNION ALL " : "", i, c->database,
+                       c->table[i].def->name) != 0 ||
             buf_literal(&q, c->machine) != 0 ||
-            buf_printf(&q, " AND trace = '%s' AND load %s %llu", c->trace_id, equal ? "=" : "!=",
-                       (unsigned long long)load) != 0 ||
-            exec_sql(c, "deleting a load's rows", q.p) != 0)
+            buf_printf(&q, " AND trace = '%s' AND load %s %llu", c->trace_id, equal ? "=" : "!=", (unsigned long long)load) != 0)
             rc = -1;
+    if (rc == 0 && buf_printf(&q, " FORMAT TabSeparated") != 0) rc = -1;
+    if (rc != 0) set_error(c, "out of memory");
+    else rc = request(c, &c->conn, "finding a load's rows", q.p, NULL, NULL, &a);
+    for (char *line = a.p; rc == 0 && line && *line;) {
+        char *end;
+        unsigned long i = strtoul(line, &end, 10);
+        unsigned long long n = strtoull(end, &end, 10);
+        if (i < NTABLES && n > 0) {
+            q.n = 0;
+            if (buf_printf(&q, "ALTER TABLE `%s`.`%s_local` DELETE WHERE machine = ", c->database, c->table[i].def->name) != 0 ||
+                buf_literal(&q, c->machine) != 0 ||
+                buf_printf(&q, " AND trace = '%s' AND load %s %llu", c->trace_id, equal ? "=" : "!=", (unsigned long long)load) != 0)
+                rc = -1;
+            else rc = exec_sql(c, "deleting a load's rows", q.p);
+        }
+        line = strchr(end, '\n');
+        if (line) line++;
     }
+    c->url = saved_url;
+    c->where = saved_where;
     free(q.p);
+    free(a.p);
     if (saved) { /* the load's own error stays the one told */
         free(c->conn.error);
         c->conn.error = saved;
@@ -1675,25 +1718,138 @@ static int delete_loads(etl_clickhouse *c, uint64_t load, int equal)
     return rc;
 }
 
-/* Whether the server has rows of an earlier committed load of the trace (a mutation costs a
-   rewrite of the parts it touches: none is asked for a first load). */
-static int earlier_loads(etl_clickhouse *c, uint64_t load)
+/* A URL as c->url, with its scheme, host and port those of where (scheme://host:port): malloc'd,
+   NULL if where is not one. The credentials and parameters of --url go with it. */
+static char *url_at(const etl_clickhouse *c, const char *where)
 {
-    struct buf q = { 0 }, a = { 0 };
-    int n = 0;
+    CURLU *u = curl_url(), *w = curl_url();
+    char *scheme = NULL, *host = NULL, *port = NULL, *out = NULL;
 
-    if (buf_printf(&q, "SELECT count() FROM `%s`.traces_local WHERE machine = ", c->database) == 0 &&
-        buf_literal(&q, c->machine) == 0 &&
-        buf_printf(&q, " AND trace = '%s' AND load != %llu", c->trace_id, (unsigned long long)load) == 0 &&
-        request(c, &c->conn, "reading the traces", q.p, NULL, NULL, &a) == 0)
-        n = a.p ? atoi(a.p) : 0;
-    else
-        n = 1; /* not known: delete */
-    free(q.p);
-    free(a.p);
-    return n > 0;
+    if (u && w && curl_url_set(u, CURLUPART_URL, c->url, 0) == CURLUE_OK && curl_url_set(w, CURLUPART_URL, where, 0) == CURLUE_OK &&
+        curl_url_get(w, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK && curl_url_get(w, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+        curl_url_get(w, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK &&
+        curl_url_set(u, CURLUPART_SCHEME, scheme, 0) == CURLUE_OK && curl_url_set(u, CURLUPART_HOST, host, 0) == CURLUE_OK &&
+        curl_url_set(u, CURLUPART_PORT, port, 0) == CURLUE_OK && curl_url_get(u, CURLUPART_URL, &out, 0) == CURLUE_OK) {
+        char *copy = strdup(out);
+        curl_free(out);
+        out = copy;
+    }
+    else out = NULL;
+    curl_free(scheme);
+    curl_free(host);
+    curl_free(port);
+    curl_url_cleanup(u);
+    curl_url_cleanup(w);
+    return out;
 }
 
+/*
+ * The load's cleanup on a cluster: the same deletion, on each replica of the shard that holds
+ * the machine's rows (Distributed's rule: cityHash64(machine) modulo the shards' weights, the
+ * shards taking slots in order), at the HTTP address that replica's etl_meta gives ('http',
+ * written by --create-schema run on it: a cluster's configuration names its nodes' TCP ports
+ * only). A Distributed table takes no mutation, and ALTER ... ON CLUSTER needs ZooKeeper.
+ * 0, or -1 (the error set).
+ */
+static int delete_loads(etl_clickhouse *c, uint64_t load, int equal)
+{
+    struct buf q = { 0 }, a = { 0 }, h = { 0 };
+    unsigned long long slot = 0, weights = 0, at = 0;
+    unsigned long shard = 0, prev = 0;
+    char *saved = c->conn.error ? strdup(c->conn.error) : NULL;
+    int rc = 0, found = 0;
+
+    if (!c->cluster) {
+        free(saved);
+        return delete_loads_at(c, c->url, c->where, load, equal);
+    }
+    if (buf_printf(&q, "SELECT shard_num, shard_weight, host_address, port FROM system.clusters WHERE cluster = ") != 0 ||
+        buf_literal(&q, c->cluster) != 0 || buf_printf(&q, " ORDER BY shard_num, replica_num FORMAT TabSeparated") != 0)
+        goto nomem;
+    if (request(c, &c->conn, "finding the machine's shard", q.p, NULL, NULL, &a) != 0) goto fail;
+    /* the shards' weights, each counted once */
+    for (char *line = a.p; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        char *end;
+        unsigned long n = strtoul(line, &end, 10);
+        unsigned long long w = strtoull(end, &end, 10);
+        if (n != prev) weights += w;
+        prev = n;
+    }
+    if (!weights) {
+        set_error(c, "%s: cluster %s has no shards (system.clusters)", c->where, c->cluster);
+        goto fail;
+    }
+    q.n = 0;
+    if (buf_printf(&q, "SELECT cityHash64(") != 0 || buf_literal(&q, c->machine) != 0 || buf_printf(&q, ") %% %llu", weights) != 0)
+        goto nomem;
+    if (request(c, &c->conn, "finding the machine's shard", q.p, NULL, NULL, &h) != 0) goto fail;
+    slot = strtoull(h.p ? h.p : "0", NULL, 10);
+    /* the shard whose slots hold slot, then each of its replicas */
+    prev = 0;
+    for (char *line = a.p; line && *line && rc == 0; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        char *end, *host, *port_text, where_q[600];
+        unsigned long n = strtoul(line, &end, 10);
+        unsigned long long w = strtoull(end, &end, 10);
+        if (n != prev) {
+            if (!shard && slot < at + w) shard = n;
+            at += w;
+        }
+        prev = n;
+        if (n != shard) continue;
+        host = end + (*end == '\t');
+        if (!(port_text = strchr(host, '\t'))) continue;
+        *port_text++ = '\0';
+        snprintf(where_q, sizeof where_q, "%s%s%s:%lu", strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "",
+                 strtoul(port_text, NULL, 10));
+        /* its HTTP address, from its etl_meta (the last given) */
+        q.n = 0;
+        free(h.p);
+        h = (struct buf){ 0 };
+        if (buf_printf(&q, "SELECT value FROM remote('%s', `%s`, etl_meta) WHERE key = 'http' FORMAT TabSeparatedRaw", where_q,
+                       c->database) != 0)
+            goto nomem;
+        if (request(c, &c->conn, "finding the shard's HTTP address", q.p, NULL, NULL, &h) != 0) {
+            rc = -1;
+            break;
+        }
+        {
+            char *last = h.p ? strrchr(h.p, '\n') : NULL, *url;
+            const char *http = last ? last + 1 : h.p;
+            if (!http || !*http) {
+                set_error(c, "%s: the etl_meta of shard %lu's node %s has no HTTP address (run etl2clickhouse --create-schema "
+                             "--cluster %s with --url naming that node, once, to record it)", c->where, shard, where_q, c->cluster);
+                rc = -1;
+                break;
+            }
+            if (!(url = url_at(c, http))) {
+                set_error(c, "%s: not a URL, in the etl_meta of shard %lu's node %s", http, shard, where_q);
+                rc = -1;
+                break;
+            }
+            rc = delete_loads_at(c, url, http, load, equal);
+            free(url);
+            found = 1;
+        }
+    }
+    if (rc == 0 && !found) {
+        set_error(c, "%s: no replica of the shard of machine %s in cluster %s (system.clusters)", c->where, c->machine, c->cluster);
+        rc = -1;
+    }
+    goto out;
+nomem:
+    set_error(c, "out of memory");
+fail:
+    rc = -1;
+out:
+    free(q.p);
+    free(a.p);
+    free(h.p);
+    if (saved) {
+        free(c->conn.error);
+        c->conn.error = saved;
+    }
+    return rc;
+}
 
 /* Sends what the streams have not: each table's last rows (the small tables' only ones, a
    request each, at once), waits for every stream, then the traces row, which commits the load.
@@ -1837,9 +1993,9 @@ int etl_clickhouse_load(etl_clickhouse *c, const char *path)
         set_error(c, "%s", ls.error ? ls.error : "out of memory");
         goto fail;
     }
-    /* committed: what an earlier load of the trace left is no longer shown; on one server it is
-       deleted now */
-    if (!c->cluster && earlier_loads(c, load) && delete_loads(c, load, 0) != 0) {
+    /* committed: what an earlier or failed load of the trace left is no longer shown; it is
+       deleted now (on a cluster, on the machine's shard) */
+    if (delete_loads(c, load, 0) != 0) {
         etl_sqlite_message m = { ETL_WARN, 0, path, -1, c->conn.error };
         if (c->o.read.on_message) c->o.read.on_message(c->o.read.arg, &m);
     }
@@ -1858,7 +2014,7 @@ fail:
         }
     }
     say_fatal(c);
-    if (sent && !c->cluster) delete_loads(c, load, 1);
+    if (sent) delete_loads(c, load, 1); /* best effort: a later load of the trace deletes what stays */
     status = ETL_FATAL;
 out:
     etl_sqlite_loader_close(l);
