@@ -513,17 +513,19 @@ static void *stream_main(void *arg)
     }
     else {
         const char *params = s->c->cluster ? "insert_distributed_sync=1" : NULL;
+        int abandoned;
         s->limit = 1;
         rc = request(s->c, &s->conn, what, insert.p, params, s, NULL);
-        int abandoned;
+        if (rc == 0 && stream_more(s)) {
+            s->limit = 0;
+            rc = request(s->c, &s->conn, what, insert.p, params, s, NULL);
+        }
+        /* a request that ended before its rows (refused; the connection lost: a server that
+           stopped) stops the load now */
         pthread_mutex_lock(&s->lock);
         abandoned = s->abort;
         pthread_mutex_unlock(&s->lock);
         if (rc != 0 && !abandoned) stream_refused(s->ls, s);
-        else if (rc == 0 && stream_more(s)) {
-            s->limit = 0;
-            rc = request(s->c, &s->conn, what, insert.p, params, s, NULL);
-        }
     }
     free(insert.p);
     pthread_mutex_lock(&s->lock);
@@ -976,6 +978,8 @@ struct survey {
     struct thread_key *thr;
     size_t nthr, cap_thr;
     uint64_t samples;           /* SampledProfile and PMCSample events: none, no function tables */
+    uint64_t kernel_stacks;     /* StackWalk events and stack key references: none, no sample has a
+                                   stack (an EVENT_HEADER event's is its own) */
 };
 
 /* The hash of a value as the earlier loader (which read it back from SQLite) made it: its
@@ -1189,6 +1193,8 @@ static int survey_trace(etl_clickhouse *c, const char *path, struct survey *sv)
         }
         else if (ke.kclass == ETL_KCLASS_SAMPLED_PROFILE)
             sv->samples++;
+        else if (ke.kclass == ETL_KCLASS_STACK || ke.kclass == ETL_KCLASS_STACK_KEY)
+            sv->kernel_stacks++;
         else if (ke.kclass == ETL_KCLASS_THREAD) {
             struct thread_key *t;
             if (sv->nthr == sv->cap_thr) {
@@ -1284,6 +1290,16 @@ struct load_state {
     sqlite3 *stacks;            /* the samples, stacks, stack_frames and functions rows, for the
                                    ROWS_STACKS tables (the kernel thread's, the main thread's at the end) */
     sqlite3_stmt *keep_stack[4]; /* their inserts, in stack_kept's order */
+    /* A trace without kernel stacks: its samples before its first function (the symbols may
+       name none) have no function and no stack, and count only as samples of their profile
+       source (top_functions' shares). They wait here, as the values the views read, and go to
+       the database at the first functions row, or when too many wait; none goes when the trace
+       names no function (the function tables are then empty). */
+    struct waiting_sample {
+        int64_t event, trace, time_ns, cpu, tid, pid, ip, profile_source;
+    } *waiting;
+    size_t nwaiting, cap_waiting;
+    int keeping_samples;        /* samples go to the database as they come */
     pthread_mutex_t lock;
     char *error;                /* the first failure's message */
     atomic_int failed;
@@ -1442,12 +1458,66 @@ static const struct {
     { S_FUNCTION, "INSERT INTO functions VALUES (?,?,?,?,?)" },
 };
 
+#define WAITING_SAMPLES_MAX (1u << 20) /* 64 MiB of them at most */
+
+/* The samples waiting go to the database, and the next ones as they come. */
+static int keep_waiting_samples(struct load_state *ls)
+{
+    sqlite3_stmt *st = ls->keep_stack[0];
+
+    ls->keeping_samples = 1;
+    for (size_t k = 0; k < ls->nwaiting; k++) {
+        const struct waiting_sample *w = &ls->waiting[k];
+        struct rowval r[17];
+        memset(r, 0, sizeof r); /* NULL */
+        rv_i64(r, 1, w->event);
+        rv_i64(r, 2, w->trace);
+        rv_i64(r, 3, w->time_ns);
+        rv_i64(r, 4, w->cpu);
+        rv_i64(r, 5, w->tid);
+        if (w->pid >= 0) rv_i64(r, 6, w->pid);
+        rv_i64(r, 7, w->ip);
+        rv_i64(r, 13, w->profile_source);
+        etl_sink_bind_row(st, r, 17);
+        int rc = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (rc != SQLITE_DONE) return load_fail(ls, "the samples kept for the function views: %s", sqlite3_errmsg(ls->stacks));
+    }
+    free(ls->waiting);
+    ls->waiting = NULL;
+    ls->nwaiting = ls->cap_waiting = 0;
+    return 0;
+}
+
+/* A sample of a trace without kernel stacks, before its first function: waits (0), or -1. */
+static int sample_waits(struct load_state *ls, const struct rowval *r)
+{
+    struct waiting_sample *w;
+
+    if (ls->nwaiting == ls->cap_waiting) {
+        size_t cap = ls->cap_waiting ? 2 * ls->cap_waiting : 4096;
+        if (!(w = realloc(ls->waiting, cap * sizeof *w))) return load_fail(ls, "out of memory");
+        ls->waiting = w;
+        ls->cap_waiting = cap;
+    }
+    w = &ls->waiting[ls->nwaiting++];
+    *w = (struct waiting_sample){ r[0].i, r[1].i, r[2].i, r[3].i, r[4].i, r[5].type == 1 ? r[5].i : -1, r[6].i, r[12].i };
+    return ls->nwaiting >= WAITING_SAMPLES_MAX ? keep_waiting_samples(ls) : 0;
+}
+
 /* A row of a statement in stack_kept, kept for the ROWS_STACKS tables: those of a trace with
    samples, but the stacks of EVENT_HEADER events ('ext': their owner is that event, never a
-   sample; their frames are kept, which a sample's stack may share). */
+   sample; their frames are kept, which a sample's stack may share), and no stack or frame of a
+   trace without kernel stacks (no sample of it has one). */
 static int keep_stack_row(struct load_state *ls, enum stmt_id id, const struct rowval *r, int cols)
 {
-    if (!ls->sv.samples || (id == S_STACK && r[4].type == 2 && strcmp(r[4].t, "ext") == 0)) return 0;
+    if (!ls->sv.samples || (id == S_STACK && r[4].type == 2 && strcmp(r[4].t, "ext") == 0) ||
+        ((id == S_STACK || id == S_FRAME) && !ls->sv.kernel_stacks))
+        return 0;
+    if (!ls->keeping_samples) {
+        if (id == S_SAMPLE && r[13].type == 0) return sample_waits(ls, r);
+        if (keep_waiting_samples(ls) != 0) return -1; /* a function: the samples' shares count */
+    }
     for (unsigned k = 0; k < sizeof stack_kept / sizeof stack_kept[0]; k++) {
         sqlite3_stmt *st = ls->keep_stack[k];
         int rc;
@@ -1579,7 +1649,9 @@ static int view_rows(struct load_state *ls)
         sqlite3_stmt *st;
         int rc;
         sqlite3 *db = t->def->rows == ROWS_VIEW ? ls->views : ls->stacks;
-        if (t->def->rows != ROWS_VIEW && (t->def->rows != ROWS_STACKS || !ls->sv.samples)) continue;
+        /* the function tables of a trace without samples, or whose samples are all waiting
+           (no kernel stack, no function), are empty */
+        if (t->def->rows != ROWS_VIEW && (t->def->rows != ROWS_STACKS || !ls->sv.samples || !ls->keeping_samples)) continue;
         /* the loader's indexes, which the views' lookups need, once the rows are in */
         if (t->def->rows == ROWS_STACKS && !indexed) {
             if (sqlite3_exec(db, etl_sqlite_schema_indexes, NULL, NULL, NULL) != SQLITE_OK)
@@ -1896,6 +1968,7 @@ static void load_state_free(struct load_state *ls)
     sqlite3_close(ls->views);
     for (unsigned k = 0; k < sizeof ls->keep_stack / sizeof ls->keep_stack[0]; k++) sqlite3_finalize(ls->keep_stack[k]);
     sqlite3_close(ls->stacks);
+    free(ls->waiting);
     free(ls->prefix.p);
     free(ls->cpu);
     free(ls->error);
@@ -1975,6 +2048,7 @@ int etl_clickhouse_load(etl_clickhouse *c, const char *path)
     }
     load |= 1; /* never 0, the default a missing value would have */
     if (make_prefix(&ls, load) != 0) goto nomem;
+    ls.keeping_samples = ls.sv.kernel_stacks > 0;
     if (views_open(&ls) != 0) {
         set_error(c, "%s", ls.error);
         goto fail;
