@@ -161,7 +161,7 @@ static int sample(struct synth *sy, int64_t ts, uint64_t ip, const uint64_t *fra
     return add(sy, synth_perfinfo(rec, 1, ts, 0x1820, 2, NULL, NULL, 0, p.b, p.n));
 }
 
-int fnstory_write(const char *path, const struct fnstory *g, uint64_t base)
+static int write_story(const char *path, const struct fnstory *g, uint64_t base, int stacks)
 {
     struct synth_options so;
     struct synth_payload p;
@@ -194,16 +194,17 @@ int fnstory_write(const char *path, const struct fnstory *g, uint64_t base)
     sp8(&p, 0); sp8(&p, 0); sp16(&p, 0); spp(&p, base); sp32(&p, 0); sp32(&p, 0); sp32(&p, 0); sp32(&p, 0);
     sp_str16(&p, g->path);
     bad |= add(sy, synth_system(rec, 1, 0, t + 2, 0x030A, 3, 100, 0, p.b, p.n));
+    if (!stacks) bad |= sample(sy, t + 9, 0x1234, NULL, 0);
     for (int i = 0; i < 3; i++) {
         a[0] = mid[FN_HOT_A], a[1] = mid[FN_REC], a[2] = rec_end, a[3] = mid[FN_MAIN];
-        bad |= sample(sy, t + 10 + i, mid[FN_HOT_A], a, 4);
+        bad |= sample(sy, t + 10 + i, mid[FN_HOT_A], a, stacks ? 4 : 0);
     }
     for (int i = 0; i < 2; i++) {
         a[0] = mid[FN_HOT_B], a[1] = mid[FN_MAIN];
-        bad |= sample(sy, t + 20 + i, mid[FN_HOT_B], a, 2);
+        bad |= sample(sy, t + 20 + i, mid[FN_HOT_B], a, stacks ? 2 : 0);
     }
-    bad |= sample(sy, t + 30, mid[FN_MAIN], mid + FN_MAIN, 1);
-    bad |= sample(sy, t + 31, 0x1234, NULL, 0);
+    bad |= sample(sy, t + 30, mid[FN_MAIN], mid + FN_MAIN, stacks ? 1 : 0);
+    if (stacks) bad |= sample(sy, t + 31, 0x1234, NULL, 0);
     file = synth_finish(sy, &size);
     if (!file || bad) {
         free(file);
@@ -214,4 +215,14 @@ int fnstory_write(const char *path, const struct fnstory *g, uint64_t base)
     if (f && fclose(f) != 0) bad = 1;
     free(file);
     return bad ? -1 : 0;
+}
+
+int fnstory_write(const char *path, const struct fnstory *g, uint64_t base)
+{
+    return write_story(path, g, base, 1);
+}
+
+int fnstory_write_flat(const char *path, const struct fnstory *g, uint64_t base)
+{
+    return write_story(path, g, base, 0);
 }

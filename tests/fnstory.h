@@ -44,5 +44,8 @@ int fnstory_addr2line(const struct fnstory *g, uint64_t v, char *function, size_
  */
 #define FNSTORY_SAMPLES 7
 int fnstory_write(const char *path, const struct fnstory *g, uint64_t base);
+/* The same samples without their StackWalks, the one at 0x1234 first (a sample without a
+   function before the first with one), at +9. */
+int fnstory_write_flat(const char *path, const struct fnstory *g, uint64_t base);
 
 #endif

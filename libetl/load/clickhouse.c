@@ -39,6 +39,10 @@ struct extra {
 #define ROWS_VIEW (-3)      /* made at the end by the SQLite view of the same name (view_sql) over the
                                trace's processes and threads rows, kept in memory (few: a row per
                                process or thread event) */
+#define ROWS_STACKS (-4)    /* made at the end by the SQLite view of the same name (view_sql) over the
+                               trace's samples, stacks, stack_frames and functions rows, kept in a
+                               temporary SQLite database (on disk past its cache: they grow with
+                               the trace) */
 
 struct table_def {
     const char *name;           /* the ClickHouse table's name (and its SQLite table's) */
@@ -71,6 +75,27 @@ static const struct extra threads_view_extra[] = {
     { "tid", "Int64" }, { "pid", "Int64" }, { "process_name", "Nullable(String)" }, { "thread_name", "Nullable(String)" },
     { "start_ns", "Nullable(Int64)" }, { "end_ns", "Nullable(Int64)" }, { "win32_start_address", "Nullable(Int64)" },
     { NULL, NULL },
+};
+
+/* etl2sqlite's function views (ROWS_STACKS), their columns as the views have them, but trace */
+static const struct extra sample_stack_frames_extra[] = {
+    { "sample", "Int64" }, { "time_ns", "Int64" }, { "pid", "Nullable(Int64)" }, { "tid", "Int64" }, { "depth", "Int64" },
+    { "address", "Int64" }, { "image", "Nullable(String)" }, { "image_offset", "Nullable(Int64)" },
+    { "function", "Nullable(Int64)" }, { "function_offset", "Nullable(Int64)" }, { "outer_function", "Nullable(Int64)" },
+    { "line", "Nullable(Int64)" }, { "frame", "Nullable(String)" }, { NULL, NULL },
+};
+static const struct extra sample_functions_extra[] = {
+    { "sample", "Int64" }, { "profile_source", "Int64" }, { "pid", "Nullable(Int64)" }, { "tid", "Int64" },
+    { "function", "Int64" }, { "self", "Int64" }, { NULL, NULL },
+};
+static const struct extra top_functions_extra[] = {
+    { "function", "Int64" }, { "name", "String" }, { "image", "Nullable(String)" }, { "source_file", "Nullable(String)" },
+    { "profile_source", "Int64" }, { "exclusive", "Int64" }, { "inclusive", "Int64" },
+    { "exclusive_percent", "Nullable(Float64)" }, { "inclusive_percent", "Nullable(Float64)" }, { NULL, NULL },
+};
+static const struct extra function_stacks_extra[] = {
+    { "function", "Int64" }, { "name", "String" }, { "image", "Nullable(String)" }, { "stack", "Nullable(String)" },
+    { "samples", "Int64" }, { NULL, NULL },
 };
 
 /* traces last: its row commits the load. */
@@ -109,12 +134,24 @@ static const struct table_def table_defs[] = {
       "SELECT pid, image_file_name, command_line, parent_pid, user_sid, start_ns, end_ns, exit_status FROM processes_view" },
     { "threads_view", NULL, "tid, pid", threads_view_extra, ROWS_VIEW,
       "SELECT tid, pid, process_name, thread_name, start_ns, end_ns, win32_start_address FROM threads_view" },
+    /* etl2sqlite's function views, which need a window function and correlated subqueries (a
+       sample's frames numbered over its stacks; a stack key's nearest definition), as tables */
+    { "sample_stack_frames", NULL, "sample, depth", sample_stack_frames_extra, ROWS_STACKS,
+      "SELECT sample, time_ns, pid, tid, depth, address, image, image_offset, function, function_offset, outer_function, "
+      "line, frame FROM sample_stack_frames" },
+    { "sample_functions", NULL, "sample, function", sample_functions_extra, ROWS_STACKS,
+      "SELECT sample, profile_source, pid, tid, function, self FROM sample_functions" },
+    { "top_functions", NULL, "profile_source, function", top_functions_extra, ROWS_STACKS,
+      "SELECT function, name, image, source_file, profile_source, exclusive, inclusive, exclusive_percent, "
+      "inclusive_percent FROM top_functions" },
+    { "function_stacks", NULL, "function", function_stacks_extra, ROWS_STACKS,
+      "SELECT function, name, image, stack, samples FROM function_stacks" },
     { "traces", "traces", "", traces_extra, ROWS_TRACES, NULL },
 };
 #define NTABLES (sizeof table_defs / sizeof table_defs[0])
 
 /* Column types as RowBinary writes them. */
-enum coltype { C_I64, C_NI64, C_STR, C_NSTR };
+enum coltype { C_I64, C_NI64, C_STR, C_NSTR, C_F64, C_NF64 };
 
 struct column {
     char *name;
@@ -294,8 +331,14 @@ struct chunk {
 #define STREAM_CHUNK (1u << 20)
 #define STREAM_QUEUE 4
 
+struct load_state;
+struct stream;
+/* A stream's request failed while the load goes on: the load stops (defined with the loads). */
+static void stream_refused(struct load_state *ls, const struct stream *s);
+
 struct stream {
     etl_clickhouse *c;
+    struct load_state *ls;      /* told of a failure at once */
     const struct table *t;
     struct conn conn;           /* the thread's connection, and its error */
     pthread_t thread;
@@ -310,6 +353,11 @@ struct stream {
     int closed;                 /* no more chunks come */
     int abort;                  /* the load failed elsewhere: the request is abandoned */
     int done, rc;               /* the request has returned rc */
+    /* The first chunk goes alone, in a request of its own: ClickHouse answers an INSERT only
+       once its body has ended (a refusal too: a missing table, a column it lacks, a row it
+       cannot parse), so a refusal is known after one chunk, not at the end of the trace. The
+       rest follows in a second request. */
+    unsigned limit, taken;      /* chunks this request may take (0: all), and has taken */
 };
 
 static size_t stream_read(char *out, size_t size, size_t n, void *arg)
@@ -320,6 +368,7 @@ static size_t stream_read(char *out, size_t size, size_t n, void *arg)
     while (got < want) {
         if (s->reading.pos == s->reading.n) {
             struct chunk *ch;
+            if (s->limit && s->taken == s->limit) break; /* this request's body ends */
             pthread_mutex_lock(&s->lock);
             while (!s->head && !s->closed && !s->abort) pthread_cond_wait(&s->cond, &s->lock);
             if (s->abort) {
@@ -342,6 +391,7 @@ static size_t stream_read(char *out, size_t size, size_t n, void *arg)
             free(s->reading.p);
             s->reading = ch->b;
             s->reading.pos = 0;
+            s->taken++;
             free(ch);
             continue;
         }
@@ -430,20 +480,54 @@ static int exec_sql(etl_clickhouse *c, const char *what, const char *sql)
     return request(c, &c->conn, what, sql, NULL, NULL, NULL);
 }
 
+/* Whether rows come after the first request's: waits until a chunk is queued, or the stream
+   is closed (or abandoned). The first request took one chunk whole. */
+static int stream_more(struct stream *s)
+{
+    int more;
+
+    pthread_mutex_lock(&s->lock);
+    while (!s->head && !s->closed && !s->abort) pthread_cond_wait(&s->cond, &s->lock);
+    more = s->head != NULL && !s->abort;
+    pthread_mutex_unlock(&s->lock);
+    return more;
+}
+
 static void *stream_main(void *arg)
 {
     struct stream *s = arg;
     struct buf insert = { 0 };
     char what[96];
-    int rc;
+    int rc = 0;
 
     snprintf(what, sizeof what, "inserting into %s", s->t->def->name);
-    if (buf_printf(&insert, "INSERT INTO `%s`.`%s_%s` FORMAT RowBinary", s->c->database, s->t->def->name,
-                   s->c->cluster ? "rows" : "local") != 0) {
+    /* the columns named: a table that lacks one refuses the INSERT, rather than read the rows
+       into the columns it has */
+    if (buf_printf(&insert, "INSERT INTO `%s`.`%s_%s` (machine, trace, load, day", s->c->database, s->t->def->name,
+                   s->c->cluster ? "rows" : "local") != 0)
+        rc = -1;
+    for (unsigned k = 0; rc == 0 && k < s->t->ncols; k++)
+        if (buf_printf(&insert, ", `%s`", s->t->col[k].name) != 0) rc = -1;
+    if (rc != 0 || buf_printf(&insert, ") FORMAT RowBinary") != 0) {
         conn_error(&s->conn, "out of memory");
         rc = -1;
     }
-    else rc = request(s->c, &s->conn, what, insert.p, s->c->cluster ? "insert_distributed_sync=1" : NULL, s, NULL);
+    else {
+        const char *params = s->c->cluster ? "insert_distributed_sync=1" : NULL;
+        int abandoned;
+        s->limit = 1;
+        rc = request(s->c, &s->conn, what, insert.p, params, s, NULL);
+        if (rc == 0 && stream_more(s)) {
+            s->limit = 0;
+            rc = request(s->c, &s->conn, what, insert.p, params, s, NULL);
+        }
+        /* a request that ended before its rows (refused; the connection lost: a server that
+           stopped) stops the load now */
+        pthread_mutex_lock(&s->lock);
+        abandoned = s->abort;
+        pthread_mutex_unlock(&s->lock);
+        if (rc != 0 && !abandoned) stream_refused(s->ls, s);
+    }
     free(insert.p);
     pthread_mutex_lock(&s->lock);
     s->done = 1;
@@ -454,12 +538,13 @@ static void *stream_main(void *arg)
 }
 
 /* A stream of table t's rows, its request started: NULL without memory or a thread. */
-static struct stream *stream_start(etl_clickhouse *c, const struct table *t)
+static struct stream *stream_start(etl_clickhouse *c, struct load_state *ls, const struct table *t)
 {
     struct stream *s = calloc(1, sizeof *s);
 
     if (!s) return NULL;
     s->c = c;
+    s->ls = ls;
     s->t = t;
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->cond, NULL);
@@ -555,12 +640,14 @@ static enum coltype type_of(const char *ch)
 {
     int nullable = strncmp(ch, "Nullable(", 9) == 0;
     int str = strstr(ch, "String") != NULL;
+    if (strstr(ch, "Float64")) return nullable ? C_NF64 : C_F64;
     return str ? (nullable ? C_NSTR : C_STR) : (nullable ? C_NI64 : C_I64);
 }
 
 static const char *type_name(enum coltype t)
 {
-    static const char *const names[] = { "Int64", "Nullable(Int64)", "String", "Nullable(String)" };
+    static const char *const names[] = { "Int64", "Nullable(Int64)", "String", "Nullable(String)", "Float64",
+                                         "Nullable(Float64)" };
     return names[t];
 }
 
@@ -788,6 +875,24 @@ int etl_clickhouse_create_schema(etl_clickhouse *c)
             goto fail;
         p = end + 2;
     }
+    /* this node's HTTP address, by which a loader on a cluster reaches the shard to delete the
+       rows of an earlier or failed load (the last recorded is used) */
+    q.n = 0;
+    free(a.p);
+    a = (struct buf){ 0 };
+    if (buf_printf(&q, "SELECT value FROM `%s`.etl_meta WHERE key = 'http' FORMAT TabSeparatedRaw", c->database) != 0) goto nomem;
+    if (request(c, &c->conn, "creating the schema", q.p, NULL, NULL, &a) != 0) goto fail;
+    {
+        char *last = a.p ? strrchr(a.p, '\n') : NULL;
+        const char *http = last ? last + 1 : a.p;
+        if (!http || strcmp(http, c->where) != 0) {
+            q.n = 0;
+            if (buf_printf(&q, "INSERT INTO `%s`.etl_meta VALUES ('http', ", c->database) != 0 || buf_literal(&q, c->where) != 0 ||
+                buf_printf(&q, ")") != 0)
+                goto nomem;
+            if (exec_sql(c, "creating the schema", q.p) != 0) goto fail;
+        }
+    }
     free(b.p);
     free(q.p);
     free(a.p);
@@ -873,6 +978,9 @@ struct survey {
     size_t nproc, cap_proc;
     struct thread_key *thr;
     size_t nthr, cap_thr;
+    uint64_t samples;           /* SampledProfile and PMCSample events: none, no function tables */
+    uint64_t kernel_stacks;     /* StackWalk events and stack key references: none, no sample has a
+                                   stack (an EVENT_HEADER event's is its own) */
 };
 
 /* The hash of a value as the earlier loader (which read it back from SQLite) made it: its
@@ -1084,6 +1192,10 @@ static int survey_trace(etl_clickhouse *c, const char *path, struct survey *sv)
             p->name = utf8_copy(&ke.u.process.image_file_name, &ok);
             if (!ok) goto nomem;
         }
+        else if (ke.kclass == ETL_KCLASS_SAMPLED_PROFILE)
+            sv->samples++;
+        else if (ke.kclass == ETL_KCLASS_STACK || ke.kclass == ETL_KCLASS_STACK_KEY)
+            sv->kernel_stacks++;
         else if (ke.kclass == ETL_KCLASS_THREAD) {
             struct thread_key *t;
             if (sv->nthr == sv->cap_thr) {
@@ -1176,6 +1288,19 @@ struct load_state {
     size_t ncpu;
     sqlite3 *views;             /* the processes and threads rows, for the ROWS_VIEW tables (main thread) */
     sqlite3_stmt *keep[2];      /* their inserts */
+    sqlite3 *stacks;            /* the samples, stacks, stack_frames and functions rows, for the
+                                   ROWS_STACKS tables (the kernel thread's, the main thread's at the end) */
+    sqlite3_stmt *keep_stack[4]; /* their inserts, in stack_kept's order */
+    /* A trace without kernel stacks: its samples before its first function (the symbols may
+       name none) have no function and no stack, and count only as samples of their profile
+       source (top_functions' shares). They wait here, as the values the views read, and go to
+       the database at the first functions row, or when too many wait; none goes when the trace
+       names no function (the function tables are then empty). */
+    struct waiting_sample {
+        int64_t event, trace, time_ns, cpu, tid, pid, ip, profile_source;
+    } *waiting;
+    size_t nwaiting, cap_waiting;
+    int keeping_samples;        /* samples go to the database as they come */
     pthread_mutex_t lock;
     char *error;                /* the first failure's message */
     atomic_int failed;
@@ -1205,6 +1330,13 @@ static int load_fail(struct load_state *ls, const char *fmt, ...)
 static int stream_failed(struct load_state *ls, const struct stream *s)
 {
     return load_fail(ls, "%s", s->conn.error ? s->conn.error : "the server ended an INSERT early");
+}
+
+/* The stream's thread: its first request was refused. The loader's threads stop at their next
+   row (they look at failed), with this as the load's error. */
+static void stream_refused(struct load_state *ls, const struct stream *s)
+{
+    stream_failed(ls, s);
 }
 
 static int put_u8(struct buf *b, uint8_t v)
@@ -1262,7 +1394,7 @@ static int row_done(struct load_state *ls, unsigned i)
 
     ls->count[i]++;
     if (b->n < STREAM_CHUNK) return 0;
-    if (!ls->st[i] && !(ls->st[i] = stream_start(ls->c, &ls->c->table[i])))
+    if (!ls->st[i] && !(ls->st[i] = stream_start(ls->c, ls, &ls->c->table[i])))
         return load_fail(ls, "cannot start a sending thread");
     if (stream_push(ls->st[i], b) != 0) return stream_failed(ls, ls->st[i]);
     return buf_reserve(b, STREAM_CHUNK + 65536) == 0 ? 0 : load_fail(ls, "out of memory");
@@ -1316,6 +1448,90 @@ static int cswitch_interval(struct load_state *ls, int64_t cpu, int64_t tid, int
     return 0;
 }
 
+/* The statements whose rows the ROWS_STACKS tables are made of, and their inserts. */
+static const struct {
+    enum stmt_id id;
+    const char *sql;
+} stack_kept[4] = {
+    { S_SAMPLE, "INSERT INTO samples VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" },
+    { S_STACK, "INSERT INTO stacks VALUES (?,?,?,?,?,?,?,?,?,?,?,?)" },
+    { S_FRAME, "INSERT INTO stack_frames VALUES (?,?,?,?,?,?,?,?,?)" },
+    { S_FUNCTION, "INSERT INTO functions VALUES (?,?,?,?,?)" },
+};
+
+#define WAITING_SAMPLES_MAX (1u << 20) /* 64 MiB of them at most */
+
+/* The samples waiting go to the database, and the next ones as they come. */
+static int keep_waiting_samples(struct load_state *ls)
+{
+    sqlite3_stmt *st = ls->keep_stack[0];
+
+    ls->keeping_samples = 1;
+    for (size_t k = 0; k < ls->nwaiting; k++) {
+        const struct waiting_sample *w = &ls->waiting[k];
+        struct rowval r[17];
+        memset(r, 0, sizeof r); /* NULL */
+        rv_i64(r, 1, w->event);
+        rv_i64(r, 2, w->trace);
+        rv_i64(r, 3, w->time_ns);
+        rv_i64(r, 4, w->cpu);
+        rv_i64(r, 5, w->tid);
+        if (w->pid >= 0) rv_i64(r, 6, w->pid);
+        rv_i64(r, 7, w->ip);
+        rv_i64(r, 13, w->profile_source);
+        etl_sink_bind_row(st, r, 17);
+        int rc = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (rc != SQLITE_DONE) return load_fail(ls, "the samples kept for the function views: %s", sqlite3_errmsg(ls->stacks));
+    }
+    free(ls->waiting);
+    ls->waiting = NULL;
+    ls->nwaiting = ls->cap_waiting = 0;
+    return 0;
+}
+
+/* A sample of a trace without kernel stacks, before its first function: waits (0), or -1. */
+static int sample_waits(struct load_state *ls, const struct rowval *r)
+{
+    struct waiting_sample *w;
+
+    if (ls->nwaiting == ls->cap_waiting) {
+        size_t cap = ls->cap_waiting ? 2 * ls->cap_waiting : 4096;
+        if (!(w = realloc(ls->waiting, cap * sizeof *w))) return load_fail(ls, "out of memory");
+        ls->waiting = w;
+        ls->cap_waiting = cap;
+    }
+    w = &ls->waiting[ls->nwaiting++];
+    *w = (struct waiting_sample){ r[0].i, r[1].i, r[2].i, r[3].i, r[4].i, r[5].type == 1 ? r[5].i : -1, r[6].i, r[12].i };
+    return ls->nwaiting >= WAITING_SAMPLES_MAX ? keep_waiting_samples(ls) : 0;
+}
+
+/* A row of a statement in stack_kept, kept for the ROWS_STACKS tables: those of a trace with
+   samples, but the stacks of EVENT_HEADER events ('ext': their owner is that event, never a
+   sample; their frames are kept, which a sample's stack may share), and no stack or frame of a
+   trace without kernel stacks (no sample of it has one). */
+static int keep_stack_row(struct load_state *ls, enum stmt_id id, const struct rowval *r, int cols)
+{
+    if (!ls->sv.samples || (id == S_STACK && r[4].type == 2 && strcmp(r[4].t, "ext") == 0) ||
+        ((id == S_STACK || id == S_FRAME) && !ls->sv.kernel_stacks))
+        return 0;
+    if (!ls->keeping_samples) {
+        if (id == S_SAMPLE && r[13].type == 0) return sample_waits(ls, r);
+        if (keep_waiting_samples(ls) != 0) return -1; /* a function: the samples' shares count */
+    }
+    for (unsigned k = 0; k < sizeof stack_kept / sizeof stack_kept[0]; k++) {
+        sqlite3_stmt *st = ls->keep_stack[k];
+        int rc;
+        if (stack_kept[k].id != id) continue;
+        etl_sink_bind_row(st, r, cols);
+        rc = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (rc != SQLITE_DONE) return load_fail(ls, "the samples and stacks kept for the function views: %s", sqlite3_errmsg(ls->stacks));
+        return 0;
+    }
+    return 0;
+}
+
 /* The loader's row back end: a row of its table id. */
 static int on_row(void *arg, enum stmt_id id, const struct rowval *r, int cols)
 {
@@ -1339,6 +1555,8 @@ static int on_row(void *arg, enum stmt_id id, const struct rowval *r, int cols)
         sqlite3_reset(st);
         if (rc != SQLITE_DONE) return load_fail(ls, "the processes and threads kept for the views: %s", sqlite3_errmsg(ls->views));
     }
+    if ((id == S_SAMPLE || id == S_STACK || id == S_FRAME || id == S_FUNCTION) && keep_stack_row(ls, id, r, cols) != 0)
+        return -1;
     e = r[0].i;
     time_ns = r[2].i;
     switch (id) {
@@ -1404,24 +1622,59 @@ static int views_open(struct load_state *ls)
         sqlite3_prepare_v2(ls->views, "INSERT INTO processes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &ls->keep[0], NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(ls->views, "INSERT INTO threads VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &ls->keep[1], NULL) != SQLITE_OK)
         return load_fail(ls, "the processes and threads kept for the views: %s", ls->views ? sqlite3_errmsg(ls->views) : "out of memory");
+    /* a temporary database (""): SQLite keeps it in its cache and spills to a file it has
+       unlinked already, so the memory stays bounded and nothing is left on disk; one transaction
+       that is never committed, no journal */
+    if (sqlite3_open_v2("", &ls->stacks, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
+        sqlite3_exec(ls->stacks, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -32768", NULL,
+                     NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(ls->stacks, etl_sqlite_schema_tables, NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(ls->stacks, etl_sqlite_schema_views, NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(ls->stacks, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+        return load_fail(ls, "the samples and stacks kept for the function views: %s",
+                         ls->stacks ? sqlite3_errmsg(ls->stacks) : "out of memory");
+    for (unsigned k = 0; k < sizeof stack_kept / sizeof stack_kept[0]; k++)
+        if (sqlite3_prepare_v2(ls->stacks, stack_kept[k].sql, -1, &ls->keep_stack[k], NULL) != SQLITE_OK)
+            return load_fail(ls, "the samples and stacks kept for the function views: %s", sqlite3_errmsg(ls->stacks));
     return 0;
 }
 
-/* The ROWS_VIEW tables' rows, from the views over the processes and threads rows. */
+/* The ROWS_VIEW and ROWS_STACKS tables' rows, from etl2sqlite's views over the rows kept. */
 static int view_rows(struct load_state *ls)
 {
+    int indexed = 0;
+
     for (size_t i = 0; i < NTABLES; i++) {
         const struct table *t = &ls->c->table[i];
         struct buf *b = &ls->rows[i];
         sqlite3_stmt *st;
         int rc;
-        if (t->def->rows != ROWS_VIEW) continue;
-        if (sqlite3_prepare_v2(ls->views, t->def->view_sql, -1, &st, NULL) != SQLITE_OK)
-            return load_fail(ls, "%s: %s", t->def->name, sqlite3_errmsg(ls->views));
+        sqlite3 *db = t->def->rows == ROWS_VIEW ? ls->views : ls->stacks;
+        /* the function tables of a trace without samples, or whose samples are all waiting
+           (no kernel stack, no function), are empty */
+        if (t->def->rows != ROWS_VIEW && (t->def->rows != ROWS_STACKS || !ls->sv.samples || !ls->keeping_samples)) continue;
+        /* the loader's indexes, which the views' lookups need, once the rows are in */
+        if (t->def->rows == ROWS_STACKS && !indexed) {
+            if (sqlite3_exec(db, etl_sqlite_schema_indexes, NULL, NULL, NULL) != SQLITE_OK)
+                return load_fail(ls, "%s: %s", t->def->name, sqlite3_errmsg(db));
+            indexed = 1;
+        }
+        if (sqlite3_prepare_v2(db, t->def->view_sql, -1, &st, NULL) != SQLITE_OK)
+            return load_fail(ls, "%s: %s", t->def->name, sqlite3_errmsg(db));
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
             if (buf_add(b, ls->prefix.p, ls->prefix.n) != 0) rc = SQLITE_NOMEM;
             for (unsigned k = 0; rc == SQLITE_ROW && k < t->ncols; k++) {
                 struct rowval v = { 0, NULL, 0 };
+                if (t->col[k].type == C_F64 || t->col[k].type == C_NF64) { /* a REAL, as its 8 bytes */
+                    int null = sqlite3_column_type(st, (int)k) == SQLITE_NULL;
+                    double d = sqlite3_column_double(st, (int)k);
+                    uint64_t bits;
+                    memcpy(&bits, &d, sizeof bits);
+                    if ((t->col[k].type == C_NF64 && put_u8(b, (uint8_t)null) != 0) || (null && t->col[k].type == C_F64) ||
+                        (!null && put_u64(b, bits) != 0))
+                        rc = SQLITE_NOMEM;
+                    continue;
+                }
                 switch (sqlite3_column_type(st, (int)k)) {
                 case SQLITE_NULL: break;
                 case SQLITE_INTEGER: v.type = 1; v.i = sqlite3_column_int64(st, (int)k); break;
@@ -1488,24 +1741,49 @@ static int read_interrupted(void *arg)
 
 /* Stages path into dbpath: ETL_OK, ETL_WARN (damaged), ETL_FATAL (error set). */
 
-/* Deletes the rows of machine/trace whose load is (equal: 1) or is not (0) load: mutations,
-   on one server only (a Distributed table takes none). Best effort: -1 if refused. */
-static int delete_loads(etl_clickhouse *c, uint64_t load, int equal)
+/*
+ * Deletes the rows of machine/trace whose load is (equal: 1) or is not (0) load, on the server
+ * at url (where: its scheme://host:port, for messages): a mutation of each *_local table that
+ * has such rows (found first by one query of them all, by the tables' key: none is asked for a
+ * first load). 0, or -1 (the error set; the load's own error, when there is one, stays).
+ */
+static int delete_loads_at(etl_clickhouse *c, const char *url, const char *where, uint64_t load, int equal)
 {
-    struct buf q = { 0 };
-    int rc = 0;
+    struct buf q = { 0 }, a = { 0 };
     char *saved = c->conn.error ? strdup(c->conn.error) : NULL;
+    char *saved_url = c->url, *saved_where = c->where;
+    int rc = 0;
 
-    for (size_t i = 0; i < NTABLES && rc == 0; i++) {
-        q.n = 0;
-        if (buf_printf(&q, "ALTER TABLE `%s`.`%s_local` DELETE WHERE machine = ", c->database, c->table[i].def->name) != 0 ||
+    c->url = (char *)url;
+    c->where = (char *)where;
+    for (size_t i = 0; i < NTABLES && rc == 0; i++)
+        if (buf_printf(&q, "%sSELECT %zu, count() FROM `%s`.`%s_local` WHERE machine = ", i ? " UNION ALL " : "", i, c->database,
+                       c->table[i].def->name) != 0 ||
             buf_literal(&q, c->machine) != 0 ||
-            buf_printf(&q, " AND trace = '%s' AND load %s %llu", c->trace_id, equal ? "=" : "!=",
-                       (unsigned long long)load) != 0 ||
-            exec_sql(c, "deleting a load's rows", q.p) != 0)
+            buf_printf(&q, " AND trace = '%s' AND load %s %llu", c->trace_id, equal ? "=" : "!=", (unsigned long long)load) != 0)
             rc = -1;
+    if (rc == 0 && buf_printf(&q, " FORMAT TabSeparated") != 0) rc = -1;
+    if (rc != 0) set_error(c, "out of memory");
+    else rc = request(c, &c->conn, "finding a load's rows", q.p, NULL, NULL, &a);
+    for (char *line = a.p; rc == 0 && line && *line;) {
+        char *end;
+        unsigned long i = strtoul(line, &end, 10);
+        unsigned long long n = strtoull(end, &end, 10);
+        if (i < NTABLES && n > 0) {
+            q.n = 0;
+            if (buf_printf(&q, "ALTER TABLE `%s`.`%s_local` DELETE WHERE machine = ", c->database, c->table[i].def->name) != 0 ||
+                buf_literal(&q, c->machine) != 0 ||
+                buf_printf(&q, " AND trace = '%s' AND load %s %llu", c->trace_id, equal ? "=" : "!=", (unsigned long long)load) != 0)
+                rc = -1;
+            else rc = exec_sql(c, "deleting a load's rows", q.p);
+        }
+        line = strchr(end, '\n');
+        if (line) line++;
     }
+    c->url = saved_url;
+    c->where = saved_where;
     free(q.p);
+    free(a.p);
     if (saved) { /* the load's own error stays the one told */
         free(c->conn.error);
         c->conn.error = saved;
@@ -1513,25 +1791,138 @@ static int delete_loads(etl_clickhouse *c, uint64_t load, int equal)
     return rc;
 }
 
-/* Whether the server has rows of an earlier committed load of the trace (a mutation costs a
-   rewrite of the parts it touches: none is asked for a first load). */
-static int earlier_loads(etl_clickhouse *c, uint64_t load)
+/* A URL as c->url, with its scheme, host and port those of where (scheme://host:port): malloc'd,
+   NULL if where is not one. The credentials and parameters of --url go with it. */
+static char *url_at(const etl_clickhouse *c, const char *where)
 {
-    struct buf q = { 0 }, a = { 0 };
-    int n = 0;
+    CURLU *u = curl_url(), *w = curl_url();
+    char *scheme = NULL, *host = NULL, *port = NULL, *out = NULL;
 
-    if (buf_printf(&q, "SELECT count() FROM `%s`.traces_local WHERE machine = ", c->database) == 0 &&
-        buf_literal(&q, c->machine) == 0 &&
-        buf_printf(&q, " AND trace = '%s' AND load != %llu", c->trace_id, (unsigned long long)load) == 0 &&
-        request(c, &c->conn, "reading the traces", q.p, NULL, NULL, &a) == 0)
-        n = a.p ? atoi(a.p) : 0;
-    else
-        n = 1; /* not known: delete */
-    free(q.p);
-    free(a.p);
-    return n > 0;
+    if (u && w && curl_url_set(u, CURLUPART_URL, c->url, 0) == CURLUE_OK && curl_url_set(w, CURLUPART_URL, where, 0) == CURLUE_OK &&
+        curl_url_get(w, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK && curl_url_get(w, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+        curl_url_get(w, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK &&
+        curl_url_set(u, CURLUPART_SCHEME, scheme, 0) == CURLUE_OK && curl_url_set(u, CURLUPART_HOST, host, 0) == CURLUE_OK &&
+        curl_url_set(u, CURLUPART_PORT, port, 0) == CURLUE_OK && curl_url_get(u, CURLUPART_URL, &out, 0) == CURLUE_OK) {
+        char *copy = strdup(out);
+        curl_free(out);
+        out = copy;
+    }
+    else out = NULL;
+    curl_free(scheme);
+    curl_free(host);
+    curl_free(port);
+    curl_url_cleanup(u);
+    curl_url_cleanup(w);
+    return out;
 }
 
+/*
+ * The load's cleanup on a cluster: the same deletion, on each replica of the shard that holds
+ * the machine's rows (Distributed's rule: cityHash64(machine) modulo the shards' weights, the
+ * shards taking slots in order), at the HTTP address that replica's etl_meta gives ('http',
+ * written by --create-schema run on it: a cluster's configuration names its nodes' TCP ports
+ * only). A Distributed table takes no mutation, and ALTER ... ON CLUSTER needs ZooKeeper.
+ * 0, or -1 (the error set).
+ */
+static int delete_loads(etl_clickhouse *c, uint64_t load, int equal)
+{
+    struct buf q = { 0 }, a = { 0 }, h = { 0 };
+    unsigned long long slot = 0, weights = 0, at = 0;
+    unsigned long shard = 0, prev = 0;
+    char *saved = c->conn.error ? strdup(c->conn.error) : NULL;
+    int rc = 0, found = 0;
+
+    if (!c->cluster) {
+        free(saved);
+        return delete_loads_at(c, c->url, c->where, load, equal);
+    }
+    if (buf_printf(&q, "SELECT shard_num, shard_weight, host_address, port FROM system.clusters WHERE cluster = ") != 0 ||
+        buf_literal(&q, c->cluster) != 0 || buf_printf(&q, " ORDER BY shard_num, replica_num FORMAT TabSeparated") != 0)
+        goto nomem;
+    if (request(c, &c->conn, "finding the machine's shard", q.p, NULL, NULL, &a) != 0) goto fail;
+    /* the shards' weights, each counted once */
+    for (char *line = a.p; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        char *end;
+        unsigned long n = strtoul(line, &end, 10);
+        unsigned long long w = strtoull(end, &end, 10);
+        if (n != prev) weights += w;
+        prev = n;
+    }
+    if (!weights) {
+        set_error(c, "%s: cluster %s has no shards (system.clusters)", c->where, c->cluster);
+        goto fail;
+    }
+    q.n = 0;
+    if (buf_printf(&q, "SELECT cityHash64(") != 0 || buf_literal(&q, c->machine) != 0 || buf_printf(&q, ") %% %llu", weights) != 0)
+        goto nomem;
+    if (request(c, &c->conn, "finding the machine's shard", q.p, NULL, NULL, &h) != 0) goto fail;
+    slot = strtoull(h.p ? h.p : "0", NULL, 10);
+    /* the shard whose slots hold slot, then each of its replicas */
+    prev = 0;
+    for (char *line = a.p; line && *line && rc == 0; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        char *end, *host, *port_text, where_q[600];
+        unsigned long n = strtoul(line, &end, 10);
+        unsigned long long w = strtoull(end, &end, 10);
+        if (n != prev) {
+            if (!shard && slot < at + w) shard = n;
+            at += w;
+        }
+        prev = n;
+        if (n != shard) continue;
+        host = end + (*end == '\t');
+        if (!(port_text = strchr(host, '\t'))) continue;
+        *port_text++ = '\0';
+        snprintf(where_q, sizeof where_q, "%s%s%s:%lu", strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "",
+                 strtoul(port_text, NULL, 10));
+        /* its HTTP address, from its etl_meta (the last given) */
+        q.n = 0;
+        free(h.p);
+        h = (struct buf){ 0 };
+        if (buf_printf(&q, "SELECT value FROM remote('%s', `%s`, etl_meta) WHERE key = 'http' FORMAT TabSeparatedRaw", where_q,
+                       c->database) != 0)
+            goto nomem;
+        if (request(c, &c->conn, "finding the shard's HTTP address", q.p, NULL, NULL, &h) != 0) {
+            rc = -1;
+            break;
+        }
+        {
+            char *last = h.p ? strrchr(h.p, '\n') : NULL, *url;
+            const char *http = last ? last + 1 : h.p;
+            if (!http || !*http) {
+                set_error(c, "%s: the etl_meta of shard %lu's node %s has no HTTP address (run etl2clickhouse --create-schema "
+                             "--cluster %s with --url naming that node, once, to record it)", c->where, shard, where_q, c->cluster);
+                rc = -1;
+                break;
+            }
+            if (!(url = url_at(c, http))) {
+                set_error(c, "%s: not a URL, in the etl_meta of shard %lu's node %s", http, shard, where_q);
+                rc = -1;
+                break;
+            }
+            rc = delete_loads_at(c, url, http, load, equal);
+            free(url);
+            found = 1;
+        }
+    }
+    if (rc == 0 && !found) {
+        set_error(c, "%s: no replica of the shard of machine %s in cluster %s (system.clusters)", c->where, c->machine, c->cluster);
+        rc = -1;
+    }
+    goto out;
+nomem:
+    set_error(c, "out of memory");
+fail:
+    rc = -1;
+out:
+    free(q.p);
+    free(a.p);
+    free(h.p);
+    if (saved) {
+        free(c->conn.error);
+        c->conn.error = saved;
+    }
+    return rc;
+}
 
 /* Sends what the streams have not: each table's last rows (the small tables' only ones, a
    request each, at once), waits for every stream, then the traces row, which commits the load.
@@ -1546,7 +1937,7 @@ static int send_rest(struct load_state *ls)
     clock_gettime(CLOCK_MONOTONIC, &c->phase_start);
     for (unsigned i = 0; i < NTABLES; i++) {
         if (i == traces || !ls->rows[i].n) continue;
-        if (!ls->st[i] && !(ls->st[i] = stream_start(c, &c->table[i]))) return load_fail(ls, "cannot start a sending thread");
+        if (!ls->st[i] && !(ls->st[i] = stream_start(c, ls, &c->table[i]))) return load_fail(ls, "cannot start a sending thread");
         if (stream_push(ls->st[i], &ls->rows[i]) != 0) return stream_failed(ls, ls->st[i]);
     }
     /* each ends on its own: one table's failure leaves the others' requests as they went */
@@ -1559,7 +1950,7 @@ static int send_rest(struct load_state *ls)
     if (atomic_load(&ls->failed)) return -1;
     if (c->o.read.interrupted && c->o.read.interrupted(c->o.read.arg)) return load_fail(ls, "interrupted");
     /* the commit: every other table is in */
-    if (!(ls->st[traces] = stream_start(c, &c->table[traces]))) return load_fail(ls, "cannot start a sending thread");
+    if (!(ls->st[traces] = stream_start(c, ls, &c->table[traces]))) return load_fail(ls, "cannot start a sending thread");
     if (stream_push(ls->st[traces], &ls->rows[traces]) != 0 || stream_end(ls->st[traces], 0) != 0)
         return stream_failed(ls, ls->st[traces]);
     progress(c, 1, total, total, 0, 1);
@@ -1576,6 +1967,9 @@ static void load_state_free(struct load_state *ls)
     sqlite3_finalize(ls->keep[0]);
     sqlite3_finalize(ls->keep[1]);
     sqlite3_close(ls->views);
+    for (unsigned k = 0; k < sizeof ls->keep_stack / sizeof ls->keep_stack[0]; k++) sqlite3_finalize(ls->keep_stack[k]);
+    sqlite3_close(ls->stacks);
+    free(ls->waiting);
     free(ls->prefix.p);
     free(ls->cpu);
     free(ls->error);
@@ -1655,6 +2049,7 @@ int etl_clickhouse_load(etl_clickhouse *c, const char *path)
     }
     load |= 1; /* never 0, the default a missing value would have */
     if (make_prefix(&ls, load) != 0) goto nomem;
+    ls.keeping_samples = ls.sv.kernel_stacks > 0;
     if (views_open(&ls) != 0) {
         set_error(c, "%s", ls.error);
         goto fail;
@@ -1673,9 +2068,9 @@ int etl_clickhouse_load(etl_clickhouse *c, const char *path)
         set_error(c, "%s", ls.error ? ls.error : "out of memory");
         goto fail;
     }
-    /* committed: what an earlier load of the trace left is no longer shown; on one server it is
-       deleted now */
-    if (!c->cluster && earlier_loads(c, load) && delete_loads(c, load, 0) != 0) {
+    /* committed: what an earlier or failed load of the trace left is no longer shown; it is
+       deleted now (on a cluster, on the machine's shard) */
+    if (delete_loads(c, load, 0) != 0) {
         etl_sqlite_message m = { ETL_WARN, 0, path, -1, c->conn.error };
         if (c->o.read.on_message) c->o.read.on_message(c->o.read.arg, &m);
     }
@@ -1694,7 +2089,7 @@ fail:
         }
     }
     say_fatal(c);
-    if (sent && !c->cluster) delete_loads(c, load, 1);
+    if (sent) delete_loads(c, load, 1); /* best effort: a later load of the trace deletes what stays */
     status = ETL_FATAL;
 out:
     etl_sqlite_loader_close(l);
