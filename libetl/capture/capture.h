@@ -528,7 +528,7 @@ void etl_lbr_perf_cause(int e, const char *what, char *err, size_t errsize);
 enum { EV_SIDEBAND, EV_SWITCH, EV_WAKEUP, EV_WAKEUP_NEW, EV_PROFILE, EV_RQ_ISSUE, EV_RQ_COMPLETE, EV_SYS_ENTER,
        EV_SYS_EXIT, EV_MUNMAP, EV_MREMAP, EV_EXIT_GROUP, EV_EXIT, EV_SIG_DELIVER, EV_SIG_GENERATE, EV_EXEC,
        EV_IRQ_ENTRY, EV_IRQ_EXIT, EV_SOFTIRQ_ENTRY, EV_SOFTIRQ_EXIT, EV_FAULT_MIN, EV_FAULT_MAJ,
-       EV_NET_STATE, EV_NET_SEND, EV_NET_RECV, EV_NET_RETRANSMIT, EV_FILEIO,
+       EV_NET_STATE, EV_NET_SEND, EV_NET_RECV, EV_NET_RETRANSMIT, EV_NET_UDP, EV_FILEIO,
        EV_VM_MMAP, EV_VM_MMAP_RET, EV_VM_MUNMAP, EV_VM_MUNMAP_RET, EV_VM_MREMAP, EV_VM_MREMAP_RET, EV_VM_BRK,
        EV_VM_BRK_RET, EV_LBR_PROFILE, EV_LBR_PMC, EV_COUNT };
 /* virtual_alloc, vamap: the entries and returns of mmap, munmap, mremap and brk, in pairs. */
@@ -640,6 +640,7 @@ struct kvm_state;
 /* network_tcpip (knet.c): the sockets seen, by their kernel address, and the listeners. */
 struct knet_sock;
 struct knet_listener;
+struct etl_knet_udp_bpf;
 #define NETTAB_SIZE 4096u
 /* The fields read from the network tracepoints: inet_sock_set_state's ([0] skaddr, oldstate,
    newstate, sport, dport, family, protocol, saddr, daddr, saddr_v6, daddr_v6), sock_send_length's
@@ -699,6 +700,9 @@ struct etl_kcapture {
     struct knet_sock *nettab[NETTAB_SIZE];
     struct knet_listener *listeners;
     unsigned net_socks;        /* in nettab */
+    /* its UDP BPF programs (knet.bpf.c; NULL: not loaded, UdpIp events from sock_send_length and
+       sock_recv_length without addresses) */
+    struct etl_knet_udp_bpf *net_udp;
     /* virtual_alloc, vamap (kvmem.c): the fields of the syscalls tracepoints (vm_f[e - EV_VM_FIRST]:
        an entry's arguments, a return's ret) and what pairs them and follows each process */
     struct tp_field vm_f[EV_VM_COUNT][6];
@@ -854,6 +858,11 @@ void etl_knet_rundown(struct etl_kcapture *k);
 int etl_knet_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int64_t ts, int final);
 void etl_knet_sample(struct kcpu *c, int e, int64_t ts, uint32_t pid, uint32_t tid, const uint8_t *raw, uint32_t raw_len);
 void etl_knet_free(struct etl_kcapture *k);
+/* network_tcpip's UDP BPF programs loaded (their UdpIp events name each datagram's ends); when
+   the machine refuses them, k's note says why and UdpIp events come from the tracepoints, with
+   no addresses. Then each processor's BPF_OUTPUT event given to them (0, or -1 with err). */
+void etl_knet_udp_load(struct etl_kcapture *k);
+int etl_knet_udp_set_cpu(struct etl_kcapture *k, int cpu, int fd, char *err, size_t errsize);
 
 /* kio.c */
 /* kvmem.c: virtual_alloc and vamap. The entries of mmap, munmap, mremap and brk are noted as
