@@ -630,6 +630,8 @@ struct kname;
 
 /* The file I/O BPF programs (kfileio.c). */
 struct etl_kfileio;
+/* A libbpf skeleton (kbpf.c). */
+struct bpf_object_skeleton;
 
 /* A block request issued and not completed yet (kio.c). */
 struct disk_req;
@@ -911,6 +913,12 @@ int etl_kfileio_attach(struct etl_kcapture *k, char *err, size_t errsize);
 void etl_kfileio_sample(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid, const uint8_t *raw, uint32_t raw_len);
 unsigned etl_kfileio_rundown(struct etl_kcapture *k, int64_t ts);
 void etl_kfileio_free(struct etl_kcapture *k);
+/* kbpf.c: libbpf's messages kept (from now, the last in etl_kbpf_last, this thread's: libbpf
+   prints nothing), for the errors of the BPF programs' loads; a skeleton's programs detached,
+   by threads at once (they wait for RCU grace periods), before its destroy. */
+extern _Thread_local char etl_kbpf_last[256];
+void etl_kbpf_listen(void);
+void etl_kbpf_detach_all(struct bpf_object_skeleton *s);
 
 #endif /* Linux with perf events */
 

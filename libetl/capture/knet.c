@@ -5,7 +5,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,6 +256,7 @@ void etl_knet_free(struct etl_kcapture *k)
         free(l);
     }
     k->net_socks = 0;
+    if (k->net_udp) etl_kbpf_detach_all(k->net_udp->skeleton);
     etl_knet_udp_bpf__destroy(k->net_udp);
     k->net_udp = NULL;
     pthread_mutex_destroy(&k->netlock);
@@ -612,24 +612,9 @@ void etl_knet_sample(struct kcpu *c, int e, int64_t ts, uint32_t pid, uint32_t t
 
 /* ------------------------------------------------------------------ the UDP BPF programs */
 
-/* libbpf's last message, for the note a refused load gives (libbpf prints nothing then). */
-static _Thread_local char udp_bpf_last[128];
-__attribute__((format(printf, 2, 0))) static int udp_bpf_print(enum libbpf_print_level level, const char *fmt,
-                                                                  va_list ap)
-{
-    char line[128];
-
-    if (level == LIBBPF_DEBUG) return 0;
-    vsnprintf(line, sizeof line, fmt, ap);
-    line[strcspn(line, "\n")] = '\0';
-    if (line[0]) snprintf(udp_bpf_last, sizeof udp_bpf_last, "%s", line);
-    return 0;
-}
-
 void etl_knet_udp_load(struct etl_kcapture *k)
 {
     char note[160];
-    libbpf_print_fn_t before;
     int rc = 0;
 
     if (!(k->flags & ETL_KERNEL_NETWORK_TCPIP)) return;
@@ -639,20 +624,18 @@ void etl_knet_udp_load(struct etl_kcapture *k)
         etl_knote(k, note);
         return;
     }
-    before = libbpf_set_print(udp_bpf_print);
-    udp_bpf_last[0] = '\0';
+    etl_kbpf_listen();
     /* (loaded and attached before the perf events exist: what they write meanwhile goes
        nowhere, and a refusal leaves the capture as it was without them) */
     if (!(k->net_udp = etl_knet_udp_bpf__open()) || (rc = etl_knet_udp_bpf__load(k->net_udp)) != 0 ||
         (rc = etl_knet_udp_bpf__attach(k->net_udp)) != 0) {
         int e = rc < 0 ? -rc : errno;
-        snprintf(note, sizeof note, "network_tcpip: UdpIp events without addresses: BPF refused: %s%s%s", strerror(e),
-                 udp_bpf_last[0] ? ": " : "", udp_bpf_last);
+        snprintf(note, sizeof note, "network_tcpip: UdpIp events without addresses: BPF refused: %s%s%.60s", strerror(e),
+                 etl_kbpf_last[0] ? ": " : "", etl_kbpf_last);
         etl_knote(k, note);
         etl_knet_udp_bpf__destroy(k->net_udp);
         k->net_udp = NULL;
     }
-    libbpf_set_print(before);
 }
 
 int etl_knet_udp_set_cpu(struct etl_kcapture *k, int cpu, int fd, char *err, size_t errsize)
