@@ -264,8 +264,13 @@ static __always_inline int call_end(void *ctx)
     return 0;
 }
 
+/* (a recvfrom that asks no address, as recv(3) is, is no call of these: most of a TCP
+   connection's receives, whose costs would double) */
 SEC("tracepoint/syscalls/sys_enter_recvfrom")
-int enter_recvfrom(struct trace_event_raw_sys_enter *ctx) { return call_begin(CALL_RECVFROM, ctx->args[4]); }
+int enter_recvfrom(struct trace_event_raw_sys_enter *ctx)
+{
+    return ctx->args[4] ? call_begin(CALL_RECVFROM, ctx->args[4]) : 0;
+}
 SEC("tracepoint/syscalls/sys_enter_recvmsg")
 int enter_recvmsg(struct trace_event_raw_sys_enter *ctx) { return call_begin(CALL_RECVMSG, ctx->args[1]); }
 SEC("tracepoint/syscalls/sys_enter_recvmmsg")
