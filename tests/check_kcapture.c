@@ -1818,12 +1818,51 @@ static void state_raw(uint8_t raw[72], uint64_t sk, int old, int new, uint16_t s
     }
 }
 
+/* A session writing FILE (in the test's directory) and a fake capture of network_tcpip in it,
+   the tracepoints' fields as 6.18 lays them out (state_raw, len_raw); net_capture_end frees the
+   capture and stops and closes the session. */
+static struct etl_kcapture *net_capture(etl_session **s, const char *file)
+{
+    static const struct tp_field st[KN_FIELDS] = { { 8, 8 }, { 16, 4 }, { 20, 4 }, { 24, 2 }, { 26, 2 }, { 28, 2 },
+                                                   { 30, 2 }, { 32, 4 }, { 36, 4 }, { 40, 16 }, { 56, 16 } };
+    static const struct tp_field len[KL_FIELDS] = { { 8, 8 }, { 16, 2 }, { 18, 2 }, { 20, 4 }, { 24, 4 } };
+    etl_session_properties p;
+    struct etl_kcapture *k;
+
+    memset(&p, 0, sizeof p);
+    p.log_file_name = test_dir_path(file);
+    ck_assert_int_eq(etl_session_start(s, &p), ETL_OK);
+    k = fake_capture(*s, ETL_KERNEL_NETWORK_TCPIP);
+    pthread_mutex_init(&k->netlock, NULL);
+    memcpy(k->net_state, st, sizeof st);
+    memcpy(k->net_len[0], len, sizeof len);
+    memcpy(k->net_len[1], len, sizeof len);
+    return k;
+}
+
+static void net_capture_end(etl_session *s, struct etl_kcapture *k)
+{
+    etl_knet_free(k);
+    fake_capture_free(k);
+    ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    etl_session_close(s);
+}
+
+/* sock_send_length's or sock_recv_length's 28 bytes: a socket's call of ret bytes. */
+static void len_raw(uint8_t raw[28], uint64_t sk, uint16_t family, uint16_t protocol, int32_t ret)
+{
+    memset(raw, 0, 28);
+    put64(raw + 8, sk);
+    raw[16] = (uint8_t)family, raw[17] = (uint8_t)(family >> 8);
+    raw[18] = (uint8_t)protocol, raw[19] = (uint8_t)(protocol >> 8);
+    put32(raw + 20, (uint32_t)ret);
+}
+
 /* The kernel reuses a closed socket's memory: a server's receive on a socket, handled by a
    reader that lags after another reader handled that address's next use (a client's connection),
    has the ends of its own connection, not the later one's. */
 START_TEST(net_reused_socket_address)
 {
-    etl_session_properties p;
     etl_session *s;
     etl_reader *rd;
     etl_event ev;
@@ -1833,19 +1872,7 @@ START_TEST(net_reused_socket_address)
     int64_t t0;
     int rc, recvs = 0;
 
-    memset(&p, 0, sizeof p);
-    p.log_file_name = test_dir_path("netreuse.etl");
-    ck_assert_int_eq(etl_session_start(&s, &p), ETL_OK);
-    k = fake_capture(s, ETL_KERNEL_NETWORK_TCPIP);
-    pthread_mutex_init(&k->netlock, NULL);
-    {
-        static const struct tp_field st[KN_FIELDS] = { { 8, 8 }, { 16, 4 }, { 20, 4 }, { 24, 2 }, { 26, 2 }, { 28, 2 },
-                                                       { 30, 2 }, { 32, 4 }, { 36, 4 }, { 40, 16 }, { 56, 16 } };
-        static const struct tp_field len[KL_FIELDS] = { { 8, 8 }, { 16, 2 }, { 18, 2 }, { 20, 4 }, { 24, 4 } };
-        memcpy(k->net_state, st, sizeof st);
-        memcpy(k->net_len[0], len, sizeof len);
-        memcpy(k->net_len[1], len, sizeof len);
-    }
+    k = net_capture(&s, "netreuse.etl");
     t0 = etl_monoclock_exact();
     /* processor 0: listen, a connection accepted on sk (8080 <- 40000), closed; then sk again,
        as a client's connection (40001 -> 9090) */
@@ -1862,15 +1889,9 @@ START_TEST(net_reused_socket_address)
     state_raw(raw, sk, 2, 1, 40001, 9090);
     etl_knet_sample(&k->cpus[0], EV_NET_STATE, t0 + 6000000, 300, 300, raw, 72);
     /* processor 1, behind: the server's receive between the accept and the close */
-    put64(lraw + 8, sk);
-    lraw[16] = 2;
-    lraw[18] = 6;
-    put32(lraw + 20, 4096);
+    len_raw(lraw, sk, 2, 6, 4096);
     etl_knet_sample(&k->cpus[1], EV_NET_RECV, t0 + 3000000, 100, 100, lraw, sizeof lraw);
-    etl_knet_free(k);
-    fake_capture_free(k);
-    ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
-    etl_session_close(s);
+    net_capture_end(s, k);
 
     ck_assert_int_eq(etl_reader_open_path(&rd, test_dir_path("netreuse.etl"), NULL), ETL_OK);
     while ((rc = etl_reader_next(rd, &ev)) == ETL_OK) {
@@ -1897,7 +1918,6 @@ END_TEST
    socket's IPv4-mapped connection is written as IPv4. */
 START_TEST(net_receive_waits_for_its_accept)
 {
-    etl_session_properties p;
     etl_session *s;
     etl_reader *rd;
     etl_event ev;
@@ -1908,19 +1928,7 @@ START_TEST(net_receive_waits_for_its_accept)
     uint16_t n;
     int rc, accepts = 0, recvs = 0, disconnects = 0;
 
-    memset(&p, 0, sizeof p);
-    p.log_file_name = test_dir_path("net.etl");
-    ck_assert_int_eq(etl_session_start(&s, &p), ETL_OK);
-    k = fake_capture(s, ETL_KERNEL_NETWORK_TCPIP);
-    pthread_mutex_init(&k->netlock, NULL);
-    {
-        static const struct tp_field st[KN_FIELDS] = { { 8, 8 }, { 16, 4 }, { 20, 4 }, { 24, 2 }, { 26, 2 }, { 28, 2 },
-                                                       { 30, 2 }, { 32, 4 }, { 36, 4 }, { 40, 16 }, { 56, 16 } };
-        static const struct tp_field len[KL_FIELDS] = { { 8, 8 }, { 16, 2 }, { 18, 2 }, { 20, 4 }, { 24, 4 } };
-        memcpy(k->net_state, st, sizeof st);
-        memcpy(k->net_len[0], len, sizeof len);
-        memcpy(k->net_len[1], len, sizeof len);
-    }
+    k = net_capture(&s, "net.etl");
     for (unsigned i = 0; i < 2; i++) {
         k->cpus[i].fd[EV_NET_STATE] = k->cpus[i].fd[EV_NET_RECV] = 1000; /* (never closed: fake) */
         k->cpus[i].id[EV_NET_STATE] = 11;
@@ -1932,10 +1940,7 @@ START_TEST(net_receive_waits_for_its_accept)
     state_raw(raw, lsk, 7, 10, 8080, 0);
     etl_knet_sample(&k->cpus[0], EV_NET_STATE, t0, 100, 100, raw, 72);
     /* the server's receive, read by processor 1's reader while processor 0's is behind */
-    put64(lraw + 8, sk);
-    lraw[16] = 10;
-    lraw[18] = 6;
-    put32(lraw + 20, 4096);
+    len_raw(lraw, sk, 10, 6, 4096);
     n = net_sample(r, 13, 100, t0 + 3000000, 1, lraw, sizeof lraw);
     atomic_store(&k->cpus[0].progress, t0);
     atomic_store(&k->cpus[1].progress, t0 + 3000000 - 1);
@@ -1959,10 +1964,7 @@ START_TEST(net_receive_waits_for_its_accept)
     /* the peer closes (processor 0, in the client's context): Disconnect, the server's */
     state_raw(raw, sk, 1, 8, 8080, 40000);
     etl_knet_sample(&k->cpus[0], EV_NET_STATE, t0 + 4000000, 200, 200, raw, 72);
-    etl_knet_free(k);
-    fake_capture_free(k);
-    ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
-    etl_session_close(s);
+    net_capture_end(s, k);
 
     ck_assert_int_eq(etl_reader_open_path(&rd, test_dir_path("net.etl"), NULL), ETL_OK);
     while ((rc = etl_reader_next(rd, &ev)) == ETL_OK) {
