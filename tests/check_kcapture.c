@@ -18,6 +18,7 @@
 
 #include "check_run.h"
 #include "capture/capture.h"
+#include "capture/knet.h"
 #include "synth.h"
 #include "testutil.h"
 
@@ -1996,6 +1997,78 @@ START_TEST(net_receive_waits_for_its_accept)
     ck_assert_int_eq(disconnects, 1);
 }
 END_TEST
+/* The UDP BPF programs' records (knet.h) written as UdpIp events with their ends: IPv4; an IPv6
+   socket's datagram between IPv4-mapped addresses as the IPv4 one it is on the wire; IPv6; a
+   record too short for its layout, nothing. */
+static void udp_rec(uint8_t r[56], uint8_t op, int v6, const uint8_t *saddr, uint16_t sport, const uint8_t *daddr,
+                    uint16_t dport, uint32_t size)
+{
+    uint64_t sk = 0xffff888100003000ull;
+
+    memset(r, 0, 56);
+    r[0] = op;
+    r[1] = (uint8_t)v6;
+    r[2] = ETL_KNET_F_PEER;
+    memcpy(r + 4, &size, 4); /* (the machine's order, as the programs write it) */
+    memcpy(r + 8, &sk, 8);
+    memcpy(r + 16, &sport, 2);
+    memcpy(r + 18, &dport, 2);
+    memcpy(r + 24, saddr, v6 ? 16 : 4);
+    memcpy(r + 40, daddr, v6 ? 16 : 4);
+}
+
+START_TEST(net_udp_records)
+{
+    static const uint8_t lo4[4] = { 127, 0, 0, 1 }, dns4[4] = { 10, 0, 0, 53 };
+    static const uint8_t mapped[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 127, 0, 0, 1 };
+    static const uint8_t mapped_dns[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 10, 0, 0, 53 };
+    static const uint8_t lo6[16] = { [15] = 1 }, peer6[16] = { 0xfe, 0x80, [15] = 2 };
+    static const struct { const char *name, *saddr, *daddr; unsigned version, sport, dport, size; } want[] = {
+        { "UdpIp/Send", "127.0.0.1", "10.0.0.53", 4, 40000, 53, 100 },
+        { "UdpIp/Recv", "127.0.0.1", "10.0.0.53", 4, 40001, 53, 200 },
+        { "UdpIp/RecvIPV6", "::1", "fe80::2", 6, 40002, 5353, 300 },
+    };
+    etl_session *s;
+    etl_reader *rd;
+    etl_event ev;
+    struct etl_kcapture *k = net_capture(&s, "netudp.etl");
+    uint8_t r[56];
+    int64_t t0 = etl_monoclock_exact();
+    int rc;
+    size_t got = 0;
+
+    udp_rec(r, ETL_KNET_UDP_SEND, 0, lo4, 40000, dns4, 53, 100);
+    etl_knet_sample(&k->cpus[0], EV_NET_UDP, t0, 100, 101, r, sizeof r);
+    udp_rec(r, ETL_KNET_UDP_RECV, 1, mapped, 40001, mapped_dns, 53, 200);
+    etl_knet_sample(&k->cpus[0], EV_NET_UDP, t0 + 1000, 100, 101, r, sizeof r);
+    udp_rec(r, ETL_KNET_UDP_RECV, 1, lo6, 40002, peer6, 5353, 300);
+    etl_knet_sample(&k->cpus[0], EV_NET_UDP, t0 + 2000, 100, 101, r, sizeof r);
+    etl_knet_sample(&k->cpus[0], EV_NET_UDP, t0 + 3000, 100, 101, r, ETL_KNET_REC - 1);
+    net_capture_end(s, k);
+
+    ck_assert_int_eq(etl_reader_open_path(&rd, test_dir_path("netudp.etl"), NULL), ETL_OK);
+    while ((rc = etl_reader_next(rd, &ev)) == ETL_OK) {
+        etl_kernel_event ke;
+        char a[ETL_KTCPIP_ADDR_SIZE];
+        if (etl_kernel_decode(&ev, &ke) != 1 || ke.kclass != ETL_KCLASS_TCPIP) continue;
+        ck_assert_uint_lt(got, sizeof want / sizeof want[0]);
+        ck_assert_str_eq(ke.name, want[got].name);
+        ck_assert_uint_eq(ke.u.tcpip.pid, 100);
+        ck_assert_uint_eq(ev.tid, 101);
+        ck_assert_uint_eq(ke.u.tcpip.ip_version, want[got].version);
+        ck_assert_str_eq(etl_ktcpip_addr_format(&ke.u.tcpip, 1, a, sizeof a), want[got].saddr);
+        ck_assert_str_eq(etl_ktcpip_addr_format(&ke.u.tcpip, 0, a, sizeof a), want[got].daddr);
+        ck_assert_uint_eq(ke.u.tcpip.sport, want[got].sport);
+        ck_assert_uint_eq(ke.u.tcpip.dport, want[got].dport);
+        ck_assert_uint_eq(ke.u.tcpip.size, want[got].size);
+        ck_assert_uint_eq(ke.u.tcpip.connid, 0xffff888100003000ull);
+        got++;
+    }
+    ck_assert_int_eq(rc, ETL_EOF);
+    ck_assert_uint_eq(got, 3);
+    etl_reader_close(rd);
+}
+END_TEST
 #endif
 
 
@@ -2526,6 +2599,7 @@ static Suite *suite(void)
     tcase_add_test(tc, exec_before_its_fork);
     tcase_add_test(tc, net_receive_waits_for_its_accept);
     tcase_add_test(tc, net_reused_socket_address);
+    tcase_add_test(tc, net_udp_records);
 #endif
     suite_add_tcase(s, tc);
     /* ELF files made with gcc: a compiler on a loaded machine takes its time. */
