@@ -171,8 +171,10 @@ int main(int argc, char **argv)
             if (recv(c, buf, 1, 0) != 0) return 2; /* the client's close */
             close(c);
         }
-        /* each datagram with its sender's address asked: recvfrom over IPv4, recvmsg over IPv6 */
-        for (unsigned i = 0; i < 4 * dgrams; i++) {
+        /* each datagram with its sender's address asked: recvfrom over IPv4; over IPv6 recvmsg
+           for half, then recvmmsg for the rest, several at a time (5 ms first: some queue),
+           each batch the two client sockets' in turn */
+        for (unsigned i = 0; i < 3 * dgrams; i++) {
             struct sockaddr_storage from;
             socklen_t from_len = sizeof from;
             struct iovec iov = { buf, dsize + 1 };
@@ -180,6 +182,29 @@ int main(int argc, char **argv)
             ssize_t r = i < 2 * dgrams ? recvfrom(fds[2], buf, dsize + 1, 0, (struct sockaddr *)&from, &from_len)
                                        : recvmsg(fds[3], &m, 0);
             if (r != (ssize_t)dsize) return 2;
+        }
+        usleep(5000);
+        for (unsigned got = 0; got < dgrams;) {
+            enum { BATCH = 8 };
+            struct sockaddr_storage from[BATCH];
+            struct iovec iov[BATCH];
+            struct mmsghdr mm[BATCH];
+            char *bufs = buf; /* (each datagram's bytes over the last's: only sizes are checked) */
+            int r;
+            memset(mm, 0, sizeof mm);
+            for (unsigned j = 0; j < BATCH; j++) {
+                iov[j].iov_base = bufs;
+                iov[j].iov_len = dsize + 1;
+                mm[j].msg_hdr.msg_name = &from[j];
+                mm[j].msg_hdr.msg_namelen = sizeof from[j];
+                mm[j].msg_hdr.msg_iov = &iov[j];
+                mm[j].msg_hdr.msg_iovlen = 1;
+            }
+            r = recvmmsg(fds[3], mm, dgrams - got < BATCH ? dgrams - got : BATCH, MSG_WAITFORONE, NULL);
+            if (r <= 0) return 2;
+            for (int j = 0; j < r; j++)
+                if (mm[j].msg_len != dsize) return 2;
+            got += (unsigned)r;
         }
         free(buf);
         return 0;
@@ -198,31 +223,34 @@ int main(int argc, char **argv)
         recv_all(c, buf, down);
         close(c);
     }
-    /* each family: an unconnected socket's sendto, then a connected socket's send; each one's
-       port (the kernel's choice at its first datagram) printed */
-    for (int v = 0; v < 2; v++)
-        for (int connected = 0; connected < 2; connected++) {
-            int fam = v ? AF_INET6 : AF_INET, u = socket(fam, SOCK_DGRAM, 0);
-            struct sockaddr_storage ss, own;
-            socklen_t len, own_len = sizeof own;
-            to(fam, ports[2 + v], &ss, &len);
-            if (u < 0 || (connected && connect(u, (struct sockaddr *)&ss, len) != 0)) {
-                perror("knet: udp socket");
+    /* each family: datagrams from an unconnected socket (sendto) and a connected one (send) in
+       turn, so that the server's batches hold both; each one's port (the kernel's choice at
+       its first datagram) printed */
+    for (int v = 0; v < 2; v++) {
+        int fam = v ? AF_INET6 : AF_INET, u[2] = { socket(fam, SOCK_DGRAM, 0), socket(fam, SOCK_DGRAM, 0) };
+        struct sockaddr_storage ss, own;
+        socklen_t len, own_len;
+        to(fam, ports[2 + v], &ss, &len);
+        if (u[0] < 0 || u[1] < 0 || connect(u[1], (struct sockaddr *)&ss, len) != 0) {
+            perror("knet: udp socket");
+            return 2;
+        }
+        for (unsigned i = 0; i < 2 * dgrams; i++) {
+            ssize_t w = i % 2 ? send(u[1], buf, dsize, 0) : sendto(u[0], buf, dsize, 0, (struct sockaddr *)&ss, len);
+            if (w != (ssize_t)dsize) {
+                perror("knet: sendto");
                 return 2;
             }
-            for (unsigned i = 0; i < dgrams; i++) {
-                ssize_t w = connected ? send(u, buf, dsize, 0) : sendto(u, buf, dsize, 0, (struct sockaddr *)&ss, len);
-                if (w != (ssize_t)dsize) {
-                    perror("knet: sendto");
-                    return 2;
-                }
-                usleep(200); /* (the server keeps up: no datagram dropped) */
-            }
-            if (getsockname(u, (struct sockaddr *)&own, &own_len) != 0) return 2;
+            usleep(100); /* (the server keeps up: no datagram dropped) */
+        }
+        for (int connected = 0; connected < 2; connected++) {
+            own_len = sizeof own;
+            if (getsockname(u[connected], (struct sockaddr *)&own, &own_len) != 0) return 2;
             udp_ports[2 * v + connected] =
                 ntohs(fam == AF_INET ? ((struct sockaddr_in *)&own)->sin_port : ((struct sockaddr_in6 *)&own)->sin6_port);
-            close(u);
+            close(u[connected]);
         }
+    }
     if (waitpid(server, &status, 0) != server || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         fprintf(stderr, "knet: the server failed\n");
         return 2;
