@@ -43,7 +43,9 @@ struct {
     __type(value, struct rec);
 } sent SEC(".maps");
 
-/* A receive call in progress on a thread (recvfrom, recvmsg, recvmmsg), by thread id: where its
+/* A receive call in progress on a thread (recvfrom, recvmsg, recvmmsg), by process and thread id
+   (a thread that died inside its call leaves an entry that a thread of another process given
+   the same id does not take): where its
    caller asked for the senders' addresses, and the record of a datagram received whose sender
    is written there once the call has copied it (at the next datagram of a recvmmsg, or the
    call's exit). */
@@ -60,11 +62,12 @@ struct rcall {
 struct {
     __uint(type, BPF_MAP_TYPE_LRU_HASH);
     __uint(max_entries, 16384);
-    __type(key, __u32);
+    __type(key, __u64);
     __type(value, struct rcall);
 } rcalls SEC(".maps");
 
 static __always_inline __u32 tid_now(void) { return (__u32)bpf_get_current_pid_tgid(); }
+static __always_inline __u64 call_key(void) { return bpf_get_current_pid_tgid(); }
 
 static __always_inline int udp_sock(struct sock *sk)
 {
@@ -216,8 +219,8 @@ int recv_length(struct bpf_raw_tracepoint_args *ctx)
 {
     struct sock *sk = (struct sock *)ctx->args[0];
     int ret = (int)ctx->args[1], flags = (int)ctx->args[2];
-    __u32 tid = tid_now();
-    struct rcall *c = bpf_map_lookup_elem(&rcalls, &tid);
+    __u64 key = call_key();
+    struct rcall *c = bpf_map_lookup_elem(&rcalls, &key);
     struct rec r;
 
     if (c) pending_send(ctx, c); /* (a recvmmsg's previous datagram: its sender is written now) */
@@ -243,24 +246,24 @@ int recv_length(struct bpf_raw_tracepoint_args *ctx)
 
 static __always_inline int call_begin(__u32 kind, __u64 user)
 {
-    __u32 tid = tid_now();
+    __u64 key = call_key();
     struct rcall c;
 
     __builtin_memset(&c, 0, sizeof c);
     c.kind = kind;
     c.user = user;
-    bpf_map_update_elem(&rcalls, &tid, &c, BPF_ANY);
+    bpf_map_update_elem(&rcalls, &key, &c, BPF_ANY);
     return 0;
 }
 
 static __always_inline int call_end(void *ctx)
 {
-    __u32 tid = tid_now();
-    struct rcall *c = bpf_map_lookup_elem(&rcalls, &tid);
+    __u64 key = call_key();
+    struct rcall *c = bpf_map_lookup_elem(&rcalls, &key);
 
     if (!c) return 0;
     pending_send(ctx, c);
-    bpf_map_delete_elem(&rcalls, &tid);
+    bpf_map_delete_elem(&rcalls, &key);
     return 0;
 }
 
