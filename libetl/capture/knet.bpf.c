@@ -191,11 +191,11 @@ static __always_inline void name_read(struct rcall *c, struct rec *r)
         struct mmsghdr *v = (struct mmsghdr *)c->user;
         bpf_probe_read_user(&name, sizeof name, &v[c->pending_index & 1023].msg_hdr.msg_name);
     }
-    if (!name || bpf_probe_read_user(sa, sizeof sa, name) != 0) return;
-    __builtin_memcpy(&family, sa, 2);
-    if (family == K_AF_INET && !r->v6) {
+    /* (the family first, then only the bytes of its sockaddr: one at the end of a page) */
+    if (!name || bpf_probe_read_user(&family, sizeof family, name) != 0) return;
+    if (family == K_AF_INET && !r->v6 && bpf_probe_read_user(sa, 8, name) == 0) {
         __builtin_memcpy(r->daddr, sa + 4, 4);
-    } else if (family == K_AF_INET6 && r->v6) {
+    } else if (family == K_AF_INET6 && r->v6 && bpf_probe_read_user(sa, 24, name) == 0) {
         __builtin_memcpy(r->daddr, sa + 8, 16);
     } else {
         return;
