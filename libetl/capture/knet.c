@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Kernel capture's network_tcpip: samples of the sock and tcp tracepoints written as TcpIp and UdpIp events (Send, Recv, Connect, Accept, Disconnect, Retransmit, Reconnect), with each TCP socket's addresses and process kept by its kernel address. */
+/* Kernel capture's network_tcpip: samples of the sock and tcp tracepoints written as TcpIp and UdpIp events (Send, Recv, Connect, Accept, Disconnect, Retransmit, Reconnect), with each TCP socket's addresses and process kept by its kernel address, and each UDP datagram's ends from the BPF programs of knet.bpf.c (loaded here). */
 /* readlink, nanosleep */
 #define _GNU_SOURCE
 #include <dirent.h>
