@@ -6,13 +6,13 @@
 # --kernel FLAGS and under perf record -a -e EVENTS (alternating), each timed with
 # /usr/bin/time (wall and user+system processor time of the whole command: the recorder and the
 # workload), and the medians and ratios printed, with the file sizes. Needs root and perf(1).
-#   bench/kernelflags.sh BUILDDIR [ROUNDS] [FLAG...]      (flags: names, interrupt, faults, net, fileio, vmem, counters)
+#   bench/kernelflags.sh BUILDDIR [ROUNDS] [FLAG...]      (flags: names, interrupt, faults, net, fileio, vmem, counters, hardfaults)
 set -u
 build=${1:?usage: kernelflags.sh BUILDDIR [ROUNDS] [FLAG...]}
 rounds=${2:-5}
 shift
 [ $# -gt 0 ] && shift
-flags=${*:-names interrupt faults net fileio vmem counters}
+flags=${*:-names interrupt faults net fileio vmem counters hardfaults}
 if [ "$(id -u)" -ne 0 ] || ! command -v perf >/dev/null 2>&1 || [ ! -x /usr/bin/time ]; then
     echo "SKIP: needs root, perf(1) and /usr/bin/time"
     exit 0
@@ -92,6 +92,13 @@ for f in $flags; do
         kflags=process,process_counters
         events=sched:sched_process_exit
         set -- sh -c "i=0; while [ \$i -lt 200 ]; do $build/tests/kpeak 4 >/dev/null; i=\$((i + 1)); done" ;;
+    hardfaults) # tests/khardfault: 4096 pages of a file dropped from the page cache, read one
+        # page a fault (MADV_RANDOM): HardFault (the file, offset, bytes and start of each major
+        # fault of a file page) against perf recording what it is made of: the filemap
+        # tracepoints of each file fault and page added, and the major faults
+        kflags=memory_hard_faults
+        events="filemap:mm_filemap_fault,filemap:mm_filemap_add_to_page_cache,major-faults -c 1"
+        set -- "$build/tests/khardfault" "$build" 4096 1 random ;;
     *) echo "unknown flag $f"; exit 2 ;;
     esac
     r=0

@@ -824,6 +824,87 @@ START_TEST(virtual_alloc_map_file)
 }
 END_TEST
 
+/* memory_hard_faults: HardFault (PERFINFO v2, 40 bytes) as MOF PageFault_HardFault and
+   TraceEvent's MemoryHardFaultTraceData lay it out. */
+START_TEST(hard_fault_v2)
+{
+    uint8_t buf[64];
+    etl_khard_fault_desc h = { 123456789, 5 * 4096, 0x7f0000305000ull, 0x1234567890abcdefull, 4321, 3 * 4096 };
+    size_t n = etl_kpayload_hard_fault(buf, sizeof buf, &h);
+    struct decoded d;
+
+    ck_assert_uint_eq(n, 40);
+    roundtrip(&d, ETL_HOOK_PAGE_FAULT_HARD_FAULT, buf, n);
+    ck_assert_int_eq(d.ev.kind, ETL_KIND_PERFINFO);
+    ck_assert_uint_eq(d.ev.version, 2);
+    ck_assert_int_eq(d.k.kclass, ETL_KCLASS_HARD_FAULT);
+    ck_assert_str_eq(d.k.name, "PageFault/HardFault");
+    ck_assert_int_eq(d.k.u.hard_fault.initial_time, 123456789);
+    ck_assert_uint_eq(d.k.u.hard_fault.read_offset, 5 * 4096);
+    ck_assert_uint_eq(d.k.u.hard_fault.virtual_address, 0x7f0000305000ull);
+    ck_assert_uint_eq(d.k.u.hard_fault.file_object, 0x1234567890abcdefull);
+    ck_assert_uint_eq(d.k.u.hard_fault.tid, 4321);
+    ck_assert_uint_eq(d.k.u.hard_fault.byte_count, 3 * 4096);
+    done(&d);
+    record_back(&d, ETL_HOOK_PAGE_FAULT_HARD_FAULT, buf, 36); /* cut in ByteCount */
+    ck_assert_int_eq(etl_kernel_decode(&d.ev, &d.k), ETL_FAILED);
+    done(&d);
+}
+END_TEST
+
+/* A major fault paired with what its thread noted before it (etl_khf_pair): its start, file,
+   and the read that holds its page. */
+#define F(ts, idx) { ts, 0x800001, 0, 0, 77, idx }           /* an attempt at page idx of file 8:1/77 */
+#define A(ts, idx, n) { ts, 0x800001, 1, n, 77, idx }        /* n pages added from idx */
+START_TEST(hard_fault_pairing)
+{
+    const uint64_t P = 4096;
+    etl_khard_fault_desc d;
+    uint32_t dev;
+    uint64_t ino;
+
+    { /* one page read (MADV_RANDOM), the fault tried again after it: timed from its first try */
+        const etl_khf_rec r[] = { F(100, 9), A(110, 9, 1), F(300, 9) };
+        ck_assert_int_eq(etl_khf_pair(r, 3, 310, P, &dev, &ino, &d), 1);
+        ck_assert_uint_eq(dev, 0x800001);
+        ck_assert_uint_eq(ino, 77);
+        ck_assert_int_eq(d.initial_time, 100);
+        ck_assert_uint_eq(d.read_offset, 9 * P);
+        ck_assert_uint_eq(d.byte_count, P);
+    }
+    { /* readahead around page 40: runs of pages next to each other are one read; a run apart
+         from it is not its read; an earlier fault's pages and another page's attempt neither */
+        const etl_khf_rec r[] = { F(10, 3), A(11, 3, 1), F(20, 5), F(100, 40), A(101, 32, 4), A(102, 36, 8),
+                                  A(103, 44, 4), A(104, 60, 2), { 105, 0x800002, 1, 8, 77, 48 } };
+        ck_assert_int_eq(etl_khf_pair(r, 9, 200, P, &dev, &ino, &d), 1);
+        ck_assert_int_eq(d.initial_time, 100);
+        ck_assert_uint_eq(d.read_offset, 32 * P);
+        ck_assert_uint_eq(d.byte_count, 16 * P);
+    }
+    { /* it waited for another's read of its page: nothing read, its page's offset */
+        const etl_khf_rec r[] = { F(100, 7), F(150, 7) };
+        ck_assert_int_eq(etl_khf_pair(r, 2, 160, P, &dev, &ino, &d), 1);
+        ck_assert_int_eq(d.initial_time, 100);
+        ck_assert_uint_eq(d.read_offset, 7 * P);
+        ck_assert_uint_eq(d.byte_count, 0);
+    }
+    { /* what comes after the fault's end is not its own (the thread's next fault) */
+        const etl_khf_rec r[] = { F(100, 7), A(101, 7, 1), F(400, 8), A(401, 8, 1) };
+        ck_assert_int_eq(etl_khf_pair(r, 4, 200, P, &dev, &ino, &d), 1);
+        ck_assert_int_eq(d.initial_time, 100);
+        ck_assert_uint_eq(d.read_offset, 7 * P);
+        ck_assert_uint_eq(d.byte_count, P);
+    }
+    { /* no file attempt before it (swap, shared memory): none */
+        const etl_khf_rec r[] = { A(50, 1, 1), F(400, 8) };
+        ck_assert_int_eq(etl_khf_pair(r, 2, 200, P, &dev, &ino, &d), 0);
+        ck_assert_int_eq(etl_khf_pair(r, 0, 200, P, &dev, &ino, &d), 0);
+    }
+}
+END_TEST
+#undef F
+#undef A
+
 /* process_counters: PerfCtr and PerfCtrRundown (SYSTEM v2, 104 bytes) as TraceEvent's
    ProcessCtrTraceData lays them out; a process's counters from /proc. */
 START_TEST(process_counters_v2)
@@ -1041,10 +1122,12 @@ START_TEST(flag_names)
     ck_assert_uint_eq(etl_kernel_flag_from_name("virtual_alloc"), 0x4000);
     ck_assert_uint_eq(etl_kernel_flag_from_name("vamap"), 0x8000);
     ck_assert_uint_eq(etl_kernel_flag_from_name("process_counters"), 0x8);
+    ck_assert_uint_eq(etl_kernel_flag_from_name("memory_hard_faults"), 0x2000);
     ck_assert_uint_eq(etl_kernel_flag_from_name("file"), 0);
     ck_assert_uint_eq(etl_kernel_flag_from_name(NULL), 0);
     ck_assert_str_eq(etl_kernel_flags_format(ETL_KERNEL_ALL, buf, sizeof buf),
                      "process,thread,image_load,cswitch,dispatcher,profile,disk_io,syscall,dpc,interrupt,memory_page_faults,"
+                     "memory_hard_faults,"
                      "network_tcpip,file_io,file_io_init,disk_file_io,virtual_alloc,vamap,process_counters");
     ck_assert_str_eq(etl_kernel_flags_format(ETL_KERNEL_PROFILE | ETL_KERNEL_CSWITCH, buf, sizeof buf),
                      "cswitch,profile");
@@ -2562,6 +2645,8 @@ static Suite *suite(void)
     tcase_add_test(tc, virtual_alloc_map_file);
     tcase_add_test(tc, vm_spaces);
     tcase_add_test(tc, process_counters_v2);
+    tcase_add_test(tc, hard_fault_v2);
+    tcase_add_test(tc, hard_fault_pairing);
     tcase_add_test(tc, sysconfig_disks_nic);
     tcase_add_test(tc, system_call_names);
     tcase_add_test(tc, system_call_table);

@@ -101,7 +101,11 @@ START_TEST(builtin_profiles)
     ck_assert_uint_eq(collector(must_find(w, "CPU.Light", NULL), ETL_WPRP_SYSTEM_COLLECTOR)->stackwalk_flags, ETL_KERNEL_PROFILE);
     ck_assert_uint_eq(collector(must_find(w, "DiskIO.Light", NULL), ETL_WPRP_SYSTEM_COLLECTOR)->kernel_flags & ETL_KERNEL_DISK_IO,
                       ETL_KERNEL_DISK_IO);
-    ck_assert(has_unmapped(must_find(w, "FileIO", NULL), "keyword FileIO"));
+    /* (recorded: FileIo events, from BPF) */
+    ck_assert(!has_unmapped(must_find(w, "FileIO", NULL), "keyword FileIO"));
+    ck_assert_uint_eq(collector(must_find(w, "FileIO.Verbose", NULL), ETL_WPRP_SYSTEM_COLLECTOR)->kernel_flags &
+                          (ETL_KERNEL_FILE_IO | ETL_KERNEL_FILE_IO_INIT | ETL_KERNEL_DISK_IO),
+                      ETL_KERNEL_FILE_IO | ETL_KERNEL_FILE_IO_INIT | ETL_KERNEL_DISK_IO);
     /* (recorded: TcpIp and UdpIp events) */
     ck_assert(!has_unmapped(must_find(w, "Network.Light", NULL), "keyword NetworkTrace"));
     ck_assert_uint_eq(collector(must_find(w, "Network.Light", NULL), ETL_WPRP_SYSTEM_COLLECTOR)->kernel_flags &
@@ -183,9 +187,9 @@ START_TEST(inheritance_and_operations)
     ck_assert_uint_eq(s->keyword_count, 4);
     ck_assert_str_eq(s->keywords[0].name, "ProcessThread");
     ck_assert_uint_eq(s->keywords[0].flags, ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD);
-    ck_assert_str_eq(s->keywords[3].name, "FileIO");
+    ck_assert_str_eq(s->keywords[3].name, "Registry");
     ck_assert_uint_eq(s->keywords[3].flags, 0);
-    ck_assert(has_unmapped(p, "keyword FileIO"));
+    ck_assert(has_unmapped(p, "keyword Registry"));
     ck_assert(has_unmapped(p, "stack ThreadCreate"));
     ck_assert(has_unmapped(p, "Process: NonPagedMemory"));
     ck_assert(has_unmapped(p, "Process: CaptureStateOnSave"));
@@ -206,7 +210,7 @@ START_TEST(inheritance_and_operations)
     ck_assert_str_eq(p->description, "Scheduling, less");
     s = collector(p, ETL_WPRP_SYSTEM_COLLECTOR);
     ck_assert_uint_eq(s->keyword_count, 3);
-    ck_assert(!has_unmapped(p, "keyword FileIO"));
+    ck_assert(!has_unmapped(p, "keyword Registry"));
     e = collector(p, ETL_WPRP_EVENT_COLLECTOR);
     ck_assert_uint_eq(e->provider_count, 1);
     ck_assert(!has_unmapped(p, "Process:"));
@@ -236,6 +240,91 @@ START_TEST(inheritance_and_operations)
     ck_assert_uint_eq(p->collector_count, 1);
     ck_assert_int_eq(p->collectors[0].kind, ETL_WPRP_EVENT_COLLECTOR);
     ck_assert(!has_unmapped(p, "CpuConfig"));
+    etl_wprp_free(w);
+}
+END_TEST
+
+/* Every SystemProvider keyword WPR documents (and those its profiles use): the kernel flags of
+   each that Linux records, an unmapped line for each that has no source. */
+START_TEST(system_keywords)
+{
+    static const struct {
+        const char *name;
+        uint32_t flags;
+    } mapped[] = {
+        {"ProcessThread", ETL_KERNEL_PROCESS | ETL_KERNEL_THREAD},
+        {"Loader", ETL_KERNEL_IMAGE_LOAD},
+        {"CSwitch", ETL_KERNEL_CSWITCH},
+        {"ReadyThread", ETL_KERNEL_DISPATCHER},
+        {"SampledProfile", ETL_KERNEL_PROFILE},
+        {"SystemCall", ETL_KERNEL_SYSCALL},
+        {"DiskIO", ETL_KERNEL_DISK_IO},
+        {"DiskIOInit", ETL_KERNEL_DISK_IO},
+        {"DiskIOInitialization", ETL_KERNEL_DISK_IO},
+        {"Interrupt", ETL_KERNEL_INTERRUPT},
+        {"DPC", ETL_KERNEL_DPC},
+        {"NetworkTrace", ETL_KERNEL_NETWORK_TCPIP},
+        {"FileIO", ETL_KERNEL_FILE_IO},
+        {"FileIOInit", ETL_KERNEL_FILE_IO_INIT},
+        {"Filename", ETL_KERNEL_DISK_FILE_IO},
+        {"VirtualAllocation", ETL_KERNEL_VIRTUAL_ALLOC},
+        {"VAMap", ETL_KERNEL_VAMAP},
+        {"AllFaults", ETL_KERNEL_MEMORY_PAGE_FAULTS},
+        {"ProcessCounter", ETL_KERNEL_PROCESS_COUNTERS},
+    };
+    static const char *const without[] = {
+        "CompactCSwitch", "ContiguousMemorygeneration", "CpuConfig", "Drivers", "FootPrint", "IdleStates",
+        "KernelQueue", "Memory", "MemoryInfo", "MemoryInfoWS", "Pool", "Power", "Registry", "SpinLock", "SplitIO",
+        "ThreadPriority", "Timer",
+    };
+    /* HardFaults: memory_hard_faults, where this build's capture has that flag */
+    uint32_t hard = etl_kernel_flag_from_name("memory_hard_faults"), want = hard;
+    etl_wprp *w;
+    char err[512], line[128];
+    const etl_wprp_profile *p;
+    const etl_wprp_collector *s;
+    size_t seen = 0;
+
+    ck_assert_msg(etl_wprp_open(&w, testdata("keywords.wprp"), err, sizeof err) == ETL_OK, "%s", err);
+    p = must_find(w, "Keywords", NULL);
+    s = collector(p, ETL_WPRP_SYSTEM_COLLECTOR);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_uint_eq(s->keyword_count, 37);
+    for (size_t i = 0; i < s->keyword_count; i++) {
+        const etl_wprp_keyword *k = &s->keywords[i];
+        int known = 0;
+        for (size_t j = 0; j < sizeof mapped / sizeof *mapped; j++)
+            if (strcmp(k->name, mapped[j].name) == 0) {
+                ck_assert_msg(k->flags == mapped[j].flags, "%s: flags 0x%x, want 0x%x", k->name, (unsigned)k->flags,
+                              (unsigned)mapped[j].flags);
+                snprintf(line, sizeof line, "keyword %s:", k->name);
+                ck_assert_msg(!has_unmapped(p, line), "%s mapped and listed unmapped", k->name);
+                want |= mapped[j].flags;
+                known = 1;
+            }
+        for (size_t j = 0; j < sizeof without / sizeof *without; j++)
+            if (strcmp(k->name, without[j]) == 0) {
+                ck_assert_msg(k->flags == 0, "%s: flags 0x%x, want none", k->name, (unsigned)k->flags);
+                snprintf(line, sizeof line, "SystemProvider keyword %s: Linux cannot record it", k->name);
+                ck_assert_msg(has_unmapped(p, line), "%s not listed unmapped", k->name);
+                known = 1;
+            }
+        if (strcmp(k->name, "HardFaults") == 0) {
+            ck_assert_uint_eq(k->flags, hard);
+            ck_assert_int_eq(has_unmapped(p, "SystemProvider keyword HardFaults: its kernel flag memory_hard_faults is "
+                                             "not in this build of libetl"), !hard);
+            known = 1;
+        }
+        ck_assert_msg(known, "keyword %s not expected", k->name);
+        seen++;
+    }
+    ck_assert_uint_eq(seen, sizeof mapped / sizeof *mapped + sizeof without / sizeof *without + 1);
+    ck_assert_uint_eq(s->kernel_flags, want);
+    ck_assert_uint_eq(s->kernel_flags & (ETL_KERNEL_FILEIO_ALL | ETL_KERNEL_VIRTUAL_ALLOC | ETL_KERNEL_VAMAP |
+                                         ETL_KERNEL_MEMORY_PAGE_FAULTS | ETL_KERNEL_PROCESS_COUNTERS),
+                      ETL_KERNEL_FILEIO_ALL | ETL_KERNEL_VIRTUAL_ALLOC | ETL_KERNEL_VAMAP |
+                          ETL_KERNEL_MEMORY_PAGE_FAULTS | ETL_KERNEL_PROCESS_COUNTERS);
+    ck_assert_uint_eq(p->unmapped_count, sizeof without / sizeof *without + !hard);
     etl_wprp_free(w);
 }
 END_TEST
@@ -274,7 +363,7 @@ START_TEST(combine)
     ck_assert_uint_eq(s->stackwalk_flags, ETL_KERNEL_CSWITCH | ETL_KERNEL_PROFILE | ETL_KERNEL_DISPATCHER);
     ck_assert_uint_eq(s->buffer_size_kb, 1024); /* the larger */
     ck_assert_uint_eq(s->buffers, 160);
-    ck_assert(has_unmapped(p, "keyword FileIO"));
+    ck_assert(has_unmapped(p, "keyword Registry"));
     ck_assert(has_unmapped(p, "CpuConfig"));
     ck_assert(has_unmapped(p, "Microsoft-Windows-Nowhere"));
     ck_assert(has_unmapped(p, "stack ThreadCreate"));
@@ -608,6 +697,7 @@ int main(void)
     tcase_add_test(tc, real_file);
     tcase_add_test(tc, inheritance_and_operations);
     tcase_add_test(tc, combine);
+    tcase_add_test(tc, system_keywords);
     tcase_add_test(tc, buffer_count);
     tcase_add_test(tc, malformed);
     tcase_add_test(tc, system_collectors);

@@ -204,6 +204,14 @@ size_t etl_kpayload_isr(uint8_t *out, size_t cap, int64_t initial_time, uint64_t
 size_t etl_kpayload_dpc(uint8_t *out, size_t cap, int64_t initial_time, uint64_t routine);
 /* PageFault TypeGroup1 (version 2): VirtualAddress, ProgramCounter. */
 size_t etl_kpayload_page_fault(uint8_t *out, size_t cap, uint64_t virtual_address, uint64_t program_counter);
+/* PageFault HardFault (version 2, 40 bytes): a fault that read its page from a file. */
+typedef struct etl_khard_fault_desc {
+    int64_t initial_time;      /* when the fault began (the session's clock) */
+    uint64_t read_offset;      /* where in the file its read began (bytes) */
+    uint64_t virtual_address, file_object; /* file_object: the FileKey (etl_kfile_key) */
+    uint32_t tid, byte_count;  /* byte_count: bytes read from read_offset (0: it waited for another's read) */
+} etl_khard_fault_desc;
+size_t etl_kpayload_hard_fault(uint8_t *out, size_t cap, const etl_khard_fault_desc *d);
 /* TcpIp and UdpIp (version 2): what one event says of a connection or datagram. Addresses are
    in network order as the kernel keeps them (an IPv4 one in the first 4 bytes); ports in host
    order (written in network order). */
@@ -415,6 +423,24 @@ int etl_kvm_mremap(etl_kvm_space *sp, uint64_t addr, uint64_t old_len, uint64_t 
 int etl_kvm_brk(etl_kvm_space *sp, uint64_t arg, uint64_t ret, uint64_t page, etl_kvm_emit emit, void *ctx);
 void etl_kvm_space_free(etl_kvm_space *sp);
 
+/* ---- memory_hard_faults: a major fault and what its thread did before it (khardfault.c) ---- */
+
+/* What the capture notes of a thread: a file fault's attempt or pages it added to the page cache. */
+typedef struct etl_khf_rec {
+    int64_t ts;
+    uint32_t dev;              /* the kernel's dev_t: major << 20 | minor */
+    uint8_t add;               /* 0: a fault attempt (index: its page); 1: pages added (index, pages) */
+    uint32_t pages;
+    uint64_t ino, index;
+} etl_khf_rec;
+/* Of a thread's records (n, in time order) those up to ts end in a major fault at ts: 1 and the
+   fault's file (*dev, *ino), its start (d->initial_time: the first attempt of the last page the
+   thread faulted on, a retry after the read being the same page), and what it read (the run of
+   pages it added to that file that holds its page: read_offset, byte_count; else its page's
+   offset and 0); 0 when no attempt precedes ts (not a file page: swap, shmem). page: bytes. */
+int etl_khf_pair(const etl_khf_rec *r, size_t n, int64_t ts, uint64_t page, uint32_t *dev, uint64_t *ino,
+                 etl_khard_fault_desc *d);
+
 /* ---- the command line at an exec (kexec.c) ---- */
 /* The command line of a program as exec left its stack: stack holds the n bytes from the user
    stack pointer sp at the new program's entry (argc, then argc pointers of word bytes: 8, or 4
@@ -512,7 +538,7 @@ void etl_lbr_perf_cause(int e, const char *what, char *err, size_t errsize);
    kring.c (rings and records), kprocess.c (processes, threads, images), kexec.c (the command
    line of each exec), ktracepoint.c (tracepoints and their fields), kio.c (disk I/O and system
    calls), kimageid.c (build-ids, kallsyms, modules), kpayload.c (writing). Calls go one way:
-   kcapture.c -> kring.c -> kprocess.c, kio.c, knet.c -> kexec.c -> ktracepoint.c, kimageid.c,
+   kcapture.c -> kring.c -> kprocess.c, kio.c, knet.c, khardfault.c -> kexec.c -> ktracepoint.c, kimageid.c,
    kpayload.c, kexit.c (and lbrcapture.c -> kcapture.c -> lbr.c
    -> kpayload.c). ---- */
 
@@ -530,7 +556,9 @@ enum { EV_SIDEBAND, EV_SWITCH, EV_WAKEUP, EV_WAKEUP_NEW, EV_PROFILE, EV_RQ_ISSUE
        EV_IRQ_ENTRY, EV_IRQ_EXIT, EV_SOFTIRQ_ENTRY, EV_SOFTIRQ_EXIT, EV_FAULT_MIN, EV_FAULT_MAJ,
        EV_NET_STATE, EV_NET_SEND, EV_NET_RECV, EV_NET_RETRANSMIT, EV_NET_UDP, EV_FILEIO,
        EV_VM_MMAP, EV_VM_MMAP_RET, EV_VM_MUNMAP, EV_VM_MUNMAP_RET, EV_VM_MREMAP, EV_VM_MREMAP_RET, EV_VM_BRK,
-       EV_VM_BRK_RET, EV_LBR_PROFILE, EV_LBR_PMC, EV_COUNT };
+       EV_VM_BRK_RET, EV_HF_FAULT, EV_HF_ADD, EV_LBR_PROFILE, EV_LBR_PMC, EV_COUNT };
+/* memory_hard_faults: filemap:mm_filemap_fault (EV_HF_FAULT, each attempt of a file fault) and
+   filemap:mm_filemap_add_to_page_cache (EV_HF_ADD), with major-faults (EV_FAULT_MAJ) at the end. */
 /* virtual_alloc, vamap: the entries and returns of mmap, munmap, mremap and brk, in pairs. */
 #define EV_VM_FIRST EV_VM_MMAP
 #define EV_VM_COUNT 8
@@ -591,6 +619,7 @@ struct kcpu {
     struct kwait exec_wait;    /* of the exec's COMM its handling waits at (etl_kexec_wait) */
     struct kwait task_wait;    /* of the fork or exit its handling waits at (etl_ktask_wait) */
     struct kwait net_wait;     /* of the connection its handling waits at (etl_knet_wait) */
+    struct kwait hf_wait;      /* of the major fault its handling waits at (etl_khf_wait) */
     uint8_t *exec_ring;        /* EV_EXEC's own ring (EXEC_RING_PAGES), read by the exec thread */
     size_t exec_ring_len;
     _Atomic int64_t progress;  /* every record of this processor up to this time is handled */
@@ -709,6 +738,7 @@ struct etl_kcapture {
        an entry's arguments, a return's ret) and what pairs them and follows each process */
     struct tp_field vm_f[EV_VM_COUNT][6];
     struct kvm_state *vm;
+    struct khf_state *hf;      /* memory_hard_faults (khardfault.c; NULL: not asked) */
     struct kcounters *counters; /* process_counters (kcounters.c): the taskstats of exiting tasks */
     /* cswitch: when each thread (by tid, one slot each: another tid in the slot is not known)
        was switched out and in last, for NewThreadWaitTime (kring.c); NULL: no memory */
@@ -903,6 +933,20 @@ int etl_kdisk_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int final);
 void etl_kdisk_free(struct etl_kcapture *k);
 void etl_kio_record(struct kcpu *c, const struct io_sample *s);
 
+/* khardfault.c: memory_hard_faults. Each thread's file fault attempts (filemap:mm_filemap_fault)
+   and the pages it added to the page cache are noted as their records are read (etl_khf_note,
+   before the records are sorted: the fault's end may be on another processor); a major fault
+   (perf's major-faults, at its end) waits for the other readers to be past it (etl_khf_wait)
+   and is written with what its thread noted before it as a HardFault (etl_khf_fault), after a
+   FileIo Name the first time its file is seen. */
+int etl_khf_init(struct etl_kcapture *k);
+void etl_khf_free(struct etl_kcapture *k);
+/* The tracepoints' ids and fields: 0, or -1 (err: this kernel lacks them). */
+int etl_khf_tracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT], char *err, size_t errsize);
+void etl_khf_note(struct kcpu *c, const uint8_t *r, uint32_t size);
+int etl_khf_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int64_t ts, int final);
+/* A major fault of thread tid of pid at address addr, at sample_ts (written at ts, etl_korder_ts's). */
+void etl_khf_fault(struct kcpu *c, int64_t sample_ts, int64_t ts, uint32_t pid, uint32_t tid, uint64_t addr);
 /* kfileio.c: with any of the file I/O flags, their BPF programs loaded (0, or -1 with err);
    each processor's BPF output event given to them; the programs attached (before the events
    are enabled); a record (a sample of EV_FILEIO) written as FileIo events; the FileRundown of

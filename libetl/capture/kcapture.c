@@ -45,6 +45,7 @@ static const struct {
     { "cswitch", ETL_KERNEL_CSWITCH },   { "dispatcher", ETL_KERNEL_DISPATCHER }, { "profile", ETL_KERNEL_PROFILE },
     { "disk_io", ETL_KERNEL_DISK_IO },   { "syscall", ETL_KERNEL_SYSCALL },       { "dpc", ETL_KERNEL_DPC },
     { "interrupt", ETL_KERNEL_INTERRUPT }, { "memory_page_faults", ETL_KERNEL_MEMORY_PAGE_FAULTS },
+    { "memory_hard_faults", ETL_KERNEL_MEMORY_HARD_FAULTS },
     { "network_tcpip", ETL_KERNEL_NETWORK_TCPIP },
     { "file_io", ETL_KERNEL_FILE_IO },   { "file_io_init", ETL_KERNEL_FILE_IO_INIT }, { "disk_file_io", ETL_KERNEL_DISK_FILE_IO },
     { "virtual_alloc", ETL_KERNEL_VIRTUAL_ALLOC }, { "vamap", ETL_KERNEL_VAMAP },
@@ -112,6 +113,8 @@ static const char *const ev_names[EV_COUNT] = { "sideband (task, comm, mmap2)", 
                                                 [EV_VM_MREMAP_RET] = "syscalls:sys_exit_mremap",
                                                 [EV_VM_BRK] = "syscalls:sys_enter_brk",
                                                 [EV_VM_BRK_RET] = "syscalls:sys_exit_brk",
+                                                [EV_HF_FAULT] = "filemap:mm_filemap_fault",
+                                                [EV_HF_ADD] = "filemap:mm_filemap_add_to_page_cache",
                                                 [EV_LBR_PROFILE] = "cycles with a branch stack",
                                                 [EV_LBR_PMC] = "branch instructions with a branch stack" };
 
@@ -177,6 +180,8 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
     want[EV_IRQ_ENTRY] = want[EV_IRQ_EXIT] = !!(k->flags & ETL_KERNEL_INTERRUPT);
     want[EV_SOFTIRQ_ENTRY] = want[EV_SOFTIRQ_EXIT] = !!(k->flags & ETL_KERNEL_DPC);
     want[EV_FAULT_MIN] = want[EV_FAULT_MAJ] = !!(k->flags & ETL_KERNEL_MEMORY_PAGE_FAULTS);
+    /* memory_hard_faults: each file fault's attempts and the pages read, ended by its major fault */
+    if (k->flags & ETL_KERNEL_MEMORY_HARD_FAULTS) want[EV_HF_FAULT] = want[EV_HF_ADD] = want[EV_FAULT_MAJ] = 1;
     want[EV_NET_STATE] = want[EV_NET_SEND] = want[EV_NET_RECV] = want[EV_NET_RETRANSMIT] =
         !!(k->flags & ETL_KERNEL_NETWORK_TCPIP);
     want[EV_NET_UDP] = (k->flags & ETL_KERNEL_NETWORK_TCPIP) && k->net_udp;
@@ -190,6 +195,7 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
         uint64_t extra = e != EV_SIDEBAND && (k->stackwalk & sw_flag) ? PERF_SAMPLE_CALLCHAIN : 0;
         if (e == EV_RQ_ISSUE || e == EV_RQ_COMPLETE || e == EV_SYS_ENTER || e == EV_SYS_EXIT) extra = 0; /* no stack walks */
         if (e >= EV_VM_FIRST && e < EV_VM_FIRST + EV_VM_COUNT) extra = 0; /* (kvmem.c reads their records so) */
+        if (e == EV_HF_FAULT || e == EV_HF_ADD) extra = 0;                  /* (and khardfault.c) */
         if (!want[e]) continue;
         if (e == EV_SIDEBAND) {
             attr_base(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, 0);
@@ -324,6 +330,7 @@ static void kcapture_free(struct etl_kcapture *k)
     pthread_mutex_destroy(&k->plock);
     etl_kdisk_free(k);
     etl_kvm_free(k);
+    etl_khf_free(k);
     etl_kcounters_free(k);
     if (k->switched)
         for (int i = 0; i < 64; i++) pthread_mutex_destroy(&k->switched_lock[i]);
@@ -576,7 +583,7 @@ static int enable_kernel(etl_session *s, uint32_t flags, uint32_t stackwalk_flag
     pthread_mutex_init(&k->netlock, NULL);
     if ((flags & ETL_KERNEL_CSWITCH) && (k->switched = calloc(ETL_KSWITCHED_SLOTS, sizeof *k->switched)))
         for (int i = 0; i < 64; i++) pthread_mutex_init(&k->switched_lock[i], NULL);
-    if (etl_kexec_init(k) != 0 || etl_kvm_init(k) != 0) {
+    if (etl_kexec_init(k) != 0 || etl_kvm_init(k) != 0 || etl_khf_init(k) != 0) {
         snprintf(err, errsize, "kernel events: out of memory");
         kcapture_free(k);
         return ETL_FAILED;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR MIT */
-/* The kernel capture's file I/O programs (BPF, CO-RE, on the system calls' tracepoints): each file operation with its struct file (FileObject), inode (FileKey), size, offset, path and result, as records (kfileio.h) in the processors' perf rings; the open files at the stop from a task_file iterator. */
+/* The kernel capture's file I/O programs (BPF, CO-RE, on the system calls' tracepoints and a process's exit): each file operation with its struct file (FileObject), inode (number and device: the FileKey), size, offset, path and result, as records (kfileio.h) in the processors' perf rings; the open files at the stop from a task_file iterator. */
 #include "capture/vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
@@ -33,6 +33,7 @@ struct rec {
     __u64 irp, file, key, offset, size;
     __s64 ret;
     __u32 mode, pid;
+    __u32 dev, pad;
     char path[ETL_KFIO_PATH_MAX + 256]; /* (room past the end for a name read at its last offset) */
 };
 struct {
@@ -45,12 +46,13 @@ struct {
 /* A system call in progress on a thread, by thread id (LRU: a thread that died inside a call,
    whose exit never came, does not keep its entry). */
 struct pending {
-    __u64 irp, file, key;
+    __u64 irp, file, key;      /* key: the inode's number */
     __u64 upath, upath2;       /* the call's path arguments (user addresses) */
     __s64 dirfd, dirfd2;
     __u32 info;
+    __u32 dev;                 /* the inode's device */
     __u8 op;
-    __u8 pad0;
+    __u8 last;                 /* a close of the file's last reference: the file is released */
     __u8 pad[2];
 };
 struct {
@@ -136,6 +138,21 @@ static __always_inline int is_file(struct file *f)
     return m && m != S_IFSOCK;
 }
 
+/* A file's inode: its number (the record's key) and its file system's device (the kernel's
+   dev_t: major << 20 | minor), of which the capture makes the FileKey (etl_kfile_key). */
+static __always_inline __u64 file_ino(struct file *f) { return f ? BPF_CORE_READ(f, f_inode, i_ino) : 0; }
+static __always_inline __u32 file_dev(struct file *f) { return f ? BPF_CORE_READ(f, f_inode, i_sb, s_dev) : 0; }
+
+/* How many references a file has: its f_ref (Linux 6.13 on: the count less one) or f_count. */
+struct file___f_count {
+    atomic_long_t f_count;
+} __attribute__((preserve_access_index));
+static __always_inline long file_refs(struct file *f)
+{
+    if (bpf_core_field_exists(struct file, f_ref)) return (long)BPF_CORE_READ(f, f_ref.refcnt.counter) + 1;
+    return (long)BPF_CORE_READ((struct file___f_count *)f, f_count.counter);
+}
+
 static __always_inline __u32 tid_now(void) { return (__u32)bpf_get_current_pid_tgid(); }
 
 /* ---- operations on a descriptor: the op's record at the start, its OpEnd at the exit ---- */
@@ -157,14 +174,19 @@ static __always_inline int fd_op(void *ctx, __u8 op, long fd, __u64 offset, int 
     p.irp = next_irp();
     p.op = op;
     p.file = (__u64)f;
-    p.key = (__u64)BPF_CORE_READ(f, f_inode);
+    p.key = file_ino(f);
+    p.dev = file_dev(f);
     r->irp = p.irp;
     r->file = p.file;
     r->key = p.key;
+    r->dev = p.dev;
     r->offset = use_pos ? (__u64)BPF_CORE_READ(f, f_pos) : offset;
     r->size = size;
     r->info = info;
     rec_send(ctx, r);
+    /* a close of the last reference (no other descriptor, process or mapping holds the file):
+       the file is released at the call's end, where its Close is written */
+    p.last = op == ETL_KFIO_CLEANUP && file_refs(f) == 1;
     bpf_map_update_elem(&inflight, &tid, &p, BPF_ANY);
     return 0;
 }
@@ -265,10 +287,12 @@ static __always_inline int op_end(void *ctx, long ret, int path_op)
         if (p->op == ETL_KFIO_CREATE && ret >= 0) {
             struct file *f = fd_file(ret);
             r->file = (__u64)f;
-            r->key = f ? (__u64)BPF_CORE_READ(f, f_inode) : 0;
+            r->key = file_ino(f);
+            r->dev = file_dev(f);
             r->mode = f ? BPF_CORE_READ(f, f_inode, i_mode) : 0;
             p->file = r->file;
             p->key = r->key;
+            p->dev = r->dev;
         }
         rec_user_path(r, p->upath);
         if (p->op == ETL_KFIO_RENAME && p->upath2) {
@@ -287,8 +311,26 @@ static __always_inline int op_end(void *ctx, long ret, int path_op)
         r->info = p->op;
         r->file = p->file;
         r->key = p->key;
+        r->dev = p->dev;
         r->ret = ret;
         rec_send(ctx, r);
+    }
+    /* the file released: its Close (a request of its own) and that request's end */
+    if (p->last && ret == 0 && (r = rec_new(ETL_KFIO_CLOSE))) {
+        __u64 irp = next_irp();
+        r->irp = irp;
+        r->file = p->file;
+        r->key = p->key;
+        r->dev = p->dev;
+        rec_send(ctx, r);
+        if ((r = rec_new(ETL_KFIO_OP_END))) {
+            r->irp = irp;
+            r->info = ETL_KFIO_CLOSE;
+            r->file = p->file;
+            r->key = p->key;
+            r->dev = p->dev;
+            rec_send(ctx, r);
+        }
     }
     bpf_map_delete_elem(&inflight, &tid);
     return 0;
@@ -532,6 +574,140 @@ PATH_EXIT(renameat)
 PATH_EXIT(rename)
 EXIT(close)
 
+/* ---- a process's exit: the files its descriptors still hold, closed ---- */
+
+/* The files of the exiting task's descriptors (those of file I/O; at most EXIT_FILES), found by a
+   bpf_loop over its descriptor table (one per processor: programs do not nest on a processor). */
+#define EXIT_FILES 64
+struct exit_files {
+    __u32 n;
+    __u64 file[EXIT_FILES];
+};
+struct exit_table {
+    __u64 fds;                 /* the table's array of struct file pointers */
+    __u32 max;
+};
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct exit_files);
+} exiting SEC(".maps");
+
+static long exit_fd(__u32 i, void *arg)
+{
+    struct exit_table *tab = arg;
+    __u32 zero = 0, n;
+    struct exit_files *x = bpf_map_lookup_elem(&exiting, &zero);
+    struct file *f = 0;
+
+    if (!x || i >= tab->max || (n = x->n) >= EXIT_FILES) return 1;
+    bpf_probe_read_kernel(&f, sizeof f, (struct file **)tab->fds + i);
+    if (is_file(f)) {
+        x->file[n & (EXIT_FILES - 1)] = (__u64)f;
+        x->n = n + 1;
+    }
+    return 0;
+}
+
+/* A record of op (Cleanup or Close: a request of its own) and its OperationEnd, for file f. */
+static __always_inline void exit_op(void *ctx, __u8 op, struct file *f)
+{
+    __u64 irp = next_irp();
+    struct rec *r;
+
+    if (!(r = rec_new(op))) return;
+    r->irp = irp;
+    r->file = (__u64)f;
+    r->key = file_ino(f);
+    r->dev = file_dev(f);
+    rec_send(ctx, r);
+    if (!(r = rec_new(ETL_KFIO_OP_END))) return;
+    r->irp = irp;
+    r->info = op;
+    r->file = (__u64)f;
+    r->key = file_ino(f);
+    r->dev = file_dev(f);
+    rec_send(ctx, r);
+}
+
+/* The last thread of a process (its descriptor table no other task's) exits: its descriptors
+   are closed after this tracepoint (exit_files), each a Cleanup, and the files of which that is
+   the last reference released, a Close. */
+SEC("tracepoint/sched/sched_process_exit")
+int process_exit(void *ctx)
+{
+    struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+    struct files_struct *files = BPF_CORE_READ(t, files);
+    struct fdtable *fdt;
+    struct exit_files *x;
+    struct exit_table tab;
+    __u32 zero = 0;
+
+    if (!files || BPF_CORE_READ(files, count.counter) != 1 || !(fdt = BPF_CORE_READ(files, fdt))) return 0;
+    if (!(x = bpf_map_lookup_elem(&exiting, &zero))) return 0;
+    tab.fds = (__u64)BPF_CORE_READ(fdt, fd);
+    tab.max = BPF_CORE_READ(fdt, max_fds);
+    x->n = 0;
+    bpf_loop(1 << 16, exit_fd, &tab, 0);
+    for (int i = 0; i < EXIT_FILES; i++) {
+        struct file *f;
+        if (i >= x->n) break;
+        f = (struct file *)x->file[i];
+        exit_op(ctx, ETL_KFIO_CLEANUP, f);
+        if (file_refs(f) == 1) exit_op(ctx, ETL_KFIO_CLOSE, f);
+    }
+    return 0;
+}
+
+/* ---- munmap: a view whose file has no other reference (its descriptors closed) releases it ---- */
+
+struct unmap_find {
+    __u64 lo, hi;              /* the range unmapped */
+    __u64 file;                /* the file of the view at lo, when the range holds all of it */
+};
+
+static long unmap_view(struct task_struct *t, struct vm_area_struct *vma, void *arg)
+{
+    struct unmap_find *u = arg;
+
+    if (vma->vm_file && vma->vm_start >= u->lo && vma->vm_end <= u->hi) u->file = (__u64)vma->vm_file;
+    return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_munmap")
+int enter_munmap(struct trace_event_raw_sys_enter *ctx)
+{
+    struct task_struct *t = bpf_get_current_task_btf();
+    struct unmap_find u = { ARG(0), ARG(0) + ARG(1), 0 };
+    struct pending p = {};
+    struct file *f;
+    __u32 tid = tid_now();
+
+    if (bpf_find_vma(t, u.lo, unmap_view, &u, 0) != 0 || !(f = (struct file *)u.file) || !is_file(f)) return 0;
+    if (file_refs(f) != 1) return 0;
+    /* the view's reference is the file's last: the file is released at the call's end */
+    p.op = ETL_KFIO_CLOSE;
+    p.last = 1;
+    p.file = (__u64)f;
+    p.key = file_ino(f);
+    p.dev = file_dev(f);
+    bpf_map_update_elem(&inflight, &tid, &p, BPF_ANY);
+    return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_munmap")
+int exit_munmap(struct trace_event_raw_sys_exit *ctx)
+{
+    __u32 tid = tid_now();
+    struct pending *p = bpf_map_lookup_elem(&inflight, &tid);
+
+    if (!p || p->op != ETL_KFIO_CLOSE) return 0;
+    if (ctx->ret == 0) exit_op(ctx, ETL_KFIO_CLOSE, (struct file *)p->file);
+    bpf_map_delete_elem(&inflight, &tid);
+    return 0;
+}
+
 /* ---- the rundown: each open file of each process, with its path ---- */
 
 SEC("iter/task_file")
@@ -546,7 +722,8 @@ int rundown(struct bpf_iter__task_file *ctx)
 
     if (!t || !f || !is_file(f) || !(r = rec_new(ETL_KFIO_RUNDOWN))) return 0;
     r->file = (__u64)f;
-    r->key = (__u64)f->f_inode;
+    r->key = f->f_inode->i_ino;
+    r->dev = f->f_inode->i_sb->s_dev;
     r->pid = t->tgid;
     n = bpf_d_path((struct path *)&f->f_path, r->path, ETL_KFIO_PATH_MAX);
     if (n <= 0) return 0;

@@ -222,6 +222,16 @@ static void whole_path(uint32_t pid, int64_t dirfd, const char *p, const char *w
         snprintf(out, size, "%s", p); /* too long whole: as given */
 }
 
+/* A record's FileKey: etl_kfile_key of its inode's device and number (0: the record has none). */
+static uint64_t record_key(const uint8_t *r)
+{
+    uint32_t dev = etl_le32(r + ETL_KFIO_OFF_DEV);
+    uint64_t ino = etl_le64(r + ETL_KFIO_OFF_KEY);
+
+    if (!dev && !ino) return 0;
+    return etl_kfile_key(dev >> ETL_KFIO_DEV_MINOR_BITS, dev & ((1u << ETL_KFIO_DEV_MINOR_BITS) - 1), ino);
+}
+
 /* The record's fixed part into d, its path (made whole) into path: 0, or -1 (cut short). */
 static int record_read(const uint8_t *r, uint32_t n, uint32_t pid, const char *walked, etl_kfileio_desc *d,
                        char *path, size_t size, uint8_t *op, uint8_t *flags, int64_t *ret)
@@ -237,7 +247,7 @@ static int record_read(const uint8_t *r, uint32_t n, uint32_t pid, const char *w
     d->info_class = etl_le32(r + ETL_KFIO_OFF_INFO);
     d->irp = etl_le64(r + ETL_KFIO_OFF_IRP);
     d->file_object = etl_le64(r + ETL_KFIO_OFF_FILE);
-    d->file_key = etl_le64(r + ETL_KFIO_OFF_KEY);
+    d->file_key = record_key(r);
     d->offset = etl_le64(r + ETL_KFIO_OFF_OFFSET);
     d->extra_info = etl_le64(r + ETL_KFIO_OFF_SIZE);
     d->size = (uint32_t)(d->extra_info > UINT32_MAX ? UINT32_MAX : d->extra_info);
@@ -339,6 +349,7 @@ void etl_kfileio_sample(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid, 
         n = etl_kpayload_fileio_create(buf, sizeof buf, &d);
         break;
     case ETL_KFIO_CLEANUP:
+    case ETL_KFIO_CLOSE:
     case ETL_KFIO_FLUSH:
         if (!f->ops) return;
         n = etl_kpayload_fileio_simple(buf, sizeof buf, &d);
@@ -351,8 +362,7 @@ void etl_kfileio_sample(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid, 
         break;
     case ETL_KFIO_DELETE:
     case ETL_KFIO_RENAME: {
-        /* by path: the FileKey of its last open, else one made of the path (odd: never an
-           inode's address), named here */
+        /* by path: the FileKey of its last open, else one made of the path (odd), named here */
         char new_path[sizeof path];
         const char *second = NULL;
         uint16_t path_len = etl_le16(raw + ETL_KFIO_OFF_PATH_LEN);
@@ -459,7 +469,7 @@ unsigned etl_kfileio_rundown(struct etl_kcapture *k, int64_t ts)
     bpf_link__destroy(link);
     for (size_t o = 0; o + ETL_KFIO_FIXED <= len;) {
         uint16_t path_len = etl_le16(all + o + ETL_KFIO_OFF_PATH_LEN);
-        uint64_t key = etl_le64(all + o + ETL_KFIO_OFF_KEY);
+        uint64_t key = record_key(all + o);
         char path[ETL_KFIO_PATH_MAX + 1];
         size_t plen;
         if (path_len > len - o - ETL_KFIO_FIXED) break;

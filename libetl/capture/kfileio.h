@@ -15,14 +15,18 @@
  *                    the ioctl command; DirEnum: 0; OpEnd: the op it ends
  *   8  u64 irp       the request's identity (an op and its OpEnd share it)
  *  16  u64 file      FileObject: the struct file's address (0: none)
- *  24  u64 key       FileKey: the inode's address (0: not known)
+ *  24  u64 key       the inode's number (0 with dev 0: not known); the capture's FileKey is
+ *                    etl_kfile_key of it and dev, as every source of the capture makes it
  *  32  u64 offset    Read, Write: the file position; a path relative to a directory: its dirfd
  *  40  u64 size      Read, Write: bytes asked; DirEnum: the buffer's size; SetInfo: the size set
  *  48  i64 ret       OpEnd: the system call's result (-errno on failure)
  *  56  u32 mode      Create: the inode's mode (0: not known)
  *  60  u32 pid       Rundown: the process holding the file (else 0: the sample's)
+ *  64  u32 dev       the inode's device: its super block's s_dev (the kernel's dev_t,
+ *                    major << 20 | minor)
+ *  68  u32 (0)
  */
-#define ETL_KFIO_FIXED 64u
+#define ETL_KFIO_FIXED 72u
 #define ETL_KFIO_PATH_MAX 4096u
 
 #define ETL_KFIO_OFF_OP 0
@@ -37,6 +41,8 @@
 #define ETL_KFIO_OFF_RET 48
 #define ETL_KFIO_OFF_MODE 56
 #define ETL_KFIO_OFF_PID 60
+#define ETL_KFIO_OFF_DEV 64
+#define ETL_KFIO_DEV_MINOR_BITS 20 /* the kernel's dev_t: MINORBITS */
 
 /* Ops: FileIo's opcodes, and two of the capture's own. */
 #define ETL_KFIO_NAME 0        /* a file's new name (after a rename): key, path */

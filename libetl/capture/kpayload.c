@@ -365,6 +365,19 @@ size_t etl_kpayload_page_fault(uint8_t *out, size_t cap, uint64_t virtual_addres
     return done(&b);
 }
 
+size_t etl_kpayload_hard_fault(uint8_t *out, size_t cap, const etl_khard_fault_desc *d)
+{
+    struct kp b = kp_start(out, cap);
+
+    put64(&b, (uint64_t)d->initial_time);
+    put64(&b, d->read_offset);
+    put64(&b, d->virtual_address);
+    put64(&b, d->file_object);
+    put32(&b, d->tid);
+    put32(&b, d->byte_count);
+    return done(&b);
+}
+
 size_t etl_kpayload_tcpip(uint8_t *out, size_t cap, uint16_t hook, const etl_ktcpip_desc *d)
 {
     struct kp b = kp_start(out, cap);
@@ -602,6 +615,7 @@ int etl_kcapture_form(uint16_t hook, int *system, uint16_t *version)
         { ETL_HOOK_MAP_FILE, 1, 3 },        { ETL_HOOK_UNMAP_FILE, 1, 3 },      { ETL_HOOK_FILEIO_NAME, 1, 2 },
         { ETL_HOOK_PROCESS_PERF_CTR, 1, 2 }, { ETL_HOOK_PROCESS_PERF_CTR_RUNDOWN, 1, 2 },
         { ETL_HOOK_SYSCONFIG_PHYDISK, 1, 2 }, { ETL_HOOK_SYSCONFIG_LOGDISK, 1, 2 }, { ETL_HOOK_SYSCONFIG_NIC, 1, 2 },
+        { ETL_HOOK_PAGE_FAULT_HARD_FAULT, 0, 2 },
     };
     /* FileIo: version 3 of the operations (Windows 8 on), 2 of the names (the MOF's), with the
        process and thread in a SYSTEM header */

@@ -178,6 +178,7 @@ static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
         etl_knet_sample(c, e, ts, pid, tid, raw, raw_len);
         return;
     }
+    if (e == EV_HF_FAULT || e == EV_HF_ADD) return; /* noted as they were read (khardfault.c) */
     if (e >= EV_VM_FIRST && e < EV_VM_FIRST + EV_VM_COUNT) {
         etl_kvm_record(c, e, ts, etl_korder_ts(c, ts), pid, tid, raw, raw_len);
         return;
@@ -189,6 +190,10 @@ static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
         return;
     }
     if (etl_kexit_unmap_sample(c, e, ts, pid, tid, raw, raw_len)) return;
+    if (e == EV_FAULT_MAJ && (k->flags & ETL_KERNEL_MEMORY_HARD_FAULTS)) {
+        etl_khf_fault(c, sample_ts, ts, pid, tid, addr);
+        if (!(k->flags & ETL_KERNEL_MEMORY_PAGE_FAULTS)) return;
+    }
     if (e == EV_FAULT_MIN || e == EV_FAULT_MAJ) {
         /* Linux tells a fault resolved without I/O (minor: a new zero page, a page of the page
            cache, a copy on write) from one that read its page (major), nothing finer */
@@ -380,6 +385,7 @@ static void drain(struct kcpu *c, int final)
         memcpy(c->rec + first, data, len - first);
         etl_kdisk_note_issue(c, c->rec, len);
         etl_kvm_note(c, c->rec, len);
+        etl_khf_note(c, c->rec, len);
         if (queue_add(c, c->rec, len) != 0) handle(c, c->rec, len); /* no memory: in ring order */
         tail += len;
     }
@@ -397,7 +403,8 @@ static void drain(struct kcpu *c, int final)
             etl_kexec_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, final) ||
             etl_ktask_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, c->q[done].ts, final) ||
             etl_knet_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, c->q[done].ts, final) ||
-            etl_kvm_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, final))
+            etl_kvm_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, final) ||
+            etl_khf_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, c->q[done].ts, final))
             break;
         etl_kflush_deferred(c, c->q[done].ts);
         handle(c, c->q_bytes + c->q[done].off, c->q[done].len);

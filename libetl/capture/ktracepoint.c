@@ -245,7 +245,7 @@ static void exit_unmap_tracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT
 #define TRACEPOINT_FLAGS                                                                                       \
     (ETL_KERNEL_CSWITCH | ETL_KERNEL_DISPATCHER | ETL_KERNEL_DISK_IO | ETL_KERNEL_SYSCALL | ETL_KERNEL_PROCESS | \
      ETL_KERNEL_IMAGE_LOAD | ETL_KERNEL_INTERRUPT | ETL_KERNEL_DPC | ETL_KERNEL_NETWORK_TCPIP | ETL_KERNEL_VIRTUAL_ALLOC | \
-     ETL_KERNEL_VAMAP)
+     ETL_KERNEL_VAMAP | ETL_KERNEL_MEMORY_HARD_FAULTS)
 
 /* The irq tracepoints' ids and fields (interrupt: irq_handler_entry/exit; dpc: softirq_entry/
    exit), and for dpc each softirq's action in /proc/kallsyms (0 where it shows no addresses,
@@ -392,6 +392,7 @@ int etl_ktracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT], char *err, 
     if (irq_tracepoints(k, ids, err, errsize) != 0) return -1;
     if ((k->flags & ETL_KERNEL_NETWORK_TCPIP) && etl_knet_tracepoints(k, ids, err, errsize) != 0) return -1;
     if (etl_kvm_tracepoints(k, ids, err, errsize) != 0) return -1;
+    if (etl_khf_tracepoints(k, ids, err, errsize) != 0) return -1;
     exit_unmap_tracepoints(k, ids);
     /* process: each exec's command line, from the new program's stack (optional: without it,
        /proc gives what it can when the exec's record is read) */

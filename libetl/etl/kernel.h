@@ -91,13 +91,14 @@ enum etl_kclass {
     ETL_KCLASS_VIRTUAL_ALLOC,    /* PageFault 98 VirtualAlloc, 99 VirtualFree (0x0262, 0x0263) */
     ETL_KCLASS_MAP_FILE,         /* FileIo 37 MapFile, 38 UnmapFile, 39 MapFileDCStart, 40 MapFileDCEnd
                                     (0x0425..0x0428) */
-    ETL_KCLASS_PROCESS_COUNTERS  /* Process 32 PerfCtr, 33 PerfCtrRundown (0x0320, 0x0321) */
+    ETL_KCLASS_PROCESS_COUNTERS, /* Process 32 PerfCtr, 33 PerfCtrRundown (0x0320, 0x0321) */
+    ETL_KCLASS_HARD_FAULT        /* PageFault 32 HardFault (0x0220) */
 };
-#define ETL_KCLASS_COUNT (ETL_KCLASS_PROCESS_COUNTERS + 1)
+#define ETL_KCLASS_COUNT (ETL_KCLASS_HARD_FAULT + 1)
 /* "process", "thread", "image", "cswitch", "ready_thread", "sampled_profile", "stack",
    "stack_key", "stack_key_def", "trace_header", "group_masks", "rundown_complete", "lbr",
    "disk_io", "disk_io_init", "syscall_enter", "syscall_exit", "isr", "dpc", "page_fault", "tcpip", "file_io",
-   "virtual_alloc", "map_file", "process_counters";
+   "virtual_alloc", "map_file", "process_counters", "hard_fault";
    "none" for ETL_KCLASS_NONE, "unknown" otherwise. */
 ETL_API const char *etl_kclass_name(int kclass);
 
@@ -275,6 +276,18 @@ typedef struct etl_kmap_file {
     uint32_t pid;
 } etl_kmap_file;
 
+/* PageFault HardFault: a fault that read its page from a file (or the page file), written at
+   its end: it began at initial_time (the trace's clock, as the event's timestamp) and read
+   byte_count bytes from read_offset of the file file_object names (FileIo Name, FileRundown). */
+typedef struct etl_khard_fault {
+    int64_t initial_time;
+    uint64_t read_offset;
+    uint64_t virtual_address;
+    uint64_t file_object;
+    uint32_t tid;                 /* TThreadId: the faulting thread (the header has none) */
+    uint32_t byte_count;
+} etl_khard_fault;
+
 /* Process PerfCtr (at a process's end) and PerfCtrRundown: its memory counters, in bytes. */
 typedef struct etl_kprocess_counters {
     uint32_t pid;
@@ -345,6 +358,7 @@ typedef struct etl_kernel_event {
         etl_kvirtual_alloc virtual_alloc; /* VIRTUAL_ALLOC */
         etl_kmap_file map_file;   /* MAP_FILE */
         etl_kprocess_counters process_counters; /* PROCESS_COUNTERS */
+        etl_khard_fault hard_fault; /* HARD_FAULT */
     } u;
 } etl_kernel_event;
 

@@ -283,6 +283,9 @@ ETL_API int etl_lbr_capture_probe(uint32_t flags, char *err, size_t errsize);
 #define ETL_KERNEL_DISPATCHER 0x00000800u /* ReadyThread (sched:sched_wakeup, sched:sched_wakeup_new) */
 #define ETL_KERNEL_MEMORY_PAGE_FAULTS 0x00001000u /* PageFault DemandZeroFault (minor), HardPageFault (major):
                                                      perf's minor-faults and major-faults */
+#define ETL_KERNEL_MEMORY_HARD_FAULTS 0x00002000u /* PageFault HardFault: each major fault of a file page, with the
+                                                     file, offset, bytes read and start (filemap:mm_filemap_fault,
+                                                     mm_filemap_add_to_page_cache, perf's major-faults) */
 #define ETL_KERNEL_NETWORK_TCPIP 0x00010000u /* TcpIp and UdpIp Send/Recv (sock:sock_send_length, sock_recv_length),
                                                 TcpIp Connect/Accept/Disconnect (sock:inet_sock_set_state),
                                                 Retransmit/Reconnect (tcp:tcp_retransmit_skb) */
@@ -301,13 +304,14 @@ ETL_API int etl_lbr_capture_probe(uint32_t flags, char *err, size_t errsize);
                         ETL_KERNEL_DISPATCHER | ETL_KERNEL_PROFILE | ETL_KERNEL_DISK_IO | ETL_KERNEL_SYSCALL | \
                         ETL_KERNEL_DPC | ETL_KERNEL_INTERRUPT | ETL_KERNEL_MEMORY_PAGE_FAULTS | \
                         ETL_KERNEL_NETWORK_TCPIP | ETL_KERNEL_FILEIO_ALL | ETL_KERNEL_VIRTUAL_ALLOC | ETL_KERNEL_VAMAP | \
-                        ETL_KERNEL_PROCESS_COUNTERS)
+                        ETL_KERNEL_PROCESS_COUNTERS | \
+                        ETL_KERNEL_MEMORY_HARD_FAULTS)
 /* Events that can have a StackWalk event (stackwalk_flags): these three. */
 #define ETL_KERNEL_STACKWALK_ALL (ETL_KERNEL_PROFILE | ETL_KERNEL_CSWITCH | ETL_KERNEL_DISPATCHER)
 
 /* The flag of a name ("process", "thread", "image_load", "cswitch", "dispatcher", "profile",
    "disk_io", "syscall", "dpc", "interrupt", "memory_page_faults", "network_tcpip", "file_io", "file_io_init",
-   "disk_file_io", "virtual_alloc", "vamap", "process_counters"),
+   "disk_file_io", "virtual_alloc", "vamap", "process_counters", "memory_hard_faults"),
    or 0 when it names none; and the names of the bits of flags, ','-separated, into out. */
 ETL_API uint32_t etl_kernel_flag_from_name(const char *name);
 ETL_API char *etl_kernel_flags_format(uint32_t flags, char *out, size_t size);

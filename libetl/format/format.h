@@ -215,6 +215,11 @@ static inline uint32_t etl_align8(uint32_t n) { return (n + 7u) & ~7u; }
 #define ETL_MEM_RESERVE             0x2000u
 #define ETL_MEM_DECOMMIT            0x4000u
 #define ETL_MEM_RELEASE             0x8000u
+/* memory_hard_faults: PageFault HardFault (32), version 2, a PERFINFO header (no thread in it):
+   InitialTime u64 (when the fault began), ReadOffset u64 (where in the file its read began),
+   VirtualAddress P, FileObject P (the FileKey: FileIo Name names it), TThreadId u32, ByteCount
+   u32 (bytes read from ReadOffset). */
+#define ETL_HOOK_PAGE_FAULT_HARD_FAULT 0x0220
 #define ETL_HOOK_PROCESS_START      0x0301 /* Process */
 #define ETL_HOOK_PROCESS_END        0x0302
 #define ETL_HOOK_PROCESS_DCSTART    0x0303

@@ -103,6 +103,7 @@ static const struct table_def table_defs[] = {
     { "virtual_alloc", "virtual_alloc", "time_ns, event", NULL, S_VIRTUAL_ALLOC, NULL },
     { "file_maps", "file_maps", "time_ns, event", NULL, S_MAP_FILE, NULL },
     { "process_counters", "process_counters", "time_ns, event", NULL, S_PROCESS_COUNTERS, NULL },
+    { "hard_faults", "hard_faults", "time_ns, event", NULL, S_HARD_FAULT, NULL },
     /* etl2sqlite's views that ClickHouse 18's SQL cannot express, as tables */
     { "processes_view", NULL, "pid", processes_view_extra, ROWS_VIEW,
       "SELECT pid, image_file_name, command_line, parent_pid, user_sid, start_ns, end_ns, exit_status FROM processes_view" },

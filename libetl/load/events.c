@@ -483,6 +483,26 @@ static int io_row(struct etl_sqlite_loader *l, struct input *in, const etl_event
         rv_u64(r, 19, c->private_page_count);
         return etl_sink_row_end(&l->sink, S_PROCESS_COUNTERS);
     }
+    case ETL_KCLASS_HARD_FAULT: {
+        /* it lasted from InitialTime (the input's clock) to the event */
+        const etl_khard_fault *h = &ke->u.hard_fault;
+        int64_t ticks = ev->timestamp - h->initial_time, ns;
+        r = row_begin(&l->sink, S_HARD_FAULT);
+        rv_i64(r, 1, event); rv_i64(r, 2, in->trace); rv_i64(r, 3, time_ns); rv_i64(r, 4, ev->cpu);
+        rv_text(r, 5, ke->name);
+        if (ev->has & ETL_HAS_PID_TID) rv_i64(r, 6, ev->pid);
+        else rv_null(r, 6);
+        rv_i64(r, 7, h->tid);
+        if (in->perf_freq > 0 && ticks >= 0) {
+            ns = (int64_t)((long double)ticks * 1e9L / (long double)in->perf_freq);
+            rv_i64(r, 8, time_ns - ns); rv_i64(r, 9, ns);
+        } else {
+            rv_null(r, 8); rv_null(r, 9);
+        }
+        rv_u64(r, 10, h->read_offset); rv_u64(r, 11, h->virtual_address); rv_u64(r, 12, h->file_object);
+        rv_i64(r, 13, h->byte_count);
+        return etl_sink_row_end(&l->sink, S_HARD_FAULT);
+    }
     case ETL_KCLASS_ISR: case ETL_KCLASS_DPC: {
         /* it ran from InitialTime (the input's clock) to the event */
         int64_t ticks = ev->timestamp - ke->u.isr_dpc.initial_time, ns;

@@ -23,7 +23,8 @@ extern const char etl_sqlite_schema_views[];   /* CREATE VIEW statements */
 /* ---- the prepared inserts of a connection */
 enum stmt_id {
     S_EVENT, S_EXT, S_PROVIDER, S_PROCESS, S_THREAD, S_IMAGE, S_CSWITCH, S_READY, S_SAMPLE, S_STACK,
-    S_FRAME, S_LBR, S_LBR_ENTRY, S_LOST, S_DISK_IO, S_SYSCALL, S_ISR_DPC, S_PAGE_FAULT, S_TCPIP, S_FILE_IO, S_VIRTUAL_ALLOC, S_MAP_FILE, S_PROCESS_COUNTERS, S_NAME, S_NAME_FIELD, S_FUNCTION, S_COUNT
+    S_FRAME, S_LBR, S_LBR_ENTRY, S_LOST, S_DISK_IO, S_SYSCALL, S_ISR_DPC, S_PAGE_FAULT, S_TCPIP, S_FILE_IO, S_VIRTUAL_ALLOC, S_MAP_FILE, S_PROCESS_COUNTERS,
+    S_HARD_FAULT, S_NAME, S_NAME_FIELD, S_FUNCTION, S_COUNT
 };
 
 /* Rows of one table inserted ROW_BATCH at a time by one multi-row INSERT (the tables with about

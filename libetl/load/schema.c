@@ -398,6 +398,24 @@
     "  private_page_count INTEGER NOT NULL\n" \
     ");\n" \
     "\n" \
+    "-- PageFault HardFault: a fault that read its page from a file (or the page file), written at\n" \
+    "-- its end (a Linux capture: a major fault of a file page).\n" \
+    "CREATE TABLE hard_faults (\n" \
+    "  event INTEGER PRIMARY KEY,\n" \
+    "  trace INTEGER NOT NULL,\n" \
+    "  time_ns INTEGER NOT NULL,        -- its end (the event's time)\n" \
+    "  cpu INTEGER NOT NULL,\n" \
+    "  name TEXT NOT NULL,              -- PageFault/HardFault\n" \
+    "  pid INTEGER,                     -- of the event's header; NULL when it names none (Windows')\n" \
+    "  tid INTEGER NOT NULL,            -- TThreadId: the faulting thread\n" \
+    "  start_ns INTEGER,                -- InitialTime; NULL when after the event (a damaged record)\n" \
+    "  duration_ns INTEGER,             -- time_ns - start_ns\n" \
+    "  read_offset INTEGER NOT NULL,    -- where in the file the read began (bytes)\n" \
+    "  virtual_address INTEGER NOT NULL,\n" \
+    "  file_key INTEGER NOT NULL,       -- FileObject: the file (FileIO/Name, /FileCreate, /FileRundown name it)\n" \
+    "  byte_count INTEGER NOT NULL      -- bytes read from read_offset (0: it waited for another's read)\n" \
+    ");\n" \
+    "\n" \
     "-- SampledProfile and PMC interrupt (PMCSample) samples: the processor was running thread\n" \
     "-- tid at instruction_pointer.\n" \
     "CREATE TABLE samples (\n" \
@@ -676,7 +694,8 @@
     "-- of its irp from its time: status, bytes moved, duration) and its file's path (a Create's\n" \
     "-- own; else the last name of its file_key before it (events are numbered in time order);\n" \
     "-- else the last Create of its\n" \
-    "-- file_object before it; else the file's FileRundown).\n" \
+    "-- file_object before it, unless a Close (the file object freed: its address may be another\n" \
+    "-- file's next) came between; else the file's FileRundown).\n" \
     "CREATE VIEW file_io_view AS\n" \
     "SELECT v.*, e.nt_status AS nt_status, e.extra_info AS bytes, e.time_ns - v.time_ns AS duration_ns\n" \
     "FROM (SELECT o.event AS event, o.trace AS trace, o.time_ns AS time_ns, o.cpu AS cpu, o.pid AS pid,\n" \
@@ -688,7 +707,11 @@
     "                         AND n.name IN ('FileIO/Name', 'FileIO/FileCreate', 'FileIO/FileRundown')\n" \
     "                         AND n.event < o.event ORDER BY n.event DESC LIMIT 1),\n" \
     "                      (SELECT c.path FROM file_io c WHERE c.trace = o.trace AND c.file_object = o.file_object\n" \
-    "                         AND c.name = 'FileIO/Create' AND c.event < o.event ORDER BY c.event DESC LIMIT 1),\n" \
+    "                         AND c.name = 'FileIO/Create' AND c.event < o.event\n" \
+    "                         AND NOT EXISTS (SELECT 1 FROM file_io z WHERE z.trace = o.trace\n" \
+    "                           AND z.file_object = o.file_object AND z.name = 'FileIO/Close'\n" \
+    "                           AND z.event > c.event AND z.event < o.event)\n" \
+    "                         ORDER BY c.event DESC LIMIT 1),\n" \
     "                      (SELECT n.path FROM file_io n WHERE n.trace = o.trace AND n.file_key = o.file_key\n" \
     "                         AND n.name = 'FileIO/FileRundown' LIMIT 1)) AS path,\n" \
     "             (SELECT min(x.event) FROM file_io x WHERE x.trace = o.trace AND x.irp = o.irp\n" \
@@ -732,6 +755,25 @@
     "-- Process counters with the program the process ran (its last name before the event).\n" \
     "CREATE VIEW process_counters_view AS\n" \
     "SELECT c.*, " NAME_AT("c.trace", "c.pid", "c.time_ns", "c.event") " AS process_name FROM process_counters c;\n" \
+    "\n" \
+    "-- Hard faults with their thread's process (the header's, else the thread's Start or DCStart\n" \
+    "-- nearest before) and program, and the name of their file: that of the FileIO/Name,\n" \
+    "-- /FileCreate or /FileRundown of its key nearest before them, else after them (NULL: none).\n" \
+    "CREATE VIEW hard_faults_view AS\n" \
+    "WITH names AS MATERIALIZED (\n" \
+    "  SELECT trace, time_ns, json_extract(fields, '$.FileObject') AS key, json_extract(fields, '$.FileName') AS file_name\n" \
+    "  FROM events WHERE hook_id IN (1024, 1056, 1060) AND fields IS NOT NULL),\n" \
+    "h AS (SELECT g.event, g.trace, g.time_ns, g.cpu, g.name,\n" \
+    "             coalesce(g.pid, (SELECT t.pid FROM threads t WHERE t.trace = g.trace AND t.tid = g.tid\n" \
+    "                              AND t.time_ns <= g.time_ns ORDER BY t.time_ns DESC LIMIT 1)) AS pid,\n" \
+    "             g.tid, g.start_ns, g.duration_ns, g.read_offset, g.virtual_address, g.file_key, g.byte_count\n" \
+    "      FROM hard_faults g)\n" \
+    "SELECT h.*, " NAME_AT("h.trace", "h.pid", "h.time_ns", "h.event") " AS process_name,\n" \
+    "       coalesce((SELECT n.file_name FROM names n WHERE n.trace = h.trace AND n.key = printf('0x%x', h.file_key)\n" \
+    "                 AND n.time_ns <= h.time_ns ORDER BY n.time_ns DESC LIMIT 1),\n" \
+    "                (SELECT n.file_name FROM names n WHERE n.trace = h.trace AND n.key = printf('0x%x', h.file_key)\n" \
+    "                 AND n.time_ns > h.time_ns ORDER BY n.time_ns LIMIT 1)) AS file_name\n" \
+    "FROM h;\n" \
     "\n" \
     "-- Every stack's frames as text: 'ntdll.dll+0x1234'.\n" \
     "CREATE VIEW stack_frames_view AS\n" \

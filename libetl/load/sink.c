@@ -31,6 +31,7 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_MAP_FILE] = "INSERT INTO file_maps VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
     [S_PROCESS_COUNTERS] = ("INSERT INTO process_counters VALUES "
                             "(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19)"),
+    [S_HARD_FAULT] = "INSERT INTO hard_faults VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
     [S_NAME] = "INSERT INTO event_names VALUES (?1,?2,?3,?4,?5,?6)",
     [S_NAME_FIELD] = "INSERT INTO event_name_fields VALUES (?1,?2,?3,?4,?5)",
     [S_FUNCTION] = "INSERT INTO functions VALUES (?1,?2,?3,?4,?5)",
@@ -41,6 +42,7 @@ const int etl_sink_columns[S_COUNT] = {
     [S_CSWITCH] = 15, [S_READY] = 8, [S_SAMPLE] = 17, [S_STACK] = 12, [S_FRAME] = 9, [S_LBR] = 9,
     [S_LBR_ENTRY] = 8, [S_LOST] = 6, [S_DISK_IO] = 15, [S_SYSCALL] = 9, [S_ISR_DPC] = 10, [S_PAGE_FAULT] = 9,
     [S_TCPIP] = 17, [S_FILE_IO] = 16, [S_VIRTUAL_ALLOC] = 10, [S_MAP_FILE] = 12, [S_PROCESS_COUNTERS] = 19,
+    [S_HARD_FAULT] = 13,
     [S_NAME] = 6, [S_NAME_FIELD] = 5, [S_FUNCTION] = 5,
 };
 
@@ -81,6 +83,7 @@ static const struct { enum stmt_id id; int cols; } batched[] = {
     { S_CSWITCH, 15 }, { S_READY, 8 }, { S_SAMPLE, 17 }, { S_STACK, 12 }, { S_FRAME, 9 }, { S_LBR_ENTRY, 8 },
     { S_DISK_IO, 15 }, { S_SYSCALL, 9 }, { S_ISR_DPC, 10 }, { S_PAGE_FAULT, 9 },
     { S_VIRTUAL_ALLOC, 10 }, { S_MAP_FILE, 12 }, { S_PROCESS_COUNTERS, 19 },
+    { S_HARD_FAULT, 13 },
 };
 
 /* "INSERT INTO table VALUES (?,...),..." for ROW_BATCH rows, from the single-row statement. */

@@ -308,6 +308,12 @@ static int dump_kernel_text(FILE *f, const etl_event *ev, const struct where *ma
                 k.u.map_file.pid, k.u.map_file.view_base, k.u.map_file.view_size, k.u.map_file.file_key,
                 k.u.map_file.byte_offset);
         break;
+    case ETL_KCLASS_HARD_FAULT:
+        fprintf(f, " initial_time=%" PRId64 " offset=0x%" PRIx64 " address=0x%" PRIx64 " file=0x%" PRIx64
+                   " tid=%" PRIu32 " bytes=%" PRIu32, k.u.hard_fault.initial_time, k.u.hard_fault.read_offset,
+                k.u.hard_fault.virtual_address, k.u.hard_fault.file_object, k.u.hard_fault.tid,
+                k.u.hard_fault.byte_count);
+        break;
     case ETL_KCLASS_PROCESS_COUNTERS:
         fprintf(f, " pid=%" PRIu32 " faults=%" PRIu32 " peak_vm=%" PRIu64 " peak_ws=%" PRIu64 " vm=%" PRIu64 " ws=%" PRIu64,
                 k.u.process_counters.pid, k.u.process_counters.page_fault_count, k.u.process_counters.peak_virtual_size,
@@ -580,6 +586,14 @@ static void dump_kernel_json(FILE *f, const etl_event *ev, const struct where *m
         json_u(f, "view_size", k.u.map_file.view_size);
         json_u(f, "file_key", k.u.map_file.file_key);
         json_u(f, "byte_offset", k.u.map_file.byte_offset);
+        break;
+    case ETL_KCLASS_HARD_FAULT:
+        json_i(f, "initial_time", k.u.hard_fault.initial_time);
+        json_u(f, "read_offset", k.u.hard_fault.read_offset);
+        json_u(f, "virtual_address", k.u.hard_fault.virtual_address);
+        json_u(f, "file_object", k.u.hard_fault.file_object);
+        json_u(f, "tid", k.u.hard_fault.tid);
+        json_u(f, "byte_count", k.u.hard_fault.byte_count);
         break;
     case ETL_KCLASS_PROCESS_COUNTERS:
         json_u(f, "pid", k.u.process_counters.pid);

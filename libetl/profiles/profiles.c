@@ -85,6 +85,36 @@ static const struct kwmap keyword_map[] = {
     {"NetworkTrace", ETL_KERNEL_NETWORK_TCPIP},
 };
 
+/* SystemProvider Keyword values (WPR's documented ones and those its profiles use) of the
+   flags the kernel capture has since gained, by the flag's name (etl_kernel_flag_from_name): a
+   name this build's capture does not know leaves the keyword unmapped, and says so. */
+static const struct {
+    const char *name, *flag;
+} keyword_flag_names[] = {
+    {"FileIO", "file_io"},                 /* EVENT_TRACE_FLAG_FILE_IO: the operations' ends */
+    {"FileIOInit", "file_io_init"},        /* FILE_IO_INIT: the operations */
+    {"Filename", "disk_file_io"},          /* DISK_FILE_IO: the files' names */
+    {"DiskIOInitialization", "disk_io"},   /* (DiskIOInit's documented name) */
+    {"VirtualAllocation", "virtual_alloc"},
+    {"VAMap", "vamap"},
+    {"AllFaults", "memory_page_faults"},   /* MEMORY_PAGE_FAULTS: every fault's kind */
+    {"HardFaults", "memory_hard_faults"},  /* MEMORY_HARD_FAULTS */
+    {"ProcessCounter", "process_counters"},
+};
+
+/* The flag keyword name gives by keyword_flag_names (0: none; *flag the flag's name when it has
+   one). */
+static uint32_t keyword_by_flag_name(const char *name, const char **flag)
+{
+    *flag = NULL;
+    for (size_t i = 0; i < sizeof keyword_flag_names / sizeof *keyword_flag_names; i++)
+        if (strcmp(keyword_flag_names[i].name, name) == 0) {
+            *flag = keyword_flag_names[i].flag;
+            return etl_kernel_flag_from_name(*flag);
+        }
+    return 0;
+}
+
 /* SystemProvider Stack values: the events whose StackWalk libetl writes. */
 static const struct kwmap stack_map[] = {
     {"SampledProfile", ETL_KERNEL_PROFILE},
@@ -772,9 +802,14 @@ static int publish(struct ctx *c, struct prof *p)
         struct coll *co = &p->co[i];
         co->c.kernel_flags = co->c.stackwalk_flags = 0;
         for (size_t k = 0; k < co->nkw; k++) {
+            const char *flag = NULL;
             co->kw[k].flags = map_lookup(keyword_map, sizeof keyword_map / sizeof *keyword_map, co->kw[k].name);
+            if (!co->kw[k].flags) co->kw[k].flags = keyword_by_flag_name(co->kw[k].name, &flag);
             co->c.kernel_flags |= co->kw[k].flags;
-            if (!co->kw[k].flags && note(c, p, "SystemProvider keyword %s: Linux cannot record it", shown(c, co->kw[k].name)) != ETL_OK)
+            if (!co->kw[k].flags && flag) {
+                if (note(c, p, "SystemProvider keyword %s: its kernel flag %s is not in this build of libetl", co->kw[k].name, flag) != ETL_OK)
+                    return ETL_FAILED;
+            } else if (!co->kw[k].flags && note(c, p, "SystemProvider keyword %s: Linux cannot record it", shown(c, co->kw[k].name)) != ETL_OK)
                 return ETL_FAILED;
         }
         for (size_t k = 0; k < co->nst; k++) {

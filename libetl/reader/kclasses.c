@@ -818,13 +818,17 @@ static const etl_kclass_version pf_fault_v[] = { KV(0, 2, pf_fault) };
 const etl_kclass_family FAMILY(etl_kfam_page_fault, P_PAGEFAULT, ETL_KCLASS_PAGE_FAULT, "PageFault", pf_fault_ops,
                                pf_fault_v);
 
+/* [MOF PageFault_HardFault][TE MemoryHardFaultTraceData]: ByteCount is what was read from
+   ReadOffset to resolve the fault, InitialTime when the fault began. */
 static const etl_schema_field pf_hard[] = {
-    U64("InitialTime", 0), X64("ReadOffset", 0), PTR("VirtualAddress", 0), PTR("FileObject", 0), U32("TThreadId", 0),
-    U32("ByteCount", 0),
+    U64("InitialTime", ETL_KSLOT_HF_INITIAL_TIME), X64("ReadOffset", ETL_KSLOT_HF_OFFSET),
+    PTR("VirtualAddress", ETL_KSLOT_HF_ADDRESS), PTR("FileObject", ETL_KSLOT_HF_FILE), U32("TThreadId", ETL_KSLOT_HF_TID),
+    U32("ByteCount", ETL_KSLOT_HF_BYTES),
 };
 static const etl_kclass_op pf_hard_ops[] = { OP("PageFault", 32, "HardFault") };
 static const etl_kclass_version pf_hard_v[] = { KV(0, 6, pf_hard) };
-static const etl_kclass_family FAMILY(pf_hard_fam, P_PAGEFAULT, ETL_KCLASS_NONE, "PageFault", pf_hard_ops, pf_hard_v);
+const etl_kclass_family FAMILY(etl_kfam_hard_fault, P_PAGEFAULT, ETL_KCLASS_HARD_FAULT, "PageFault", pf_hard_ops,
+                               pf_hard_v);
 
 static const etl_schema_field pf_valloc[] = {
     PTR("BaseAddress", ETL_KSLOT_VA_BASE), SZT("RegionSize", ETL_KSLOT_VA_SIZE), U32("ProcessId", ETL_KSLOT_VA_PID),
@@ -1214,7 +1218,7 @@ const etl_kclass_family *const etl_kclass_families[] = {
     &tcp_v0_fam, &tcp_v1_send_fam, &tcp_v1_generic_fam, &tcp_v1_connect_fam, &etl_kfam_tcp_send4, &etl_kfam_tcp_generic4,
     &etl_kfam_tcp_connect4, &tcp_fail_fam, &etl_kfam_tcp_send6, &etl_kfam_tcp_generic6, &etl_kfam_tcp_connect6,
     &etl_kfam_udp, &etl_kfam_udp6, &udp_fail_fam,
-    &etl_kfam_page_fault, &pf_hard_fam, &etl_kfam_virtual_alloc, &pf_hr_rundown_fam, &pf_hr_create_fam, &pf_hr_range_fam,
+    &etl_kfam_page_fault, &etl_kfam_hard_fault, &etl_kfam_virtual_alloc, &pf_hr_rundown_fam, &pf_hr_create_fam, &pf_hr_range_fam,
     &pf_hr_destroy_fam, &pf_backed_fam,
     &reg_v0_fam, &reg_v1_fam, &reg_v2_fam,
     &alpc_msg_fam, &alpc_wait_new_fam, &alpc_unwait_fam,

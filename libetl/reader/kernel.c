@@ -14,7 +14,7 @@ const char *etl_kclass_name(int kclass)
         "none", "process", "thread", "image", "cswitch", "ready_thread", "sampled_profile", "stack",
         "stack_key", "stack_key_def", "trace_header", "group_masks", "rundown_complete", "lbr",
         "disk_io", "disk_io_init", "syscall_enter", "syscall_exit", "isr", "dpc", "page_fault", "tcpip", "file_io",
-        "virtual_alloc", "map_file", "process_counters"
+        "virtual_alloc", "map_file", "process_counters", "hard_fault"
     };
     return kclass >= 0 && kclass < ETL_KCLASS_COUNT ? names[kclass] : "unknown";
 }
@@ -221,6 +221,9 @@ static const struct slot slots[ETL_KSLOT_COUNT] = {
     INT(PC_WS, process_counters.working_set_size), INT(PC_PF, process_counters.pagefile_usage),
     INT(PC_QPP, process_counters.quota_paged_pool_usage), INT(PC_QNP, process_counters.quota_non_paged_pool_usage),
     INT(PC_PRIVATE, process_counters.private_page_count),
+    INT(HF_INITIAL_TIME, hard_fault.initial_time), INT(HF_OFFSET, hard_fault.read_offset),
+    INT(HF_ADDRESS, hard_fault.virtual_address), INT(HF_FILE, hard_fault.file_object), INT(HF_TID, hard_fault.tid),
+    INT(HF_BYTES, hard_fault.byte_count),
 };
 
 /* The fixed size of an in type (TDH numbering) with pointers of ptr bytes, or 0 when it varies. */
@@ -418,7 +421,8 @@ enum {
     T_STACK_KEY, T_STACK_KEY_DEF, T_HEADER, T_MASKS, T_RUNDOWN, T_LBR, T_DISK_IO, T_DISK_FLUSH, T_DISK_INIT,
     T_SYSCALL_ENTER, T_SYSCALL_EXIT, T_THREAD_SET_NAME, T_ISR, T_DPC, T_PAGE_FAULT,
     T_TCP_SEND4, T_TCP_GENERIC4, T_TCP_CONNECT4, T_TCP_SEND6, T_TCP_GENERIC6, T_TCP_CONNECT6, T_UDP, T_UDP6,
-    T_FIO_NAME, T_FIO_CREATE, T_FIO_SIMPLE, T_FIO_RW, T_FIO_INFO, T_FIO_DIR, T_FIO_OPEND, T_VIRTUAL_ALLOC, T_MAP_FILE, T_PROCESS_COUNTERS, T_COUNT,
+    T_FIO_NAME, T_FIO_CREATE, T_FIO_SIMPLE, T_FIO_RW, T_FIO_INFO, T_FIO_DIR, T_FIO_OPEND, T_VIRTUAL_ALLOC, T_MAP_FILE, T_PROCESS_COUNTERS,
+    T_HARD_FAULT, T_COUNT,
     T_NONE = T_COUNT
 };
 static const etl_kclass_family *const typed[T_COUNT] = {
@@ -441,6 +445,7 @@ static const etl_kclass_family *const typed[T_COUNT] = {
     [T_FIO_OPEND] = &etl_kfam_fio_opend,
     [T_VIRTUAL_ALLOC] = &etl_kfam_virtual_alloc, [T_MAP_FILE] = &etl_kfam_map_file,
     [T_PROCESS_COUNTERS] = &etl_kfam_process_counters,
+    [T_HARD_FAULT] = &etl_kfam_hard_fault,
 };
 
 /* The typed family of a hook (Group << 8 | Type), or T_NONE. */
@@ -503,6 +508,7 @@ static unsigned classify(uint16_t hook)
     case ETL_HOOK_MAP_FILE: case ETL_HOOK_UNMAP_FILE: case ETL_HOOK_MAP_FILE_DCSTART: case ETL_HOOK_MAP_FILE_DCEND:
         return T_MAP_FILE;
     case ETL_HOOK_PROCESS_PERF_CTR: case ETL_HOOK_PROCESS_PERF_CTR_RUNDOWN: return T_PROCESS_COUNTERS;
+    case ETL_HOOK_PAGE_FAULT_HARD_FAULT: return T_HARD_FAULT;
     default: return T_NONE;
     }
 }
@@ -608,6 +614,7 @@ static size_t member_size(int kclass)
     case ETL_KCLASS_VIRTUAL_ALLOC: return sizeof k.u.virtual_alloc;
     case ETL_KCLASS_MAP_FILE: return sizeof k.u.map_file;
     case ETL_KCLASS_PROCESS_COUNTERS: return sizeof k.u.process_counters;
+    case ETL_KCLASS_HARD_FAULT: return sizeof k.u.hard_fault;
     case ETL_KCLASS_STACK: case ETL_KCLASS_STACK_KEY: case ETL_KCLASS_STACK_KEY_DEF: return sizeof k.u.stack;
     default: return sizeof k.u;
     }

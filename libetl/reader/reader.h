@@ -395,6 +395,8 @@ enum etl_kslot {
     ETL_KSLOT_PC_PID, ETL_KSLOT_PC_FAULTS, ETL_KSLOT_PC_HANDLES, ETL_KSLOT_PC_PEAK_VS, ETL_KSLOT_PC_PEAK_WS,
     ETL_KSLOT_PC_PEAK_PF, ETL_KSLOT_PC_PEAK_QPP, ETL_KSLOT_PC_PEAK_QNP, ETL_KSLOT_PC_VS, ETL_KSLOT_PC_WS, ETL_KSLOT_PC_PF,
     ETL_KSLOT_PC_QPP, ETL_KSLOT_PC_QNP, ETL_KSLOT_PC_PRIVATE,
+    ETL_KSLOT_HF_INITIAL_TIME, ETL_KSLOT_HF_OFFSET, ETL_KSLOT_HF_ADDRESS, ETL_KSLOT_HF_FILE, ETL_KSLOT_HF_TID,
+    ETL_KSLOT_HF_BYTES,
     ETL_KSLOT_COUNT
 };
 
@@ -435,7 +437,7 @@ extern const etl_kclass_family etl_kfam_process, etl_kfam_process_defunct, etl_k
     etl_kfam_tcp_connect4, etl_kfam_tcp_send6, etl_kfam_tcp_generic6, etl_kfam_tcp_connect6, etl_kfam_udp,
     etl_kfam_udp6, etl_kfam_fio_name, etl_kfam_fio_create, etl_kfam_fio_simple,
     etl_kfam_fio_rw, etl_kfam_fio_info, etl_kfam_fio_dir, etl_kfam_fio_opend,
-    etl_kfam_virtual_alloc, etl_kfam_map_file, etl_kfam_process_counters;
+    etl_kfam_virtual_alloc, etl_kfam_map_file, etl_kfam_process_counters, etl_kfam_hard_fault;
 
 /* Every family of the tables, and how many. */
 extern const etl_kclass_family *const etl_kclass_families[];
