@@ -63,11 +63,12 @@ for f in $flags; do
         kflags=memory_page_faults
         events="minor-faults,major-faults -c 1"
         set -- "$build/tests/kfaults" "$build" 4096 ;;
-    net) # 2000 TCP connections over loopback (half IPv6) of 4 KiB each way and 4000 datagrams:
-        # TcpIp and UdpIp against the same four tracepoints with the same filters
+    net) # 2000 TCP connections over loopback (half IPv6) of 4 KiB each way and 4000 datagrams
+        # (each family: 1000 from an unconnected socket, 1000 from a connected one): TcpIp and
+        # UdpIp (their ends from BPF programs) against the same four tracepoints with the same filters
         kflags=network_tcpip
         events="-e sock:sock_send_length --filter (family==2||family==10)&&ret>0 -e sock:sock_recv_length --filter (family==2||family==10)&&ret>0 -e sock:inet_sock_set_state --filter protocol==6 -e tcp:tcp_retransmit_skb"
-        set -- "$build/tests/knet" 1000 4096 4096 2000 256 ;;
+        set -- "$build/tests/knet" 1000 4096 4096 1000 256 ;;
     fileio) # tests/kfileio: 200 files created, 20 MB written in 1000-byte writes and read back
         # in 512-byte reads, renamed and deleted: file_io, file_io_init and disk_file_io (BPF
         # programs on the file system calls) against perf recording the same calls' syscalls

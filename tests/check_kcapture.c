@@ -18,6 +18,7 @@
 
 #include "check_run.h"
 #include "capture/capture.h"
+#include "capture/knet.h"
 #include "synth.h"
 #include "testutil.h"
 
@@ -1901,12 +1902,51 @@ static void state_raw(uint8_t raw[72], uint64_t sk, int old, int new, uint16_t s
     }
 }
 
+/* A session writing FILE (in the test's directory) and a fake capture of network_tcpip in it,
+   the tracepoints' fields as 6.18 lays them out (state_raw, len_raw); net_capture_end frees the
+   capture and stops and closes the session. */
+static struct etl_kcapture *net_capture(etl_session **s, const char *file)
+{
+    static const struct tp_field st[KN_FIELDS] = { { 8, 8 }, { 16, 4 }, { 20, 4 }, { 24, 2 }, { 26, 2 }, { 28, 2 },
+                                                   { 30, 2 }, { 32, 4 }, { 36, 4 }, { 40, 16 }, { 56, 16 } };
+    static const struct tp_field len[KL_FIELDS] = { { 8, 8 }, { 16, 2 }, { 18, 2 }, { 20, 4 }, { 24, 4 } };
+    etl_session_properties p;
+    struct etl_kcapture *k;
+
+    memset(&p, 0, sizeof p);
+    p.log_file_name = test_dir_path(file);
+    ck_assert_int_eq(etl_session_start(s, &p), ETL_OK);
+    k = fake_capture(*s, ETL_KERNEL_NETWORK_TCPIP);
+    pthread_mutex_init(&k->netlock, NULL);
+    memcpy(k->net_state, st, sizeof st);
+    memcpy(k->net_len[0], len, sizeof len);
+    memcpy(k->net_len[1], len, sizeof len);
+    return k;
+}
+
+static void net_capture_end(etl_session *s, struct etl_kcapture *k)
+{
+    etl_knet_free(k);
+    fake_capture_free(k);
+    ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
+    etl_session_close(s);
+}
+
+/* sock_send_length's or sock_recv_length's 28 bytes: a socket's call of ret bytes. */
+static void len_raw(uint8_t raw[28], uint64_t sk, uint16_t family, uint16_t protocol, int32_t ret)
+{
+    memset(raw, 0, 28);
+    put64(raw + 8, sk);
+    raw[16] = (uint8_t)family, raw[17] = (uint8_t)(family >> 8);
+    raw[18] = (uint8_t)protocol, raw[19] = (uint8_t)(protocol >> 8);
+    put32(raw + 20, (uint32_t)ret);
+}
+
 /* The kernel reuses a closed socket's memory: a server's receive on a socket, handled by a
    reader that lags after another reader handled that address's next use (a client's connection),
    has the ends of its own connection, not the later one's. */
 START_TEST(net_reused_socket_address)
 {
-    etl_session_properties p;
     etl_session *s;
     etl_reader *rd;
     etl_event ev;
@@ -1916,19 +1956,7 @@ START_TEST(net_reused_socket_address)
     int64_t t0;
     int rc, recvs = 0;
 
-    memset(&p, 0, sizeof p);
-    p.log_file_name = test_dir_path("netreuse.etl");
-    ck_assert_int_eq(etl_session_start(&s, &p), ETL_OK);
-    k = fake_capture(s, ETL_KERNEL_NETWORK_TCPIP);
-    pthread_mutex_init(&k->netlock, NULL);
-    {
-        static const struct tp_field st[KN_FIELDS] = { { 8, 8 }, { 16, 4 }, { 20, 4 }, { 24, 2 }, { 26, 2 }, { 28, 2 },
-                                                       { 30, 2 }, { 32, 4 }, { 36, 4 }, { 40, 16 }, { 56, 16 } };
-        static const struct tp_field len[KL_FIELDS] = { { 8, 8 }, { 16, 2 }, { 18, 2 }, { 20, 4 }, { 24, 4 } };
-        memcpy(k->net_state, st, sizeof st);
-        memcpy(k->net_len[0], len, sizeof len);
-        memcpy(k->net_len[1], len, sizeof len);
-    }
+    k = net_capture(&s, "netreuse.etl");
     t0 = etl_monoclock_exact();
     /* processor 0: listen, a connection accepted on sk (8080 <- 40000), closed; then sk again,
        as a client's connection (40001 -> 9090) */
@@ -1945,15 +1973,9 @@ START_TEST(net_reused_socket_address)
     state_raw(raw, sk, 2, 1, 40001, 9090);
     etl_knet_sample(&k->cpus[0], EV_NET_STATE, t0 + 6000000, 300, 300, raw, 72);
     /* processor 1, behind: the server's receive between the accept and the close */
-    put64(lraw + 8, sk);
-    lraw[16] = 2;
-    lraw[18] = 6;
-    put32(lraw + 20, 4096);
+    len_raw(lraw, sk, 2, 6, 4096);
     etl_knet_sample(&k->cpus[1], EV_NET_RECV, t0 + 3000000, 100, 100, lraw, sizeof lraw);
-    etl_knet_free(k);
-    fake_capture_free(k);
-    ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
-    etl_session_close(s);
+    net_capture_end(s, k);
 
     ck_assert_int_eq(etl_reader_open_path(&rd, test_dir_path("netreuse.etl"), NULL), ETL_OK);
     while ((rc = etl_reader_next(rd, &ev)) == ETL_OK) {
@@ -1980,7 +2002,6 @@ END_TEST
    socket's IPv4-mapped connection is written as IPv4. */
 START_TEST(net_receive_waits_for_its_accept)
 {
-    etl_session_properties p;
     etl_session *s;
     etl_reader *rd;
     etl_event ev;
@@ -1991,19 +2012,7 @@ START_TEST(net_receive_waits_for_its_accept)
     uint16_t n;
     int rc, accepts = 0, recvs = 0, disconnects = 0;
 
-    memset(&p, 0, sizeof p);
-    p.log_file_name = test_dir_path("net.etl");
-    ck_assert_int_eq(etl_session_start(&s, &p), ETL_OK);
-    k = fake_capture(s, ETL_KERNEL_NETWORK_TCPIP);
-    pthread_mutex_init(&k->netlock, NULL);
-    {
-        static const struct tp_field st[KN_FIELDS] = { { 8, 8 }, { 16, 4 }, { 20, 4 }, { 24, 2 }, { 26, 2 }, { 28, 2 },
-                                                       { 30, 2 }, { 32, 4 }, { 36, 4 }, { 40, 16 }, { 56, 16 } };
-        static const struct tp_field len[KL_FIELDS] = { { 8, 8 }, { 16, 2 }, { 18, 2 }, { 20, 4 }, { 24, 4 } };
-        memcpy(k->net_state, st, sizeof st);
-        memcpy(k->net_len[0], len, sizeof len);
-        memcpy(k->net_len[1], len, sizeof len);
-    }
+    k = net_capture(&s, "net.etl");
     for (unsigned i = 0; i < 2; i++) {
         k->cpus[i].fd[EV_NET_STATE] = k->cpus[i].fd[EV_NET_RECV] = 1000; /* (never closed: fake) */
         k->cpus[i].id[EV_NET_STATE] = 11;
@@ -2015,10 +2024,7 @@ START_TEST(net_receive_waits_for_its_accept)
     state_raw(raw, lsk, 7, 10, 8080, 0);
     etl_knet_sample(&k->cpus[0], EV_NET_STATE, t0, 100, 100, raw, 72);
     /* the server's receive, read by processor 1's reader while processor 0's is behind */
-    put64(lraw + 8, sk);
-    lraw[16] = 10;
-    lraw[18] = 6;
-    put32(lraw + 20, 4096);
+    len_raw(lraw, sk, 10, 6, 4096);
     n = net_sample(r, 13, 100, t0 + 3000000, 1, lraw, sizeof lraw);
     atomic_store(&k->cpus[0].progress, t0);
     atomic_store(&k->cpus[1].progress, t0 + 3000000 - 1);
@@ -2042,10 +2048,7 @@ START_TEST(net_receive_waits_for_its_accept)
     /* the peer closes (processor 0, in the client's context): Disconnect, the server's */
     state_raw(raw, sk, 1, 8, 8080, 40000);
     etl_knet_sample(&k->cpus[0], EV_NET_STATE, t0 + 4000000, 200, 200, raw, 72);
-    etl_knet_free(k);
-    fake_capture_free(k);
-    ck_assert_int_eq(etl_session_stop(s, NULL), ETL_OK);
-    etl_session_close(s);
+    net_capture_end(s, k);
 
     ck_assert_int_eq(etl_reader_open_path(&rd, test_dir_path("net.etl"), NULL), ETL_OK);
     while ((rc = etl_reader_next(rd, &ev)) == ETL_OK) {
@@ -2075,6 +2078,78 @@ START_TEST(net_receive_waits_for_its_accept)
     ck_assert_int_eq(accepts, 1);
     ck_assert_int_eq(recvs, 1);
     ck_assert_int_eq(disconnects, 1);
+}
+END_TEST
+/* The UDP BPF programs' records (knet.h) written as UdpIp events with their ends: IPv4; an IPv6
+   socket's datagram between IPv4-mapped addresses as the IPv4 one it is on the wire; IPv6; a
+   record too short for its layout, nothing. */
+static void udp_rec(uint8_t r[56], uint8_t op, int v6, const uint8_t *saddr, uint16_t sport, const uint8_t *daddr,
+                    uint16_t dport, uint32_t size)
+{
+    uint64_t sk = 0xffff888100003000ull;
+
+    memset(r, 0, 56);
+    r[0] = op;
+    r[1] = (uint8_t)v6;
+    r[2] = ETL_KNET_F_PEER;
+    memcpy(r + 4, &size, 4); /* (the machine's order, as the programs write it) */
+    memcpy(r + 8, &sk, 8);
+    memcpy(r + 16, &sport, 2);
+    memcpy(r + 18, &dport, 2);
+    memcpy(r + 24, saddr, v6 ? 16 : 4);
+    memcpy(r + 40, daddr, v6 ? 16 : 4);
+}
+
+START_TEST(net_udp_records)
+{
+    static const uint8_t lo4[4] = { 127, 0, 0, 1 }, dns4[4] = { 10, 0, 0, 53 };
+    static const uint8_t mapped[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 127, 0, 0, 1 };
+    static const uint8_t mapped_dns[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 10, 0, 0, 53 };
+    static const uint8_t lo6[16] = { [15] = 1 }, peer6[16] = { 0xfe, 0x80, [15] = 2 };
+    static const struct { const char *name, *saddr, *daddr; unsigned version, sport, dport, size; } want[] = {
+        { "UdpIp/Send", "127.0.0.1", "10.0.0.53", 4, 40000, 53, 100 },
+        { "UdpIp/Recv", "127.0.0.1", "10.0.0.53", 4, 40001, 53, 200 },
+        { "UdpIp/RecvIPV6", "::1", "fe80::2", 6, 40002, 5353, 300 },
+    };
+    etl_session *s;
+    etl_reader *rd;
+    etl_event ev;
+    struct etl_kcapture *k = net_capture(&s, "netudp.etl");
+    uint8_t r[56];
+    int64_t t0 = etl_monoclock_exact();
+    int rc;
+    size_t got = 0;
+
+    udp_rec(r, ETL_KNET_UDP_SEND, 0, lo4, 40000, dns4, 53, 100);
+    etl_knet_sample(&k->cpus[0], EV_NET_UDP, t0, 100, 101, r, sizeof r);
+    udp_rec(r, ETL_KNET_UDP_RECV, 1, mapped, 40001, mapped_dns, 53, 200);
+    etl_knet_sample(&k->cpus[0], EV_NET_UDP, t0 + 1000, 100, 101, r, sizeof r);
+    udp_rec(r, ETL_KNET_UDP_RECV, 1, lo6, 40002, peer6, 5353, 300);
+    etl_knet_sample(&k->cpus[0], EV_NET_UDP, t0 + 2000, 100, 101, r, sizeof r);
+    etl_knet_sample(&k->cpus[0], EV_NET_UDP, t0 + 3000, 100, 101, r, ETL_KNET_REC - 1);
+    net_capture_end(s, k);
+
+    ck_assert_int_eq(etl_reader_open_path(&rd, test_dir_path("netudp.etl"), NULL), ETL_OK);
+    while ((rc = etl_reader_next(rd, &ev)) == ETL_OK) {
+        etl_kernel_event ke;
+        char a[ETL_KTCPIP_ADDR_SIZE];
+        if (etl_kernel_decode(&ev, &ke) != 1 || ke.kclass != ETL_KCLASS_TCPIP) continue;
+        ck_assert_uint_lt(got, sizeof want / sizeof want[0]);
+        ck_assert_str_eq(ke.name, want[got].name);
+        ck_assert_uint_eq(ke.u.tcpip.pid, 100);
+        ck_assert_uint_eq(ev.tid, 101);
+        ck_assert_uint_eq(ke.u.tcpip.ip_version, want[got].version);
+        ck_assert_str_eq(etl_ktcpip_addr_format(&ke.u.tcpip, 1, a, sizeof a), want[got].saddr);
+        ck_assert_str_eq(etl_ktcpip_addr_format(&ke.u.tcpip, 0, a, sizeof a), want[got].daddr);
+        ck_assert_uint_eq(ke.u.tcpip.sport, want[got].sport);
+        ck_assert_uint_eq(ke.u.tcpip.dport, want[got].dport);
+        ck_assert_uint_eq(ke.u.tcpip.size, want[got].size);
+        ck_assert_uint_eq(ke.u.tcpip.connid, 0xffff888100003000ull);
+        got++;
+    }
+    ck_assert_int_eq(rc, ETL_EOF);
+    ck_assert_uint_eq(got, 3);
+    etl_reader_close(rd);
 }
 END_TEST
 #endif
@@ -2609,6 +2684,7 @@ static Suite *suite(void)
     tcase_add_test(tc, exec_before_its_fork);
     tcase_add_test(tc, net_receive_waits_for_its_accept);
     tcase_add_test(tc, net_reused_socket_address);
+    tcase_add_test(tc, net_udp_records);
 #endif
     suite_add_tcase(s, tc);
     /* ELF files made with gcc: a compiler on a loaded machine takes its time. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* knet.test's workload: a client process makes N TCP connections over IPv4 loopback and N over IPv6 loopback to a server process it forked, each sending and receiving known byte counts, then sends UDP datagrams of a known size to the server over both; it prints what it did. "knet serve" and "knet connect PORT BYTES" are a server listening before a session starts and its client. */
+/* knet.test's workload: a client process makes N TCP connections over IPv4 loopback and N over IPv6 loopback to a server process it forked, each sending and receiving known byte counts, then sends UDP datagrams of a known size to the server over both, from an unconnected socket (sendto) and a connected one each; it prints what it did, with each UDP socket's port. "knet serve" and "knet connect PORT BYTES" are a server listening before a session starts and its client. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -133,6 +134,7 @@ static int connect_to(unsigned port, unsigned bytes)
 int main(int argc, char **argv)
 {
     unsigned n, up, down, dgrams, dsize, ports[4]; /* tcp4, tcp6, udp4, udp6 */
+    unsigned udp_ports[4];                      /* the client's: udp4 sendto, udp4 connected, udp6 sendto, udp6 connected */
     int pipefd[2], status;
     char *buf;
     pid_t server;
@@ -169,8 +171,41 @@ int main(int argc, char **argv)
             if (recv(c, buf, 1, 0) != 0) return 2; /* the client's close */
             close(c);
         }
-        for (unsigned i = 0; i < 2 * dgrams; i++)
-            if (recv(fds[i < dgrams ? 2 : 3], buf, dsize + 1, 0) != (ssize_t)dsize) return 2;
+        /* each datagram with its sender's address asked: recvfrom over IPv4; over IPv6 recvmsg
+           for half, then recvmmsg for the rest, several at a time (5 ms first: some queue),
+           each batch the two client sockets' in turn */
+        for (unsigned i = 0; i < 3 * dgrams; i++) {
+            struct sockaddr_storage from;
+            socklen_t from_len = sizeof from;
+            struct iovec iov = { buf, dsize + 1 };
+            struct msghdr m = { .msg_name = &from, .msg_namelen = sizeof from, .msg_iov = &iov, .msg_iovlen = 1 };
+            ssize_t r = i < 2 * dgrams ? recvfrom(fds[2], buf, dsize + 1, 0, (struct sockaddr *)&from, &from_len)
+                                       : recvmsg(fds[3], &m, 0);
+            if (r != (ssize_t)dsize) return 2;
+        }
+        usleep(5000);
+        for (unsigned got = 0; got < dgrams;) {
+            enum { BATCH = 8 };
+            struct sockaddr_storage from[BATCH];
+            struct iovec iov[BATCH];
+            struct mmsghdr mm[BATCH];
+            char *bufs = buf; /* (each datagram's bytes over the last's: only sizes are checked) */
+            int r;
+            memset(mm, 0, sizeof mm);
+            for (unsigned j = 0; j < BATCH; j++) {
+                iov[j].iov_base = bufs;
+                iov[j].iov_len = dsize + 1;
+                mm[j].msg_hdr.msg_name = &from[j];
+                mm[j].msg_hdr.msg_namelen = sizeof from[j];
+                mm[j].msg_hdr.msg_iov = &iov[j];
+                mm[j].msg_hdr.msg_iovlen = 1;
+            }
+            r = recvmmsg(fds[3], mm, dgrams - got < BATCH ? dgrams - got : BATCH, MSG_WAITFORONE, NULL);
+            if (r <= 0) return 2;
+            for (int j = 0; j < r; j++)
+                if (mm[j].msg_len != dsize) return 2;
+            got += (unsigned)r;
+        }
         free(buf);
         return 0;
     }
@@ -188,27 +223,42 @@ int main(int argc, char **argv)
         recv_all(c, buf, down);
         close(c);
     }
+    /* each family: datagrams from an unconnected socket (sendto) and a connected one (send) in
+       turn, so that the server's batches hold both; each one's port (the kernel's choice at
+       its first datagram) printed */
     for (int v = 0; v < 2; v++) {
-        int fam = v ? AF_INET6 : AF_INET, u = socket(fam, SOCK_DGRAM, 0);
-        struct sockaddr_storage ss;
-        socklen_t len;
+        int fam = v ? AF_INET6 : AF_INET, u[2] = { socket(fam, SOCK_DGRAM, 0), socket(fam, SOCK_DGRAM, 0) };
+        struct sockaddr_storage ss, own;
+        socklen_t len, own_len;
         to(fam, ports[2 + v], &ss, &len);
-        for (unsigned i = 0; i < dgrams; i++) {
-            if (u < 0 || sendto(u, buf, dsize, 0, (struct sockaddr *)&ss, len) != (ssize_t)dsize) {
+        if (u[0] < 0 || u[1] < 0 || connect(u[1], (struct sockaddr *)&ss, len) != 0) {
+            perror("knet: udp socket");
+            return 2;
+        }
+        for (unsigned i = 0; i < 2 * dgrams; i++) {
+            ssize_t w = i % 2 ? send(u[1], buf, dsize, 0) : sendto(u[0], buf, dsize, 0, (struct sockaddr *)&ss, len);
+            if (w != (ssize_t)dsize) {
                 perror("knet: sendto");
                 return 2;
             }
-            usleep(200); /* (the server keeps up: no datagram dropped) */
+            usleep(100); /* (the server keeps up: no datagram dropped) */
         }
-        close(u);
+        for (int connected = 0; connected < 2; connected++) {
+            own_len = sizeof own;
+            if (getsockname(u[connected], (struct sockaddr *)&own, &own_len) != 0) return 2;
+            udp_ports[2 * v + connected] =
+                ntohs(fam == AF_INET ? ((struct sockaddr_in *)&own)->sin_port : ((struct sockaddr_in6 *)&own)->sin6_port);
+            close(u[connected]);
+        }
     }
     if (waitpid(server, &status, 0) != server || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         fprintf(stderr, "knet: the server failed\n");
         return 2;
     }
-    /* client server tcp4_port tcp6_port udp4_port udp6_port connections_each up down datagrams_each size */
-    printf("%d %d %u %u %u %u %u %u %u %u %u\n", (int)getpid(), (int)server, ports[0], ports[1], ports[2], ports[3], n,
-           up, down, dgrams, dsize);
+    /* client server tcp4_port tcp6_port udp4_port udp6_port connections_each up down datagrams_each size,
+       then the client's UDP ports: IPv4 sendto, IPv4 connected, IPv6 sendto, IPv6 connected */
+    printf("%d %d %u %u %u %u %u %u %u %u %u %u %u %u %u\n", (int)getpid(), (int)server, ports[0], ports[1], ports[2],
+           ports[3], n, up, down, dgrams, dsize, udp_ports[0], udp_ports[1], udp_ports[2], udp_ports[3]);
     free(buf);
     return 0;
 }

@@ -554,7 +554,7 @@ void etl_lbr_perf_cause(int e, const char *what, char *err, size_t errsize);
 enum { EV_SIDEBAND, EV_SWITCH, EV_WAKEUP, EV_WAKEUP_NEW, EV_PROFILE, EV_RQ_ISSUE, EV_RQ_COMPLETE, EV_SYS_ENTER,
        EV_SYS_EXIT, EV_MUNMAP, EV_MREMAP, EV_EXIT_GROUP, EV_EXIT, EV_SIG_DELIVER, EV_SIG_GENERATE, EV_EXEC,
        EV_IRQ_ENTRY, EV_IRQ_EXIT, EV_SOFTIRQ_ENTRY, EV_SOFTIRQ_EXIT, EV_FAULT_MIN, EV_FAULT_MAJ,
-       EV_NET_STATE, EV_NET_SEND, EV_NET_RECV, EV_NET_RETRANSMIT, EV_FILEIO,
+       EV_NET_STATE, EV_NET_SEND, EV_NET_RECV, EV_NET_RETRANSMIT, EV_NET_UDP, EV_FILEIO,
        EV_VM_MMAP, EV_VM_MMAP_RET, EV_VM_MUNMAP, EV_VM_MUNMAP_RET, EV_VM_MREMAP, EV_VM_MREMAP_RET, EV_VM_BRK,
        EV_VM_BRK_RET, EV_HF_FAULT, EV_HF_ADD, EV_LBR_PROFILE, EV_LBR_PMC, EV_COUNT };
 /* memory_hard_faults: filemap:mm_filemap_fault (EV_HF_FAULT, each attempt of a file fault) and
@@ -659,6 +659,8 @@ struct kname;
 
 /* The file I/O BPF programs (kfileio.c). */
 struct etl_kfileio;
+/* A libbpf skeleton (kbpf.c). */
+struct bpf_object_skeleton;
 
 /* A block request issued and not completed yet (kio.c). */
 struct disk_req;
@@ -669,6 +671,7 @@ struct kvm_state;
 /* network_tcpip (knet.c): the sockets seen, by their kernel address, and the listeners. */
 struct knet_sock;
 struct knet_listener;
+struct etl_knet_udp_bpf;
 #define NETTAB_SIZE 4096u
 /* The fields read from the network tracepoints: inet_sock_set_state's ([0] skaddr, oldstate,
    newstate, sport, dport, family, protocol, saddr, daddr, saddr_v6, daddr_v6), sock_send_length's
@@ -728,6 +731,9 @@ struct etl_kcapture {
     struct knet_sock *nettab[NETTAB_SIZE];
     struct knet_listener *listeners;
     unsigned net_socks;        /* in nettab */
+    /* its UDP BPF programs (knet.bpf.c; NULL: not loaded, UdpIp events from sock_send_length and
+       sock_recv_length without addresses) */
+    struct etl_knet_udp_bpf *net_udp;
     /* virtual_alloc, vamap (kvmem.c): the fields of the syscalls tracepoints (vm_f[e - EV_VM_FIRST]:
        an entry's arguments, a return's ret) and what pairs them and follows each process */
     struct tp_field vm_f[EV_VM_COUNT][6];
@@ -884,6 +890,11 @@ void etl_knet_rundown(struct etl_kcapture *k);
 int etl_knet_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int64_t ts, int final);
 void etl_knet_sample(struct kcpu *c, int e, int64_t ts, uint32_t pid, uint32_t tid, const uint8_t *raw, uint32_t raw_len);
 void etl_knet_free(struct etl_kcapture *k);
+/* network_tcpip's UDP BPF programs loaded (their UdpIp events name each datagram's ends); when
+   the machine refuses them, k's note says why and UdpIp events come from the tracepoints, with
+   no addresses. Then each processor's BPF_OUTPUT event given to them (0, or -1 with err). */
+void etl_knet_udp_load(struct etl_kcapture *k);
+int etl_knet_udp_set_cpu(struct etl_kcapture *k, int cpu, int fd, char *err, size_t errsize);
 
 /* kio.c */
 /* kvmem.c: virtual_alloc and vamap. The entries of mmap, munmap, mremap and brk are noted as
@@ -946,6 +957,12 @@ int etl_kfileio_attach(struct etl_kcapture *k, char *err, size_t errsize);
 void etl_kfileio_sample(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid, const uint8_t *raw, uint32_t raw_len);
 unsigned etl_kfileio_rundown(struct etl_kcapture *k, int64_t ts);
 void etl_kfileio_free(struct etl_kcapture *k);
+/* kbpf.c: libbpf's messages kept (from now, the last in etl_kbpf_last, this thread's: libbpf
+   prints nothing), for the errors of the BPF programs' loads; a skeleton's programs detached,
+   by threads at once (they wait for RCU grace periods), before its destroy. */
+extern _Thread_local char etl_kbpf_last[256];
+void etl_kbpf_listen(void);
+void etl_kbpf_detach_all(struct bpf_object_skeleton *s);
 
 #endif /* Linux with perf events */
 

@@ -103,6 +103,7 @@ static const char *const ev_names[EV_COUNT] = { "sideband (task, comm, mmap2)", 
                                                 [EV_NET_SEND] = "sock:sock_send_length",
                                                 [EV_NET_RECV] = "sock:sock_recv_length",
                                                 [EV_NET_RETRANSMIT] = "tcp:tcp_retransmit_skb",
+                                                [EV_NET_UDP] = "network_tcpip's UDP BPF programs' output",
                                                 [EV_FILEIO] = "the file I/O BPF programs' output",
                                                 [EV_VM_MMAP] = "syscalls:sys_enter_mmap",
                                                 [EV_VM_MMAP_RET] = "syscalls:sys_exit_mmap",
@@ -183,6 +184,7 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
     if (k->flags & ETL_KERNEL_MEMORY_HARD_FAULTS) want[EV_HF_FAULT] = want[EV_HF_ADD] = want[EV_FAULT_MAJ] = 1;
     want[EV_NET_STATE] = want[EV_NET_SEND] = want[EV_NET_RECV] = want[EV_NET_RETRANSMIT] =
         !!(k->flags & ETL_KERNEL_NETWORK_TCPIP);
+    want[EV_NET_UDP] = (k->flags & ETL_KERNEL_NETWORK_TCPIP) && k->net_udp;
     want[EV_FILEIO] = !!(k->flags & ETL_KERNEL_FILEIO_ALL);
     for (int e = EV_VM_FIRST; e < EV_VM_FIRST + EV_VM_COUNT; e++)
         want[e] = !!(k->flags & (ETL_KERNEL_VIRTUAL_ALLOC | ETL_KERNEL_VAMAP));
@@ -220,8 +222,8 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
             attr_base(&a, PERF_TYPE_SOFTWARE, e == EV_FAULT_MIN ? PERF_COUNT_SW_PAGE_FAULTS_MIN : PERF_COUNT_SW_PAGE_FAULTS_MAJ,
                       PERF_SAMPLE_IP | PERF_SAMPLE_ADDR);
             a.sample_period = 1;
-        } else if (e == EV_FILEIO) {
-            /* the BPF programs' records (kfileio.c), stamped by perf on the session's clock */
+        } else if (e == EV_FILEIO || e == EV_NET_UDP) {
+            /* the BPF programs' records (kfileio.c, knet.c), stamped by perf on the session's clock */
             attr_base(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, PERF_SAMPLE_RAW);
             a.sample_period = 1;
         } else if (e == EV_EXEC) {
@@ -283,7 +285,9 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
         /* network_tcpip: only what the capture writes reaches the ring (the sockets of other
            families and protocols are left out in the kernel; a kernel that refuses the filter
            sends them, and the readers leave them out) */
-        if (e == EV_NET_SEND || e == EV_NET_RECV)
+        if ((e == EV_NET_SEND || e == EV_NET_RECV) && k->net_udp) /* (UDP's from the BPF programs) */
+            ioctl(c->fd[e], PERF_EVENT_IOC_SET_FILTER, "(family == 2 || family == 10) && ret > 0 && protocol == 6");
+        else if (e == EV_NET_SEND || e == EV_NET_RECV)
             ioctl(c->fd[e], PERF_EVENT_IOC_SET_FILTER, "(family == 2 || family == 10) && ret > 0");
         else if (e == EV_NET_STATE)
             ioctl(c->fd[e], PERF_EVENT_IOC_SET_FILTER, "protocol == 6");
@@ -304,6 +308,7 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
             return -1;
         }
         if (e == EV_FILEIO && etl_kfileio_set_cpu(k, c->cpu, c->fd[e], err, errsize) != 0) return -1;
+        if (e == EV_NET_UDP && etl_knet_udp_set_cpu(k, c->cpu, c->fd[e], err, errsize) != 0) return -1;
     }
     return 0;
 }
@@ -478,6 +483,7 @@ static int kcapture_start(etl_session *s, struct etl_kcapture *k, uint32_t inter
 
     if (etl_ktracepoints(k, ids, err, errsize) != 0) return -1;
     if (etl_kfileio_load(k, err, errsize) != 0) return -1;
+    etl_knet_udp_load(k);
     if (etl_kcounters_start(k, err, errsize) != 0) return -1;
     /* The processors this process may run on: one reader each. */
     CPU_ZERO(&online);

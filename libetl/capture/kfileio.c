@@ -85,19 +85,6 @@ static void path_key_set(struct etl_kfileio *f, const char *path, uint64_t key)
     pthread_mutex_unlock(&f->lock);
 }
 
-/* libbpf's last message, for the error a failed load gives (libbpf prints nothing then). */
-static _Thread_local char bpf_last[256];
-__attribute__((format(printf, 2, 0))) static int bpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-    char line[256];
-
-    if (level == LIBBPF_DEBUG) return 0;
-    vsnprintf(line, sizeof line, fmt, ap);
-    line[strcspn(line, "\n")] = '\0';
-    if (line[0]) snprintf(bpf_last, sizeof bpf_last, "%s", line);
-    return 0;
-}
-
 /* 1 when the kernel has tracepoint syscalls:NAME (tracefs, either place). */
 static int syscall_tracepoint(const char *name)
 {
@@ -111,46 +98,10 @@ static int syscall_tracepoint(const char *name)
     return 0;
 }
 
-/* Detaching a tracepoint's program waits for the kernel's readers of it to be done (an RCU
-   grace period, tens of milliseconds): the programs' links are destroyed by DETACHERS threads at
-   once, which share those waits, instead of one after the other (4.7 s for the 62 programs). */
-#define DETACHERS 16
-struct detach_job {
-    struct etl_kfileio_bpf *skel;
-    int first;
-};
-static void *detach_some(void *arg)
-{
-    struct detach_job *j = arg;
-
-    for (int i = j->first; i < j->skel->skeleton->prog_cnt; i += DETACHERS) {
-        struct bpf_link **l = j->skel->skeleton->progs[i].link;
-        bpf_link__destroy(*l);
-        *l = NULL;
-    }
-    return NULL;
-}
-
-static void detach_all(struct etl_kfileio_bpf *skel)
-{
-    pthread_t t[DETACHERS];
-    struct detach_job jobs[DETACHERS];
-    int started[DETACHERS];
-
-    for (int i = 0; i < DETACHERS; i++) {
-        jobs[i].skel = skel;
-        jobs[i].first = i;
-        started[i] = pthread_create(&t[i], NULL, detach_some, &jobs[i]) == 0;
-        if (!started[i]) detach_some(&jobs[i]); /* no thread: here */
-    }
-    for (int i = 0; i < DETACHERS; i++)
-        if (started[i]) pthread_join(t[i], NULL);
-}
-
 void etl_kfileio_free(struct etl_kcapture *k)
 {
     if (!k->fileio) return;
-    if (k->fileio->skel) detach_all(k->fileio->skel);
+    if (k->fileio->skel) etl_kbpf_detach_all(k->fileio->skel->skeleton);
     etl_kfileio_bpf__destroy(k->fileio->skel);
     pthread_mutex_destroy(&k->fileio->lock);
     free(k->fileio->dirs);
@@ -179,8 +130,7 @@ int etl_kfileio_load(struct etl_kcapture *k, char *err, size_t errsize)
     f->names = !!(k->flags & ETL_KERNEL_DISK_FILE_IO);
     pthread_mutex_init(&f->lock, NULL);
     k->fileio = f;
-    libbpf_set_print(bpf_print);
-    bpf_last[0] = '\0';
+    etl_kbpf_listen();
     if (!(f->skel = etl_kfileio_bpf__open())) {
         snprintf(err, errsize, "file I/O events: cannot open their BPF programs: %s", strerror(errno));
         etl_kfileio_free(k);
@@ -199,7 +149,7 @@ int etl_kfileio_load(struct etl_kcapture *k, char *err, size_t errsize)
         int e = rc < 0 ? -rc : errno;
         snprintf(err, errsize, "file I/O events: the kernel refused their BPF programs: %s%s%s%s", strerror(e),
                  e == EPERM || e == EACCES ? " (needs root, or CAP_BPF with CAP_PERFMON)" : "",
-                 bpf_last[0] ? ": " : "", bpf_last);
+                 etl_kbpf_last[0] ? ": " : "", etl_kbpf_last);
         etl_kfileio_free(k);
         return -1;
     }
@@ -230,10 +180,10 @@ int etl_kfileio_attach(struct etl_kcapture *k, char *err, size_t errsize)
     bpf_object__for_each_program(prog, k->fileio->skel->obj) {
         struct bpf_link *l;
         if (!bpf_program__autoload(prog) || prog == k->fileio->skel->progs.rundown) continue;
-        bpf_last[0] = '\0';
+        etl_kbpf_last[0] = '\0';
         if (!(l = bpf_program__attach(prog))) {
             snprintf(err, errsize, "file I/O events: BPF program %s cannot be attached: %s%s%s",
-                     bpf_program__section_name(prog), strerror(errno), bpf_last[0] ? ": " : "", bpf_last);
+                     bpf_program__section_name(prog), strerror(errno), etl_kbpf_last[0] ? ": " : "", etl_kbpf_last);
             return -1;
         }
         /* the skeleton's destroy detaches it */

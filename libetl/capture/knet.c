@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Kernel capture's network_tcpip: samples of the sock and tcp tracepoints written as TcpIp and UdpIp events (Send, Recv, Connect, Accept, Disconnect, Retransmit, Reconnect), with each TCP socket's addresses and process kept by its kernel address. */
+/* Kernel capture's network_tcpip: samples of the sock and tcp tracepoints written as TcpIp and UdpIp events (Send, Recv, Connect, Accept, Disconnect, Retransmit, Reconnect), with each TCP socket's addresses and process kept by its kernel address, and each UDP datagram's ends from the BPF programs of knet.bpf.c (loaded here). */
 /* readlink, nanosleep */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,11 @@
 #include "capture/capture.h"
 
 #if defined(__linux__) && defined(PERF_RECORD_MISC_COMM_EXEC)
+
+#include <bpf/libbpf.h>
+
+#include "capture/knet.h"
+#include "capture/knet.skel.h"
 
 /* Linux's TCP states (include/net/tcp_states.h), address families and protocols. */
 enum { TS_ESTABLISHED = 1, TS_SYN_SENT, TS_SYN_RECV, TS_FIN_WAIT1, TS_FIN_WAIT2, TS_TIME_WAIT, TS_CLOSE,
@@ -106,6 +112,25 @@ static int v4_mapped(const uint8_t *a)
     return memcmp(a, prefix, 12) == 0;
 }
 
+/* a's IPv6 addresses (saddr, daddr), or the IPv4 ones they map (an IPv6 socket's connection with
+   IPv4-mapped addresses is the IPv4 connection it is on the wire). */
+static void addr_v6(struct knet_addr *a)
+{
+    if ((v4_mapped(a->saddr) || v4_mapped(a->daddr)) && (v4_mapped(a->saddr) || addr_any(a->saddr)) &&
+        (v4_mapped(a->daddr) || addr_any(a->daddr))) {
+        uint8_t s[4], d[4];
+        memcpy(s, a->saddr + 12, 4);
+        memcpy(d, a->daddr + 12, 4);
+        memset(a->saddr, 0, 16);
+        memset(a->daddr, 0, 16);
+        memcpy(a->saddr, s, 4);
+        memcpy(a->daddr, d, 4);
+        a->v6 = 0;
+    } else {
+        a->v6 = 1;
+    }
+}
+
 /* The ends a tracepoint names (fields f: sport, dport, family, saddr, daddr, saddr_v6,
    daddr_v6). An IPv6 socket's connection with IPv4-mapped addresses is the IPv4 connection it is
    on the wire. */
@@ -119,18 +144,7 @@ static void addr_read(struct knet_addr *a, const uint8_t *raw, uint32_t raw_len,
     if (etl_ktp_uint(raw, raw_len, family) == K_AF_INET6) {
         copy_field(a->saddr, 16, raw, raw_len, saddr6);
         copy_field(a->daddr, 16, raw, raw_len, daddr6);
-        if ((v4_mapped(a->saddr) || v4_mapped(a->daddr)) && (v4_mapped(a->saddr) || addr_any(a->saddr)) &&
-            (v4_mapped(a->daddr) || addr_any(a->daddr))) {
-            uint8_t s[4], d[4];
-            memcpy(s, a->saddr + 12, 4);
-            memcpy(d, a->daddr + 12, 4);
-            memset(a->saddr, 0, 16);
-            memset(a->daddr, 0, 16);
-            memcpy(a->saddr, s, 4);
-            memcpy(a->daddr, d, 4);
-        } else {
-            a->v6 = 1;
-        }
+        addr_v6(a);
     } else {
         copy_field(a->saddr, 4, raw, raw_len, saddr);
         copy_field(a->daddr, 4, raw, raw_len, daddr);
@@ -242,6 +256,9 @@ void etl_knet_free(struct etl_kcapture *k)
         free(l);
     }
     k->net_socks = 0;
+    if (k->net_udp) etl_kbpf_detach_all(k->net_udp->skeleton);
+    etl_knet_udp_bpf__destroy(k->net_udp);
+    k->net_udp = NULL;
     pthread_mutex_destroy(&k->netlock);
 }
 
@@ -522,8 +539,9 @@ static void length_sample(struct kcpu *c, int recv, int64_t ts, uint32_t pid, ui
         pthread_mutex_unlock(&k->netlock);
         fill_desc(&d, pid, (uint32_t)ret, &a, sk);
         write_net(c, ts, recv ? ETL_HOOK_TCPIP_RECV : ETL_HOOK_TCPIP_SEND, pid, tid, &d);
-    } else if (protocol == K_IPPROTO_UDP || protocol == K_IPPROTO_UDPLITE) {
-        /* (no tracepoint names a datagram's addresses: they stay 0) */
+    } else if ((protocol == K_IPPROTO_UDP || protocol == K_IPPROTO_UDPLITE) && !k->net_udp) {
+        /* (no tracepoint names a datagram's addresses: without the BPF programs, which write
+           the datagrams with them (udp_sample), they stay 0) */
         fill_desc(&d, pid, (uint32_t)ret, &a, sk);
         write_net(c, ts, recv ? ETL_HOOK_UDPIP_RECV : ETL_HOOK_UDPIP_SEND, pid, tid, &d);
     }
@@ -556,12 +574,80 @@ static void retransmit_sample(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t
               pid, tid, &d);
 }
 
+/* A datagram sent or received, as the UDP BPF programs saw it (a knet.h record): UdpIp Send or
+   Recv with its ends. */
+static void udp_sample(struct kcpu *c, int64_t ts, uint32_t pid, uint32_t tid, const uint8_t *raw, uint32_t raw_len)
+{
+    struct knet_addr a;
+    etl_ktcpip_desc d;
+    uint32_t size;
+    uint64_t sk;
+
+    if (raw_len < ETL_KNET_REC || (raw[0] != ETL_KNET_UDP_SEND && raw[0] != ETL_KNET_UDP_RECV)) return;
+    memset(&a, 0, sizeof a);
+    memcpy(&size, raw + 4, 4); /* (the machine's order) */
+    memcpy(&sk, raw + 8, 8);
+    memcpy(&a.sport, raw + 16, 2);
+    memcpy(&a.dport, raw + 18, 2);
+    if (raw[1]) {
+        memcpy(a.saddr, raw + 24, 16);
+        memcpy(a.daddr, raw + 40, 16);
+        addr_v6(&a);
+    } else {
+        memcpy(a.saddr, raw + 24, 4);
+        memcpy(a.daddr, raw + 40, 4);
+    }
+    fill_desc(&d, pid, size, &a, sk);
+    write_net(c, ts, raw[0] == ETL_KNET_UDP_SEND ? ETL_HOOK_UDPIP_SEND : ETL_HOOK_UDPIP_RECV, pid, tid, &d);
+}
+
 void etl_knet_sample(struct kcpu *c, int e, int64_t ts, uint32_t pid, uint32_t tid, const uint8_t *raw, uint32_t raw_len)
 {
     if (!raw) return;
     if (e == EV_NET_STATE) state_sample(c, ts, pid, tid, raw, raw_len);
     else if (e == EV_NET_SEND || e == EV_NET_RECV) length_sample(c, e == EV_NET_RECV, ts, pid, tid, raw, raw_len);
     else if (e == EV_NET_RETRANSMIT) retransmit_sample(c, ts, pid, tid, raw, raw_len);
+    else if (e == EV_NET_UDP) udp_sample(c, ts, pid, tid, raw, raw_len);
+}
+
+/* ------------------------------------------------------------------ the UDP BPF programs */
+
+void etl_knet_udp_load(struct etl_kcapture *k)
+{
+    char note[160];
+    int rc = 0;
+
+    if (!(k->flags & ETL_KERNEL_NETWORK_TCPIP)) return;
+    if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
+        snprintf(note, sizeof note, "network_tcpip: UdpIp events without addresses: no kernel BTF for their BPF programs "
+                 "(/sys/kernel/btf/vmlinux: %s)", strerror(errno));
+        etl_knote(k, note);
+        return;
+    }
+    etl_kbpf_listen();
+    /* (loaded and attached before the perf events exist: what they write meanwhile goes
+       nowhere, and a refusal leaves the capture as it was without them) */
+    if (!(k->net_udp = etl_knet_udp_bpf__open()) || (rc = etl_knet_udp_bpf__load(k->net_udp)) != 0 ||
+        (rc = etl_knet_udp_bpf__attach(k->net_udp)) != 0) {
+        int e = rc < 0 ? -rc : errno;
+        snprintf(note, sizeof note, "network_tcpip: UdpIp events without addresses: BPF refused: %s%s%.60s", strerror(e),
+                 etl_kbpf_last[0] ? ": " : "", etl_kbpf_last);
+        etl_knote(k, note);
+        etl_knet_udp_bpf__destroy(k->net_udp);
+        k->net_udp = NULL;
+    }
+}
+
+int etl_knet_udp_set_cpu(struct etl_kcapture *k, int cpu, int fd, char *err, size_t errsize)
+{
+    uint32_t key = (uint32_t)cpu;
+
+    if (bpf_map__update_elem(k->net_udp->maps.events, &key, sizeof key, &fd, sizeof fd, BPF_ANY) != 0) {
+        snprintf(err, errsize, "network_tcpip: processor %d's output cannot be given to the UDP BPF programs: %s", cpu,
+                 strerror(errno));
+        return -1;
+    }
+    return 0;
 }
 
 #endif

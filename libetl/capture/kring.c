@@ -174,7 +174,7 @@ static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
         irq_sample(c, e, ts, raw, raw_len);
         return;
     }
-    if (e >= EV_NET_STATE && e <= EV_NET_RETRANSMIT) {
+    if (e >= EV_NET_STATE && e <= EV_NET_UDP) {
         etl_knet_sample(c, e, ts, pid, tid, raw, raw_len);
         return;
     }
