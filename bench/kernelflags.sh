@@ -59,9 +59,15 @@ for f in $flags; do
         events=irq:irq_handler_entry,irq:irq_handler_exit,irq:softirq_entry,irq:softirq_exit
         set -- "$kdiskio" "$build" 64 ;;
     faults) # 4096 anonymous pages touched and 4096 file pages read after dropping them: every
-        # minor and major fault, against perf's same software events, each sampled (-c 1)
+        # minor and major fault, against perf's same software events, each sampled (-c 1), with
+        # the tracepoints that tell a minor fault's kind (x86: each fault's entry, the file pages
+        # faulted on and mapped)
         kflags=memory_page_faults
-        events="minor-faults,major-faults -c 1"
+        events="-e minor-faults,major-faults -c 1"
+        if [ -e /sys/kernel/tracing/events/exceptions/page_fault_user ]; then
+            events="$events -e exceptions:page_fault_user,exceptions:page_fault_kernel"
+            events="$events,filemap:mm_filemap_fault,filemap:mm_filemap_map_pages"
+        fi
         set -- "$build/tests/kfaults" "$build" 4096 ;;
     net) # 2000 TCP connections over loopback (half IPv6) of 4 KiB each way and 4000 datagrams
         # (each family: 1000 from an unconnected socket, 1000 from a connected one): TcpIp and

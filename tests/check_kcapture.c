@@ -902,6 +902,21 @@ START_TEST(hard_fault_pairing)
     }
 }
 END_TEST
+
+/* A minor fault's kind from its entry's error code (x86: bit 0 present, bit 1 write) and whether
+   a file page was faulted on in it (etl_kpf_kind). */
+START_TEST(page_fault_kinds)
+{
+    ck_assert_uint_eq(etl_kpf_kind(1, 0x6, 0), ETL_HOOK_PAGE_FAULT_DEMAND_ZERO);   /* write, not present, anonymous */
+    ck_assert_uint_eq(etl_kpf_kind(1, 0x4, 0), ETL_HOOK_PAGE_FAULT_DEMAND_ZERO);   /* read, not present, anonymous */
+    ck_assert_uint_eq(etl_kpf_kind(1, 0x7, 0), ETL_HOOK_PAGE_FAULT_COPY_ON_WRITE); /* write to a present page */
+    ck_assert_uint_eq(etl_kpf_kind(1, 0x6, 1), ETL_HOOK_PAGE_FAULT_COPY_ON_WRITE); /* write, file page not mapped */
+    ck_assert_uint_eq(etl_kpf_kind(1, 0x4, 1), ETL_HOOK_PAGE_FAULT_TRANSITION);    /* read of a file page */
+    ck_assert_uint_eq(etl_kpf_kind(1, 0x0, 1), ETL_HOOK_PAGE_FAULT_TRANSITION);    /* (the kernel's, on a user page) */
+    ck_assert_uint_eq(etl_kpf_kind(1, 0x5, 0), ETL_HOOK_PAGE_FAULT_TRANSITION);    /* read of a present page */
+    ck_assert_uint_eq(etl_kpf_kind(0, 0x7, 1), ETL_HOOK_PAGE_FAULT_DEMAND_ZERO);   /* no entry known */
+}
+END_TEST
 #undef F
 #undef A
 
@@ -2647,6 +2662,7 @@ static Suite *suite(void)
     tcase_add_test(tc, process_counters_v2);
     tcase_add_test(tc, hard_fault_v2);
     tcase_add_test(tc, hard_fault_pairing);
+    tcase_add_test(tc, page_fault_kinds);
     tcase_add_test(tc, sysconfig_disks_nic);
     tcase_add_test(tc, system_call_names);
     tcase_add_test(tc, system_call_table);

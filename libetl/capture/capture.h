@@ -441,6 +441,13 @@ typedef struct etl_khf_rec {
 int etl_khf_pair(const etl_khf_rec *r, size_t n, int64_t ts, uint64_t page, uint32_t *dev, uint64_t *ino,
                  etl_khard_fault_desc *d);
 
+/* ---- memory_page_faults: a minor fault's kind (kfaultkind.c) ---- */
+/* The hook (ETL_HOOK_PAGE_FAULT_*) of a minor fault whose entry had error_code (x86's: bit 0
+   the page was present, bit 1 a write), file: a file page was faulted on or mapped within it;
+   paired 0 (no entry known): DemandZeroFault. A write to a present page or to a file page is
+   CopyOnWrite, a file page or a present one otherwise TransitionFault, else DemandZeroFault. */
+uint16_t etl_kpf_kind(int paired, uint64_t error_code, int file);
+
 /* ---- the command line at an exec (kexec.c) ---- */
 /* The command line of a program as exec left its stack: stack holds the n bytes from the user
    stack pointer sp at the new program's entry (argc, then argc pointers of word bytes: 8, or 4
@@ -556,9 +563,14 @@ enum { EV_SIDEBAND, EV_SWITCH, EV_WAKEUP, EV_WAKEUP_NEW, EV_PROFILE, EV_RQ_ISSUE
        EV_IRQ_ENTRY, EV_IRQ_EXIT, EV_SOFTIRQ_ENTRY, EV_SOFTIRQ_EXIT, EV_FAULT_MIN, EV_FAULT_MAJ,
        EV_NET_STATE, EV_NET_SEND, EV_NET_RECV, EV_NET_RETRANSMIT, EV_NET_UDP, EV_FILEIO,
        EV_VM_MMAP, EV_VM_MMAP_RET, EV_VM_MUNMAP, EV_VM_MUNMAP_RET, EV_VM_MREMAP, EV_VM_MREMAP_RET, EV_VM_BRK,
-       EV_VM_BRK_RET, EV_HF_FAULT, EV_HF_ADD, EV_LBR_PROFILE, EV_LBR_PMC, EV_COUNT };
+       EV_VM_BRK_RET, EV_HF_FAULT, EV_HF_ADD,
+       EV_PF_USER, EV_PF_KERNEL, EV_PF_MAP,
+       EV_LBR_PROFILE, EV_LBR_PMC, EV_COUNT };
 /* memory_hard_faults: filemap:mm_filemap_fault (EV_HF_FAULT, each attempt of a file fault) and
    filemap:mm_filemap_add_to_page_cache (EV_HF_ADD), with major-faults (EV_FAULT_MAJ) at the end. */
+/* memory_page_faults' kinds: exceptions:page_fault_user and page_fault_kernel (EV_PF_USER,
+   EV_PF_KERNEL: each fault's entry), filemap:mm_filemap_map_pages (EV_PF_MAP) and
+   mm_filemap_fault (EV_HF_FAULT: a file page), with minor-faults (EV_FAULT_MIN) at the end. */
 /* virtual_alloc, vamap: the entries and returns of mmap, munmap, mremap and brk, in pairs. */
 #define EV_VM_FIRST EV_VM_MMAP
 #define EV_VM_COUNT 8
@@ -620,6 +632,7 @@ struct kcpu {
     struct kwait task_wait;    /* of the fork or exit its handling waits at (etl_ktask_wait) */
     struct kwait net_wait;     /* of the connection its handling waits at (etl_knet_wait) */
     struct kwait hf_wait;      /* of the major fault its handling waits at (etl_khf_wait) */
+    struct kwait pf_wait;      /* of the page fault its handling waits at (etl_kpf_wait) */
     uint8_t *exec_ring;        /* EV_EXEC's own ring (EXEC_RING_PAGES), read by the exec thread */
     size_t exec_ring_len;
     _Atomic int64_t progress;  /* every record of this processor up to this time is handled */
@@ -739,6 +752,8 @@ struct etl_kcapture {
     struct tp_field vm_f[EV_VM_COUNT][6];
     struct kvm_state *vm;
     struct khf_state *hf;      /* memory_hard_faults (khardfault.c; NULL: not asked) */
+    struct kpf_state *pf;      /* memory_page_faults' kinds (kfaultkind.c; NULL: not asked) */
+    int pf_kinds;              /* 1: this kernel has the tracepoints that tell them */
     struct kcounters *counters; /* process_counters (kcounters.c): the taskstats of exiting tasks */
     /* cswitch: when each thread (by tid, one slot each: another tid in the slot is not known)
        was switched out and in last, for NewThreadWaitTime (kring.c); NULL: no memory */
@@ -947,6 +962,19 @@ void etl_khf_note(struct kcpu *c, const uint8_t *r, uint32_t size);
 int etl_khf_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int64_t ts, int final);
 /* A major fault of thread tid of pid at address addr, at sample_ts (written at ts, etl_korder_ts's). */
 void etl_khf_fault(struct kcpu *c, int64_t sample_ts, int64_t ts, uint32_t pid, uint32_t tid, uint64_t addr);
+/* kfaultkind.c: memory_page_faults' kinds. Each thread's fault entries (exceptions tracepoints:
+   address, error code) and file page faults (filemap's) are noted as their records are read
+   (etl_kpf_note); a minor fault's end (perf's) whose entry was not noted by its own reader
+   waits for the other readers to be past it (etl_kpf_wait), and its kind is that of its
+   thread's last entry at its page, with whether a file page was faulted on since
+   (etl_kpf_fault: an ETL_HOOK_PAGE_FAULT_*). Where this
+   kernel lacks the tracepoints (non-x86), pf_kinds is 0 and each minor fault DemandZeroFault. */
+int etl_kpf_init(struct etl_kcapture *k);
+void etl_kpf_free(struct etl_kcapture *k);
+int etl_kpf_tracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT], char *err, size_t errsize);
+void etl_kpf_note(struct kcpu *c, const uint8_t *r, uint32_t size);
+int etl_kpf_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int64_t ts, int final);
+uint16_t etl_kpf_fault(struct kcpu *c, int64_t sample_ts, uint32_t tid, uint64_t addr, int major);
 /* kfileio.c: with any of the file I/O flags, their BPF programs loaded (0, or -1 with err);
    each processor's BPF output event given to them; the programs attached (before the events
    are enabled); a record (a sample of EV_FILEIO) written as FileIo events; the FileRundown of

@@ -115,6 +115,9 @@ static const char *const ev_names[EV_COUNT] = { "sideband (task, comm, mmap2)", 
                                                 [EV_VM_BRK_RET] = "syscalls:sys_exit_brk",
                                                 [EV_HF_FAULT] = "filemap:mm_filemap_fault",
                                                 [EV_HF_ADD] = "filemap:mm_filemap_add_to_page_cache",
+                                                [EV_PF_USER] = "exceptions:page_fault_user",
+                                                [EV_PF_KERNEL] = "exceptions:page_fault_kernel",
+                                                [EV_PF_MAP] = "filemap:mm_filemap_map_pages",
                                                 [EV_LBR_PROFILE] = "cycles with a branch stack",
                                                 [EV_LBR_PMC] = "branch instructions with a branch stack" };
 
@@ -182,6 +185,10 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
     want[EV_FAULT_MIN] = want[EV_FAULT_MAJ] = !!(k->flags & ETL_KERNEL_MEMORY_PAGE_FAULTS);
     /* memory_hard_faults: each file fault's attempts and the pages read, ended by its major fault */
     if (k->flags & ETL_KERNEL_MEMORY_HARD_FAULTS) want[EV_HF_FAULT] = want[EV_HF_ADD] = want[EV_FAULT_MAJ] = 1;
+    /* memory_page_faults' kinds (where this kernel tells them): each fault's entry, and the
+       file pages faulted on (kfaultkind.c) */
+    if ((k->flags & ETL_KERNEL_MEMORY_PAGE_FAULTS) && k->pf_kinds)
+        want[EV_PF_USER] = want[EV_PF_KERNEL] = want[EV_PF_MAP] = want[EV_HF_FAULT] = 1;
     want[EV_NET_STATE] = want[EV_NET_SEND] = want[EV_NET_RECV] = want[EV_NET_RETRANSMIT] =
         !!(k->flags & ETL_KERNEL_NETWORK_TCPIP);
     want[EV_NET_UDP] = (k->flags & ETL_KERNEL_NETWORK_TCPIP) && k->net_udp;
@@ -196,6 +203,7 @@ static int open_cpu(struct etl_kcapture *k, struct kcpu *c, const uint64_t tp_id
         if (e == EV_RQ_ISSUE || e == EV_RQ_COMPLETE || e == EV_SYS_ENTER || e == EV_SYS_EXIT) extra = 0; /* no stack walks */
         if (e >= EV_VM_FIRST && e < EV_VM_FIRST + EV_VM_COUNT) extra = 0; /* (kvmem.c reads their records so) */
         if (e == EV_HF_FAULT || e == EV_HF_ADD) extra = 0;                  /* (and khardfault.c) */
+        if (e == EV_PF_USER || e == EV_PF_KERNEL || e == EV_PF_MAP) extra = 0; /* (and kfaultkind.c) */
         if (!want[e]) continue;
         if (e == EV_SIDEBAND) {
             attr_base(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, 0);
@@ -331,6 +339,7 @@ static void kcapture_free(struct etl_kcapture *k)
     etl_kdisk_free(k);
     etl_kvm_free(k);
     etl_khf_free(k);
+    etl_kpf_free(k);
     etl_kcounters_free(k);
     if (k->switched)
         for (int i = 0; i < 64; i++) pthread_mutex_destroy(&k->switched_lock[i]);
@@ -583,7 +592,7 @@ static int enable_kernel(etl_session *s, uint32_t flags, uint32_t stackwalk_flag
     pthread_mutex_init(&k->netlock, NULL);
     if ((flags & ETL_KERNEL_CSWITCH) && (k->switched = calloc(ETL_KSWITCHED_SLOTS, sizeof *k->switched)))
         for (int i = 0; i < 64; i++) pthread_mutex_init(&k->switched_lock[i], NULL);
-    if (etl_kexec_init(k) != 0 || etl_kvm_init(k) != 0 || etl_khf_init(k) != 0) {
+    if (etl_kexec_init(k) != 0 || etl_kvm_init(k) != 0 || etl_khf_init(k) != 0 || etl_kpf_init(k) != 0) {
         snprintf(err, errsize, "kernel events: out of memory");
         kcapture_free(k);
         return ETL_FAILED;

@@ -616,6 +616,7 @@ int etl_kcapture_form(uint16_t hook, int *system, uint16_t *version)
         { ETL_HOOK_PROCESS_PERF_CTR, 1, 2 }, { ETL_HOOK_PROCESS_PERF_CTR_RUNDOWN, 1, 2 },
         { ETL_HOOK_SYSCONFIG_PHYDISK, 1, 2 }, { ETL_HOOK_SYSCONFIG_LOGDISK, 1, 2 }, { ETL_HOOK_SYSCONFIG_NIC, 1, 2 },
         { ETL_HOOK_PAGE_FAULT_HARD_FAULT, 0, 2 },
+        { ETL_HOOK_PAGE_FAULT_TRANSITION, 1, 2 }, { ETL_HOOK_PAGE_FAULT_COPY_ON_WRITE, 1, 2 },
     };
     /* FileIo: version 3 of the operations (Windows 8 on), 2 of the names (the MOF's), with the
        process and thread in a SYSTEM header */

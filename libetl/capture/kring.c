@@ -179,6 +179,7 @@ static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
         return;
     }
     if (e == EV_HF_FAULT || e == EV_HF_ADD) return; /* noted as they were read (khardfault.c) */
+    if (e == EV_PF_USER || e == EV_PF_KERNEL || e == EV_PF_MAP) return; /* (and kfaultkind.c) */
     if (e >= EV_VM_FIRST && e < EV_VM_FIRST + EV_VM_COUNT) {
         etl_kvm_record(c, e, ts, etl_korder_ts(c, ts), pid, tid, raw, raw_len);
         return;
@@ -195,11 +196,11 @@ static void sample_record(struct kcpu *c, const uint8_t *r, uint32_t size)
         if (!(k->flags & ETL_KERNEL_MEMORY_PAGE_FAULTS)) return;
     }
     if (e == EV_FAULT_MIN || e == EV_FAULT_MAJ) {
-        /* Linux tells a fault resolved without I/O (minor: a new zero page, a page of the page
-           cache, a copy on write) from one that read its page (major), nothing finer */
+        /* A major fault read its page; a minor one's kind is its entry's (kfaultkind.c: a new
+           zero page, a page of the page cache, a copy on write), DemandZeroFault where this
+           kernel does not tell. */
         n = etl_kpayload_page_fault(buf, sizeof buf, addr, ip);
-        etl_kwrite_ev(k, ts, e == EV_FAULT_MIN ? ETL_HOOK_PAGE_FAULT_DEMAND_ZERO : ETL_HOOK_PAGE_FAULT_HARD, pid, tid, buf,
-                      n);
+        etl_kwrite_ev(k, ts, etl_kpf_fault(c, sample_ts, tid, addr, e == EV_FAULT_MAJ), pid, tid, buf, n);
     } else if (e == EV_PROFILE) {
         n = etl_kpayload_sample(buf, sizeof buf, ip, tid);
         etl_kwrite_ev(k, ts, ETL_HOOK_SAMPLED_PROFILE, 0, 0, buf, n);
@@ -386,6 +387,7 @@ static void drain(struct kcpu *c, int final)
         etl_kdisk_note_issue(c, c->rec, len);
         etl_kvm_note(c, c->rec, len);
         etl_khf_note(c, c->rec, len);
+        etl_kpf_note(c, c->rec, len);
         if (queue_add(c, c->rec, len) != 0) handle(c, c->rec, len); /* no memory: in ring order */
         tail += len;
     }
@@ -404,7 +406,8 @@ static void drain(struct kcpu *c, int final)
             etl_ktask_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, c->q[done].ts, final) ||
             etl_knet_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, c->q[done].ts, final) ||
             etl_kvm_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, final) ||
-            etl_khf_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, c->q[done].ts, final))
+            etl_khf_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, c->q[done].ts, final) ||
+            etl_kpf_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, c->q[done].ts, final))
             break;
         etl_kflush_deferred(c, c->q[done].ts);
         handle(c, c->q_bytes + c->q[done].off, c->q[done].len);

@@ -371,6 +371,10 @@ int etl_ktracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT], char *err, 
     if ((k->flags & TRACEPOINT_FLAGS) && tracefs_missing() &&
         tracefs_mount(k->note, sizeof k->note, err, errsize) != 0)
         return -1;
+    /* memory_page_faults' kinds want tracefs too, and go without (DemandZeroFault) */
+    if ((k->flags & ETL_KERNEL_MEMORY_PAGE_FAULTS) && tracefs_missing() &&
+        tracefs_mount(k->note, sizeof k->note, err, errsize) != 0)
+        err[0] = '\0';
 
     if (k->flags & ETL_KERNEL_CSWITCH) {
         if (tracepoint("sched_switch", &ids[EV_SWITCH], format, sizeof format, err, errsize) != 0 ||
@@ -393,6 +397,7 @@ int etl_ktracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT], char *err, 
     if ((k->flags & ETL_KERNEL_NETWORK_TCPIP) && etl_knet_tracepoints(k, ids, err, errsize) != 0) return -1;
     if (etl_kvm_tracepoints(k, ids, err, errsize) != 0) return -1;
     if (etl_khf_tracepoints(k, ids, err, errsize) != 0) return -1;
+    if (etl_kpf_tracepoints(k, ids, err, errsize) != 0) return -1;
     exit_unmap_tracepoints(k, ids);
     /* process: each exec's command line, from the new program's stack (optional: without it,
        /proc gives what it can when the exec's record is read) */

@@ -283,8 +283,9 @@
     ");\n" \
     "\n" \
     "-- PageFault events: TransitionFault, DemandZeroFault, CopyOnWrite, GuardPageFault,\n" \
-    "-- HardPageFault, AccessViolation (a Linux capture: DemandZeroFault for a minor fault,\n" \
-    "-- HardPageFault for a major one).\n" \
+    "-- HardPageFault, AccessViolation (a Linux capture: TransitionFault, DemandZeroFault or\n" \
+    "-- CopyOnWrite for a minor fault on x86, DemandZeroFault elsewhere; HardPageFault for a\n" \
+    "-- major one).\n" \
     "CREATE TABLE page_faults (\n" \
     "  event INTEGER PRIMARY KEY,\n" \
     "  trace INTEGER NOT NULL,\n" \
