@@ -1751,6 +1751,58 @@ START_TEST(exec_waits_for_the_fork)
 }
 END_TEST
 
+/* A munmap's return found by a reader late (the machine loaded: the return 200 ms old when read)
+   while its entry is on a processor whose reader is behind: the return waits for that reader to
+   get past it, however old it is (it gave up at 100 ms of age before, and the munmap was lost:
+   kmemory.test lost every VirtualFree of a run so), and goes once the other has handled what came
+   before it, its entry noted or not. */
+static uint16_t vm_sample(uint8_t *r, uint64_t id, uint32_t tid, int64_t ts)
+{
+    uint16_t size = 48;
+
+    memset(r, 0, size);
+    perf_header(r, PERF_RECORD_SAMPLE, 0, size);
+    put64(r + 8, id);
+    put32(r + 16, tid);
+    put32(r + 20, tid);
+    put64(r + 24, (uint64_t)ts);
+    put32(r + 40, 4);
+    return size;
+}
+
+START_TEST(vm_return_waits_for_its_entry)
+{
+    struct etl_kcapture *k = fake_capture(NULL, ETL_KERNEL_VIRTUAL_ALLOC);
+    struct kcpu *entry_reader = &k->cpus[0], *reader = &k->cpus[1];
+    uint8_t r[64], e[64];
+    int64_t ts = etl_monoclock_exact() - 200000000;
+    uint16_t n, ne;
+
+    ck_assert_int_eq(etl_kvm_init(k), 0);
+    for (unsigned i = 0; i < 2; i++) {
+        k->cpus[i].fd[EV_VM_MUNMAP] = 3;
+        k->cpus[i].id[EV_VM_MUNMAP] = 71;
+        k->cpus[i].fd[EV_VM_MUNMAP_RET] = 4;
+        k->cpus[i].id[EV_VM_MUNMAP_RET] = 72;
+    }
+    n = vm_sample(r, 72, 4242, ts);
+    atomic_store(&reader->progress, ts - 1);
+    atomic_store(&entry_reader->progress, ts - 5000000); /* the entry, 1 ms before, not read yet */
+    ck_assert_msg(etl_kvm_wait(reader, r, n, 0) == 1, "a return 200 ms old did not wait for its entry's reader");
+    ne = vm_sample(e, 71, 4242, ts - 1000000);
+    etl_kvm_note(entry_reader, e, ne); /* the entry read */
+    ck_assert_int_eq(etl_kvm_wait(reader, r, n, 0), 0);
+
+    /* an entry lost (or before the session): the return goes once the other reader is past it */
+    n = vm_sample(r, 72, 4243, ts + 1000);
+    ck_assert_int_eq(etl_kvm_wait(reader, r, n, 0), 1);
+    atomic_store(&entry_reader->progress, ts + 1000);
+    ck_assert_int_eq(etl_kvm_wait(reader, r, n, 0), 0);
+    etl_kvm_free(k);
+    fake_capture_free(k);
+}
+END_TEST
+
 /* An exec handled before its fork (a reader that did not get on in time, or a fork record
    lost): its Process Start has the process's parent, which /proc gave while it ran (it is gone
    when the COMM is handled), and the fork's Process Start, handled late, is still written,
@@ -2691,6 +2743,7 @@ static Suite *suite(void)
     tcase_add_test(tc, kallsyms_chunks);
 #if defined(__linux__) && defined(PERF_RECORD_MISC_COMM_EXEC)
     tcase_add_test(tc, exec_waits_for_the_fork);
+    tcase_add_test(tc, vm_return_waits_for_its_entry);
 #endif
     suite_add_tcase(s, tc);
     tc = tcase_create("files");

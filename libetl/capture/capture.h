@@ -626,13 +626,13 @@ struct kcpu {
     size_t ndef, defcap;
     unsigned disk_waited_ms;   /* at the end, how long it waited for other readers' issues */
     unsigned exec_waited_ms;   /* at the end, how long it waited for execs' command lines */
-    unsigned vm_waited_ms;     /* at the end, how long it waited for the entries of system calls */
     unsigned counters_waited_ms; /* how long it waited for the taskstats of exits (kcounters.c) */
     struct kwait exec_wait;    /* of the exec's COMM its handling waits at (etl_kexec_wait) */
     struct kwait task_wait;    /* of the fork or exit its handling waits at (etl_ktask_wait) */
     struct kwait net_wait;     /* of the connection its handling waits at (etl_knet_wait) */
     struct kwait hf_wait;      /* of the major fault its handling waits at (etl_khf_wait) */
     struct kwait pf_wait;      /* of the page fault its handling waits at (etl_kpf_wait) */
+    struct kwait vm_wait;      /* of the system call's return its handling waits at (etl_kvm_wait) */
     uint8_t *exec_ring;        /* EV_EXEC's own ring (EXEC_RING_PAGES), read by the exec thread */
     size_t exec_ring_len;
     _Atomic int64_t progress;  /* every record of this processor up to this time is handled */
@@ -914,9 +914,9 @@ int etl_knet_udp_set_cpu(struct etl_kcapture *k, int cpu, int fd, char *err, siz
 /* kio.c */
 /* kvmem.c: virtual_alloc and vamap. The entries of mmap, munmap, mremap and brk are noted as
    their records are read from a ring (etl_kvm_note, before the records are sorted), as their
-   returns may be on another processor; a return waits for its entry (etl_kvm_wait, as a disk
-   completion for its issue) and is handled with it (etl_kvm_record, in its processor's
-   buffer). */
+   returns may be on another processor; a return waits for its entry (etl_kvm_wait: while the
+   other readers are not past it, etl_kothers_wait) and is handled with it (etl_kvm_record, in
+   its processor's buffer). */
 int etl_kvm_init(struct etl_kcapture *k);
 void etl_kvm_free(struct etl_kcapture *k);
 void etl_kvm_note(struct kcpu *c, const uint8_t *r, uint32_t size);

@@ -203,9 +203,9 @@ struct kvm_state {
     size_t nnamed, named_cap;
 };
 
-/* A return whose entry no reader noted yet waits this long (its entry is on a processor whose
-   reader is behind); an entry whose return never came is dropped after KVM_STALE_NS. */
-#define KVM_WAIT_NS 100000000
+/* A return whose entry no reader noted yet waits for the other readers to be past it (its entry
+   is on a processor whose reader is behind: etl_kothers_wait); an entry whose return never came
+   is dropped after KVM_STALE_NS. */
 #define KVM_STALE_NS 10000000000LL
 
 int etl_kvm_init(struct etl_kcapture *k)
@@ -319,15 +319,14 @@ int etl_kvm_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int final)
     int e = vm_sample_of(c, r, size, &tid, &ts, &raw, &raw_len), found;
 
     if (e < 0 || is_entry(e)) return 0;
+    /* its entry may be on a processor whose reader is behind, however late this one is */
     for (;;) {
         pthread_mutex_lock(&v->lock);
         found = entry_of(v, tid, e - 1, ts, 0, &call);
         pthread_mutex_unlock(&v->lock);
-        if (found) return 0;
-        if (!final) return etl_monoclock_exact() - ts < KVM_WAIT_NS;
-        if (c->vm_waited_ms >= 100) return 0;
+        if (found || !etl_kothers_wait(c, &c->vm_wait, ts)) return 0;
+        if (!final) return 1;
         usleep(1000);
-        c->vm_waited_ms++;
     }
 }
 
