@@ -703,6 +703,79 @@ out:
     return rc;
 }
 
+/* printf('0x%x', X) of etl2sqlite's views: hex() writes whole bytes, so at most one leading 0 */
+#define HEX(x) "concat('0x', replaceRegexpOne(lower(hex(toUInt64(" x "))), '^0', ''))"
+/* SOURCE_TEXT of etl2sqlite's views: 'file:line', the file alone, or NULL */
+#define SOURCE(file, line) \
+    "if(isNull(" file "), NULL, if(isNull(" line "), " file ", concat(assumeNotNull(" file "), ':', toString(assumeNotNull(" line ")))))"
+
+/* etl2sqlite's views that a ClickHouse view can express over the tables (their columns, and the
+   extra ones filled at load time): one JOIN per SELECT, so nested; each GLOBAL, its right side
+   made once and sent to the shards (a view cannot set distributed_product_mode); keys that may
+   be NULL as -1, which no row has; a right side's columns Nullable where a row may find none. */
+static int views_sql(struct buf *b, const char *db)
+{
+    /* events_view: the time as etldump writes it; kind, provider and event name by their ids */
+    if (buf_printf(b,
+                   "CREATE VIEW IF NOT EXISTS `%s`.events_view AS\n"
+                   "SELECT machine, trace, event, ts,\n"
+                   "       concat(formatDateTime(toDateTime(intDiv(time_ns, 1000000000), 'UTC'), '%%Y-%%m-%%dT%%H:%%M:%%S', 'UTC'),\n"
+                   "              '.', substring(toString(1000000000 + time_ns %% 1000000000), 2), 'Z') AS time,\n"
+                   "       time_ns, cpu, pid, tid, p_guid AS provider, p_name AS provider_name, k_name AS kind, id, version, opcode,\n"
+                   "       level, task, keywords, payload_len, ext_count AS ext, n_name AS event_name, fields FROM (\n"
+                   "  SELECT * FROM (\n"
+                   "    SELECT * FROM (\n"
+                   "      SELECT machine, trace, event, ts, time_ns, cpu, pid, tid, ifNull(provider, -1) AS p_id, kind AS k_id, id,\n"
+                   "             version, opcode, level, task, keywords, payload_len, ext_count, ifNull(name, -1) AS n_id, fields\n"
+                   "      FROM `%s`.events)\n"
+                   "    GLOBAL ANY LEFT JOIN (SELECT machine, trace, provider AS p_id, toNullable(guid) AS p_guid, name AS p_name\n"
+                   "                          FROM `%s`.providers) USING (machine, trace, p_id))\n"
+                   "  GLOBAL ANY LEFT JOIN (SELECT machine, trace, name_id AS n_id, toNullable(name) AS n_name FROM `%s`.event_names)\n"
+                   "  USING (machine, trace, n_id))\n"
+                   "GLOBAL ANY INNER JOIN (SELECT kind AS k_id, name AS k_name FROM `%s`.kinds) USING (k_id);\n",
+                   db, db, db, db, db) != 0)
+        return -1;
+    /* samples_view: process_name is the samples table's (filled at load time) */
+    if (buf_printf(b,
+                   "CREATE VIEW IF NOT EXISTS `%s`.samples_view AS\n"
+                   "SELECT machine, trace, event, time_ns, cpu, tid, pid, process_name, " HEX("instruction_pointer") " AS ip,\n"
+                   "       image, image_offset, fn_name AS function, function_offset, " SOURCE("fn_source", "line") " AS source FROM (\n"
+                   "  SELECT machine, trace, event, time_ns, cpu, tid, pid, process_name, instruction_pointer, image, image_offset,\n"
+                   "         function_offset, line, ifNull(function, -1) AS fn_id FROM `%s`.samples)\n"
+                   "GLOBAL ANY LEFT JOIN (SELECT machine, trace, function AS fn_id, toNullable(name) AS fn_name, source_file AS fn_source\n"
+                   "                      FROM `%s`.functions) USING (machine, trace, fn_id);\n",
+                   db, db, db) != 0)
+        return -1;
+    /* cswitches_view and syscalls_view: their pids and programs are the tables' (filled at load time) */
+    if (buf_printf(b,
+                   "CREATE VIEW IF NOT EXISTS `%s`.cswitches_view AS\n"
+                   "SELECT machine, trace, event, time_ns, cpu, old_tid, old_pid, old_process, new_tid, new_pid, new_process,\n"
+                   "       old_thread_wait_reason, old_thread_state FROM `%s`.cswitches;\n",
+                   db, db) != 0 ||
+        buf_printf(b,
+                   "CREATE VIEW IF NOT EXISTS `%s`.syscalls_view AS\n"
+                   "SELECT machine, trace, event, time_ns, cpu, name, " HEX("address") " AS address, nt_status, syscall, tid, pid,\n"
+                   "       process_name FROM `%s`.syscalls;\n",
+                   db, db) != 0)
+        return -1;
+    /* stack_frames_view: a stack's frames (a stack without frames has none), their functions */
+    return buf_printf(b,
+                      "CREATE VIEW IF NOT EXISTS `%s`.stack_frames_view AS\n"
+                      "SELECT machine, trace, stack, event, owner_event, kind, pid, tid, depth, " HEX("f_address") " AS address,\n"
+                      "       if(isNull(f_image), " HEX("f_address") ", concat(assumeNotNull(f_image), '+', " HEX("ifNull(f_image_offset, 0)") ")) AS frame,\n"
+                      "       fn_name AS function, f_function_offset AS function_offset, " SOURCE("fn_source", "f_line") " AS source FROM (\n"
+                      "  SELECT machine, trace, stack, event, owner_event, kind, pid, tid, depth, f_address, f_image, f_image_offset,\n"
+                      "         f_function_offset, f_line, ifNull(f_function, -1) AS fn_id FROM (\n"
+                      "    SELECT machine, trace, stack, event, owner_event, kind, pid, tid, ifNull(frames, -1) AS fr FROM `%s`.stacks)\n"
+                      "  GLOBAL ALL INNER JOIN (SELECT machine, trace, frames AS fr, depth, address AS f_address, image AS f_image,\n"
+                      "                                image_offset AS f_image_offset, function AS f_function,\n"
+                      "                                function_offset AS f_function_offset, line AS f_line FROM `%s`.stack_frames)\n"
+                      "  USING (machine, trace, fr))\n"
+                      "GLOBAL ANY LEFT JOIN (SELECT machine, trace, function AS fn_id, toNullable(name) AS fn_name, source_file AS fn_source\n"
+                      "                      FROM `%s`.functions) USING (machine, trace, fn_id);\n",
+                      db, db, db, db);
+}
+
 static int schema_sql(const etl_clickhouse *c, struct buf *b)
 {
     const char *db = c->database;
@@ -767,6 +840,7 @@ static int schema_sql(const etl_clickhouse *c, struct buf *b)
                    "FROM `%s`.cpu_intervals GROUP BY machine, trace, pid, process_name;\n",
                    db, db) != 0)
         return -1;
+    if (views_sql(b, db) != 0) return -1;
     return buf_printf(b, "CREATE TABLE IF NOT EXISTS `%s`.etl_meta (key String, value String) ENGINE = TinyLog;\n", db);
 }
 
