@@ -119,6 +119,12 @@ static const struct extra file_io_view_extra[] = {
     { "end_event", "Nullable(Int64)" }, { "nt_status", "Nullable(Int64)" }, { "bytes", "Nullable(Int64)" },
     { "duration_ns", "Nullable(Int64)" }, { NULL, NULL },
 };
+static const struct extra hard_faults_view_extra[] = {
+    { "event", "Int64" }, { "time_ns", "Int64" }, { "cpu", "Int64" }, { "name", "String" }, { "pid", "Nullable(Int64)" },
+    { "tid", "Int64" }, { "start_ns", "Nullable(Int64)" }, { "duration_ns", "Nullable(Int64)" }, { "read_offset", "Int64" },
+    { "virtual_address", "Int64" }, { "file_key", "Int64" }, { "byte_count", "Int64" },
+    { "process_name", "Nullable(String)" }, { "file_name", "Nullable(String)" }, { NULL, NULL },
+};
 static const struct extra file_io_by_file_extra[] = {
     { "pid", "Nullable(Int64)" }, { "process_name", "Nullable(String)" }, { "path", "Nullable(String)" },
     { "ops", "Int64" }, { "reads", "Int64" }, { "bytes_read", "Int64" }, { "writes", "Int64" },
@@ -183,6 +189,9 @@ static const struct table_def table_defs[] = {
       "end_event, nt_status, bytes, duration_ns FROM file_io_view" },
     { "file_io_by_file", NULL, "", file_io_by_file_extra, ROWS_KERNEL,
       "SELECT pid, process_name, path, ops, reads, bytes_read, writes, bytes_written, duration_ns FROM file_io_by_file" },
+    { "hard_faults_view", NULL, "time_ns, event", hard_faults_view_extra, ROWS_KERNEL,
+      "SELECT event, time_ns, cpu, name, pid, tid, start_ns, duration_ns, read_offset, virtual_address, file_key, byte_count, "
+      "process_name, file_name FROM hard_faults_view" },
     { "traces", "traces", "", traces_extra, ROWS_TRACES, NULL },
 };
 #define NTABLES (sizeof table_defs / sizeof table_defs[0])
@@ -1404,7 +1413,8 @@ struct load_state {
     sqlite3_stmt *keep_stack[4]; /* their inserts, in stack_kept's order */
     sqlite3 *kernel;            /* the tcpip and file_io rows, for the ROWS_KERNEL tables (the main
                                    thread's, as the loader's sink of those rows) */
-    sqlite3_stmt *keep_kernel[2]; /* their inserts, in kernel_kept's order */
+    sqlite3_stmt *keep_kernel[3]; /* their inserts, in kernel_kept's order */
+    sqlite3_stmt *keep_name;    /* the insert of the events that name files there (hard_faults_view's) */
     uint64_t kernel_kept;       /* how many (none: the ROWS_KERNEL tables are empty) */
     /* A trace without kernel stacks: its samples before its first function (the symbols may
        name none) have no function and no stack, and count only as samples of their profile
@@ -1578,15 +1588,16 @@ static const struct {
 static const struct {
     enum stmt_id id;
     const char *sql;
-} kernel_kept[2] = {
+} kernel_kept[3] = {
     { S_TCPIP, "INSERT INTO tcpip VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" },
     { S_FILE_IO, "INSERT INTO file_io VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" },
+    { S_HARD_FAULT, "INSERT INTO hard_faults VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)" },
 };
 
-/* A tcpip or file_io row, kept for the ROWS_KERNEL tables. */
+/* A tcpip, file_io or hard_faults row, kept for the ROWS_KERNEL tables. */
 static int keep_kernel_row(struct load_state *ls, enum stmt_id id, const struct rowval *r, int cols)
 {
-    sqlite3_stmt *st = ls->keep_kernel[id == S_FILE_IO];
+    sqlite3_stmt *st = ls->keep_kernel[id == S_TCPIP ? 0 : id == S_FILE_IO ? 1 : 2];
     int rc;
 
     etl_sink_bind_row(st, r, cols);
@@ -1594,6 +1605,24 @@ static int keep_kernel_row(struct load_state *ls, enum stmt_id id, const struct 
     sqlite3_reset(st);
     if (rc != SQLITE_DONE) return load_fail(ls, "the TcpIp and FileIo events kept for their views: %s", sqlite3_errmsg(ls->kernel));
     ls->kernel_kept++;
+    return 0;
+}
+
+/* An events row that names a file (FileIO/Name, /FileCreate, /FileRundown: hook_id 1024, 1056,
+   1060, with fields), kept for hard_faults_view's file names (its columns, but no payload). */
+static int keep_name_event(struct load_state *ls, const struct event_row *er)
+{
+    sqlite3_stmt *st = ls->keep_name;
+    int rc;
+
+    for (int c = 0; c < EVENT_INT_COLUMNS; c++) {
+        if (c && (er->nulls & (1u << c))) sqlite3_bind_null(st, c + 1);
+        else sqlite3_bind_int64(st, c + 1, er->v[c]);
+    }
+    sqlite3_bind_text(st, EVENT_INT_COLUMNS + 1, er->fields, (int)er->fields_len, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) return load_fail(ls, "the FileIo names kept for hard_faults_view: %s", sqlite3_errmsg(ls->kernel));
     return 0;
 }
 
@@ -1733,7 +1762,7 @@ static int on_row(void *arg, enum stmt_id id, const struct rowval *r, int cols)
     }
     if ((id == S_SAMPLE || id == S_STACK || id == S_FRAME || id == S_FUNCTION) && keep_stack_row(ls, id, r, cols) != 0)
         return -1;
-    if ((id == S_TCPIP || id == S_FILE_IO) && keep_kernel_row(ls, id, r, cols) != 0) return -1;
+    if ((id == S_TCPIP || id == S_FILE_IO || id == S_HARD_FAULT) && keep_kernel_row(ls, id, r, cols) != 0) return -1;
     e = r[0].i;
     time_ns = r[2].i;
     switch (id) {
@@ -1781,6 +1810,10 @@ static int on_events(void *arg, const struct event_row *rows, unsigned n, int no
             if (c == t->trace_col) continue;
             if (put_value(b, t->col[k++].type, &v) != 0) return encode_failed(ls, t);
         }
+        /* hook_id (10) */
+        if (er->has_fields && !(er->nulls & (1u << 9)) && (er->v[9] == 1024 || er->v[9] == 1056 || er->v[9] == 1060) &&
+            keep_name_event(ls, er) != 0)
+            return -1;
         if (put_value(b, t->col[k++].type, &(struct rowval){ er->fields_len, er->fields, er->has_fields ? 4 : 0 }) != 0 ||
             put_value(b, t->col[k].type, &(struct rowval){ er->payload_len, er->payload_len ? (const char *)er->payload : "",
                                                          no_payload ? 0 : 3 }) != 0)
@@ -1825,6 +1858,9 @@ static int views_open(struct load_state *ls)
     for (unsigned k = 0; k < sizeof kernel_kept / sizeof kernel_kept[0]; k++)
         if (sqlite3_prepare_v2(ls->kernel, kernel_kept[k].sql, -1, &ls->keep_kernel[k], NULL) != SQLITE_OK)
             return load_fail(ls, "the TcpIp and FileIo events kept for their views: %s", sqlite3_errmsg(ls->kernel));
+    if (sqlite3_prepare_v2(ls->kernel, "INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,NULL)", -1,
+                           &ls->keep_name, NULL) != SQLITE_OK)
+        return load_fail(ls, "the FileIo names kept for hard_faults_view: %s", sqlite3_errmsg(ls->kernel));
     return 0;
 }
 
@@ -2161,6 +2197,7 @@ static void load_state_free(struct load_state *ls)
     sqlite3_close(ls->views);
     for (unsigned k = 0; k < sizeof ls->keep_stack / sizeof ls->keep_stack[0]; k++) sqlite3_finalize(ls->keep_stack[k]);
     for (unsigned k = 0; k < sizeof ls->keep_kernel / sizeof ls->keep_kernel[0]; k++) sqlite3_finalize(ls->keep_kernel[k]);
+    sqlite3_finalize(ls->keep_name);
     sqlite3_close(ls->kernel);
     sqlite3_close(ls->stacks);
     free(ls->waiting);
