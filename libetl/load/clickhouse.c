@@ -39,6 +39,10 @@ struct extra {
 #define ROWS_VIEW (-3)      /* made at the end by the SQLite view of the same name (view_sql) over the
                                trace's processes and threads rows, kept in memory (few: a row per
                                process or thread event) */
+#define ROWS_KERNEL (-5)    /* made at the end by the SQLite view of the same name (view_sql) over the
+                               trace's tcpip and file_io rows, kept in a temporary SQLite database
+                               of their own (as ROWS_STACKS': they grow with the trace), and its
+                               processes and threads rows (copied there at the end) */
 #define ROWS_STACKS (-4)    /* made at the end by the SQLite view of the same name (view_sql) over the
                                trace's samples, stacks, stack_frames and functions rows, kept in a
                                temporary SQLite database (on disk past its cache: they grow with
@@ -98,6 +102,35 @@ static const struct extra function_stacks_extra[] = {
     { "samples", "Int64" }, { NULL, NULL },
 };
 
+/* etl2sqlite's views of the kernel's TcpIp, UdpIp and FileIo events (ROWS_KERNEL), their columns
+   as the views have them, but trace */
+static const struct extra tcpip_by_connection_extra[] = {
+    { "protocol", "String" }, { "connid", "Nullable(Int64)" }, { "pid", "Nullable(Int64)" },
+    { "process_name", "Nullable(String)" }, { "saddr", "Nullable(String)" }, { "sport", "Nullable(Int64)" },
+    { "daddr", "Nullable(String)" }, { "dport", "Nullable(Int64)" }, { "sends", "Int64" }, { "bytes_sent", "Int64" },
+    { "recvs", "Int64" }, { "bytes_received", "Int64" }, { "retransmits", "Int64" }, { "first_ns", "Int64" },
+    { "last_ns", "Int64" }, { NULL, NULL },
+};
+static const struct extra file_io_view_extra[] = {
+    { "event", "Int64" }, { "time_ns", "Int64" }, { "cpu", "Int64" }, { "pid", "Nullable(Int64)" },
+    { "tid", "Nullable(Int64)" }, { "op", "String" }, { "irp", "Nullable(Int64)" }, { "file_object", "Nullable(Int64)" },
+    { "file_key", "Nullable(Int64)" }, { "offset", "Nullable(Int64)" }, { "size", "Nullable(Int64)" },
+    { "info_class", "Nullable(Int64)" }, { "extra_info", "Nullable(Int64)" }, { "path", "Nullable(String)" },
+    { "end_event", "Nullable(Int64)" }, { "nt_status", "Nullable(Int64)" }, { "bytes", "Nullable(Int64)" },
+    { "duration_ns", "Nullable(Int64)" }, { NULL, NULL },
+};
+static const struct extra hard_faults_view_extra[] = {
+    { "event", "Int64" }, { "time_ns", "Int64" }, { "cpu", "Int64" }, { "name", "String" }, { "pid", "Nullable(Int64)" },
+    { "tid", "Int64" }, { "start_ns", "Nullable(Int64)" }, { "duration_ns", "Nullable(Int64)" }, { "read_offset", "Int64" },
+    { "virtual_address", "Int64" }, { "file_key", "Int64" }, { "byte_count", "Int64" },
+    { "process_name", "Nullable(String)" }, { "file_name", "Nullable(String)" }, { NULL, NULL },
+};
+static const struct extra file_io_by_file_extra[] = {
+    { "pid", "Nullable(Int64)" }, { "process_name", "Nullable(String)" }, { "path", "Nullable(String)" },
+    { "ops", "Int64" }, { "reads", "Int64" }, { "bytes_read", "Int64" }, { "writes", "Int64" },
+    { "bytes_written", "Int64" }, { "duration_ns", "Nullable(Int64)" }, { NULL, NULL },
+};
+
 /* traces last: its row commits the load. */
 static const struct table_def table_defs[] = {
     { "providers", "providers", "provider", NULL, S_PROVIDER, NULL },
@@ -146,6 +179,19 @@ static const struct table_def table_defs[] = {
       "inclusive_percent FROM top_functions" },
     { "function_stacks", NULL, "function", function_stacks_extra, ROWS_STACKS,
       "SELECT function, name, image, stack, samples FROM function_stacks" },
+    /* etl2sqlite's views of the TcpIp, UdpIp and FileIo events, which need correlated subqueries
+       (a process's program at an event; a file operation's path and end), as tables */
+    { "tcpip_by_connection", NULL, "protocol, first_ns", tcpip_by_connection_extra, ROWS_KERNEL,
+      "SELECT protocol, connid, pid, process_name, saddr, sport, daddr, dport, sends, bytes_sent, recvs, bytes_received, "
+      "retransmits, first_ns, last_ns FROM tcpip_by_connection" },
+    { "file_io_view", NULL, "time_ns, event", file_io_view_extra, ROWS_KERNEL,
+      "SELECT event, time_ns, cpu, pid, tid, op, irp, file_object, file_key, offset, size, info_class, extra_info, path, "
+      "end_event, nt_status, bytes, duration_ns FROM file_io_view" },
+    { "file_io_by_file", NULL, "", file_io_by_file_extra, ROWS_KERNEL,
+      "SELECT pid, process_name, path, ops, reads, bytes_read, writes, bytes_written, duration_ns FROM file_io_by_file" },
+    { "hard_faults_view", NULL, "time_ns, event", hard_faults_view_extra, ROWS_KERNEL,
+      "SELECT event, time_ns, cpu, name, pid, tid, start_ns, duration_ns, read_offset, virtual_address, file_key, byte_count, "
+      "process_name, file_name FROM hard_faults_view" },
     { "traces", "traces", "", traces_extra, ROWS_TRACES, NULL },
 };
 #define NTABLES (sizeof table_defs / sizeof table_defs[0])
@@ -703,6 +749,79 @@ out:
     return rc;
 }
 
+/* printf('0x%x', X) of etl2sqlite's views: hex() writes whole bytes, so at most one leading 0 */
+#define HEX(x) "concat('0x', replaceRegexpOne(lower(hex(toUInt64(" x "))), '^0', ''))"
+/* SOURCE_TEXT of etl2sqlite's views: 'file:line', the file alone, or NULL */
+#define SOURCE(file, line) \
+    "if(isNull(" file "), NULL, if(isNull(" line "), " file ", concat(assumeNotNull(" file "), ':', toString(assumeNotNull(" line ")))))"
+
+/* etl2sqlite's views that a ClickHouse view can express over the tables (their columns, and the
+   extra ones filled at load time): one JOIN per SELECT, so nested; each GLOBAL, its right side
+   made once and sent to the shards (a view cannot set distributed_product_mode); keys that may
+   be NULL as -1, which no row has; a right side's columns Nullable where a row may find none. */
+static int views_sql(struct buf *b, const char *db)
+{
+    /* events_view: the time as etldump writes it; kind, provider and event name by their ids */
+    if (buf_printf(b,
+                   "CREATE VIEW IF NOT EXISTS `%s`.events_view AS\n"
+                   "SELECT machine, trace, event, ts,\n"
+                   "       concat(formatDateTime(toDateTime(intDiv(time_ns, 1000000000), 'UTC'), '%%Y-%%m-%%dT%%H:%%M:%%S', 'UTC'),\n"
+                   "              '.', substring(toString(1000000000 + time_ns %% 1000000000), 2), 'Z') AS time,\n"
+                   "       time_ns, cpu, pid, tid, p_guid AS provider, p_name AS provider_name, k_name AS kind, id, version, opcode,\n"
+                   "       level, task, keywords, payload_len, ext_count AS ext, n_name AS event_name, fields FROM (\n"
+                   "  SELECT * FROM (\n"
+                   "    SELECT * FROM (\n"
+                   "      SELECT machine, trace, event, ts, time_ns, cpu, pid, tid, ifNull(provider, -1) AS p_id, kind AS k_id, id,\n"
+                   "             version, opcode, level, task, keywords, payload_len, ext_count, ifNull(name, -1) AS n_id, fields\n"
+                   "      FROM `%s`.events)\n"
+                   "    GLOBAL ANY LEFT JOIN (SELECT machine, trace, provider AS p_id, toNullable(guid) AS p_guid, name AS p_name\n"
+                   "                          FROM `%s`.providers) USING (machine, trace, p_id))\n"
+                   "  GLOBAL ANY LEFT JOIN (SELECT machine, trace, name_id AS n_id, toNullable(name) AS n_name FROM `%s`.event_names)\n"
+                   "  USING (machine, trace, n_id))\n"
+                   "GLOBAL ANY INNER JOIN (SELECT kind AS k_id, name AS k_name FROM `%s`.kinds) USING (k_id);\n",
+                   db, db, db, db, db) != 0)
+        return -1;
+    /* samples_view: process_name is the samples table's (filled at load time) */
+    if (buf_printf(b,
+                   "CREATE VIEW IF NOT EXISTS `%s`.samples_view AS\n"
+                   "SELECT machine, trace, event, time_ns, cpu, tid, pid, process_name, " HEX("instruction_pointer") " AS ip,\n"
+                   "       image, image_offset, fn_name AS function, function_offset, " SOURCE("fn_source", "line") " AS source FROM (\n"
+                   "  SELECT machine, trace, event, time_ns, cpu, tid, pid, process_name, instruction_pointer, image, image_offset,\n"
+                   "         function_offset, line, ifNull(function, -1) AS fn_id FROM `%s`.samples)\n"
+                   "GLOBAL ANY LEFT JOIN (SELECT machine, trace, function AS fn_id, toNullable(name) AS fn_name, source_file AS fn_source\n"
+                   "                      FROM `%s`.functions) USING (machine, trace, fn_id);\n",
+                   db, db, db) != 0)
+        return -1;
+    /* cswitches_view and syscalls_view: their pids and programs are the tables' (filled at load time) */
+    if (buf_printf(b,
+                   "CREATE VIEW IF NOT EXISTS `%s`.cswitches_view AS\n"
+                   "SELECT machine, trace, event, time_ns, cpu, old_tid, old_pid, old_process, new_tid, new_pid, new_process,\n"
+                   "       old_thread_wait_reason, old_thread_state FROM `%s`.cswitches;\n",
+                   db, db) != 0 ||
+        buf_printf(b,
+                   "CREATE VIEW IF NOT EXISTS `%s`.syscalls_view AS\n"
+                   "SELECT machine, trace, event, time_ns, cpu, name, " HEX("address") " AS address, nt_status, syscall, tid, pid,\n"
+                   "       process_name FROM `%s`.syscalls;\n",
+                   db, db) != 0)
+        return -1;
+    /* stack_frames_view: a stack's frames (a stack without frames has none), their functions */
+    return buf_printf(b,
+                      "CREATE VIEW IF NOT EXISTS `%s`.stack_frames_view AS\n"
+                      "SELECT machine, trace, stack, event, owner_event, kind, pid, tid, depth, " HEX("f_address") " AS address,\n"
+                      "       if(isNull(f_image), " HEX("f_address") ", concat(assumeNotNull(f_image), '+', " HEX("ifNull(f_image_offset, 0)") ")) AS frame,\n"
+                      "       fn_name AS function, f_function_offset AS function_offset, " SOURCE("fn_source", "f_line") " AS source FROM (\n"
+                      "  SELECT machine, trace, stack, event, owner_event, kind, pid, tid, depth, f_address, f_image, f_image_offset,\n"
+                      "         f_function_offset, f_line, ifNull(f_function, -1) AS fn_id FROM (\n"
+                      "    SELECT machine, trace, stack, event, owner_event, kind, pid, tid, ifNull(frames, -1) AS fr FROM `%s`.stacks)\n"
+                      "  GLOBAL ALL INNER JOIN (SELECT machine, trace, frames AS fr, depth, address AS f_address, image AS f_image,\n"
+                      "                                image_offset AS f_image_offset, function AS f_function,\n"
+                      "                                function_offset AS f_function_offset, line AS f_line FROM `%s`.stack_frames)\n"
+                      "  USING (machine, trace, fr))\n"
+                      "GLOBAL ANY LEFT JOIN (SELECT machine, trace, function AS fn_id, toNullable(name) AS fn_name, source_file AS fn_source\n"
+                      "                      FROM `%s`.functions) USING (machine, trace, fn_id);\n",
+                      db, db, db, db);
+}
+
 static int schema_sql(const etl_clickhouse *c, struct buf *b)
 {
     const char *db = c->database;
@@ -767,6 +886,7 @@ static int schema_sql(const etl_clickhouse *c, struct buf *b)
                    "FROM `%s`.cpu_intervals GROUP BY machine, trace, pid, process_name;\n",
                    db, db) != 0)
         return -1;
+    if (views_sql(b, db) != 0) return -1;
     return buf_printf(b, "CREATE TABLE IF NOT EXISTS `%s`.etl_meta (key String, value String) ENGINE = TinyLog;\n", db);
 }
 
@@ -1291,6 +1411,11 @@ struct load_state {
     sqlite3 *stacks;            /* the samples, stacks, stack_frames and functions rows, for the
                                    ROWS_STACKS tables (the kernel thread's, the main thread's at the end) */
     sqlite3_stmt *keep_stack[4]; /* their inserts, in stack_kept's order */
+    sqlite3 *kernel;            /* the tcpip and file_io rows, for the ROWS_KERNEL tables (the main
+                                   thread's, as the loader's sink of those rows) */
+    sqlite3_stmt *keep_kernel[3]; /* their inserts, in kernel_kept's order */
+    sqlite3_stmt *keep_name;    /* the insert of the events that name files there (hard_faults_view's) */
+    uint64_t kernel_kept;       /* how many (none: the ROWS_KERNEL tables are empty) */
     /* A trace without kernel stacks: its samples before its first function (the symbols may
        name none) have no function and no stack, and count only as samples of their profile
        source (top_functions' shares). They wait here, as the values the views read, and go to
@@ -1459,6 +1584,86 @@ static const struct {
     { S_FUNCTION, "INSERT INTO functions VALUES (?,?,?,?,?)" },
 };
 
+/* The statements whose rows the ROWS_KERNEL tables are made of, and their inserts. */
+static const struct {
+    enum stmt_id id;
+    const char *sql;
+} kernel_kept[3] = {
+    { S_TCPIP, "INSERT INTO tcpip VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" },
+    { S_FILE_IO, "INSERT INTO file_io VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" },
+    { S_HARD_FAULT, "INSERT INTO hard_faults VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)" },
+};
+
+/* A tcpip, file_io or hard_faults row, kept for the ROWS_KERNEL tables. */
+static int keep_kernel_row(struct load_state *ls, enum stmt_id id, const struct rowval *r, int cols)
+{
+    sqlite3_stmt *st = ls->keep_kernel[id == S_TCPIP ? 0 : id == S_FILE_IO ? 1 : 2];
+    int rc;
+
+    etl_sink_bind_row(st, r, cols);
+    rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) return load_fail(ls, "the TcpIp and FileIo events kept for their views: %s", sqlite3_errmsg(ls->kernel));
+    ls->kernel_kept++;
+    return 0;
+}
+
+/* An events row that names a file (FileIO/Name, /FileCreate, /FileRundown: hook_id 1024, 1056,
+   1060, with fields), kept for hard_faults_view's file names (its columns, but no payload). */
+static int keep_name_event(struct load_state *ls, const struct event_row *er)
+{
+    sqlite3_stmt *st = ls->keep_name;
+    int rc;
+
+    for (int c = 0; c < EVENT_INT_COLUMNS; c++) {
+        if (c && (er->nulls & (1u << c))) sqlite3_bind_null(st, c + 1);
+        else sqlite3_bind_int64(st, c + 1, er->v[c]);
+    }
+    sqlite3_bind_text(st, EVENT_INT_COLUMNS + 1, er->fields, (int)er->fields_len, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) return load_fail(ls, "the FileIo names kept for hard_faults_view: %s", sqlite3_errmsg(ls->kernel));
+    return 0;
+}
+
+/* The processes and threads rows (ls->views) copied to the temporary database, for the
+   ROWS_KERNEL views' lookups of a process's program (at the end: the main thread's). */
+static int copy_processes(struct load_state *ls)
+{
+    static const char *const tables[2] = { "processes", "threads" };
+
+    for (unsigned k = 0; k < 2; k++) {
+        sqlite3_stmt *from = NULL, *to = NULL;
+        char q[64];
+        int rc, n;
+        snprintf(q, sizeof q, "SELECT * FROM %s", tables[k]);
+        if (sqlite3_prepare_v2(ls->views, q, -1, &from, NULL) != SQLITE_OK) goto fail;
+        n = sqlite3_column_count(from);
+        {
+            char ins[160];
+            int o = snprintf(ins, sizeof ins, "INSERT INTO %s VALUES (?", tables[k]);
+            for (int j = 1; j < n && o < (int)sizeof ins - 4; j++) o += snprintf(ins + o, sizeof ins - (size_t)o, ",?");
+            snprintf(ins + o, sizeof ins - (size_t)o, ")");
+            if (sqlite3_prepare_v2(ls->kernel, ins, -1, &to, NULL) != SQLITE_OK) goto fail;
+        }
+        while ((rc = sqlite3_step(from)) == SQLITE_ROW) {
+            for (int j = 0; j < n; j++) sqlite3_bind_value(to, j + 1, sqlite3_column_value(from, j));
+            rc = sqlite3_step(to);
+            sqlite3_reset(to);
+            if (rc != SQLITE_DONE) break;
+        }
+        sqlite3_finalize(from);
+        sqlite3_finalize(to);
+        if (rc != SQLITE_DONE) return load_fail(ls, "the processes and threads kept for the views: %s", sqlite3_errmsg(ls->kernel));
+        continue;
+    fail:
+        sqlite3_finalize(from);
+        sqlite3_finalize(to);
+        return load_fail(ls, "the processes and threads kept for the views: %s", sqlite3_errmsg(from ? ls->kernel : ls->views));
+    }
+    return 0;
+}
+
 #define WAITING_SAMPLES_MAX (1u << 20) /* 64 MiB of them at most */
 
 /* The samples waiting go to the database, and the next ones as they come. */
@@ -1557,6 +1762,7 @@ static int on_row(void *arg, enum stmt_id id, const struct rowval *r, int cols)
     }
     if ((id == S_SAMPLE || id == S_STACK || id == S_FRAME || id == S_FUNCTION) && keep_stack_row(ls, id, r, cols) != 0)
         return -1;
+    if ((id == S_TCPIP || id == S_FILE_IO || id == S_HARD_FAULT) && keep_kernel_row(ls, id, r, cols) != 0) return -1;
     e = r[0].i;
     time_ns = r[2].i;
     switch (id) {
@@ -1604,6 +1810,10 @@ static int on_events(void *arg, const struct event_row *rows, unsigned n, int no
             if (c == t->trace_col) continue;
             if (put_value(b, t->col[k++].type, &v) != 0) return encode_failed(ls, t);
         }
+        /* hook_id (10) */
+        if (er->has_fields && !(er->nulls & (1u << 9)) && (er->v[9] == 1024 || er->v[9] == 1056 || er->v[9] == 1060) &&
+            keep_name_event(ls, er) != 0)
+            return -1;
         if (put_value(b, t->col[k++].type, &(struct rowval){ er->fields_len, er->fields, er->has_fields ? 4 : 0 }) != 0 ||
             put_value(b, t->col[k].type, &(struct rowval){ er->payload_len, er->payload_len ? (const char *)er->payload : "",
                                                          no_payload ? 0 : 3 }) != 0)
@@ -1636,28 +1846,46 @@ static int views_open(struct load_state *ls)
     for (unsigned k = 0; k < sizeof stack_kept / sizeof stack_kept[0]; k++)
         if (sqlite3_prepare_v2(ls->stacks, stack_kept[k].sql, -1, &ls->keep_stack[k], NULL) != SQLITE_OK)
             return load_fail(ls, "the samples and stacks kept for the function views: %s", sqlite3_errmsg(ls->stacks));
+    /* the same for the tcpip and file_io rows (another thread's) */
+    if (sqlite3_open_v2("", &ls->kernel, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
+        sqlite3_exec(ls->kernel, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -32768", NULL,
+                     NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(ls->kernel, etl_sqlite_schema_tables, NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(ls->kernel, etl_sqlite_schema_views, NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(ls->kernel, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+        return load_fail(ls, "the TcpIp and FileIo events kept for their views: %s",
+                         ls->kernel ? sqlite3_errmsg(ls->kernel) : "out of memory");
+    for (unsigned k = 0; k < sizeof kernel_kept / sizeof kernel_kept[0]; k++)
+        if (sqlite3_prepare_v2(ls->kernel, kernel_kept[k].sql, -1, &ls->keep_kernel[k], NULL) != SQLITE_OK)
+            return load_fail(ls, "the TcpIp and FileIo events kept for their views: %s", sqlite3_errmsg(ls->kernel));
+    if (sqlite3_prepare_v2(ls->kernel, "INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,NULL)", -1,
+                           &ls->keep_name, NULL) != SQLITE_OK)
+        return load_fail(ls, "the FileIo names kept for hard_faults_view: %s", sqlite3_errmsg(ls->kernel));
     return 0;
 }
 
 /* The ROWS_VIEW and ROWS_STACKS tables' rows, from etl2sqlite's views over the rows kept. */
 static int view_rows(struct load_state *ls)
 {
-    int indexed = 0;
+    int indexed = 0, kernel_indexed = 0;
 
+    if (ls->kernel_kept && copy_processes(ls) != 0) return -1;
     for (size_t i = 0; i < NTABLES; i++) {
         const struct table *t = &ls->c->table[i];
         struct buf *b = &ls->rows[i];
         sqlite3_stmt *st;
         int rc;
-        sqlite3 *db = t->def->rows == ROWS_VIEW ? ls->views : ls->stacks;
+        sqlite3 *db = t->def->rows == ROWS_VIEW ? ls->views : t->def->rows == ROWS_KERNEL ? ls->kernel : ls->stacks;
         /* the function tables of a trace without samples, or whose samples are all waiting
            (no kernel stack, no function), are empty */
-        if (t->def->rows != ROWS_VIEW && (t->def->rows != ROWS_STACKS || !ls->sv.samples || !ls->keeping_samples)) continue;
+        if (t->def->rows != ROWS_VIEW && (t->def->rows != ROWS_STACKS || !ls->sv.samples || !ls->keeping_samples) &&
+            (t->def->rows != ROWS_KERNEL || !ls->kernel_kept))
+            continue;
         /* the loader's indexes, which the views' lookups need, once the rows are in */
-        if (t->def->rows == ROWS_STACKS && !indexed) {
+        if ((t->def->rows == ROWS_STACKS && !indexed) || (t->def->rows == ROWS_KERNEL && !kernel_indexed)) {
             if (sqlite3_exec(db, etl_sqlite_schema_indexes, NULL, NULL, NULL) != SQLITE_OK)
                 return load_fail(ls, "%s: %s", t->def->name, sqlite3_errmsg(db));
-            indexed = 1;
+            *(t->def->rows == ROWS_STACKS ? &indexed : &kernel_indexed) = 1;
         }
         if (sqlite3_prepare_v2(db, t->def->view_sql, -1, &st, NULL) != SQLITE_OK)
             return load_fail(ls, "%s: %s", t->def->name, sqlite3_errmsg(db));
@@ -1968,6 +2196,9 @@ static void load_state_free(struct load_state *ls)
     sqlite3_finalize(ls->keep[1]);
     sqlite3_close(ls->views);
     for (unsigned k = 0; k < sizeof ls->keep_stack / sizeof ls->keep_stack[0]; k++) sqlite3_finalize(ls->keep_stack[k]);
+    for (unsigned k = 0; k < sizeof ls->keep_kernel / sizeof ls->keep_kernel[0]; k++) sqlite3_finalize(ls->keep_kernel[k]);
+    sqlite3_finalize(ls->keep_name);
+    sqlite3_close(ls->kernel);
     sqlite3_close(ls->stacks);
     free(ls->waiting);
     free(ls->prefix.p);
