@@ -125,6 +125,34 @@ static const struct extra hard_faults_view_extra[] = {
     { "virtual_address", "Int64" }, { "file_key", "Int64" }, { "byte_count", "Int64" },
     { "process_name", "Nullable(String)" }, { "file_name", "Nullable(String)" }, { NULL, NULL },
 };
+/* etl2sqlite's views of the memory and interrupt tables (ROWS_KERNEL too), their columns as the
+   views have them, but trace */
+static const struct extra isr_dpc_summary_extra[] = {
+    { "name", "String" }, { "vector", "Nullable(Int64)" }, { "routine", "Nullable(String)" }, { "count", "Int64" },
+    { "total_ns", "Nullable(Int64)" }, { "avg_ns", "Nullable(Float64)" }, { "max_ns", "Nullable(Int64)" }, { NULL, NULL },
+};
+static const struct extra page_faults_by_process_extra[] = {
+    { "pid", "Nullable(Int64)" }, { "process_name", "Nullable(String)" }, { "name", "String" }, { "count", "Int64" },
+    { NULL, NULL },
+};
+static const struct extra virtual_alloc_by_process_extra[] = {
+    { "pid", "Nullable(Int64)" }, { "process_name", "Nullable(String)" }, { "name", "String" }, { "count", "Int64" },
+    { "bytes", "Nullable(Int64)" }, { NULL, NULL },
+};
+static const struct extra process_counters_view_extra[] = {
+    { "event", "Int64" }, { "time_ns", "Int64" }, { "cpu", "Int64" }, { "name", "String" }, { "pid", "Int64" },
+    { "page_fault_count", "Int64" }, { "handle_count", "Int64" }, { "peak_virtual_size", "Int64" },
+    { "peak_working_set_size", "Int64" }, { "peak_pagefile_usage", "Int64" }, { "quota_peak_paged_pool_usage", "Int64" },
+    { "quota_peak_non_paged_pool_usage", "Int64" }, { "virtual_size", "Int64" }, { "working_set_size", "Int64" },
+    { "pagefile_usage", "Int64" }, { "quota_paged_pool_usage", "Int64" }, { "quota_non_paged_pool_usage", "Int64" },
+    { "private_page_count", "Int64" }, { "process_name", "Nullable(String)" }, { NULL, NULL },
+};
+static const struct extra file_maps_view_extra[] = {
+    { "event", "Int64" }, { "time_ns", "Int64" }, { "cpu", "Int64" }, { "name", "String" }, { "pid", "Int64" },
+    { "tid", "Nullable(Int64)" }, { "view_base", "Int64" }, { "view_size", "Int64" }, { "file_key", "Int64" },
+    { "byte_offset", "Int64" }, { "misc_info", "Int64" }, { "process_name", "Nullable(String)" },
+    { "file_name", "Nullable(String)" }, { NULL, NULL },
+};
 static const struct extra file_io_by_file_extra[] = {
     { "pid", "Nullable(Int64)" }, { "process_name", "Nullable(String)" }, { "path", "Nullable(String)" },
     { "ops", "Int64" }, { "reads", "Int64" }, { "bytes_read", "Int64" }, { "writes", "Int64" },
@@ -192,6 +220,20 @@ static const struct table_def table_defs[] = {
     { "hard_faults_view", NULL, "time_ns, event", hard_faults_view_extra, ROWS_KERNEL,
       "SELECT event, time_ns, cpu, name, pid, tid, start_ns, duration_ns, read_offset, virtual_address, file_key, byte_count, "
       "process_name, file_name FROM hard_faults_view" },
+    { "isr_dpc_summary", NULL, "name", isr_dpc_summary_extra, ROWS_KERNEL,
+      "SELECT name, vector, routine, count, total_ns, avg_ns, max_ns FROM isr_dpc_summary" },
+    { "page_faults_by_process", NULL, "name", page_faults_by_process_extra, ROWS_KERNEL,
+      "SELECT pid, process_name, name, count FROM page_faults_by_process" },
+    { "virtual_alloc_by_process", NULL, "name", virtual_alloc_by_process_extra, ROWS_KERNEL,
+      "SELECT pid, process_name, name, count, bytes FROM virtual_alloc_by_process" },
+    { "process_counters_view", NULL, "time_ns, event", process_counters_view_extra, ROWS_KERNEL,
+      "SELECT event, time_ns, cpu, name, pid, page_fault_count, handle_count, peak_virtual_size, peak_working_set_size, "
+      "peak_pagefile_usage, quota_peak_paged_pool_usage, quota_peak_non_paged_pool_usage, virtual_size, working_set_size, "
+      "pagefile_usage, quota_paged_pool_usage, quota_non_paged_pool_usage, private_page_count, process_name "
+      "FROM process_counters_view" },
+    { "file_maps_view", NULL, "time_ns, event", file_maps_view_extra, ROWS_KERNEL,
+      "SELECT event, time_ns, cpu, name, pid, tid, view_base, view_size, file_key, byte_offset, misc_info, process_name, "
+      "file_name FROM file_maps_view" },
     { "traces", "traces", "", traces_extra, ROWS_TRACES, NULL },
 };
 #define NTABLES (sizeof table_defs / sizeof table_defs[0])
@@ -1413,7 +1455,7 @@ struct load_state {
     sqlite3_stmt *keep_stack[4]; /* their inserts, in stack_kept's order */
     sqlite3 *kernel;            /* the tcpip and file_io rows, for the ROWS_KERNEL tables (the main
                                    thread's, as the loader's sink of those rows) */
-    sqlite3_stmt *keep_kernel[3]; /* their inserts, in kernel_kept's order */
+    sqlite3_stmt *keep_kernel[8]; /* their inserts, in kernel_kept's order */
     sqlite3_stmt *keep_name;    /* the insert of the events that name files there (hard_faults_view's) */
     uint64_t kernel_kept;       /* how many (none: the ROWS_KERNEL tables are empty) */
     /* A trace without kernel stacks: its samples before its first function (the symbols may
@@ -1427,6 +1469,7 @@ struct load_state {
     size_t nwaiting, cap_waiting;
     int keeping_samples;        /* samples go to the database as they come */
     pthread_mutex_t lock;
+    pthread_mutex_t kernel_lock; /* ls->kernel's inserts: rows of both threads go there */
     char *error;                /* the first failure's message */
     atomic_int failed;
 };
@@ -1588,22 +1631,37 @@ static const struct {
 static const struct {
     enum stmt_id id;
     const char *sql;
-} kernel_kept[3] = {
+} kernel_kept[8] = {
     { S_TCPIP, "INSERT INTO tcpip VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" },
     { S_FILE_IO, "INSERT INTO file_io VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" },
     { S_HARD_FAULT, "INSERT INTO hard_faults VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)" },
+    { S_ISR_DPC, "INSERT INTO isr_dpc VALUES (?,?,?,?,?,?,?,?,?,?)" },
+    { S_PAGE_FAULT, "INSERT INTO page_faults VALUES (?,?,?,?,?,?,?,?,?)" },
+    { S_VIRTUAL_ALLOC, "INSERT INTO virtual_alloc VALUES (?,?,?,?,?,?,?,?,?,?)" },
+    { S_MAP_FILE, "INSERT INTO file_maps VALUES (?,?,?,?,?,?,?,?,?,?,?,?)" },
+    { S_PROCESS_COUNTERS, "INSERT INTO process_counters VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" },
 };
 
-/* A tcpip, file_io or hard_faults row, kept for the ROWS_KERNEL tables. */
-static int keep_kernel_row(struct load_state *ls, enum stmt_id id, const struct rowval *r, int cols)
+/* Which of kernel_kept id is (its index), or -1: not kept. */
+static int kernel_kept_index(enum stmt_id id)
 {
-    sqlite3_stmt *st = ls->keep_kernel[id == S_TCPIP ? 0 : id == S_FILE_IO ? 1 : 2];
+    for (int k = 0; k < (int)(sizeof kernel_kept / sizeof kernel_kept[0]); k++)
+        if (kernel_kept[k].id == id) return k;
+    return -1;
+}
+
+/* A row of one of kernel_kept's tables (index k there), kept for the ROWS_KERNEL tables. */
+static int keep_kernel_row(struct load_state *ls, int k, const struct rowval *r, int cols)
+{
+    sqlite3_stmt *st = ls->keep_kernel[k];
     int rc;
 
+    pthread_mutex_lock(&ls->kernel_lock); /* (the kernel thread's rows; the main thread's names) */
     etl_sink_bind_row(st, r, cols);
     rc = sqlite3_step(st);
     sqlite3_reset(st);
-    if (rc != SQLITE_DONE) return load_fail(ls, "the TcpIp and FileIo events kept for their views: %s", sqlite3_errmsg(ls->kernel));
+    pthread_mutex_unlock(&ls->kernel_lock);
+    if (rc != SQLITE_DONE) return load_fail(ls, "the kernel events kept for their views: %s", sqlite3_errmsg(ls->kernel));
     ls->kernel_kept++;
     return 0;
 }
@@ -1615,6 +1673,7 @@ static int keep_name_event(struct load_state *ls, const struct event_row *er)
     sqlite3_stmt *st = ls->keep_name;
     int rc;
 
+    pthread_mutex_lock(&ls->kernel_lock); /* (the main thread's; the kernel thread's rows) */
     for (int c = 0; c < EVENT_INT_COLUMNS; c++) {
         if (c && (er->nulls & (1u << c))) sqlite3_bind_null(st, c + 1);
         else sqlite3_bind_int64(st, c + 1, er->v[c]);
@@ -1622,6 +1681,7 @@ static int keep_name_event(struct load_state *ls, const struct event_row *er)
     sqlite3_bind_text(st, EVENT_INT_COLUMNS + 1, er->fields, (int)er->fields_len, SQLITE_STATIC);
     rc = sqlite3_step(st);
     sqlite3_reset(st);
+    pthread_mutex_unlock(&ls->kernel_lock);
     if (rc != SQLITE_DONE) return load_fail(ls, "the FileIo names kept for hard_faults_view: %s", sqlite3_errmsg(ls->kernel));
     return 0;
 }
@@ -1746,6 +1806,7 @@ static int on_row(void *arg, enum stmt_id id, const struct rowval *r, int cols)
     const struct table *t;
     struct buf *b;
     int64_t e, time_ns, pid, old_pid, new_pid;
+    int kk;
 
     if (i < 0) return 0; /* no such table here */
     if (atomic_load(&ls->failed)) return -1;
@@ -1762,7 +1823,7 @@ static int on_row(void *arg, enum stmt_id id, const struct rowval *r, int cols)
     }
     if ((id == S_SAMPLE || id == S_STACK || id == S_FRAME || id == S_FUNCTION) && keep_stack_row(ls, id, r, cols) != 0)
         return -1;
-    if ((id == S_TCPIP || id == S_FILE_IO || id == S_HARD_FAULT) && keep_kernel_row(ls, id, r, cols) != 0) return -1;
+    if ((kk = kernel_kept_index(id)) >= 0 && keep_kernel_row(ls, kk, r, cols) != 0) return -1;
     e = r[0].i;
     time_ns = r[2].i;
     switch (id) {
@@ -2205,6 +2266,7 @@ static void load_state_free(struct load_state *ls)
     free(ls->cpu);
     free(ls->error);
     pthread_mutex_destroy(&ls->lock);
+    pthread_mutex_destroy(&ls->kernel_lock);
 }
 
 /* The first columns of every row: machine, trace, load, day. */
@@ -2237,6 +2299,7 @@ int etl_clickhouse_load(etl_clickhouse *c, const char *path)
     memset(&ls, 0, sizeof ls);
     ls.c = c;
     pthread_mutex_init(&ls.lock, NULL);
+    pthread_mutex_init(&ls.kernel_lock, NULL);
     atomic_init(&ls.failed, 0);
     c->path = path;
     c->trace_id[0] = '\0';
