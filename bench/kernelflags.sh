@@ -6,7 +6,7 @@
 # --kernel FLAGS and under perf record -a -e EVENTS (alternating), each timed with
 # /usr/bin/time (wall and user+system processor time of the whole command: the recorder and the
 # workload), and the medians and ratios printed, with the file sizes. Needs root and perf(1).
-#   bench/kernelflags.sh BUILDDIR [ROUNDS] [FLAG...]      (flags: names, interrupt, faults, net, fileio, vmem, counters, hardfaults)
+#   bench/kernelflags.sh BUILDDIR [ROUNDS] [FLAG...]      (flags: names, interrupt, faults, net, fileio, vmem, counters, hardfaults, cswitch)
 set -u
 build=${1:?usage: kernelflags.sh BUILDDIR [ROUNDS] [FLAG...]}
 rounds=${2:-5}
@@ -105,6 +105,13 @@ for f in $flags; do
         kflags=memory_hard_faults
         events="filemap:mm_filemap_fault,filemap:mm_filemap_add_to_page_cache,major-faults -c 1"
         set -- "$build/tests/khardfault" "$build" 4096 1 random ;;
+    cswitch) # perf bench sched pipe: 100 000 round trips of two processes over pipes, a context
+        # switch each way: CSwitch (with NewThreadWaitTime: a switch to a thread whose switch out
+        # another reader has not handled yet waits for it) and ReadyThread against the same two
+        # tracepoints
+        kflags=process,thread,cswitch,dispatcher
+        events=sched:sched_switch,sched:sched_wakeup
+        set -- perf bench sched pipe -l 100000 ;;
     *) echo "unknown flag $f"; exit 2 ;;
     esac
     r=0

@@ -1803,6 +1803,67 @@ START_TEST(vm_return_waits_for_its_entry)
 }
 END_TEST
 
+/* A context switch to a thread whose last switch out is on a processor whose reader is behind
+   this one: the switch waits for that reader to be past it, so that its NewThreadWaitTime is
+   the thread's wait (it was 0 before: kmemory.test's 'kwait's waits' got a first wait of 0 ticks
+   on a loaded machine); once the switch out is handled, or the others are past it, it goes. */
+static uint16_t switch_sample(uint8_t *r, uint64_t id, int64_t ts, uint32_t next)
+{
+    uint16_t size = 8 + 8 + 8 + 8 + 8 + 4 + 8;
+
+    memset(r, 0, size);
+    perf_header(r, PERF_RECORD_SAMPLE, 0, size);
+    put64(r + 8, id);               /* IDENTIFIER */
+    put64(r + 24, (uint64_t)ts);    /* TID at 16, TIME */
+    put32(r + 40, 8);               /* CPU at 32; RAW: 8 bytes */
+    put32(r + 44 + 4, next);        /* next_pid at 4 */
+    return size;
+}
+
+START_TEST(switch_waits_for_the_switch_out)
+{
+    struct etl_kcapture *k = fake_capture(NULL, ETL_KERNEL_CSWITCH);
+    struct kcpu *out_reader = &k->cpus[0], *reader = &k->cpus[1];
+    uint8_t r[64];
+    int64_t ts = etl_monoclock_exact() - 200000000;
+    uint16_t n;
+
+    k->switched = calloc(ETL_KSWITCHED_SLOTS, sizeof *k->switched);
+    ck_assert_ptr_nonnull(k->switched);
+    for (int i = 0; i < 64; i++) pthread_mutex_init(&k->switched_lock[i], NULL);
+    k->next_pid = (struct tp_field){ 4, 4 };
+    k->sample_type[EV_SWITCH] = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+                                PERF_SAMPLE_RAW;
+    for (unsigned i = 0; i < 2; i++) {
+        k->cpus[i].fd[EV_SWITCH] = 3;
+        k->cpus[i].id[EV_SWITCH] = 81;
+    }
+    /* thread 4242 switched in (at ts - 10 ms), its switch out not handled yet */
+    k->switched[4242 % ETL_KSWITCHED_SLOTS] = (struct kswitched){ 4242, INT64_MIN, ts - 10000000 };
+    n = switch_sample(r, 81, ts, 4242);
+    atomic_store(&reader->progress, ts - 1);
+    atomic_store(&out_reader->progress, ts - 5000000);
+    ck_assert_msg(etl_kswitch_wait(reader, r, n, ts, 0) == 1, "a switch went before its thread's switch out");
+    k->switched[4242 % ETL_KSWITCHED_SLOTS].out_ts = ts - 4000000; /* the switch out handled */
+    ck_assert_int_eq(etl_kswitch_wait(reader, r, n, ts, 0), 0);
+    /* a thread whose switch out is known does not wait; one not known goes once the others are
+       past it */
+    n = switch_sample(r, 81, ts + 1000, 4243);
+    k->switched[4243 % ETL_KSWITCHED_SLOTS] = (struct kswitched){ 4243, ts - 3000000, ts - 9000000 };
+    ck_assert_int_eq(etl_kswitch_wait(reader, r, n, ts + 1000, 0), 0);
+    n = switch_sample(r, 81, ts + 2000, 4244);
+    ck_assert_int_eq(etl_kswitch_wait(reader, r, n, ts + 2000, 0), 1);
+    atomic_store(&out_reader->progress, ts + 2000);
+    ck_assert_int_eq(etl_kswitch_wait(reader, r, n, ts + 2000, 0), 0);
+    n = switch_sample(r, 81, ts + 3000, 0); /* to the idle task: no wait */
+    atomic_store(&out_reader->progress, ts);
+    ck_assert_int_eq(etl_kswitch_wait(reader, r, n, ts + 3000, 0), 0);
+    for (int i = 0; i < 64; i++) pthread_mutex_destroy(&k->switched_lock[i]);
+    free(k->switched);
+    fake_capture_free(k);
+}
+END_TEST
+
 /* An exec handled before its fork (a reader that did not get on in time, or a fork record
    lost): its Process Start has the process's parent, which /proc gave while it ran (it is gone
    when the COMM is handled), and the fork's Process Start, handled late, is still written,
@@ -2744,6 +2805,7 @@ static Suite *suite(void)
 #if defined(__linux__) && defined(PERF_RECORD_MISC_COMM_EXEC)
     tcase_add_test(tc, exec_waits_for_the_fork);
     tcase_add_test(tc, vm_return_waits_for_its_entry);
+    tcase_add_test(tc, switch_waits_for_the_switch_out);
 #endif
     suite_add_tcase(s, tc);
     tc = tcase_create("files");

@@ -633,6 +633,7 @@ struct kcpu {
     struct kwait hf_wait;      /* of the major fault its handling waits at (etl_khf_wait) */
     struct kwait pf_wait;      /* of the page fault its handling waits at (etl_kpf_wait) */
     struct kwait vm_wait;      /* of the system call's return its handling waits at (etl_kvm_wait) */
+    struct kwait sw_wait;      /* of the context switch its handling waits at (etl_kswitch_wait) */
     uint8_t *exec_ring;        /* EV_EXEC's own ring (EXEC_RING_PAGES), read by the exec thread */
     size_t exec_ring_len;
     _Atomic int64_t progress;  /* every record of this processor up to this time is handled */
@@ -974,6 +975,11 @@ void etl_kpf_free(struct etl_kcapture *k);
 int etl_kpf_tracepoints(struct etl_kcapture *k, uint64_t ids[EV_COUNT], char *err, size_t errsize);
 void etl_kpf_note(struct kcpu *c, const uint8_t *r, uint32_t size);
 int etl_kpf_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int64_t ts, int final);
+/* kring.c: 1 while the context switch r (at ts) is to wait: its new thread's last switch out
+   not handled yet (the reader of the processor the thread left may be behind this one), while
+   the other readers are not past it (etl_kothers_wait), so that its NewThreadWaitTime is
+   known. Not final: returns at once; final: waits. */
+int etl_kswitch_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int64_t ts, int final);
 uint16_t etl_kpf_fault(struct kcpu *c, int64_t sample_ts, uint32_t tid, uint64_t addr, int major);
 /* kfileio.c: with any of the file I/O flags, their BPF programs loaded (0, or -1 with err);
    each processor's BPF output event given to them; the programs attached (before the events

@@ -116,6 +116,42 @@ static uint32_t switched(struct etl_kcapture *k, uint32_t prev, uint32_t next, i
     return ticks;
 }
 
+int etl_kswitch_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int64_t ts, int final)
+{
+    struct etl_kcapture *k = c->k;
+    struct timespec nap = { 0, 1000000 };
+    uint32_t o = 16, raw_len, next;
+    uint64_t st;
+    int known;
+
+    if (!k->switched || size < o || etl_le32(r) != PERF_RECORD_SAMPLE || event_of(c, etl_le64(r + 8)) != EV_SWITCH)
+        return 0;
+    st = k->sample_type[EV_SWITCH];
+    if (st & PERF_SAMPLE_IP) o += 8;
+    o += 16; /* TID, TIME */
+    if (st & PERF_SAMPLE_ADDR) o += 8;
+    o += 8; /* CPU */
+    if (st & PERF_SAMPLE_CALLCHAIN) {
+        if (size < o + 8 || etl_le64(r + o) > (size - o - 8) / 8) return 0;
+        o += 8 + (uint32_t)(8 * etl_le64(r + o));
+    }
+    if (!(st & PERF_SAMPLE_RAW) || size < o + 4 || (raw_len = etl_le32(r + o)) > size - o - 4) return 0;
+    if (!(next = (uint32_t)etl_ktp_get(r + o + 4, raw_len, &k->next_pid))) return 0; /* the idle task */
+    {
+        struct kswitched *s = &k->switched[next % ETL_KSWITCHED_SLOTS];
+        pthread_mutex_t *m = &k->switched_lock[next % 64];
+        pthread_mutex_lock(m);
+        known = s->tid == next && s->out_ts > s->in_ts && s->out_ts <= ts;
+        pthread_mutex_unlock(m);
+    }
+    if (known) return 0;
+    while (etl_kothers_wait(c, &c->sw_wait, ts)) {
+        if (!final) return 1;
+        nanosleep(&nap, NULL);
+    }
+    return 0;
+}
+
 /* OldThreadWaitIdealProcessor: Linux has no ideal processor; the one the thread leaves is where
    its wakeup looks first (its last processor). */
 static uint8_t ideal_processor(const struct kcpu *c) { return (uint8_t)(c->cpu < 127 ? c->cpu : 127); }
@@ -407,7 +443,8 @@ static void drain(struct kcpu *c, int final)
             etl_knet_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, c->q[done].ts, final) ||
             etl_kvm_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, final) ||
             etl_khf_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, c->q[done].ts, final) ||
-            etl_kpf_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, c->q[done].ts, final))
+            etl_kpf_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, c->q[done].ts, final) ||
+            etl_kswitch_wait(c, c->q_bytes + c->q[done].off, c->q[done].len, c->q[done].ts, final))
             break;
         etl_kflush_deferred(c, c->q[done].ts);
         handle(c, c->q_bytes + c->q[done].off, c->q[done].len);
