@@ -1864,6 +1864,61 @@ START_TEST(switch_waits_for_the_switch_out)
 }
 END_TEST
 
+/* A disk completion found by a reader late (200 ms old when read) while its issue is on a
+   processor whose reader is behind: the completion waits for that reader to get past it (it
+   gave up at 100 ms of age before, and was written without its issue: no response time, no
+   issuing thread), and goes once the issue is noted, or once the other reader is past it. */
+static uint16_t rq_sample(uint8_t *r, uint64_t id, int64_t ts, uint32_t dev, uint64_t sector)
+{
+    uint16_t size = 44 + 28;
+
+    memset(r, 0, size);
+    perf_header(r, PERF_RECORD_SAMPLE, 0, size);
+    put64(r + 8, id);
+    put64(r + 24, (uint64_t)ts);
+    put32(r + 40, 28);
+    put32(r + 44, dev);
+    put64(r + 44 + 4, sector);
+    put32(r + 44 + 12, 8);                   /* nr_sector */
+    memcpy(r + 44 + 16, "W", 1);             /* rwbs */
+    return size;
+}
+
+START_TEST(disk_completion_waits_for_its_issue)
+{
+    struct etl_kcapture *k = fake_capture(NULL, ETL_KERNEL_DISK_IO);
+    struct kcpu *issue_reader = &k->cpus[0], *reader = &k->cpus[1];
+    uint8_t r[128], q[128];
+    int64_t ts = etl_monoclock_exact() - 200000000;
+    uint16_t n, nq;
+
+    for (unsigned i = 0; i < 2; i++) {
+        k->rq_dev[i] = (struct tp_field){ 0, 4 };
+        k->rq_sector[i] = (struct tp_field){ 4, 8 };
+        k->rq_nr_sector[i] = (struct tp_field){ 12, 4 };
+        k->rq_rwbs[i] = (struct tp_field){ 16, 8 };
+        k->cpus[i].fd[EV_RQ_ISSUE] = 3;
+        k->cpus[i].id[EV_RQ_ISSUE] = 91;
+        k->cpus[i].fd[EV_RQ_COMPLETE] = 4;
+        k->cpus[i].id[EV_RQ_COMPLETE] = 92;
+    }
+    n = rq_sample(r, 92, ts, 0x800001, 4096);
+    atomic_store(&reader->progress, ts - 1);
+    atomic_store(&issue_reader->progress, ts - 5000000); /* the issue, 1 ms before, not read yet */
+    ck_assert_msg(etl_kdisk_wait(reader, r, n, 0) == 1, "a completion 200 ms old did not wait for its issue's reader");
+    nq = rq_sample(q, 91, ts - 1000000, 0x800001, 4096);
+    etl_kdisk_note_issue(issue_reader, q, nq);
+    ck_assert_int_eq(etl_kdisk_wait(reader, r, n, 0), 0);
+
+    /* an issue lost (or before the session): the completion goes once the other is past it */
+    n = rq_sample(r, 92, ts + 1000, 0x800001, 8192);
+    ck_assert_int_eq(etl_kdisk_wait(reader, r, n, 0), 1);
+    atomic_store(&issue_reader->progress, ts + 1000);
+    ck_assert_int_eq(etl_kdisk_wait(reader, r, n, 0), 0);
+    fake_capture_free(k);
+}
+END_TEST
+
 /* An exec handled before its fork (a reader that did not get on in time, or a fork record
    lost): its Process Start has the process's parent, which /proc gave while it ran (it is gone
    when the COMM is handled), and the fork's Process Start, handled late, is still written,
@@ -2806,6 +2861,7 @@ static Suite *suite(void)
     tcase_add_test(tc, exec_waits_for_the_fork);
     tcase_add_test(tc, vm_return_waits_for_its_entry);
     tcase_add_test(tc, switch_waits_for_the_switch_out);
+    tcase_add_test(tc, disk_completion_waits_for_its_issue);
 #endif
     suite_add_tcase(s, tc);
     tc = tcase_create("files");

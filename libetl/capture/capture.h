@@ -624,7 +624,6 @@ struct kcpu {
        this processor's time order, when its records reach their time (flush_deferred). */
     struct kdeferred { int64_t ts; uint32_t pid, tid; uint64_t base, size; char *file; } *def;
     size_t ndef, defcap;
-    unsigned disk_waited_ms;   /* at the end, how long it waited for other readers' issues */
     unsigned exec_waited_ms;   /* at the end, how long it waited for execs' command lines */
     unsigned counters_waited_ms; /* how long it waited for the taskstats of exits (kcounters.c) */
     struct kwait exec_wait;    /* of the exec's COMM its handling waits at (etl_kexec_wait) */
@@ -634,6 +633,7 @@ struct kcpu {
     struct kwait pf_wait;      /* of the page fault its handling waits at (etl_kpf_wait) */
     struct kwait vm_wait;      /* of the system call's return its handling waits at (etl_kvm_wait) */
     struct kwait sw_wait;      /* of the context switch its handling waits at (etl_kswitch_wait) */
+    struct kwait disk_wait;    /* of the disk completion its handling waits at (etl_kdisk_wait) */
     uint8_t *exec_ring;        /* EV_EXEC's own ring (EXEC_RING_PAGES), read by the exec thread */
     size_t exec_ring_len;
     _Atomic int64_t progress;  /* every record of this processor up to this time is handled */

@@ -88,11 +88,10 @@ static unsigned disk_slot(uint32_t dev, uint64_t sector)
  * A request's completion often runs on another processor than its issue (an interrupt), and
  * each processor's reader goes at its own pace. So issues are noted when their record is read
  * from the ring (before the records are sorted and handled), and a completion is handled once
- * its issue is noted, or when DISK_WAIT_NS old (its issue was before the session, or lost:
- * then it has no response time and no issuing thread). An issue whose completion never came is
- * forgotten after DISK_STALE_NS.
+ * its issue is noted, or once the other readers are past it (etl_kothers_wait: its issue was
+ * before the session, or lost: then it has no response time and no issuing thread). An issue
+ * whose completion never came is forgotten after DISK_STALE_NS.
  */
-#define DISK_WAIT_NS 100000000
 #define DISK_STALE_NS 10000000000LL
 
 void etl_kdisk_note_issue(struct kcpu *c, const uint8_t *r, uint32_t size)
@@ -143,8 +142,8 @@ static int disk_issue(struct etl_kcapture *k, uint32_t dev, uint64_t sector, int
 }
 
 /* Whether the record r must wait before it is handled: a completion whose issue no reader has
-   noted yet, younger than DISK_WAIT_NS. At the end (final) the other readers are reading their
-   last records: it waits for them, 100 ms at most in all. */
+   noted yet, while the other readers are not past it (etl_kothers_wait). At the end (final) it
+   waits for them. */
 int etl_kdisk_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int final)
 {
     struct io_sample s;
@@ -154,11 +153,10 @@ int etl_kdisk_wait(struct kcpu *c, const uint8_t *r, uint32_t size, int final)
     if (!io_sample_of(c, r, size, &s) || s.e != EV_RQ_COMPLETE) return 0;
     rq_read(c->k, 1, &s, &q);
     if (q.kind == ETL_KIO_OTHER) return 0;
-    while (!disk_issue(c->k, q.dev, q.sector, s.ts, 0, &d)) {
-        if (!final) return etl_monoclock_exact() - s.ts < DISK_WAIT_NS;
-        if (c->disk_waited_ms >= 100) return 0;
+    /* its issue may be on a processor whose reader is behind, however late this one is */
+    while (!disk_issue(c->k, q.dev, q.sector, s.ts, 0, &d) && etl_kothers_wait(c, &c->disk_wait, s.ts)) {
+        if (!final) return 1;
         usleep(1000);
-        c->disk_waited_ms++;
     }
     return 0;
 }
